@@ -1,0 +1,310 @@
+// Package clikit holds the command-line conventions every tool of the toolkit
+// shares, on top of github.com/urfave/cli/v2: the common flags (--strict,
+// --progress, --tsv, --header, --shard), exit codes (0 success, 1 data or I/O
+// error, 2 usage error, 130 interrupted), clean shutdown on SIGINT/SIGTERM
+// without a torn output line, and progress bars on stderr through
+// github.com/schollz/progressbar/v3.
+//
+// A tool's CLI package builds a *cli.App with New, and its main calls
+// os.Exit(Run(app, os.Args, StdEnv())).
+package clikit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/sekitei/crawlkit/pkg/record"
+)
+
+// Version is the toolkit's version, set at build time with
+// -ldflags "-X github.com/sekitei/crawlkit/pkg/clikit.Version=...".
+var Version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1 // a data error under --strict, or an I/O failure
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+// Env is where a tool reads and writes; tests give their own.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// StdEnv returns the process's standard streams.
+func StdEnv() Env { return Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr} }
+
+// A UsageError is a mistake in the command line: exit status 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef returns a UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// The flags every record-reading tool shares.
+var (
+	StrictFlag = &cli.BoolFlag{Name: "strict",
+		Usage: "stop at the first bad input line with exit status 1 (default: report it on stderr and go on)"}
+	ProgressFlag = &cli.BoolFlag{Name: "progress",
+		Usage: "show a progress bar on stderr even when stderr is not a terminal"}
+	TSVFlag = &cli.BoolFlag{Name: "tsv",
+		Usage: "write tab-separated rows instead of JSON records"}
+	HeaderFlag = &cli.BoolFlag{Name: "header",
+		Usage: "with --tsv, write a header line first"}
+	ShardFlag = &cli.StringFlag{Name: "shard", Value: "",
+		Usage: "process only shard `I/N` of the input, by a hash of the host (no host is split)"}
+)
+
+// InputFlags are the flags of a tool that reads records.
+func InputFlags() []cli.Flag { return []cli.Flag{StrictFlag, ProgressFlag, ShardFlag} }
+
+// New returns an app with the toolkit's conventions. The caller adds flags,
+// commands and actions.
+func New(name, usage, usageText string) *cli.App {
+	app := cli.NewApp()
+	app.Name = name
+	app.Usage = usage
+	app.UsageText = usageText
+	app.Version = Version
+	app.HideHelpCommand = true
+	app.EnableBashCompletion = false
+	app.Metadata = map[string]any{}
+	app.ExitErrHandler = func(*cli.Context, error) {} // Run maps errors to exit codes
+	app.OnUsageError = onUsageError
+	return app
+}
+
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	return &UsageError{Msg: err.Error()}
+}
+
+type state struct {
+	env     Env
+	mu      sync.Mutex
+	writers []*record.Writer
+}
+
+func stateOf(c *cli.Context) *state {
+	return c.App.Metadata["clikit"].(*state)
+}
+
+// EnvOf returns the streams of the running app.
+func EnvOf(c *cli.Context) Env { return stateOf(c).env }
+
+// Output returns the record writer on stdout. It is flushed when the app
+// ends, including on an interrupt.
+func Output(c *cli.Context) *record.Writer {
+	s := stateOf(c)
+	w := record.NewWriter(s.env.Stdout)
+	s.mu.Lock()
+	s.writers = append(s.writers, w)
+	s.mu.Unlock()
+	return w
+}
+
+func (s *state) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first error
+	for _, w := range s.writers {
+		if err := w.Flush(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Input returns a record input configured from the common flags.
+func Input(c *cli.Context) (*record.Input, error) {
+	shard, err := record.ParseShard(c.String("shard"))
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error()}
+	}
+	env := EnvOf(c)
+	return &record.Input{
+		Tool:   c.App.Name,
+		Strict: c.Bool("strict"),
+		Stderr: env.Stderr,
+		Stdin:  env.Stdin,
+		Shard:  shard,
+	}, nil
+}
+
+// ShowProgress reports whether progress should be drawn: --progress, or
+// stderr is a terminal.
+func ShowProgress(c *cli.Context) bool {
+	if c.Bool("progress") {
+		return true
+	}
+	f, ok := EnvOf(c).Stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Progress returns a progress bar on stderr counting up to total (bytes when
+// bytes is true), or a silent one when progress is off. total -1 draws a
+// spinner.
+func Progress(c *cli.Context, total int64, desc string, bytes bool) *progressbar.ProgressBar {
+	if !ShowProgress(c) {
+		return progressbar.DefaultSilent(total)
+	}
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(EnvOf(c).Stderr),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionThrottle(100 * time.Millisecond),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionOnCompletion(func() { fmt.Fprint(EnvOf(c).Stderr, "\n") }),
+	}
+	if bytes {
+		opts = append(opts, progressbar.OptionShowBytes(true))
+	}
+	return progressbar.NewOptions64(total, opts...)
+}
+
+// InputSize returns the total size of the named files, or -1 when reading
+// standard input or a size is unknown; it sizes a progress bar.
+func InputSize(files []string) int64 {
+	if len(files) == 0 {
+		return -1
+	}
+	var total int64
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if f == "-" || err != nil || !st.Mode().IsRegular() {
+			return -1
+		}
+		total += st.Size()
+	}
+	return total
+}
+
+// TrackInput makes in advance bar by the bytes it reads.
+func TrackInput(in *record.Input, bar *progressbar.ProgressBar) {
+	var pending int
+	in.Counted = func(n int) {
+		pending += n
+		if pending >= 64<<10 {
+			bar.Add(pending)
+			pending = 0
+		}
+	}
+}
+
+// interruptGrace is how long a tool has to finish by itself after a signal
+// before its output is flushed and the process exits.
+var interruptGrace = 3 * time.Second
+
+// Run runs app with args and returns the exit status. On SIGINT or SIGTERM
+// the context given to the actions is cancelled; a tool that does not return
+// within a few seconds (blocked reading stdin, say) has its whole output lines
+// flushed and the process exits with status 130.
+func Run(app *cli.App, args []string, env Env) int {
+	st := &state{env: env}
+	app.Metadata["clikit"] = st
+	app.Writer = env.Stdout
+	app.ErrWriter = env.Stderr
+	for _, cmd := range app.Commands {
+		setUsageHandler(cmd)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		cancel()
+		select {
+		case <-sigs:
+		case <-time.After(interruptGrace):
+		case <-done:
+			return
+		}
+		st.flush()
+		fmt.Fprintf(env.Stderr, "%s: interrupted\n", app.Name)
+		os.Exit(ExitInterrupted)
+	}()
+
+	err := app.RunContext(ctx, args)
+	ferr := st.flush()
+	if err == nil && ferr != nil && !isBrokenPipe(ferr) {
+		err = ferr
+	}
+	return exitCode(app.Name, err, ctx, env.Stderr)
+}
+
+func setUsageHandler(cmd *cli.Command) {
+	if cmd.OnUsageError == nil {
+		cmd.OnUsageError = onUsageError
+	}
+	for _, sub := range cmd.Subcommands {
+		setUsageHandler(sub)
+	}
+}
+
+func exitCode(name string, err error, ctx context.Context, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "%s: interrupted\n", name)
+		return ExitInterrupted
+	}
+	if isBrokenPipe(err) {
+		return ExitOK // the reader went away: `tool | head` is normal use
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) || isFlagError(err) {
+		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)
+		return ExitUsage
+	}
+	if errors.Is(err, record.ErrStrict) {
+		return ExitFailure // the bad line is already reported
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintf(stderr, "%s: %s\n", name, msg)
+		}
+		return ec.ExitCode()
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	return ExitFailure
+}
+
+func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
+
+// isFlagError recognises urfave/cli's errors for bad flags that bypass
+// OnUsageError (required flags, unknown commands).
+func isFlagError(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "Required flag") || strings.HasPrefix(s, "flag provided but not defined") ||
+		strings.HasPrefix(s, "No help topic")
+}

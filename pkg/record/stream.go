@@ -1,0 +1,276 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// LineReader reads lines of any length. It strips the newline, a trailing
+// carriage return and, on the first line, a UTF-8 byte order mark.
+type LineReader struct {
+	br   *bufio.Reader
+	long []byte // holds a line that did not fit the bufio buffer
+	line int
+}
+
+// NewLineReader returns a LineReader reading from r.
+func NewLineReader(r io.Reader) *LineReader {
+	return &LineReader{br: bufio.NewReaderSize(r, 256<<10)}
+}
+
+// Next returns the next line and its 1-based number. The slice is valid until
+// the next call. At the end of input it returns io.EOF.
+func (lr *LineReader) Next() ([]byte, int, error) {
+	b, err := lr.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		lr.long = append(lr.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = lr.br.ReadSlice('\n')
+			lr.long = append(lr.long, b...)
+		}
+		b = lr.long
+	}
+	if err != nil && err != io.EOF {
+		return nil, lr.line, err
+	}
+	if err == io.EOF && len(b) == 0 {
+		return nil, lr.line, io.EOF
+	}
+	lr.line++
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if lr.line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
+	}
+	// Do not keep a huge buffer alive after a huge line.
+	if cap(lr.long) > 16<<20 && len(b) < 1<<20 {
+		lr.long = nil
+	}
+	return b, lr.line, nil
+}
+
+// A DataError is a problem with one input record: the tool reports it and
+// goes on, unless it runs with --strict.
+type DataError struct {
+	Line int
+	Err  error
+}
+
+func (e *DataError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *DataError) Unwrap() error { return e.Err }
+
+// Errorf returns a DataError for the record's line.
+func (r *Record) Errorf(format string, args ...any) error {
+	return &DataError{Line: r.Line, Err: fmt.Errorf(format, args...)}
+}
+
+// Bad wraps err as a data error of no particular line; Input fills in the
+// line of the record being processed.
+func Bad(err error) error { return &DataError{Err: err} }
+
+// ErrStrict is returned by Input.Each when a data error stopped the run.
+var ErrStrict = errors.New("stopped at a bad record (--strict)")
+
+// Input reads records from the files named on the command line, or from
+// standard input, reports bad lines and applies sharding.
+type Input struct {
+	Tool   string    // prefix of error messages
+	Strict bool      // a bad line stops the run
+	Stderr io.Writer // where bad lines are reported
+	Stdin  io.Reader // read when no files are named or for "-"
+	Shard  Shard     // keep only records of this shard; zero keeps all
+
+	// Bad counts the bad lines seen so far.
+	Bad int
+	// Counted is called after each line with the bytes read, for progress.
+	Counted func(n int)
+}
+
+// Each calls fn for every record of every input in order. fn may return a
+// DataError (see Record.Errorf or Bad) to report its record as bad. Each
+// stops on an I/O error, a non-data error from fn, a cancelled ctx, or the
+// first bad record under Strict.
+func (in *Input) Each(ctx context.Context, files []string, fn func(*Record) error) error {
+	return in.EachLine(ctx, files, func(name string, line []byte, n int) error {
+		rec, err := Parse(line)
+		if err != nil {
+			return &DataError{Line: n, Err: err}
+		}
+		rec.Line = n
+		if !in.Shard.Keeps(rec) {
+			return nil
+		}
+		return fn(rec)
+	})
+}
+
+// EachLine is Each for tools with a line format of their own (TSV edge lists):
+// fn sees every non-blank line. Errors are handled as in Each.
+func (in *Input) EachLine(ctx context.Context, files []string, fn func(name string, line []byte, n int) error) error {
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	for _, name := range files {
+		if err := in.eachIn(ctx, name, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (in *Input) eachIn(ctx context.Context, name string, fn func(string, []byte, int) error) error {
+	var r io.Reader
+	if name == "-" {
+		r = in.Stdin
+		if r == nil {
+			r = os.Stdin
+		}
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	lr := NewLineReader(r)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, n, err := lr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", displayName(name), err)
+		}
+		if in.Counted != nil {
+			in.Counted(len(line) + 1)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := fn(name, line, n); err != nil {
+			var de *DataError
+			if !errors.As(err, &de) {
+				return err
+			}
+			if de.Line == 0 {
+				de.Line = n
+			}
+			if rerr := in.Report(name, de); rerr != nil {
+				return rerr
+			}
+		}
+	}
+}
+
+// Report prints a data error as "TOOL: line N: what" (with the file name
+// when reading a named file) and returns ErrStrict under Strict.
+func (in *Input) Report(name string, de *DataError) error {
+	in.Bad++
+	w := in.Stderr
+	if w == nil {
+		w = os.Stderr
+	}
+	where := ""
+	if name != "" && name != "-" {
+		where = name + ": "
+	}
+	fmt.Fprintf(w, "%s: %sline %d: %v\n", in.Tool, where, de.Line, de.Err)
+	if in.Strict {
+		return ErrStrict
+	}
+	return nil
+}
+
+func displayName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return name
+}
+
+// Writer writes whole lines to an underlying writer through a buffer. It
+// never writes part of a line, so output cut short by a signal or a full
+// disk ends on a line boundary. It is safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+	// LineBuffered makes every line go out as soon as it is complete.
+	LineBuffered bool
+	err          error
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{w: w, buf: make([]byte, 0, 64<<10)}
+}
+
+const flushAt = 60 << 10
+
+// Write writes one record as a JSON line.
+func (w *Writer) Write(r *Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = r.AppendJSON(w.buf)
+	w.buf = append(w.buf, '\n')
+	return w.maybeFlush()
+}
+
+// WriteLine writes line followed by a newline; line must not contain one.
+func (w *Writer) WriteLine(line []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, line...)
+	w.buf = append(w.buf, '\n')
+	return w.maybeFlush()
+}
+
+// AppendLine lets the caller build a line in place: fn appends to the buffer
+// and Writer adds the newline. It avoids a copy on hot paths.
+func (w *Writer) AppendLine(fn func([]byte) []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = fn(w.buf)
+	w.buf = append(w.buf, '\n')
+	return w.maybeFlush()
+}
+
+func (w *Writer) maybeFlush() error {
+	if w.LineBuffered || len(w.buf) >= flushAt {
+		return w.flush()
+	}
+	return w.err
+}
+
+// Flush writes out every buffered line.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flush()
+}
+
+func (w *Writer) flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) == 0 {
+		return nil
+	}
+	_, err := w.w.Write(w.buf)
+	w.buf = w.buf[:0]
+	if cap(w.buf) > 4<<20 {
+		w.buf = make([]byte, 0, 64<<10)
+	}
+	w.err = err
+	return err
+}

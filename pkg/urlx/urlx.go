@@ -1,0 +1,147 @@
+// Package urlx splits absolute http(s) URLs into their parts quickly and
+// normalises host names, the two URL chores every tool of the toolkit shares.
+//
+// net/url is correct but allocates a *URL and decodes eagerly; the feature
+// extractor and the segment filter look at millions of URLs a second and need
+// only the raw parts, so Split does a single pass with no allocation and
+// leaves decoding to the caller.
+package urlx
+
+import (
+	"errors"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// Parts are the raw (still percent-encoded) components of an absolute URL.
+type Parts struct {
+	Scheme   string // lower case: "http" or "https"
+	Host     string // authority without userinfo, as written (may hold a port)
+	Path     string // from the first '/' up to '?' or '#'; "" if none
+	RawQuery string // after '?' up to '#', without them
+	HasQuery bool   // a '?' was present, even with an empty query
+}
+
+// Errors returned by Split.
+var (
+	ErrEmpty    = errors.New("empty URL")
+	ErrRelative = errors.New("relative URL (no scheme)")
+	ErrScheme   = errors.New("unsupported scheme (only http and https)")
+	ErrNoHost   = errors.New("URL has no host")
+	ErrControl  = errors.New("URL contains a control character")
+)
+
+// Split splits an absolute http or https URL. It accepts what browsers
+// accept in the path and query (spaces included) but refuses control
+// characters, which no URL can carry.
+func Split(raw string) (Parts, error) {
+	var p Parts
+	if raw == "" {
+		return p, ErrEmpty
+	}
+	colon := -1
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c == ':' {
+			colon = i
+			break
+		}
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			break
+		}
+	}
+	if colon <= 0 {
+		return p, ErrRelative
+	}
+	switch {
+	case strings.EqualFold(raw[:colon], "http"):
+		p.Scheme = "http"
+	case strings.EqualFold(raw[:colon], "https"):
+		p.Scheme = "https"
+	default:
+		return p, ErrScheme
+	}
+	rest := raw[colon+1:]
+	if !strings.HasPrefix(rest, "//") {
+		return p, ErrNoHost
+	}
+	rest = rest[2:]
+	end := len(rest)
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; c == '/' || c == '?' || c == '#' {
+			end = i
+			break
+		}
+	}
+	host := rest[:end]
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		host = host[at+1:]
+	}
+	if host == "" || host[0] == ':' {
+		return p, ErrNoHost
+	}
+	p.Host = host
+	rest = rest[end:]
+	if i := strings.IndexByte(rest, '#'); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		p.Path, p.RawQuery, p.HasQuery = rest[:i], rest[i+1:], true
+	} else {
+		p.Path = rest
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] < ' ' || raw[i] == 0x7f {
+			return p, ErrControl
+		}
+	}
+	return p, nil
+}
+
+// NormalizeHost returns host[:port] in lower case, with an internationalised
+// name in its ASCII (punycode) form and the scheme's default port dropped.
+// A name IDNA refuses is returned lower-cased as it is.
+func NormalizeHost(scheme, host string) string {
+	name, port := host, ""
+	if strings.HasPrefix(host, "[") { // IPv6 literal
+		if i := strings.IndexByte(host, ']'); i >= 0 {
+			name, port = host[:i+1], strings.TrimPrefix(host[i+1:], ":")
+		}
+	} else if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		name, port = host[:i], host[i+1:]
+	}
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	name = strings.TrimSuffix(name, ".")
+	if !isASCIILower(name) {
+		if a, err := idna.Lookup.ToASCII(name); err == nil {
+			name = a
+		} else {
+			name = strings.ToLower(name)
+		}
+	}
+	if port != "" {
+		return name + ":" + port
+	}
+	return name
+}
+
+func isASCIILower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || c >= 'A' && c <= 'Z' || c == '%' {
+			return false
+		}
+	}
+	return true
+}
+
+// Host returns the normalised host[:port] of an absolute http(s) URL.
+func Host(raw string) (string, error) {
+	p, err := Split(raw)
+	if err != nil {
+		return "", err
+	}
+	return NormalizeHost(p.Scheme, p.Host), nil
+}

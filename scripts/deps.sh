@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what the tools and their tests need on a fresh Debian machine:
+# the Debian packages listed in scripts/debian-packages.txt (only those
+# missing) and the Go modules of go.mod. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+while read -r pkg _; do
+  [[ -z "$pkg" || "$pkg" == \#* ]] && continue
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done < scripts/debian-packages.txt
+
+if ((${#missing[@]})); then
+  echo "deps: installing Debian packages: ${missing[*]}" >&2
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >/dev/null || true
+  if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+    $SUDO apt-get -y -qq --fix-broken install >/dev/null
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+
+go mod download

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, checks formatting and vet,
+# and runs every test (fuzz seed corpora included) of the module.
+# Usage: scripts/test.sh [go test flags...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/deps.sh
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [[ -n "$unformatted" ]]; then
+  echo "gofmt would change:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+go vet ./...
+
+go test -count=1 -timeout 25m "$@" ./...
