@@ -24,8 +24,8 @@ import (
 	jsoniter "github.com/json-iterator/go"
 )
 
-// json is the codec used for values whose type is not known in advance.
-var json = jsoniter.ConfigCompatibleWithStandardLibrary
+// jsonAPI is the codec used for values whose type is not known in advance.
+var jsonAPI = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // A Record is one JSON object of the stream.
 // The zero value is an empty record with no url.
@@ -113,8 +113,8 @@ func parseObject(line []byte) (*Record, error) {
 	// which bounds the captured bytes, so appends never move it and earlier
 	// slices stay valid.
 	store := make([]byte, 0, end)
-	it := json.BorrowIterator(line[:end])
-	defer json.ReturnIterator(it)
+	it := jsonAPI.BorrowIterator(line[:end])
+	defer jsonAPI.ReturnIterator(it)
 	r := &Record{fields: make([]field, 0, 8)}
 	ok := it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
 		n := len(store)
@@ -122,7 +122,9 @@ func parseObject(line []byte) (*Record, error) {
 		if it.Error != nil {
 			return false
 		}
-		r.setRaw(key, bytes.TrimSpace(store[n:len(store):len(store)]))
+		// Appended without a lookup: a line may hold a million keys.
+		// Duplicate keys are kept as written; lookups see the first.
+		r.fields = append(r.fields, field{key, bytes.TrimSpace(store[n:len(store):len(store)])})
 		return true
 	})
 	if !ok || it.Error != nil {
@@ -225,7 +227,7 @@ func (r *Record) Decode(key string, v any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := jsonAPI.Unmarshal(raw, v); err != nil {
 		return true, fmt.Errorf("field %q: %v", key, shortErr(err))
 	}
 	return true, nil
@@ -241,7 +243,7 @@ func (r *Record) String(key string) (string, bool) {
 		return string(raw[1 : len(raw)-1]), true
 	}
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if err := jsonAPI.Unmarshal(raw, &s); err != nil {
 		return "", false
 	}
 	return s, true
@@ -362,7 +364,7 @@ func (r *Record) SetTime(key string, t time.Time) {
 
 // Set sets key to the JSON encoding of v.
 func (r *Record) Set(key string, v any) error {
-	raw, err := json.Marshal(v)
+	raw, err := jsonAPI.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("field %q: %v", key, err)
 	}

@@ -1,0 +1,325 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestParsePassesUnknownFieldsThroughInOrder(t *testing.T) {
+	in := `{"z":1,"url":"http://a/x","nested":{"k":[1,2,{"q":"\u00e9\"x"}]},"a":null,"f":1.5e3}`
+	r, err := Parse([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.AppendJSON(nil)); got != in {
+		t.Fatalf("round trip changed the record:\n got %s\nwant %s", got, in)
+	}
+	r.SetString("host", "a")
+	r.SetInt("z", 7) // replaced in place, order kept
+	want := `{"z":7,"url":"http://a/x","nested":{"k":[1,2,{"q":"\u00e9\"x"}]},"a":null,"f":1.5e3,"host":"a"}`
+	if got := string(r.AppendJSON(nil)); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if !json.Valid(r.AppendJSON(nil)) {
+		t.Fatal("output is not valid JSON")
+	}
+}
+
+func TestParsePlainLineIsURLRecord(t *testing.T) {
+	r, err := Parse([]byte("  http://example.com/a b  "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.URL() != "http://example.com/a b" {
+		t.Fatalf("url = %q", r.URL())
+	}
+	if got := string(r.AppendJSON(nil)); got != `{"url":"http://example.com/a b"}` {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestParseInvalidUTF8(t *testing.T) {
+	// A plain line: invalid bytes are percent-encoded, the rest kept.
+	r, err := Parse([]byte("http://x/\xff\xfeя"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.URL() != "http://x/%FF%FEя" {
+		t.Fatalf("url = %q", r.URL())
+	}
+	// A JSON line: invalid bytes become U+FFFD and the output is valid.
+	r, err = Parse([]byte("{\"url\":\"http://x/\xff\",\"t\":\"a\xc3\"}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := r.AppendJSON(nil)
+	if !utf8.Valid(out) || !json.Valid(out) {
+		t.Fatalf("invalid output %q", out)
+	}
+	if r.URL() != "http://x/\uFFFD" {
+		t.Fatalf("url = %q", r.URL())
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, line := range []string{
+		`{"url":"x"`,              // unterminated
+		`{"url":"x"} trailing`,    // data after the object
+		`{"url":"x"} {"url":"y"}`, // two objects
+		`{"url":1}`,               // url not a string
+		`{"no":"url"}`,            // missing url
+		`{"url":"x",}`,            // trailing comma
+		`{url:"x"}`,               // unquoted key
+		`{"url":"x","a":[1,}`,     // broken value
+	} {
+		if r, err := Parse([]byte(line)); err == nil {
+			t.Errorf("Parse(%s) = %s, want an error", line, r.AppendJSON(nil))
+		}
+	}
+}
+
+func TestTypedGetters(t *testing.T) {
+	r, err := Parse([]byte(`{"url":"u","f":2.5,"s":"3","b":true,"bs":"false","t":"2024-01-02T03:04:05Z","bad":"x","nan":"NaN","n":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := r.Float("f"); v != 2.5 || !ok || err != nil {
+		t.Errorf("Float(f) = %v %v %v", v, ok, err)
+	}
+	if v, ok, err := r.Float("s"); v != 3 || !ok || err != nil {
+		t.Errorf("Float(s) = %v %v %v", v, ok, err)
+	}
+	if _, ok, err := r.Float("missing"); ok || err != nil {
+		t.Errorf("Float(missing) ok=%v err=%v", ok, err)
+	}
+	if _, ok, err := r.Float("n"); ok || err != nil {
+		t.Errorf("Float(null) ok=%v err=%v", ok, err)
+	}
+	for _, k := range []string{"bad", "nan", "b"} {
+		if _, _, err := r.Float(k); err == nil {
+			t.Errorf("Float(%s) gave no error", k)
+		}
+	}
+	if v, ok, err := r.Bool("b"); !v || !ok || err != nil {
+		t.Errorf("Bool(b) = %v %v %v", v, ok, err)
+	}
+	if v, ok, err := r.Bool("bs"); v || !ok || err != nil {
+		t.Errorf("Bool(bs) = %v %v %v", v, ok, err)
+	}
+	if tm, ok, err := r.Time("t"); !ok || err != nil || !tm.Equal(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)) {
+		t.Errorf("Time(t) = %v %v %v", tm, ok, err)
+	}
+	if _, _, err := r.Time("bad"); err == nil {
+		t.Error("Time(bad) gave no error")
+	}
+	r.SetFloat("x", math.NaN())
+	r.SetFloat("y", 0.1)
+	r.SetFloat("z", 3)
+	if got := string(r.AppendJSON(nil)); !strings.HasSuffix(got, `"x":null,"y":0.1,"z":3}`) {
+		t.Errorf("floats written as %s", got)
+	}
+}
+
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", "q\"b\\s", "\x00\x1f\t\n\r", "é中\U0001F600", "\u2028\u2029", "bad\xffutf8\xc3"} {
+		got := AppendString(nil, s)
+		var back string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("AppendString(%q) = %s: %v", s, got, err)
+		}
+		want := strings.ToValidUTF8(s, "\uFFFD")
+		if back != want {
+			t.Errorf("AppendString(%q) decodes to %q, want %q", s, back, want)
+		}
+	}
+}
+
+func TestLineReaderLongLinesCRLFAndBOM(t *testing.T) {
+	long := strings.Repeat("x", 10<<20) // 10 MiB, far past bufio's buffer
+	in := "\xEF\xBB\xBFfirst\r\n" + long + "\n\nlast-no-newline"
+	lr := NewLineReader(strings.NewReader(in))
+	var lines []string
+	var nums []int
+	for {
+		b, n, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+		nums = append(nums, n)
+	}
+	if len(lines) != 4 || lines[0] != "first" || lines[1] != long || lines[2] != "" || lines[3] != "last-no-newline" {
+		t.Fatalf("got %d lines, first %q, second len %d", len(lines), lines[0], len(lines[1]))
+	}
+	if nums[3] != 4 {
+		t.Fatalf("line numbers %v", nums)
+	}
+}
+
+func TestInputReportsBadLinesAndGoesOn(t *testing.T) {
+	long := `{"url":"http://a/` + strings.Repeat("p", 10<<20) + `"}`
+	in := "http://a/1\n{broken\n\n" + long + "\r\n{\"url\":\"http://b/2\",\"k\":1}\n"
+	var stderr bytes.Buffer
+	input := &Input{Tool: "t", Stdin: strings.NewReader(in), Stderr: &stderr}
+	var urls []string
+	var lines []int
+	err := input.Each(context.Background(), nil, func(r *Record) error {
+		if strings.HasSuffix(r.URL(), "/2") {
+			return r.Errorf("rejected by the tool")
+		}
+		urls = append(urls, r.URL())
+		lines = append(lines, r.Line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(urls) != 2 || urls[0] != "http://a/1" || len(urls[1]) != len("http://a/")+10<<20 {
+		t.Fatalf("urls %d", len(urls))
+	}
+	if lines[0] != 1 || lines[1] != 4 {
+		t.Fatalf("lines %v", lines)
+	}
+	want := "t: line 2: invalid JSON: unterminated object\nt: line 5: rejected by the tool\n"
+	if stderr.String() != want {
+		t.Fatalf("stderr %q, want %q", stderr.String(), want)
+	}
+	if input.Bad != 2 {
+		t.Fatalf("Bad = %d", input.Bad)
+	}
+}
+
+func TestInputStrictStops(t *testing.T) {
+	var stderr bytes.Buffer
+	input := &Input{Tool: "t", Strict: true, Stdin: strings.NewReader("http://a/1\n{x\nhttp://a/3\n"), Stderr: &stderr}
+	n := 0
+	err := input.Each(context.Background(), nil, func(r *Record) error { n++; return nil })
+	if !errors.Is(err, ErrStrict) || n != 1 {
+		t.Fatalf("err %v after %d records", err, n)
+	}
+	if !strings.Contains(stderr.String(), "t: line 2:") {
+		t.Fatalf("stderr %q", stderr.String())
+	}
+}
+
+func TestInputStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	input := &Input{Tool: "t", Stdin: strings.NewReader(strings.Repeat("http://a/\n", 100))}
+	n := 0
+	err := input.Each(ctx, nil, func(r *Record) error {
+		n++
+		if n == 3 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || n != 3 {
+		t.Fatalf("err %v after %d", err, n)
+	}
+}
+
+func TestShardSplitsByHostOnly(t *testing.T) {
+	urls := []string{}
+	for _, h := range []string{"a.com", "b.org", "c.net", "d.ru", "e.de", "f.fr", "g.io", "h.uk"} {
+		for i := 0; i < 5; i++ {
+			urls = append(urls, "http://"+h+"/p"+string(rune('0'+i)))
+		}
+	}
+	urls = append(urls, "HTTP://A.COM/upper") // same host, other spelling
+	const n = 3
+	seen := map[string]int{} // host -> shard
+	total := 0
+	for i := 0; i < n; i++ {
+		s := Shard{I: i, N: n}
+		for _, u := range urls {
+			r := New(u)
+			if !s.Keeps(r) {
+				continue
+			}
+			total++
+			h := RecordHost(r)
+			if prev, ok := seen[h]; ok && prev != i {
+				t.Fatalf("host %s in shards %d and %d", h, prev, i)
+			}
+			seen[h] = i
+		}
+	}
+	if total != len(urls) {
+		t.Fatalf("shards kept %d of %d records", total, len(urls))
+	}
+	if _, err := ParseShard("3/3"); err == nil {
+		t.Fatal("3/3 accepted")
+	}
+	if s, err := ParseShard("1/4"); err != nil || s != (Shard{1, 4}) {
+		t.Fatalf("ParseShard(1/4) = %v %v", s, err)
+	}
+}
+
+// recorder keeps every Write call separately, to see where lines were cut.
+type recorder struct{ writes [][]byte }
+
+func (w *recorder) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, append([]byte(nil), p...))
+	return len(p), nil
+}
+
+func TestWriterWritesWholeLinesOnly(t *testing.T) {
+	var rec recorder
+	w := NewWriter(&rec)
+	for i := 0; i < 5000; i++ {
+		if err := w.Write(New("http://example.com/" + strings.Repeat("x", i%97))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, chunk := range rec.writes {
+		if len(chunk) == 0 || chunk[len(chunk)-1] != '\n' {
+			t.Fatalf("a write ended inside a line: %q", chunk[len(chunk)-20:])
+		}
+		lines += bytes.Count(chunk, []byte("\n"))
+	}
+	if lines != 5000 || len(rec.writes) < 2 {
+		t.Fatalf("%d lines in %d writes", lines, len(rec.writes))
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"url":"http://a/","x":[1,{"y":"z"}]}`, `http://plain/url`, `{"url":"x"`, `{}`,
+		`{"url":"a","url":"b"}`, "{\"url\":\"\xff\"}", `{"url":"\ud800"}`, `{"a":"}"}`, `[1,2]`, `"str"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, err := Parse(line)
+		if err != nil {
+			return
+		}
+		out := r.AppendJSON(nil)
+		if !json.Valid(out) {
+			t.Fatalf("Parse(%q) wrote invalid JSON %q", line, out)
+		}
+		// Output parses back to the same record.
+		r2, err := Parse(out)
+		if err != nil {
+			t.Fatalf("re-parse of %q: %v", out, err)
+		}
+		if got := r2.AppendJSON(nil); !bytes.Equal(got, out) {
+			t.Fatalf("not stable: %q then %q", out, got)
+		}
+	})
+}
