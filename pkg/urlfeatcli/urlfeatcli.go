@@ -25,8 +25,8 @@ func Main(args []string, env clikit.Env) int {
 // App returns the urlfeat application.
 func App() *cli.App {
 	app := clikit.New("urlfeat", "the sekitei URL features of a stream of URLs",
-		"urlfeat [--tsv] [FILE...]\n   urlfeat count [--alpha A | --min-count K] [FILE...]\n"+
-			"   urlfeat sample --good FILE --general FILE [--n 1000] [--alpha 0.1] [--seed S]")
+		"urlfeat [--tsv] [FILE...]\nurlfeat count [--alpha A | --min-count K] [FILE...]\n"+
+			"urlfeat sample --good FILE --general FILE [--n 1000] [--alpha 0.1] [--seed S]")
 	app.Description = `Reads URL records (plain URL lines or NDJSON objects with "url") from the
 files named or from stdin, and adds to each its "host" and "features": the
 segment count, query parameter names and pairs, and per path segment its name,

@@ -1,0 +1,103 @@
+package clikit
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sekitei/crawlkit/pkg/record"
+)
+
+// echoApp copies its input records to stdout and marks each with "seen".
+func echoApp() *cli.App {
+	app := New("echo", "copies records", "echo [FILE...]")
+	app.Flags = append(InputFlags(), TSVFlag)
+	app.Action = func(c *cli.Context) error {
+		in, err := Input(c)
+		if err != nil {
+			return err
+		}
+		out := Output(c)
+		return in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+			if strings.Contains(r.URL(), "reject") {
+				return r.Errorf("rejected")
+			}
+			r.SetBool("seen", true)
+			return out.Write(r)
+		})
+	}
+	app.Commands = []*cli.Command{{Name: "fail", Action: func(*cli.Context) error { return errors.New("boom") }}}
+	return app
+}
+
+func run(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Run(echoApp(), append([]string{"echo"}, args...), Env{Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr})
+	return code, stdout.String(), stderr.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	if code, out, _ := run(t, "http://a/\n"); code != 0 || out != "{\"url\":\"http://a/\",\"seen\":true}\n" {
+		t.Errorf("ok run: %d %q", code, out)
+	}
+	if code, out, errs := run(t, "http://a/reject\nhttp://b/\n"); code != 0 || !strings.Contains(out, "http://b/") || !strings.Contains(errs, "echo: line 1: rejected") {
+		t.Errorf("bad line without --strict: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := run(t, "http://b/\nhttp://a/reject\nhttp://c/\n", "--strict"); code != ExitFailure || strings.Contains(out, "http://c/") || !strings.Contains(errs, "line 2") {
+		t.Errorf("--strict: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := run(t, "", "--nope"); code != ExitUsage || !strings.Contains(errs, "--help") {
+		t.Errorf("unknown flag: %d %q", code, errs)
+	}
+	if code, _, errs := run(t, "", "--shard", "5/2"); code != ExitUsage || !strings.Contains(errs, "shard") {
+		t.Errorf("bad shard: %d %q", code, errs)
+	}
+	if code, _, errs := run(t, "", filepath.Join(t.TempDir(), "missing")); code != ExitFailure || !strings.Contains(errs, "missing") {
+		t.Errorf("missing file: %d %q", code, errs)
+	}
+	if code, _, errs := run(t, "", "fail"); code != ExitFailure || errs != "echo: boom\n" {
+		t.Errorf("failing command: %d %q", code, errs)
+	}
+	if code, out, _ := run(t, "", "--version"); code != 0 || !strings.Contains(out, Version) {
+		t.Errorf("--version: %d %q", code, out)
+	}
+}
+
+// A closed pipe on stdout is normal use (`tool | head`): exit 0, no message.
+func TestBrokenPipeIsQuiet(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	var stderr bytes.Buffer
+	big := strings.Repeat("http://example.com/a/b/c\n", 20000)
+	code := Run(echoApp(), []string{"echo"}, Env{Stdin: strings.NewReader(big), Stdout: w, Stderr: &stderr})
+	w.Close()
+	if code != 0 || stderr.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	if !isBrokenPipe(syscall.EPIPE) {
+		t.Fatal("EPIPE not recognised")
+	}
+}
+
+func TestInputSize(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.WriteFile(a, []byte("123"), 0o644)
+	os.WriteFile(b, []byte("45"), 0o644)
+	if got := InputSize([]string{a, b}); got != 5 {
+		t.Errorf("InputSize = %d", got)
+	}
+	if got := InputSize(nil); got != -1 {
+		t.Errorf("InputSize(stdin) = %d", got)
+	}
+}
