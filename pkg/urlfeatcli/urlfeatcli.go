@@ -103,13 +103,23 @@ func appendTSVField(b []byte, s string) []byte {
 	return b
 }
 
+// appendJSONArray writes the features as a JSON array of strings. Feature
+// text is valid UTF-8 without control characters (see package urlfeat), so
+// only quotes and backslashes need escaping.
 func appendJSONArray(b []byte, f urlfeat.Features) []byte {
 	b = append(b, '[')
 	for i := 0; i < f.Len(); i++ {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = record.AppendString(b, string(f.At(i)))
+		b = append(b, '"')
+		for _, c := range f.At(i) {
+			if c == '"' || c == '\\' {
+				b = append(b, '\\')
+			}
+			b = append(b, c)
+		}
+		b = append(b, '"')
 	}
 	return append(b, ']')
 }
@@ -126,9 +136,9 @@ URL. Memory grows with the number of distinct features only.
 
 Example:
    $ urlfeat count --alpha 0.1 testdata/sekitei/urls.lenta.general | head -3
-   segment_[0-9]_1:1	19718
-   segment_[0-9]_2:1	19707
-   segment_[0-9]_3:1	19690`,
+   segment_[0-9]_2:1	19260
+   segment_[0-9]_3:1	19214
+   segment_len_3:2	19116`,
 		Flags: append(clikit.InputFlags(),
 			&cli.Float64Flag{Name: "alpha", Usage: "keep features seen in more than `A`*N of the N URLs"},
 			&cli.Int64Flag{Name: "min-count", Value: 1, Usage: "keep features seen in at least `K` URLs"},
@@ -204,10 +214,11 @@ compares with its gold file. Without --seed every call draws a new sample.
 Example:
    $ urlfeat sample --good testdata/sekitei/urls.wikipedia.examined \
        --general testdata/sekitei/urls.wikipedia.general --seed 1
-   segment_len_0:4	2000
-   segment_name_0:wiki	2000
-   segments:2	1947
-   ...`,
+   segment_len_0:4	1980
+   segment_name_0:wiki	1980
+   segments:2	1940
+   segment_ext_1:jpg	146
+   segment_substr[0-9]_1:1	106`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "good", Aliases: []string{"examined"}, Required: true, Usage: "`FILE` of good (examined) URLs, one per line"},
 			&cli.StringFlag{Name: "general", Required: true, Usage: "`FILE` of general URLs, one per line"},
