@@ -414,4 +414,3 @@ func (s *State) runGreedy(h *cashHeap, limit uint64, until float64) uint64 {
 	s.steps += k
 	return k
 }
-

@@ -1,0 +1,377 @@
+// Package opiccli is the command line of opic: OPIC page importance over a
+// link graph (static), and adaptive OPIC kept in a state file that a cron
+// job updates after each fetch batch and asks for the next pages to fetch.
+package opiccli
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sekitei/crawlkit/pkg/clikit"
+	"github.com/sekitei/crawlkit/pkg/opic"
+	"github.com/sekitei/crawlkit/pkg/record"
+)
+
+// Main runs opic with args (args[0] is the program name) and returns the
+// exit status.
+func Main(args []string, env clikit.Env) int {
+	return clikit.Run(App(), args, env)
+}
+
+var (
+	dampingFlag = &cli.Float64Flag{Name: "damping", Value: opic.DefaultDamping,
+		Usage: "fraction `d` of a visited page's cash that goes to its links (the rest to the virtual page); importance converges to PageRank with damping d"}
+	topFlag = &cli.IntFlag{Name: "top", Usage: "print only the `K` most important pages (0: all)"}
+)
+
+// App returns the opic application.
+func App() *cli.App {
+	app := clikit.New("opic", "OPIC and adaptive OPIC page importance over a link graph",
+		"opic [--damping 0.85] [--policy greedy|random|cyclic] [--steps N | --until E] [--tsv] [FILE...]\n"+
+			"   opic update --state FILE [--window 720h] [FILE...]\n"+
+			"   opic next --state FILE [--n 100] [--min-age 24h]\n"+
+			"   opic show --state FILE [--top K] [--tsv]")
+	app.Description = `Computes page importance with OPIC (Abiteboul, Preda, Cobena, WWW 2003): every
+page holds cash; visiting a page adds its cash to its history and hands it on,
+fraction d to its links and the rest to a virtual page linked to and from every
+page. Importance, (history + cash) / total, converges to PageRank with damping
+d; 1/|H| bounds the error.
+
+Input lines (files named, or stdin) may be mixed:
+   src<TAB>dst                         an edge of the link graph
+   {"url":...,"links":[...]}           a page and its links (fetch's records)
+   http://example.org/                 a page with no known links
+Self-links and repeated links count once; a link to a page never seen as a
+source makes that page known (with no links: its cash goes to the virtual page).
+
+Output: one record per page, most important first, with "cash", "history" and
+"importance" (sums to 1); --tsv prints url, cash, history, importance.
+
+Example:
+   $ printf 'a\tb\nb\tc\nc\ta\nc\tb\n' | opic --tsv --header
+   url	cash	history	importance
+   b	...	...	0.397...
+   c	...	...	0.388...
+   a	...	...	0.214...
+   $ opic --until 1e-4 --top 10 pages.ndjson     # records with links, from fetch
+   $ opic update --state crawl.opic fetched.ndjson && opic next --state crawl.opic --n 1000 | fetch ...`
+	app.Flags = append(clikit.InputFlags(), clikit.TSVFlag, clikit.HeaderFlag, dampingFlag,
+		&cli.StringFlag{Name: "policy", Value: "greedy",
+			Usage: "crawl order: `greedy` (the page with most cash), random or cyclic"},
+		&cli.Uint64Flag{Name: "steps", Usage: "stop after `N` page visits"},
+		&cli.Float64Flag{Name: "until", Value: 1e-3,
+			Usage: "stop once the error bound 1/|H| falls under `E` (with --steps alone, only --steps stops)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`seed` of the random policy"},
+		topFlag,
+	)
+	app.Action = static
+	app.Commands = []*cli.Command{updateCommand(), nextCommand(), showCommand()}
+	return app
+}
+
+func checkDamping(c *cli.Context) (float64, error) {
+	d := c.Float64("damping")
+	if !(d >= 0 && d < 1) {
+		return 0, clikit.Usagef("--damping %v: want 0 <= d < 1", d)
+	}
+	return d, nil
+}
+
+// static is the OPIC computation on the graph of the input.
+func static(c *cli.Context) error {
+	d, err := checkDamping(c)
+	if err != nil {
+		return err
+	}
+	policy, err := opic.ParsePolicy(c.String("policy"))
+	if err != nil {
+		return clikit.Usagef("--policy: %v", err)
+	}
+	stop := opic.Stop{Steps: c.Uint64("steps"), Until: c.Float64("until")}
+	if c.IsSet("steps") && !c.IsSet("until") {
+		stop.Until = 0
+	}
+	if stop.Until < 0 || math.IsNaN(stop.Until) || (stop.Steps == 0 && stop.Until == 0) {
+		return clikit.Usagef("want --steps N > 0 or --until E > 0")
+	}
+	if c.Int("top") < 0 {
+		return clikit.Usagef("--top %d: want K >= 0", c.Int("top"))
+	}
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	files := c.Args().Slice()
+	bar := clikit.Progress(c, clikit.InputSize(files), "opic: reading", true)
+	clikit.TrackInput(in, bar)
+	s := opic.New(d)
+	err = eachItem(c, in, files, func(it opic.Item) error {
+		s.AddItem(it)
+		return nil
+	})
+	bar.Finish()
+	if err != nil {
+		return err
+	}
+	s.Compact()
+	s.Reset()
+	s.Run(policy, stop, c.Uint64("seed"))
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	return writeRanked(c, s, c.Int("top"))
+}
+
+// eachItem parses every input line as an opic item, applying the shard.
+func eachItem(c *cli.Context, in *record.Input, files []string, fn func(opic.Item) error) error {
+	shard := in.Shard
+	return in.EachLine(c.Context, files, func(_ string, line []byte, n int) error {
+		it, err := opic.ParseLine(line)
+		if err != nil {
+			return &record.DataError{Line: n, Err: err}
+		}
+		if shard.N > 1 && record.ShardOf(it.Host(), shard.N) != shard.I {
+			return nil
+		}
+		return fn(it)
+	})
+}
+
+// writeRanked prints the pages by importance.
+func writeRanked(c *cli.Context, s *opic.State, top int) error {
+	out := clikit.Output(c)
+	tsv := c.Bool("tsv")
+	if tsv && c.Bool("header") {
+		if err := out.WriteLine([]byte("url\tcash\thistory\timportance")); err != nil {
+			return err
+		}
+	}
+	ids, imp := s.Ranked(top)
+	for _, id := range ids {
+		p := s.Page(id)
+		var err error
+		if tsv {
+			err = out.AppendLine(func(b []byte) []byte {
+				b = appendTSV(b, s.Name(id))
+				for _, f := range []float64{p.Cash, p.History, imp[id]} {
+					b = append(b, '\t')
+					b = strconv.AppendFloat(b, f, 'g', -1, 64)
+				}
+				return b
+			})
+		} else {
+			r := record.New(s.Name(id))
+			r.SetFloat("cash", p.Cash)
+			r.SetFloat("history", p.History)
+			r.SetFloat("importance", imp[id])
+			err = out.Write(r)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendTSV appends s with tabs and newlines made spaces, since TSV has
+// no quoting.
+func appendTSV(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch == '\t' || ch == '\n' || ch == '\r' {
+			ch = ' '
+		}
+		b = append(b, ch)
+	}
+	return b
+}
+
+var stateFlag = &cli.StringFlag{Name: "state", Required: true,
+	Usage: "the adaptive OPIC state `FILE` (created by the first update)"}
+
+func updateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "update",
+		Usage:     "apply a batch of fetch records to an adaptive OPIC state file",
+		UsageText: "opic update --state FILE [--window 720h] [--damping 0.85] [FILE...]",
+		Description: `Reads a batch of fetch records (fetch's output: "url", "fetched_at", "links")
+and updates the state: each record with fetched_at is a visit of its page at
+that time; its links replace the page's links, and new pages are discovered.
+With the time window T, a visit S after the page's previous one sets its history
+H <- H(1 - S/T) + C when S < T, else H <- C*T/S (adaptive OPIC); --window 0
+keeps all history. Records without fetched_at, plain URLs (seeds) and
+src<TAB>dst edges add pages and links without a visit. A failed fetch (no
+links) hands the page's cash to the virtual page.
+
+The state is written crash-safely (a temporary file, fsync, rename): an
+interrupted or failed run leaves the previous state untouched. --window,
+--damping and --shard are stored in the state; given again they replace the
+stored values (--shard must match).
+
+Example:
+   $ fetch < due.txt > batch.ndjson
+   $ opic update --state crawl.opic batch.ndjson
+   $ opic show --state crawl.opic --top 3 --tsv`,
+		Flags: append(clikit.InputFlags(), stateFlag, dampingFlag,
+			&cli.DurationFlag{Name: "window", Value: 720 * time.Hour,
+				Usage: "adaptive OPIC's time window `T` (0: keep all history)"}),
+		Action: update,
+	}
+}
+
+func update(c *cli.Context) error {
+	d, err := checkDamping(c)
+	if err != nil {
+		return err
+	}
+	if c.Duration("window") < 0 {
+		return clikit.Usagef("--window %v: want T >= 0", c.Duration("window"))
+	}
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	path := c.String("state")
+	s, err := opic.Load(path)
+	if errors.Is(err, os.ErrNotExist) {
+		s = opic.New(d)
+		s.Window = c.Duration("window")
+		s.ShardI, s.ShardN = in.Shard.I, in.Shard.N
+	} else if err != nil {
+		return err
+	} else {
+		if c.IsSet("damping") {
+			s.Damping = d
+		}
+		if c.IsSet("window") {
+			s.Window = c.Duration("window")
+		}
+		if c.IsSet("shard") && (in.Shard.I != s.ShardI || in.Shard.N != s.ShardN) {
+			return clikit.Usagef("--shard %v: the state %s holds shard %d/%d", in.Shard, path, s.ShardI, s.ShardN)
+		}
+	}
+	if !c.IsSet("shard") && s.ShardN > 1 {
+		in.Shard = record.Shard{I: s.ShardI, N: s.ShardN}
+	}
+	files := c.Args().Slice()
+	bar := clikit.Progress(c, clikit.InputSize(files), "opic: update", true)
+	clikit.TrackInput(in, bar)
+	err = eachItem(c, in, files, func(it opic.Item) error {
+		s.Update(it)
+		return nil
+	})
+	bar.Finish()
+	if err != nil {
+		return err // the old state stays as it was
+	}
+	s.Settle()
+	if err := s.Save(path); err != nil {
+		return fmt.Errorf("writing the state: %w", err)
+	}
+	return nil
+}
+
+func nextCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "next",
+		Usage:     "print the crawl frontier: the uncrawled or due pages with most cash",
+		UsageText: "opic next --state FILE [--n 100] [--min-age 24h] [--now TIME] [--tsv]",
+		Description: `Prints the N pages of the state that were never fetched, or were fetched at
+least --min-age before --now, the ones with most cash first: greedy OPIC's
+choice, as URL records ready for fetch (with their "cash").
+
+Example:
+   $ opic next --state crawl.opic --n 2
+   {"url":"http://example.org/popular","cash":0.0123}
+   {"url":"http://example.org/new","cash":0.0071}`,
+		Flags: []cli.Flag{stateFlag, clikit.TSVFlag, clikit.HeaderFlag,
+			&cli.IntFlag{Name: "n", Value: 100, Usage: "print at most `N` pages"},
+			&cli.DurationFlag{Name: "min-age", Value: 24 * time.Hour,
+				Usage: "a fetched page is due again `D` after its last fetch"},
+			&cli.StringFlag{Name: "now", Usage: "the current `TIME` (RFC 3339; default: the clock)"},
+		},
+		Action: next,
+	}
+}
+
+func next(c *cli.Context) error {
+	n := c.Int("n")
+	if n < 0 {
+		return clikit.Usagef("--n %d: want N >= 0", n)
+	}
+	now := time.Now()
+	if v := c.String("now"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return clikit.Usagef("--now %q: want an RFC 3339 time", v)
+		}
+		now = t
+	}
+	s, err := opic.Load(c.String("state"))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	out := clikit.Output(c)
+	tsv := c.Bool("tsv")
+	if tsv && c.Bool("header") {
+		if err := out.WriteLine([]byte("url\tcash")); err != nil {
+			return err
+		}
+	}
+	for _, id := range s.Due(n, now.Add(-c.Duration("min-age")).Unix()) {
+		cash := s.Page(id).Cash
+		var err error
+		if tsv {
+			err = out.AppendLine(func(b []byte) []byte {
+				b = appendTSV(b, s.Name(id))
+				b = append(b, '\t')
+				return strconv.AppendFloat(b, cash, 'g', -1, 64)
+			})
+		} else {
+			r := record.New(s.Name(id))
+			r.SetFloat("cash", cash)
+			err = out.Write(r)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "print the pages of a state file by importance",
+		UsageText: "opic show --state FILE [--top K] [--tsv [--header]]",
+		Description: `Prints the pages of an adaptive OPIC state, most important first, with
+"cash", "history" and "importance", as opic does for a static graph.
+
+Example:
+   $ opic show --state crawl.opic --top 2 --tsv
+   http://example.org/	0.01	0.52	0.31
+   http://example.org/a	0.2	0.25	0.26`,
+		Flags:  []cli.Flag{stateFlag, clikit.TSVFlag, clikit.HeaderFlag, topFlag},
+		Action: show,
+	}
+}
+
+func show(c *cli.Context) error {
+	if c.Int("top") < 0 {
+		return clikit.Usagef("--top %d: want K >= 0", c.Int("top"))
+	}
+	s, err := opic.Load(c.String("state"))
+	if err != nil {
+		return err
+	}
+	return writeRanked(c, s, c.Int("top"))
+}
