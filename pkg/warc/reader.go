@@ -1,0 +1,300 @@
+package warc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Limits that keep a hostile file from exhausting memory.
+const (
+	maxHeaderLine  = 64 << 10 // one header line
+	maxHeaderBytes = 1 << 20  // a record's whole header
+)
+
+// ErrFormat is wrapped by errors about malformed WARC data.
+var ErrFormat = errors.New("malformed WARC")
+
+// A Reader reads the records of a WARC stream, compressed with gzip (one
+// member per record, or one for the whole stream) or not.
+type Reader struct {
+	cr   countingReader
+	src  *bufio.Reader // the file's bytes; a flate.Reader, so gzip reads no further than it must
+	gz   *gzip.Reader
+	text *bufio.Reader // the uncompressed WARC text
+	zip  bool
+
+	member  int64 // offset of the current gzip member
+	body    io.LimitedReader
+	pending bool // body of the previous record not yet drained
+	err     error
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// NewReader returns a Reader on r. Whether r is gzip-compressed is seen from
+// its first bytes.
+func NewReader(r io.Reader) (*Reader, error) {
+	return newReaderAt(r, 0)
+}
+
+func newReaderAt(r io.Reader, base int64) (*Reader, error) {
+	wr := &Reader{}
+	wr.cr = countingReader{r: r, n: base}
+	wr.src = bufio.NewReaderSize(&wr.cr, 64<<10)
+	magic, err := wr.src.Peek(2)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, err
+	}
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		wr.zip = true
+		wr.text = bufio.NewReaderSize(eofReader{}, 64<<10)
+	} else {
+		wr.text = wr.src
+	}
+	return wr, nil
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// pos is the offset in the underlying stream of the next unread byte.
+func (r *Reader) pos() int64 { return r.cr.n - int64(r.src.Buffered()) }
+
+// Next returns the next record, or io.EOF after the last one. The record's
+// Body is valid until the next call; unread body bytes are skipped.
+func (r *Reader) Next() (*Record, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	rec, err := r.next()
+	if err != nil {
+		r.err = err
+	}
+	return rec, err
+}
+
+func (r *Reader) next() (*Record, error) {
+	if r.pending {
+		if _, err := io.Copy(io.Discard, &r.body); err != nil {
+			return nil, r.wrap(err)
+		}
+		if r.body.N > 0 {
+			return nil, r.wrap(io.ErrUnexpectedEOF)
+		}
+		r.pending = false
+	}
+	// Skip the CRLFs closing the previous record and any stray blank lines.
+	start, err := r.skipBlank()
+	if err != nil {
+		return nil, err
+	}
+	rec := &Record{Offset: start}
+	line, err := r.readLine()
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, r.wrapAt(start, err)
+	}
+	if !strings.HasPrefix(line, "WARC/") {
+		return nil, r.wrapAt(start, fmt.Errorf("%w: version line %q", ErrFormat, clip(line)))
+	}
+	rec.Version = line
+	size := len(line)
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, r.wrapAt(start, err)
+		}
+		if line == "" {
+			break
+		}
+		if size += len(line); size > maxHeaderBytes {
+			return nil, r.wrapAt(start, fmt.Errorf("%w: header over %d bytes", ErrFormat, maxHeaderBytes))
+		}
+		if (line[0] == ' ' || line[0] == '\t') && len(rec.Header) > 0 {
+			// A folded continuation line (WARC/1.0 allows them).
+			last := &rec.Header[len(rec.Header)-1]
+			last.Value += " " + strings.TrimSpace(line)
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || name == "" {
+			return nil, r.wrapAt(start, fmt.Errorf("%w: header line %q", ErrFormat, clip(line)))
+		}
+		rec.Header = append(rec.Header, Field{strings.TrimSpace(name), strings.TrimSpace(value)})
+	}
+	n := rec.ContentLength()
+	if n < 0 {
+		return nil, r.wrapAt(start, fmt.Errorf("%w: missing or bad Content-Length %q", ErrFormat,
+			clip(rec.Header.Get(FieldContentLength))))
+	}
+	r.body = io.LimitedReader{R: r.text, N: n}
+	r.pending = true
+	rec.Body = &bodyReader{r: r}
+	return rec, nil
+}
+
+// bodyReader reports a block cut short as io.ErrUnexpectedEOF.
+type bodyReader struct{ r *Reader }
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.body.Read(p)
+	if err == io.EOF && b.r.body.N > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// skipBlank skips CR and LF bytes, moving to the next gzip member when the
+// current one ends, and returns the offset of the record that follows. It
+// returns io.EOF at the clean end of the stream.
+func (r *Reader) skipBlank() (int64, error) {
+	for {
+		var start int64
+		if r.zip {
+			start = r.member
+		} else {
+			start = r.pos()
+		}
+		c, err := r.text.ReadByte()
+		if err == nil {
+			if c == '\r' || c == '\n' {
+				continue
+			}
+			r.text.UnreadByte()
+			return start, nil
+		}
+		if err != io.EOF {
+			return 0, r.wrap(err)
+		}
+		if !r.zip {
+			return 0, io.EOF
+		}
+		// The member is used up: start the next one, if any.
+		if _, perr := r.src.Peek(1); perr == io.EOF {
+			return 0, io.EOF
+		}
+		r.member = r.pos()
+		if r.gz == nil {
+			r.gz, err = gzip.NewReader(r.src)
+		} else {
+			err = r.gz.Reset(r.src)
+		}
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, r.wrapAt(r.member, fmt.Errorf("gzip: %w", err))
+		}
+		r.gz.Multistream(false)
+		r.text.Reset(r.gz)
+	}
+}
+
+// readLine reads one line without its CRLF or LF.
+func (r *Reader) readLine() (string, error) {
+	var long []byte
+	for {
+		b, err := r.text.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, b...)
+			if len(long) > maxHeaderLine {
+				return "", fmt.Errorf("%w: header line over %d bytes", ErrFormat, maxHeaderLine)
+			}
+			continue
+		}
+		if err != nil {
+			if err == io.EOF && len(b)+len(long) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return "", err
+		}
+		if long != nil {
+			b = append(long, b...)
+		}
+		b = bytes.TrimSuffix(b[:len(b)-1], []byte("\r"))
+		return string(b), nil
+	}
+}
+
+func (r *Reader) wrap(err error) error {
+	if r.zip {
+		return r.wrapAt(r.member, err)
+	}
+	return r.wrapAt(r.pos(), err)
+}
+
+func (r *Reader) wrapAt(off int64, err error) error {
+	return &OffsetError{Offset: off, Err: err}
+}
+
+// An OffsetError is a read error at a record's offset.
+type OffsetError struct {
+	Offset int64
+	Err    error
+}
+
+func (e *OffsetError) Error() string {
+	return fmt.Sprintf("warc: record at offset %d: %v", e.Offset, e.Err)
+}
+
+func (e *OffsetError) Unwrap() error { return e.Err }
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}
+
+// ReadAt reads the record that starts at offset in the file at path, as
+// given by a Writer's Location or a fetch record's warc_file and
+// warc_offset. The record's Body holds the whole content block in memory.
+func ReadAt(path string, offset int64) (*Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	r, err := newReaderAt(f, offset)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := r.Next()
+	if err == io.EOF {
+		return nil, fmt.Errorf("warc: %s: no record at offset %d", path, offset)
+	}
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(rec.Body)
+	if err != nil {
+		return nil, err
+	}
+	rec.Body = bytes.NewReader(body)
+	return rec, nil
+}
