@@ -1,6 +1,8 @@
 package opic_test
 
 import (
+	"bytes"
+	"os"
 	"strconv"
 	"testing"
 
@@ -32,3 +34,24 @@ func powerLawState(t testing.TB, n, m int, seed uint64) *opic.State {
 
 // pagerank is gonum's PageRankSparse of the state's graph.
 func pagerank(s *opic.State, d float64) []float64 { return ref.PageRank(s, d, 1e-12) }
+
+// loadEdges builds a state from an edge-list file through ParseLine, as the
+// tool reads it.
+func loadEdges(t testing.TB, path string) *opic.State {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := opic.New(0.85)
+	for n, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		it, err := opic.ParseLine(line)
+		if err != nil {
+			t.Fatalf("%s: line %d: %v", path, n+1, err)
+		}
+		s.AddItem(it)
+	}
+	s.Compact()
+	s.Reset()
+	return s
+}

@@ -250,7 +250,12 @@ func (s *State) Visit(id uint32, t int64) {
 	old := s.hist[id]
 	h := old + c
 	if s.Window > 0 {
+		// S runs from the previous visit, or from the page's discovery; a
+		// page of unknown discovery time (0) has no past to scale.
 		S := float64(max(t-s.last[id], 0))
+		if s.visits[id] == 0 && s.last[id] == 0 {
+			S = 0
+		}
 		T := s.Window.Seconds()
 		if S < T {
 			h = old*(1-S/T) + c
