@@ -81,7 +81,8 @@ func title(r *rand.Rand) string {
 	return fmt.Sprintf("%s %s %s %s %s", capital(pick(r, adjectives)), pick(r, words), pick(r, verbs), pick(r, adjectives), pick(r, words))
 }
 
-func capital(w string) string { return strings.ToUpper(w[:1]) + w[1:]
+func capital(w string) string {
+	return strings.ToUpper(w[:1]) + w[1:]
 }
 
 func slug(t string, r *rand.Rand) string {
