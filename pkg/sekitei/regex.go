@@ -285,3 +285,16 @@ func quoteMeta(s string) string {
 	}
 	return b.String()
 }
+
+type splitParts struct {
+	host, subject string
+}
+
+// splitURL returns a URL's normalised host and its Subject.
+func splitURL(rawURL string) (splitParts, error) {
+	p, err := urlx.Split(rawURL)
+	if err != nil {
+		return splitParts{}, err
+	}
+	return splitParts{urlx.NormalizeHost(p.Scheme, p.Host), subjectOf(p)}, nil
+}

@@ -531,7 +531,8 @@ func (s *Site) String() string {
 // literal, namespace prefix or extension that the most of its members share
 // (a "rock" of at least minSize URLs), at most three levels deep. Parts
 // smaller than minSize go back to the cluster's leftover part, whose regex
-// then generalises over them.
+// then generalises over them; a leftover smaller than minSize is left to the
+// other segments and the rest.
 func refine(ms []int, subject func(int) string, minSize int) [][]int {
 	byLayout := map[string][]int{}
 	var order []string
@@ -555,7 +556,7 @@ func refine(ms []int, subject func(int) string, minSize int) [][]int {
 		}
 		parts = append(parts, splitOnRocks(g, shapes, minSize, 3, &leftover)...)
 	}
-	if len(leftover) > 0 {
+	if len(leftover) >= minSize {
 		parts = append(parts, leftover)
 	}
 	return parts

@@ -1,0 +1,442 @@
+// Package sekiteicli is the command line of sekitei: a site's URLs cut into
+// PCRE segments (the lecture's "rock garden"), segment purity and quotas,
+// and the online fetch filter of the homework's second part.
+package sekiteicli
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sekitei/crawlkit/pkg/clikit"
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/sekitei"
+	"github.com/sekitei/crawlkit/pkg/urlx"
+)
+
+// Main runs sekitei with args (args[0] is the program name) and returns the
+// exit status.
+func Main(args []string, env clikit.Env) int {
+	return clikit.Run(App(), args, env)
+}
+
+// App returns the sekitei application.
+func App() *cli.App {
+	app := clikit.New("sekitei", "cut a site's URLs into PCRE segments; decide online which URLs to fetch under a quota",
+		"sekitei COMMAND [flags] [FILE...]")
+	app.Description = `The "rock garden" of the Technosphere crawling course: URLs alike in form
+have alike content, so each site is cut into segments, each described by an
+anchored PCRE over path and query, and crawl effort follows the segments users
+visit (URLs with "good": true, the lecture's QLinks).
+
+Example:
+   $ sekitei segments --good urls.lenta.examined --general urls.lenta.general --tsv | head -3
+   lenta.ru	0	^/articles/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	484	6	0.0124	100
+   ...
+   $ sekitei train --good good.txt --general general.txt --quota 10000 > model.json
+   $ cat new-urls.txt | sekitei filter --model model.json > to-fetch.txt`
+	app.Commands = []*cli.Command{
+		segmentsCommand(), assignCommand(), explainCommand(), purityCommand(), quotaCommand(),
+		trainCommand(), filterCommand(), checkCommand(),
+	}
+	return app
+}
+
+// segmentFlags are the flags that tune segment building.
+func segmentFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "good", Aliases: []string{"examined"}, Usage: "`FILE` of good (visited) URLs; with --general, instead of labelled records"},
+		&cli.StringFlag{Name: "general", Usage: "`FILE` of general URLs (with --good)"},
+		&cli.Float64Flag{Name: "alpha", Value: 0.1, Usage: "keep features seen in at least `A`*N of the N sampled URLs"},
+		&cli.Float64Flag{Name: "max-distance", Value: 0.3, Usage: "largest Jaccard distance `D` at which a URL joins a cluster"},
+		&cli.Float64Flag{Name: "min-share", Value: 0.01, Usage: "smallest cluster, as a `SHARE` of the sample, that gets a segment"},
+		&cli.IntFlag{Name: "sample", Value: 2000, Usage: "build the clusters from at most `N` URLs per host (all URLs are assigned)"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random `SEED` of the sample"},
+		&cli.IntFlag{Name: "site-quota", Value: 10000, Usage: "quota `Q` of a site, shared between its segments"},
+		&cli.IntFlag{Name: "min-quota", Value: 100, Usage: "minimum quota `M` of a segment"},
+	}
+}
+
+func buildOptions(c *cli.Context) (sekitei.Options, error) {
+	o := sekitei.Options{
+		Alpha: c.Float64("alpha"), MaxDistance: c.Float64("max-distance"), MinShare: c.Float64("min-share"),
+		Sample: c.Int("sample"), Seed: c.Uint64("seed"), SiteQuota: c.Int("site-quota"), MinQuota: c.Int("min-quota"),
+	}
+	switch {
+	case o.Alpha <= 0 || o.Alpha > 1:
+		return o, clikit.Usagef("--alpha %v: want a fraction in (0, 1]", o.Alpha)
+	case o.MaxDistance <= 0 || o.MaxDistance > 1:
+		return o, clikit.Usagef("--max-distance %v: want a Jaccard distance in (0, 1]", o.MaxDistance)
+	case o.MinShare <= 0 || o.MinShare > 1:
+		return o, clikit.Usagef("--min-share %v: want a fraction in (0, 1]", o.MinShare)
+	case o.Sample < 1:
+		return o, clikit.Usagef("--sample %d: want at least 1", o.Sample)
+	case o.SiteQuota < 0 || o.MinQuota < 0:
+		return o, clikit.Usagef("quotas must not be negative")
+	}
+	return o, nil
+}
+
+// hostURLs are the distinct URLs of one host with their labels.
+type hostURLs struct {
+	urls  []sekitei.Example
+	index map[string]int
+}
+
+// readLabelled reads labelled URLs grouped by host: from --good/--general
+// files, or from records whose "good" field is true for visited URLs. A URL
+// seen twice counts once (good if any copy is good).
+func readLabelled(c *cli.Context) (map[string]*hostURLs, error) {
+	in, err := clikit.Input(c)
+	if err != nil {
+		return nil, err
+	}
+	byHost := map[string]*hostURLs{}
+	add := func(r *record.Record, good bool) error {
+		u := r.URL()
+		h, err := urlx.Host(u)
+		if err != nil {
+			return r.Errorf("%s: %q", err, clip(u))
+		}
+		if g, ok, err := r.Bool("good"); err != nil {
+			return r.Errorf("%v", err)
+		} else if ok && g {
+			good = true
+		}
+		hu := byHost[h]
+		if hu == nil {
+			hu = &hostURLs{index: map[string]int{}}
+			byHost[h] = hu
+		}
+		if i, dup := hu.index[u]; dup {
+			hu.urls[i].Good = hu.urls[i].Good || good
+			return nil
+		}
+		hu.index[u] = len(hu.urls)
+		hu.urls = append(hu.urls, sekitei.Example{URL: u, Good: good})
+		return nil
+	}
+	goodFile, generalFile := c.String("good"), c.String("general")
+	if (goodFile == "") != (generalFile == "") {
+		return nil, clikit.Usagef("--good and --general go together")
+	}
+	if goodFile != "" {
+		if c.Args().Len() > 0 {
+			return nil, clikit.Usagef("give either --good and --general or input files, not both")
+		}
+		for _, f := range []struct {
+			name string
+			good bool
+		}{{goodFile, true}, {generalFile, false}} {
+			if err := in.Each(c.Context, []string{f.name}, func(r *record.Record) error { return add(r, f.good) }); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		files := c.Args().Slice()
+		bar := clikit.Progress(c, clikit.InputSize(files), "sekitei", true)
+		clikit.TrackInput(in, bar)
+		err := in.Each(c.Context, files, func(r *record.Record) error { return add(r, false) })
+		bar.Finish()
+		if err != nil {
+			return nil, err
+		}
+	}
+	for h, hu := range byHost {
+		hu.index = nil // free before building
+		byHost[h] = hu
+	}
+	return byHost, nil
+}
+
+func sortedHosts[T any](m map[string]T) []string {
+	hosts := make([]string, 0, len(m))
+	for h := range m {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	return hosts
+}
+
+func clip(u string) string {
+	if len(u) > 100 {
+		return u[:100] + "..."
+	}
+	return u
+}
+
+func segmentsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "segments",
+		Usage: "cut each host's URLs into PCRE segments",
+		UsageText: "sekitei segments [--good FILE --general FILE] [--alpha 0.1] [--max-distance 0.3]\n" +
+			"     [--min-share 0.01] [--sample 2000] [--site-quota 10000] [--min-quota 100] [--tsv [--header]] [FILE...]",
+		Description: `Reads URL records of one or many hosts ("good": true marks URLs users
+visited), or a file of good and a file of general URLs, and writes each host's
+segments in the order they are tried: a URL belongs to the first segment whose
+regex matches its path and query; the last segment, ".*", is the rest.
+
+Per host: the sekitei features of a sample (urlfeat), the features seen in at
+least alpha*N URLs, clusters by Jaccard distance on those, and per cluster an
+anchored PCRE built from what its members share. Every URL is then assigned
+exactly; "urls" and "good" count them, "quota" shares --site-quota by the
+lecture's rule (a minimum per segment, the rest in proportion to good URLs).
+
+Example:
+   $ sekitei segments --good $D/urls.lenta.examined --general $D/urls.lenta.general --tsv --header | head -3
+   host	segment	regex	urls	good	good_share	quota
+   lenta.ru	0	^/articles/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	484	6	0.0124	100
+   lenta.ru	1	^/news/2012/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	416	0	0	100`,
+		Flags: append(append(clikit.InputFlags(), segmentFlags()...), clikit.TSVFlag, clikit.HeaderFlag),
+		Action: func(c *cli.Context) error {
+			opt, err := buildOptions(c)
+			if err != nil {
+				return err
+			}
+			byHost, err := readLabelled(c)
+			if err != nil {
+				return err
+			}
+			out := clikit.Output(c)
+			tsv := c.Bool("tsv")
+			if tsv && c.Bool("header") {
+				out.WriteLine([]byte(sekitei.TSVHeader))
+			}
+			for _, h := range sortedHosts(byHost) {
+				site, err := sekitei.Build(h, byHost[h].urls, opt)
+				if err != nil {
+					fmt.Fprintf(clikit.EnvOf(c).Stderr, "sekitei: %s: %v\n", h, err)
+					continue
+				}
+				if err := writeSegments(out, site, tsv); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func writeSegments(out *record.Writer, site *sekitei.Site, tsv bool) error {
+	for i := range site.Segments {
+		seg := &site.Segments[i]
+		err := out.AppendLine(func(b []byte) []byte {
+			if tsv {
+				return seg.AppendTSV(b)
+			}
+			return seg.AppendJSON(b)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadSegments reads the --segments file.
+func loadSegments(c *cli.Context) (map[string]*sekitei.Site, error) {
+	name := c.String("segments")
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sites, err := sekitei.ReadSegments(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return sites, nil
+}
+
+var segmentsFileFlag = &cli.StringFlag{Name: "segments", Required: true,
+	Usage: "`FILE` of segments written by 'sekitei segments' (NDJSON or TSV)"}
+
+func assignCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "assign",
+		Usage:     "tag each URL record with its segment and regex",
+		UsageText: "sekitei assign --segments FILE [FILE...]",
+		Description: `Adds "segment" (the id) and "regex" to every record, from the first segment
+of its host whose regex matches. Records of a host the file has no segments
+for pass through untouched (with one warning per host).
+
+Example:
+   $ sekitei segments --good good.txt --general general.txt > segs.ndjson
+   $ echo http://lenta.ru/news/2013/09/30/mid/ | sekitei assign --segments segs.ndjson
+   {"url":"http://lenta.ru/news/2013/09/30/mid/","segment":9,"regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$"}`,
+		Flags: append(clikit.InputFlags(), segmentsFileFlag),
+		Action: func(c *cli.Context) error {
+			sites, err := loadSegments(c)
+			if err != nil {
+				return err
+			}
+			in, err := clikit.Input(c)
+			if err != nil {
+				return err
+			}
+			files := c.Args().Slice()
+			bar := clikit.Progress(c, clikit.InputSize(files), "sekitei assign", true)
+			defer bar.Finish()
+			clikit.TrackInput(in, bar)
+			out := clikit.Output(c)
+			warned := map[string]bool{}
+			return in.Each(c.Context, files, func(r *record.Record) error {
+				u := r.URL()
+				seg, err := sekitei.SegmentOf(sites, u)
+				if err != nil {
+					return r.Errorf("%s: %q", err, clip(u))
+				}
+				if seg == nil {
+					if h, _ := urlx.Host(u); !warned[h] {
+						warned[h] = true
+						fmt.Fprintf(clikit.EnvOf(c).Stderr, "sekitei: line %d: no segments for host %q; its records pass untagged\n", r.Line, h)
+					}
+					return out.Write(r)
+				}
+				r.SetInt("segment", int64(seg.ID))
+				r.SetString("regex", seg.Regex)
+				return out.Write(r)
+			})
+		},
+	}
+}
+
+func explainCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "explain",
+		Usage:     "show which segment a URL falls into, and why",
+		UsageText: "sekitei explain --segments FILE [--model FILE] URL...",
+		Description: `For each URL prints one JSON object: its segment and regex, the segment's
+good share, its sekitei features, and which of the features shared by the
+segment's cluster it has ("matched_features") or lacks ("missing_features").
+With --model, also the model's score and the weights behind it.
+
+Example:
+   $ sekitei explain --segments segs.ndjson http://lenta.ru/news/2013/09/30/mid/
+   {"url":"http://lenta.ru/news/2013/09/30/mid/","host":"lenta.ru","segment":9,
+    "regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","good_share":0.5287,
+    "matched_features":["segments:5","segment_name_0:news",...],...}`,
+		Flags: []cli.Flag{segmentsFileFlag,
+			&cli.StringFlag{Name: "model", Usage: "also explain the fetch model of `FILE`"}},
+		Action: explain,
+	}
+}
+
+func explain(c *cli.Context) error {
+	if c.Args().Len() == 0 {
+		return clikit.Usagef("explain needs at least one URL")
+	}
+	sites, err := loadSegments(c)
+	if err != nil {
+		return err
+	}
+	var model *sekitei.Model
+	if name := c.String("model"); name != "" {
+		if model, err = loadModel(name); err != nil {
+			return err
+		}
+	}
+	out := clikit.Output(c)
+	var ev sekitei.Evidence
+	bad := 0
+	for _, u := range c.Args().Slice() {
+		seg, err := sekitei.SegmentOf(sites, u)
+		if err != nil {
+			fmt.Fprintf(clikit.EnvOf(c).Stderr, "sekitei: %q: %v\n", clip(u), err)
+			bad++
+			continue
+		}
+		feats, host, _ := ev.Extract(u)
+		r := record.New(u)
+		r.SetString("host", host)
+		if seg == nil {
+			r.SetRaw("segment", []byte("null"))
+			r.SetString("why", "no segments for this host")
+		} else {
+			r.SetInt("segment", int64(seg.ID))
+			r.SetString("regex", seg.Regex)
+			r.SetFloat("good_share", seg.GoodShare)
+			have := map[string]bool{}
+			for _, f := range feats {
+				have[f] = true
+			}
+			matched, missing := []string{}, []string{}
+			for _, f := range seg.Features {
+				if have[f] {
+					matched = append(matched, f)
+				} else {
+					missing = append(missing, f)
+				}
+			}
+			r.SetStrings("matched_features", matched)
+			r.SetStrings("missing_features", missing)
+		}
+		var sf []string
+		for _, f := range feats {
+			if !isEvidenceOnly(f) {
+				sf = append(sf, f)
+			}
+		}
+		r.SetStrings("features", sf)
+		if model != nil {
+			r.SetFloat("score", roundTo(model.Score(feats), 4))
+			contrib := model.Contributions(feats)
+			keys := make([]string, 0, len(contrib))
+			for k := range contrib {
+				keys = append(keys, k)
+			}
+			sort.Slice(keys, func(a, b int) bool {
+				if abs(contrib[keys[a]]) != abs(contrib[keys[b]]) {
+					return abs(contrib[keys[a]]) > abs(contrib[keys[b]])
+				}
+				return keys[a] < keys[b]
+			})
+			if len(keys) > 12 {
+				keys = keys[:12]
+			}
+			b := []byte{'{'}
+			for i, k := range keys {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = record.AppendString(b, k)
+				b = append(b, ':')
+				b = record.AppendFloat(b, roundTo(contrib[k], 4))
+			}
+			r.SetRaw("weights", append(b, '}'))
+		}
+		if err := out.Write(r); err != nil {
+			return err
+		}
+	}
+	if bad > 0 {
+		return cli.Exit("", clikit.ExitFailure)
+	}
+	return nil
+}
+
+// isEvidenceOnly tells the classifier's own features from urlfeat's.
+func isEvidenceOnly(f string) bool {
+	for _, p := range []string{"shape_", "lenb_", "ns_", "last_", "template:", "trail:", "nparams:", "qlenb:"} {
+		if len(f) >= len(p) && f[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func roundTo(v float64, digits int) float64 {
+	s := strconv.FormatFloat(v, 'f', digits, 64)
+	r, _ := strconv.ParseFloat(s, 64)
+	return r
+}
