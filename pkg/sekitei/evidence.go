@@ -60,6 +60,7 @@ func (e *Evidence) Extract(rawURL string) ([]string, string, error) {
 		}
 		e.tmpl = append(e.tmpl, '/')
 		e.tmpl = append(e.tmpl, sh...)
+		e.feats = appendWords(e.feats, seg)
 	}
 	if n := len(e.path); n > 0 {
 		last := e.path[n-1]
@@ -132,4 +133,24 @@ func log2(n int) int {
 		n >>= 1
 	}
 	return b
+}
+
+// appendWords adds a word:<w> feature for each word of a path segment
+// (letters and digits, lower-cased, 2 bytes or more): the bag of words of a
+// URL, which tells topics apart within one template.
+func appendWords(feats []string, seg string) []string {
+	start := -1
+	for i, r := range seg + " " {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && i-start >= 2 {
+			feats = append(feats, "word:"+strings.ToLower(seg[start:i]))
+		}
+		start = -1
+	}
+	return feats
 }

@@ -48,11 +48,11 @@ type Model struct {
 
 // TrainOptions tune training; zero values mean the defaults.
 type TrainOptions struct {
-	Quota  int    // required
-	Stream int    // expected stream length, 0 if unknown
-	Seed   uint64 // shuffling of the SGD passes and the folds
-	Epochs int    // default 20
-	L2     float64
+	Quota  int     // required
+	Stream int     // expected stream length, 0 if unknown
+	Seed   uint64  // shuffling of the SGD passes and the folds
+	Epochs int     // passes of AdaGrad (default 10)
+	L2     float64 // L2 penalty per update (default 0.01)
 }
 
 // ErrNoGood and ErrNoGeneral are returned by Train when a class is empty.
@@ -70,10 +70,10 @@ type sample struct {
 // http(s) URLs are skipped and counted in skipped.
 func Train(good, general []string, opt TrainOptions) (m *Model, skipped int, err error) {
 	if opt.Epochs <= 0 {
-		opt.Epochs = 20
+		opt.Epochs = 10
 	}
 	if opt.L2 <= 0 {
-		opt.L2 = 1e-3
+		opt.L2 = 1e-2
 	}
 	var ev Evidence
 	vocab := map[string]int32{}

@@ -183,7 +183,10 @@ func generalise(b *strings.Builder, vals []string, class string) int {
 		b.WriteString(quoteMeta(first))
 		return len(first)
 	}
-	prefix := cutPrefix(commonPrefix(vals))
+	prefix := wordBeforeNumber(vals)
+	if prefix == "" {
+		prefix = cutPrefix(commonPrefix(vals))
+	}
 	rest := make([]string, len(vals))
 	for i, v := range vals {
 		rest[i] = v[len(prefix):]
@@ -258,6 +261,21 @@ func cutPrefix(p string) string {
 		return ""
 	}
 	return p[:i+1]
+}
+
+// wordBeforeNumber returns the shared text before a number that all values
+// end with ("krapiv" of "krapiv7" and "krapiv12"), or "".
+func wordBeforeNumber(vals []string) string {
+	p := strings.TrimRight(commonPrefix(vals), "0123456789")
+	if p == "" {
+		return ""
+	}
+	for _, v := range vals {
+		if !allDigits(v[len(p):]) {
+			return ""
+		}
+	}
+	return p
 }
 
 // A shared suffix is kept from its first separator on (".jpg", "_print.htm").
