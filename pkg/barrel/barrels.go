@@ -1,0 +1,457 @@
+package barrel
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/hit"
+	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
+)
+
+// Forward barrels (section 4.2.6): per document that has words in the
+// barrel, its docID, then for each word the 24-bit relative wordID and 8-bit
+// hit count (hit.AppendForward) and the hits, then the end-of-document mark.
+// They live only for one build: the sorter turns them into inverted barrels.
+
+// forwardSet is the 64 forward barrels of a batch being built.
+type forwardSet struct {
+	dir   string
+	files [lexicon.Barrels]*os.File
+	w     [lexicon.Barrels]*bufio.Writer
+	buf   []byte
+}
+
+func newForwardSet(dir string) (*forwardSet, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	fs := &forwardSet{dir: dir}
+	for b := range fs.files {
+		f, err := os.Create(fs.path(b))
+		if err != nil {
+			fs.close()
+			return nil, err
+		}
+		fs.files[b] = f
+		fs.w[b] = bufio.NewWriterSize(f, 64<<10)
+	}
+	return fs, nil
+}
+
+func (fs *forwardSet) path(b int) string { return fmt.Sprintf("%s/fwd-%02d", fs.dir, b) }
+
+// wordHits is the hit list of one word in one document.
+type wordHits struct {
+	id   uint32
+	hits []hit.Hit
+}
+
+// add writes a document's hit lists, sorted by wordID, to the barrels.
+func (fs *forwardSet) add(doc uint32, words []wordHits) error {
+	for i := 0; i < len(words); {
+		b := lexicon.BarrelOf(words[i].id)
+		buf := binary.BigEndian.AppendUint32(fs.buf[:0], doc)
+		for ; i < len(words) && lexicon.BarrelOf(words[i].id) == b; i++ {
+			hs := words[i].hits
+			if len(hs) > hit.MaxHits {
+				hs = hs[:hit.MaxHits]
+			}
+			buf = hit.AppendForward(buf, lexicon.Rel(words[i].id), len(hs))
+			buf = hit.AppendHits(buf, hs)
+		}
+		buf = hit.AppendForward(buf, hit.EndOfDoc, 0)
+		fs.buf = buf
+		if _, err := fs.w[b].Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (fs *forwardSet) flush() error {
+	for _, w := range fs.w {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (fs *forwardSet) close() {
+	for _, f := range fs.files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// eachForward calls fn for every word entry of a forward barrel file.
+func eachForward(path string, fn func(doc, rel uint32, hits []byte)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	var hdr [6]byte
+	hits := make([]byte, 0, 1024)
+	for {
+		if _, err := io.ReadFull(r, hdr[:4]); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return corrupt("forward barrel %s: truncated", path)
+		}
+		doc := binary.BigEndian.Uint32(hdr[:4])
+		for {
+			if _, err := io.ReadFull(r, hdr[:4]); err != nil {
+				return corrupt("forward barrel %s: truncated", path)
+			}
+			size := 4
+			if hdr[3] == 255 && binary.BigEndian.Uint32(hdr[:4])>>8 != hit.EndOfDoc {
+				if _, err := io.ReadFull(r, hdr[4:6]); err != nil {
+					return corrupt("forward barrel %s: truncated", path)
+				}
+				size = 6
+			}
+			rel, n, _, err := hit.ReadForward(hdr[:size])
+			if err != nil {
+				return corrupt("forward barrel %s: %v", path, err)
+			}
+			if rel == hit.EndOfDoc {
+				break
+			}
+			hits = slices.Grow(hits[:0], 2*n)[:2*n]
+			if _, err := io.ReadFull(r, hits); err != nil {
+				return corrupt("forward barrel %s: truncated", path)
+			}
+			fn(doc, rel, hits)
+		}
+	}
+}
+
+// ptrTable is the word-to-inverted-list table the sorter writes (the
+// paper's DumpLexicon output): for each barrel and relative wordID, the
+// offsets of its lists in the short and full inverted barrels and their
+// document counts.
+type ptrTable struct {
+	shortOff, fullOff [lexicon.Barrels][]uint64 // count+1 entries
+	shortN, fullN     [lexicon.Barrels][]uint32
+}
+
+const ptrMagic = "BPTR1\n\x00\x00"
+
+func (p *ptrTable) count(b int) int {
+	if len(p.fullOff[b]) == 0 {
+		return 0
+	}
+	return len(p.fullOff[b]) - 1
+}
+
+func (p *ptrTable) encode() []byte {
+	var b []byte
+	b = append(b, ptrMagic...)
+	for i := range lexicon.Barrels {
+		b = binary.LittleEndian.AppendUint32(b, uint32(p.count(i)))
+	}
+	for i := range lexicon.Barrels {
+		n := p.count(i)
+		if n == 0 {
+			continue
+		}
+		for _, v := range p.shortOff[i] {
+			b = binary.LittleEndian.AppendUint64(b, v)
+		}
+		for _, v := range p.fullOff[i] {
+			b = binary.LittleEndian.AppendUint64(b, v)
+		}
+		for _, v := range p.shortN[i] {
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+		for _, v := range p.fullN[i] {
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+	}
+	return b
+}
+
+func decodePtrTable(b []byte, sizes func(barrel int) (short, full int64)) (*ptrTable, error) {
+	if len(b) < len(ptrMagic)+4*lexicon.Barrels || string(b[:len(ptrMagic)]) != ptrMagic {
+		return nil, corrupt("wordptrs: bad header")
+	}
+	p := &ptrTable{}
+	counts := b[len(ptrMagic):]
+	rest := counts[4*lexicon.Barrels:]
+	for i := range lexicon.Barrels {
+		n := int(binary.LittleEndian.Uint32(counts[4*i:]))
+		if n == 0 {
+			continue
+		}
+		need := 2*8*(n+1) + 2*4*n
+		if n > lexicon.MaxPerBarrel || need > len(rest) {
+			return nil, corrupt("wordptrs: truncated")
+		}
+		p.shortOff[i] = u64s(rest[:8*(n+1)])
+		p.fullOff[i] = u64s(rest[8*(n+1) : 16*(n+1)])
+		p.shortN[i] = u32s(rest[16*(n+1) : 16*(n+1)+4*n])
+		p.fullN[i] = u32s(rest[16*(n+1)+4*n : need])
+		rest = rest[need:]
+		ss, fs := sizes(i)
+		if !monotone(p.shortOff[i], ss) || !monotone(p.fullOff[i], fs) {
+			return nil, corrupt("wordptrs: barrel %d offsets out of range", i)
+		}
+	}
+	if len(rest) != 0 {
+		return nil, corrupt("wordptrs: trailing bytes")
+	}
+	return p, nil
+}
+
+func monotone(offs []uint64, size int64) bool {
+	if offs[0] != 0 || offs[len(offs)-1] != uint64(size) {
+		return false
+	}
+	for i := 1; i < len(offs); i++ {
+		if offs[i] < offs[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+func u64s(b []byte) []uint64 {
+	out := make([]uint64, len(b)/8)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out
+}
+
+func u32s(b []byte) []uint32 {
+	out := make([]uint32, len(b)/4)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out
+}
+
+// isShort reports whether h goes to the short barrels: title and anchor hits.
+func isShort(h hit.Hit) bool {
+	t := h.Type()
+	return t == hit.Title || t == hit.Anchor
+}
+
+// postingIter walks an inverted list: docID<<5|count headers (with escape)
+// followed by the hits, docIDs strictly increasing.
+type postingIter struct {
+	data []byte
+	pos  int
+	doc  uint32
+	n    int
+	hits []byte
+	raw  []byte // the whole posting
+	err  error
+	prev int64
+}
+
+func newPostingIter(data []byte) postingIter { return postingIter{data: data, prev: -1} }
+
+// next advances to the next posting; false at the end or on an error.
+func (it *postingIter) next() bool {
+	if it.pos >= len(it.data) || it.err != nil {
+		return false
+	}
+	doc, n, size, err := hit.ReadInverted(it.data[it.pos:])
+	if err != nil || it.pos+size+2*n > len(it.data) || int64(doc) <= it.prev {
+		it.err = corrupt("inverted list: bad posting at byte %d", it.pos)
+		return false
+	}
+	it.raw = it.data[it.pos : it.pos+size+2*n]
+	it.hits = it.data[it.pos+size : it.pos+size+2*n]
+	it.doc, it.n, it.prev = doc, n, int64(doc)
+	it.pos += size + 2*n
+	return true
+}
+
+// bitset is a set of docIDs.
+type bitset []uint64
+
+func newBitset(n uint32) bitset    { return make(bitset, (n+64)/64) }
+func (s bitset) set(i uint32)      { s[i/64] |= 1 << (i % 64) }
+func (s bitset) has(i uint32) bool { return int(i/64) < len(s) && s[i/64]&(1<<(i%64)) != 0 }
+func (s bitset) grow(n uint32) bitset {
+	return append(s, make(bitset, max(0, int((n+64)/64)-len(s)))...)
+}
+
+// basketItem is one forward entry held in a sorter basket.
+type basketItem struct {
+	rel, doc, seq, off, n uint32
+}
+
+// sortBarrel is the sorter of section 4.4 for one barrel: it merges the
+// batch's forward barrel into the old inverted barrels (dropping the
+// postings of re-indexed documents), sorting in baskets of at most budget
+// bytes by wordID range so memory stays bounded however large the barrel.
+func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, count int, dirty bitset,
+	budget int64, short, full *genWriter, np *ptrTable) error {
+	// Pass 1: bytes per word, to cut the wordID range into baskets.
+	size := make([]int64, count)
+	if err := eachForward(fwdPath, func(doc, rel uint32, hits []byte) {
+		if int(rel) < count {
+			size[rel] += int64(len(hits)) + 24
+		}
+	}); err != nil {
+		return err
+	}
+	np.shortOff[b] = make([]uint64, count+1)
+	np.fullOff[b] = make([]uint64, count+1)
+	np.shortN[b] = make([]uint32, count)
+	np.fullN[b] = make([]uint32, count)
+	shortBase, fullBase := short.n, full.n
+	oldCount := old.count(b)
+	var items []basketItem
+	var hits []byte
+	var buf, sbuf []byte
+	var shits []hit.Hit
+	for lo := 0; lo < count; {
+		hi, used := lo, int64(0)
+		for hi < count && (hi == lo || used+size[hi] <= budget) {
+			used += size[hi]
+			hi++
+		}
+		items, hits = items[:0], hits[:0]
+		if used > 0 {
+			var seq uint32
+			var bad error
+			err := eachForward(fwdPath, func(doc, rel uint32, h []byte) {
+				if int(rel) < lo || int(rel) >= hi {
+					return
+				}
+				if len(hits)+len(h) > 1<<31 {
+					bad = fmt.Errorf("sorter: basket over 2 GiB")
+					return
+				}
+				items = append(items, basketItem{rel: rel, doc: doc, seq: seq, off: uint32(len(hits)), n: uint32(len(h) / 2)})
+				hits = append(hits, h...)
+				seq++
+			})
+			if err == nil {
+				err = bad
+			}
+			if err != nil {
+				return err
+			}
+			slices.SortFunc(items, func(x, y basketItem) int {
+				if x.rel != y.rel {
+					return cmpU32(x.rel, y.rel)
+				}
+				if x.doc != y.doc {
+					return cmpU32(x.doc, y.doc)
+				}
+				return cmpU32(x.seq, y.seq)
+			})
+		}
+		k := 0
+		for rel := lo; rel < hi; rel++ {
+			j := k
+			for j < len(items) && int(items[j].rel) == rel {
+				j++
+			}
+			group := items[k:j]
+			k = j
+			var oldS, oldF []byte
+			if rel < oldCount {
+				oldS = oldShort[old.shortOff[b][rel]:old.shortOff[b][rel+1]]
+				oldF = oldFull[old.fullOff[b][rel]:old.fullOff[b][rel+1]]
+			}
+			var nf, ns uint32
+			var err error
+			buf, nf, err = mergeList(buf[:0], oldF, group, hits, dirty, nil)
+			if err != nil {
+				return fmt.Errorf("barrel %d word %d: %w", b, rel, err)
+			}
+			sbuf, ns, err = mergeList(sbuf[:0], oldS, group, hits, dirty, &shits)
+			if err != nil {
+				return fmt.Errorf("barrel %d word %d: %w", b, rel, err)
+			}
+			full.Write(buf)
+			short.Write(sbuf)
+			np.fullN[b][rel], np.shortN[b][rel] = nf, ns
+			np.fullOff[b][rel+1] = uint64(full.n - fullBase)
+			np.shortOff[b][rel+1] = uint64(short.n - shortBase)
+		}
+		lo = hi
+	}
+	return nil
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// mergeList writes to out the old postings whose document is not dirty,
+// merged in docID order with the new ones; new entries of one document are
+// concatenated. With shortOnly non-nil only title and anchor hits are kept.
+func mergeList(out, old []byte, group []basketItem, hits []byte, dirty bitset, shortOnly *[]hit.Hit) ([]byte, uint32, error) {
+	it := newPostingIter(old)
+	more := it.next()
+	var n uint32
+	k := 0
+	for more || k < len(group) {
+		if more && (k >= len(group) || it.doc < group[k].doc) {
+			if !dirty.has(it.doc) {
+				out = append(out, it.raw...)
+				n++
+			}
+			more = it.next()
+			continue
+		}
+		doc := group[k].doc
+		if more && it.doc == doc { // superseded by the new postings
+			more = it.next()
+		}
+		j := k
+		total := 0
+		for j < len(group) && group[j].doc == doc {
+			total += int(group[j].n)
+			j++
+		}
+		if shortOnly == nil {
+			total = min(total, hit.MaxHits)
+			out = hit.AppendInverted(out, doc, total)
+			for _, g := range group[k:j] {
+				take := min(int(g.n), total)
+				out = append(out, hits[g.off:g.off+2*uint32(take)]...)
+				total -= take
+			}
+			n++
+		} else {
+			hs := (*shortOnly)[:0]
+			for _, g := range group[k:j] {
+				for i := range int(g.n) {
+					if h := hit.At(hits[g.off:], i); isShort(h) && len(hs) < hit.MaxHits {
+						hs = append(hs, h)
+					}
+				}
+			}
+			*shortOnly = hs
+			if len(hs) > 0 {
+				out = hit.AppendInverted(out, doc, len(hs))
+				out = hit.AppendHits(out, hs)
+				n++
+			}
+		}
+		k = j
+	}
+	return out, n, it.err
+}

@@ -1,0 +1,588 @@
+package barrel
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/klauspost/compress/zlib"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/hit"
+	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
+	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
+)
+
+// Options tune a build.
+type Options struct {
+	// SortMemory bounds the bytes of one sorter basket (default 64 MiB).
+	SortMemory int64
+	// Importance, when set, replaces PageRank: page importance by URL (for
+	// example opic's "importance" field). Pages absent get the smallest.
+	Importance map[string]float64
+	// ZlibLevel is the repository compression level (default 6... see
+	// klauspost/compress/zlib); 1 is fastest.
+	ZlibLevel int
+}
+
+// Stats counts what a build did.
+type Stats struct {
+	Added, Unchanged, Duplicate, Reindexed int
+	NewWords                               int
+	Anchors                                int
+}
+
+// Builder adds one batch of pages to an index and commits it.
+type Builder struct {
+	dir  string
+	opts Options
+	m    *Manifest
+	lock *os.File
+
+	lex  *lexicon.Lexicon
+	docs []DocEntry
+	urls []urlEntry
+
+	batchURLs  map[string]uint32 // URLs given docIDs in this batch
+	batchSums  []urlEntry
+	inBatch    bitset
+	repo, info *appendFile
+	anchorsF   *appendFile
+	fwd        *forwardSet
+	pending    []pendingAnchor
+	newWords   int
+
+	// reusable per-document buffers
+	page    htmldoc.Doc
+	keys    []uint64
+	hits    []hit.Hit
+	words   []wordHits
+	zbuf    bytes.Buffer
+	zw      *zlib.Writer
+	recbuf  []byte
+	Stats   Stats
+	done    bool
+	oldGens []string
+	old     *Index
+}
+
+type pendingAnchor struct {
+	from    uint32
+	fromOff uint64
+	url     string
+	text    string
+}
+
+// ErrLocked is returned when another build holds the index.
+var ErrLocked = errors.New("index is locked by another build")
+
+// NewBuilder opens (or creates) the index in dir for a new batch.
+func NewBuilder(dir string, opts Options) (*Builder, error) {
+	if opts.SortMemory <= 0 {
+		opts.SortMemory = 64 << 20
+	}
+	if opts.ZlibLevel == 0 {
+		opts.ZlibLevel = 1
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
+	}
+	b := &Builder{dir: dir, opts: opts, lock: lock, batchURLs: map[string]uint32{}}
+	if err := b.load(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.zw, _ = zlib.NewWriterLevel(&b.zbuf, opts.ZlibLevel)
+	return b, nil
+}
+
+func (b *Builder) load() error {
+	m, err := readManifest(b.dir)
+	if err != nil {
+		if _, serr := os.Stat(filepath.Join(b.dir, manifestName)); !os.IsNotExist(serr) {
+			return err
+		}
+		m = &Manifest{Format: formatNumber, Files: map[string]FileSum{}}
+		b.lex = lexicon.New()
+	} else {
+		idx, err := Open(b.dir)
+		if err != nil {
+			return err
+		}
+		b.lex, b.docs, b.urls = idx.lex, idx.docs, idx.urls
+		b.old = idx
+	}
+	b.m = m
+	for name := range m.Files {
+		b.oldGens = append(b.oldGens, genName(name, m.Generation))
+	}
+	if b.repo, err = openAppend(filepath.Join(b.dir, repoName), m.Repository); err != nil {
+		return err
+	}
+	if b.info, err = openAppend(filepath.Join(b.dir, docInfoName), m.DocInfo); err != nil {
+		return err
+	}
+	if b.anchorsF, err = openAppend(filepath.Join(b.dir, anchorsName), m.Anchors); err != nil {
+		return err
+	}
+	os.RemoveAll(filepath.Join(b.dir, "fwd.tmp"))
+	b.fwd, err = newForwardSet(filepath.Join(b.dir, "fwd.tmp"))
+	b.inBatch = newBitset(uint32(len(b.docs)))
+	return err
+}
+
+// Close releases the index; a batch not committed is dropped.
+func (b *Builder) Close() error {
+	if b.fwd != nil {
+		b.fwd.close()
+		os.RemoveAll(b.fwd.dir)
+	}
+	for _, f := range []*appendFile{b.repo, b.info, b.anchorsF} {
+		if f != nil {
+			f.close()
+		}
+	}
+	if b.old != nil {
+		b.old.Close()
+	}
+	if b.lock != nil {
+		b.lock.Close()
+	}
+	return nil
+}
+
+// docOf returns the docID of u, assigning a new one (with status st) when u
+// was never seen.
+func (b *Builder) docOf(u string, st uint8) (uint32, bool, error) {
+	if d, ok := b.batchURLs[u]; ok {
+		return d, false, nil
+	}
+	sum := urlSum(u)
+	cands := urlCandidates(b.urls, sum)
+	if len(cands) == 1 { // 64-bit checksums: a lone match is the URL
+		return cands[0].Doc, false, nil
+	}
+	for _, c := range cands {
+		got, _, err := b.docURL(c.Doc)
+		if err != nil {
+			return 0, false, err
+		}
+		if got == u {
+			return c.Doc, false, nil
+		}
+	}
+	if len(b.docs) >= hit.MaxInvDocID {
+		return 0, false, fmt.Errorf("index full: %d documents", len(b.docs))
+	}
+	d := uint32(len(b.docs))
+	infoOff := uint64(b.info.off)
+	b.recbuf = appendDocInfo(b.recbuf[:0], u, "")
+	if _, err := b.info.Write(b.recbuf); err != nil {
+		return 0, false, err
+	}
+	b.docs = append(b.docs, DocEntry{Status: st, RepoOff: NoOffset, InfoOff: infoOff})
+	b.batchURLs[u] = d
+	b.batchSums = append(b.batchSums, urlEntry{sum, d})
+	return d, true, nil
+}
+
+func (b *Builder) docURL(d uint32) (string, string, error) {
+	if err := b.info.w.Flush(); err != nil {
+		return "", "", err
+	}
+	return readDocInfoAt(b.info.f, int64(b.docs[d].InfoOff), b.info.off)
+}
+
+// Add indexes one page fetched from pageURL. A page already in the index
+// with the same content is left alone; a changed one is re-indexed under its
+// docID.
+func (b *Builder) Add(pageURL string, body []byte) error {
+	if b.done {
+		return errors.New("barrel: Add after Commit")
+	}
+	base, err := url.Parse(pageURL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return fmt.Errorf("not an absolute http(s) URL: %q", clip(pageURL))
+	}
+	if len(pageURL) > math.MaxUint16 {
+		return fmt.Errorf("URL longer than 65535 bytes")
+	}
+	base.Fragment, base.RawFragment = "", ""
+	pageURL = base.String()
+	doc, _, err := b.docOf(pageURL, StatusFetched)
+	if err != nil {
+		return err
+	}
+	b.inBatch = b.inBatch.grow(uint32(len(b.docs)))
+	if b.inBatch.has(doc) {
+		b.Stats.Duplicate++
+		return nil
+	}
+	sum := crc(body)
+	e := &b.docs[doc]
+	if e.Status == StatusFetched && e.Checksum == sum && e.RepoOff != NoOffset {
+		b.Stats.Unchanged++
+		return nil
+	}
+	if e.Status == StatusFetched && e.RepoOff != NoOffset {
+		b.Stats.Reindexed++
+	} else {
+		b.Stats.Added++
+	}
+	b.inBatch.set(doc)
+
+	b.zbuf.Reset()
+	b.zw.Reset(&b.zbuf)
+	b.zw.Write(body)
+	if err := b.zw.Close(); err != nil {
+		return err
+	}
+	repoOff := uint64(b.repo.off)
+	b.recbuf = appendRepoRecord(b.recbuf[:0], doc, pageURL, b.zbuf.Bytes())
+	if _, err := b.repo.Write(b.recbuf); err != nil {
+		return err
+	}
+	b.page.Parse(body, base)
+	infoOff := uint64(b.info.off)
+	b.recbuf = appendDocInfo(b.recbuf[:0], pageURL, b.page.Title)
+	if _, err := b.info.Write(b.recbuf); err != nil {
+		return err
+	}
+	*e = DocEntry{Status: StatusFetched, Checksum: sum, RepoOff: repoOff, InfoOff: infoOff,
+		TitleWords: uint16(min(len(htmldoc.Words(b.page.Title)), math.MaxUint16)), Words: uint32(len(b.page.Words)),
+		Rank: e.Rank}
+	if err := b.indexPage(doc, pageURL, &b.page); err != nil {
+		return err
+	}
+	for _, l := range b.page.Links {
+		b.pending = append(b.pending, pendingAnchor{from: doc, fromOff: repoOff, url: l.URL, text: l.Text})
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
+}
+
+// indexPage writes the page's own hits (text, title, meta, URL) to the
+// forward barrels.
+func (b *Builder) indexPage(doc uint32, pageURL string, p *htmldoc.Doc) error {
+	b.keys, b.hits = b.keys[:0], b.hits[:0]
+	for i := range p.Words {
+		w := &p.Words[i]
+		if err := b.addHit(p.Key(w), hit.Plain(w.Capital, int(w.Font), i)); err != nil {
+			return err
+		}
+	}
+	var err error
+	fancy := func(text string, typ int) {
+		pos := 0
+		htmldoc.Tokenize([]byte(text), func(_, _ int, key []byte, capital bool) {
+			if err == nil {
+				err = b.addHit(key, hit.Fancy(capital, typ, pos))
+			}
+			pos++
+		})
+	}
+	fancy(p.Title, hit.Title)
+	fancy(p.Meta, hit.Meta)
+	fancy(htmldoc.URLWords(pageURL), hit.URL)
+	if err != nil {
+		return err
+	}
+	return b.flushHits(doc)
+}
+
+func (b *Builder) addHit(key []byte, h hit.Hit) error {
+	id, isNew, err := b.lex.Add(key)
+	if err != nil {
+		return err
+	}
+	if isNew {
+		b.newWords++
+	}
+	b.keys = append(b.keys, uint64(id)<<32|uint64(len(b.hits)))
+	b.hits = append(b.hits, h)
+	return nil
+}
+
+// flushHits groups the collected hits by wordID and writes them.
+func (b *Builder) flushHits(doc uint32) error {
+	if len(b.keys) == 0 {
+		return nil
+	}
+	slices.Sort(b.keys)
+	b.words = b.words[:0]
+	sorted := make([]hit.Hit, len(b.keys))
+	for i, k := range b.keys {
+		sorted[i] = b.hits[uint32(k)]
+	}
+	for i := 0; i < len(b.keys); {
+		id := uint32(b.keys[i] >> 32)
+		j := i
+		for j < len(b.keys) && uint32(b.keys[j]>>32) == id {
+			j++
+		}
+		b.words = append(b.words, wordHits{id: id, hits: sorted[i:j]})
+		i = j
+	}
+	return b.fwd.add(doc, b.words)
+}
+
+// anchor records: from docID, to docID, repository offset of the version
+// of the page the anchor sits in (anchors of replaced versions are dead),
+// text length, CRC-32C, text.
+const anchorHeader = 4 + 4 + 8 + 2 + 4
+
+func appendAnchor(b []byte, from, to uint32, fromOff uint64, text string) []byte {
+	if len(text) > math.MaxUint16 {
+		text = text[:math.MaxUint16]
+	}
+	start := len(b)
+	b = binary.LittleEndian.AppendUint32(b, from)
+	b = binary.LittleEndian.AppendUint32(b, to)
+	b = binary.LittleEndian.AppendUint64(b, fromOff)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(text)))
+	b = append(b, 0, 0, 0, 0)
+	b = append(b, text...)
+	binary.LittleEndian.PutUint32(b[start+18:], crc32Update(crc(b[start:start+18]), b[start+anchorHeader:]))
+	return b
+}
+
+// eachAnchor calls fn for each record of the anchors file.
+func eachAnchor(data []byte, fn func(from, to uint32, fromOff uint64, text []byte) error) error {
+	for off := 0; off < len(data); {
+		if off+anchorHeader > len(data) {
+			return corrupt("anchors: truncated record at %d", off)
+		}
+		h := data[off:]
+		from, to, fromOff := binary.LittleEndian.Uint32(h), binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint64(h[8:])
+		n := int(binary.LittleEndian.Uint16(h[16:]))
+		if off+anchorHeader+n > len(data) {
+			return corrupt("anchors: truncated record at %d", off)
+		}
+		text := h[anchorHeader : anchorHeader+n]
+		if crc32Update(crc(h[:18]), text) != binary.LittleEndian.Uint32(h[18:]) {
+			return corrupt("anchors: checksum mismatch at %d", off)
+		}
+		if err := fn(from, to, fromOff, text); err != nil {
+			return err
+		}
+		off += anchorHeader + n
+	}
+	return nil
+}
+
+// resolveAnchors is the URL resolver: it turns the batch's link targets
+// into docIDs (new URLs get new docIDs, sorted by checksum and merged into
+// the URL file in one pass) and appends the anchors file.
+func (b *Builder) resolveAnchors() error {
+	type target struct {
+		sum uint64
+		url string
+	}
+	seen := map[string]struct{}{}
+	var targets []target
+	for _, a := range b.pending {
+		if _, ok := seen[a.url]; !ok {
+			seen[a.url] = struct{}{}
+			targets = append(targets, target{urlSum(a.url), a.url})
+		}
+	}
+	slices.SortFunc(targets, func(x, y target) int {
+		if x.sum != y.sum {
+			if x.sum < y.sum {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.url, y.url)
+	})
+	ids := make(map[string]uint32, len(targets))
+	for _, t := range targets {
+		d, _, err := b.docOf(t.url, StatusLinked)
+		if err != nil {
+			return err
+		}
+		ids[t.url] = d
+	}
+	for _, a := range b.pending {
+		b.recbuf = appendAnchor(b.recbuf[:0], a.from, ids[a.url], a.fromOff, a.text)
+		if _, err := b.anchorsF.Write(b.recbuf); err != nil {
+			return err
+		}
+	}
+	b.Stats.Anchors = len(b.pending)
+	b.pending = nil
+	return b.anchorsF.w.Flush()
+}
+
+// Commit resolves the batch's anchors, re-indexes the documents whose
+// anchor text changed, sorts the forward barrels into the inverted ones,
+// ranks the documents and commits the new generation.
+func (b *Builder) Commit() error {
+	if b.done {
+		return errors.New("barrel: Commit twice")
+	}
+	b.done = true
+	if err := b.resolveAnchors(); err != nil {
+		return err
+	}
+	n := uint32(len(b.docs))
+	b.inBatch = b.inBatch.grow(n)
+
+	anchorData, err := readPrefix(filepath.Join(b.dir, anchorsName), b.anchorsF.off)
+	if err != nil {
+		return err
+	}
+	// Dirty documents: those of the batch, the targets of its anchors and
+	// of the dead anchors of the pages it replaced. Their postings are
+	// rebuilt whole.
+	dirty := newBitset(n)
+	copy(dirty, b.inBatch)
+	var edges [][2]uint32
+	err = eachAnchor(anchorData, func(from, to uint32, fromOff uint64, text []byte) error {
+		if from >= n || to >= n {
+			return corrupt("anchors: docID out of range")
+		}
+		if b.inBatch.has(from) {
+			dirty.set(to)
+		}
+		if b.docs[from].RepoOff == fromOff {
+			edges = append(edges, [2]uint32{from, to})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Own hits of dirty pages outside the batch come from the repository.
+	repoR, err := os.Open(filepath.Join(b.dir, repoName))
+	if err != nil {
+		return err
+	}
+	defer repoR.Close()
+	if err := b.repo.w.Flush(); err != nil {
+		return err
+	}
+	for d := uint32(0); d < n; d++ {
+		if !dirty.has(d) || b.inBatch.has(d) || b.docs[d].Status != StatusFetched {
+			continue
+		}
+		if err := b.reindex(repoR, d); err != nil {
+			return err
+		}
+	}
+	// Anchor text as hits of the page it points to.
+	perDoc := map[uint32][]uint64{}
+	var ahits []hit.Hit
+	err = eachAnchor(anchorData, func(from, to uint32, fromOff uint64, text []byte) error {
+		if !dirty.has(to) || b.docs[from].RepoOff != fromOff {
+			return nil
+		}
+		pos := 0
+		var aerr error
+		htmldoc.Tokenize(text, func(_, _ int, key []byte, capital bool) {
+			id, isNew, err := b.lex.Add(key)
+			if err != nil {
+				aerr = err
+				return
+			}
+			if isNew {
+				b.newWords++
+			}
+			perDoc[to] = append(perDoc[to], uint64(id)<<32|uint64(len(ahits)))
+			ahits = append(ahits, hit.AnchorHit(capital, pos, from))
+			pos++
+		})
+		return aerr
+	})
+	if err != nil {
+		return err
+	}
+	targets := make([]uint32, 0, len(perDoc))
+	for d := range perDoc {
+		targets = append(targets, d)
+	}
+	slices.Sort(targets)
+	for _, d := range targets {
+		b.keys = b.keys[:0]
+		b.hits = b.hits[:0]
+		for _, k := range perDoc[d] {
+			b.keys = append(b.keys, k&^0xffffffff|uint64(len(b.hits)))
+			b.hits = append(b.hits, ahits[uint32(k)])
+		}
+		if err := b.flushHits(d); err != nil {
+			return err
+		}
+	}
+	if err := b.fwd.flush(); err != nil {
+		return err
+	}
+	return b.commitFiles(dirty, edges)
+}
+
+func crc32Update(h uint32, p []byte) uint32 { return crc32.Update(h, castagnoli, p) }
+
+func readPrefix(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, corrupt("%s: %v", filepath.Base(path), err)
+	}
+	return buf, nil
+}
+
+// reindex re-parses document d from the repository.
+func (b *Builder) reindex(repoR *os.File, d uint32) error {
+	rec, err := readRepoAt(repoR, int64(b.docs[d].RepoOff), b.repo.off)
+	if err != nil {
+		return err
+	}
+	if rec.Doc != d {
+		return corrupt("repository record at %d is doc %d, docindex says %d", rec.Offset, rec.Doc, d)
+	}
+	body, err := inflate(rec.Zlib)
+	if err != nil {
+		return err
+	}
+	base, _ := url.Parse(rec.URL)
+	b.page.Parse(body, base)
+	return b.indexPage(d, rec.URL, &b.page)
+}
+
+func inflate(z []byte) ([]byte, error) {
+	r, err := zlib.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, corrupt("repository: %v", err)
+	}
+	body, err := io.ReadAll(io.LimitReader(r, maxRepoDoc))
+	if err != nil {
+		return nil, corrupt("repository: %v", err)
+	}
+	return body, nil
+}

@@ -1,0 +1,418 @@
+// Package htmldoc turns an HTML page into what the barrel indexer needs: the
+// words of its text with their relative font size and capitalisation, its
+// title and meta words, and its links with their anchor text. It parses with
+// golang.org/x/net/html's tokenizer, which survives the broken markup of the
+// web (unclosed tags, stray bytes, deep nesting) without building a tree.
+package htmldoc
+
+import (
+	"bytes"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// MaxWordLen is the longest word kept, in bytes; longer tokens are cut.
+const MaxWordLen = 48
+
+// Font sizes, relative to the document's normal text (the 3-bit field of a
+// plain hit): 0 small, 1 normal, 2 bold or h5/h6, up to 6 for h1.
+const (
+	FontSmall  = 0
+	FontNormal = 1
+	FontBold   = 2
+)
+
+// Word is one word of the text: Start and End are its bytes in Doc.Text;
+// Doc.Key returns its lower-cased form.
+type Word struct {
+	Start, End int32
+	key0, key1 int32
+	Font       uint8
+	Capital    bool
+}
+
+// Link is an outgoing link with its anchor text.
+type Link struct {
+	URL  string
+	Text string
+}
+
+// Doc is a parsed page.
+type Doc struct {
+	Title string
+	Text  []byte // visible body text, runs separated by spaces
+	Words []Word // body words in order
+	Meta  string // meta description and keywords
+	Links []Link
+
+	keys []byte
+}
+
+// Reset empties d for reuse, keeping its buffers.
+func (d *Doc) Reset() {
+	d.Title, d.Meta = "", ""
+	d.Text = d.Text[:0]
+	d.Words = d.Words[:0]
+	d.Links = d.Links[:0]
+	d.keys = d.keys[:0]
+}
+
+type fontTag struct {
+	a    atom.Atom
+	font uint8
+}
+
+const maxStack = 256
+
+// Parse parses page, fetched from base (used to resolve links; may be nil),
+// into d. It never fails: whatever is not HTML is read as text.
+func (d *Doc) Parse(page []byte, base *url.URL) {
+	d.Reset()
+	z := html.NewTokenizer(bytes.NewReader(page))
+	z.SetMaxBuf(0)
+	var (
+		stack    []fontTag
+		font     uint8     = FontNormal
+		skip     atom.Atom // inside script/style/...
+		inTitle  bool
+		title    strings.Builder
+		meta     strings.Builder
+		inAnchor = -1 // index in d.Links of the open anchor
+		anchor   strings.Builder
+		sawBase  bool
+	)
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			if inAnchor >= 0 {
+				d.Links[inAnchor].Text = clip(anchor.String(), 200)
+			}
+			d.Title = clip(collapse(title.String()), 500)
+			d.Meta = clip(meta.String(), 2000)
+			return
+		case html.TextToken:
+			if skip != 0 {
+				continue
+			}
+			t := z.Text()
+			if inTitle {
+				title.Write(t)
+				continue
+			}
+			if inAnchor >= 0 && anchor.Len() < 400 {
+				anchor.Write(t)
+				anchor.WriteByte(' ')
+			}
+			d.addText(t, font)
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, hasAttr := z.TagName()
+			a := atom.Lookup(name)
+			switch a {
+			case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math, atom.Textarea, atom.Select:
+				if tt == html.StartTagToken && skip == 0 {
+					skip = a
+				}
+				continue
+			case atom.Title:
+				inTitle = tt == html.StartTagToken && title.Len() == 0
+				continue
+			case atom.Meta:
+				if hasAttr {
+					d.meta(z, &meta)
+				}
+				continue
+			case atom.Base:
+				if hasAttr && !sawBase {
+					if h := attr(z, "href"); h != "" {
+						if u, err := resolve(base, h); err == nil {
+							base, sawBase = u, true
+						}
+					}
+				}
+				continue
+			case atom.A:
+				if inAnchor >= 0 { // an unclosed anchor ends at the next
+					d.Links[inAnchor].Text = clip(anchor.String(), 200)
+					inAnchor = -1
+				}
+				if hasAttr && tt == html.StartTagToken {
+					if h := attr(z, "href"); h != "" {
+						if u, ok := linkURL(base, h); ok {
+							d.Links = append(d.Links, Link{URL: u})
+							inAnchor = len(d.Links) - 1
+							anchor.Reset()
+						}
+					}
+				}
+				continue
+			case atom.Img:
+				if hasAttr && inAnchor >= 0 && anchor.Len() < 400 {
+					alt := attr(z, "alt")
+					anchor.WriteString(alt)
+					anchor.WriteByte(' ')
+				}
+				continue
+			}
+			if tt == html.SelfClosingTagToken {
+				continue
+			}
+			if f, ok := fontOf(z, a, hasAttr, font); ok && len(stack) < maxStack {
+				stack = append(stack, fontTag{a, font})
+				font = f
+			}
+			if isBlock(a) {
+				d.Text = append(d.Text, ' ')
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			switch {
+			case skip != 0:
+				if a == skip {
+					skip = 0
+				}
+				continue
+			case a == atom.Title:
+				inTitle = false
+				continue
+			case a == atom.A:
+				if inAnchor >= 0 {
+					d.Links[inAnchor].Text = clip(collapse(anchor.String()), 200)
+					inAnchor = -1
+				}
+				continue
+			}
+			for i := len(stack) - 1; i >= 0; i-- {
+				if stack[i].a == a {
+					font = stack[i].font
+					stack = stack[:i]
+					break
+				}
+			}
+			if isBlock(a) {
+				d.Text = append(d.Text, ' ')
+			}
+		}
+	}
+}
+
+func (d *Doc) meta(z *html.Tokenizer, meta *strings.Builder) {
+	var name, content string
+	for {
+		k, v, more := z.TagAttr()
+		switch string(k) {
+		case "name", "property":
+			name = strings.ToLower(string(v))
+		case "content":
+			content = string(v)
+		}
+		if !more {
+			break
+		}
+	}
+	switch name {
+	case "description", "keywords", "og:description":
+		if meta.Len() < 2000 {
+			meta.WriteString(content)
+			meta.WriteByte(' ')
+		}
+	}
+}
+
+func attr(z *html.Tokenizer, want string) string {
+	for {
+		k, v, more := z.TagAttr()
+		if string(k) == want {
+			return strings.TrimSpace(string(v))
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// fontOf returns the font size inside the element a that starts now.
+func fontOf(z *html.Tokenizer, a atom.Atom, hasAttr bool, cur uint8) (uint8, bool) {
+	switch a {
+	case atom.H1:
+		return 6, true
+	case atom.H2:
+		return 5, true
+	case atom.H3:
+		return 4, true
+	case atom.H4:
+		return 3, true
+	case atom.H5, atom.H6:
+		return 2, true
+	case atom.B, atom.Strong, atom.Th, atom.Dt:
+		return max(cur, FontBold), true
+	case atom.Big:
+		return min(cur+1, 6), true
+	case atom.Small, atom.Sub, atom.Sup:
+		return FontSmall, true
+	case atom.Font:
+		if !hasAttr {
+			return cur, true
+		}
+		s := attr(z, "size")
+		if s == "" {
+			return cur, true
+		}
+		var f int
+		if s[0] == '+' || s[0] == '-' {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return cur, true
+			}
+			f = int(cur) + n
+		} else {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return cur, true
+			}
+			f = n - 2 // size 3 is normal text
+		}
+		return uint8(min(max(f, 0), 6)), true
+	}
+	return 0, false
+}
+
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Div, atom.Br, atom.Li, atom.Td, atom.Th, atom.Tr, atom.H1, atom.H2, atom.H3,
+		atom.H4, atom.H5, atom.H6, atom.Section, atom.Article, atom.Header, atom.Footer, atom.Nav,
+		atom.Dt, atom.Dd, atom.Pre, atom.Blockquote, atom.Table, atom.Ul, atom.Ol, atom.Dl:
+		return true
+	}
+	return false
+}
+
+// addText appends text to d.Text and its words to d.Words.
+func (d *Doc) addText(t []byte, font uint8) {
+	off := len(d.Text)
+	d.Text = append(d.Text, t...)
+	Tokenize(d.Text[off:], func(start, end int, key []byte, capital bool) {
+		k0 := len(d.keys)
+		d.keys = append(d.keys, key...)
+		d.Words = append(d.Words, Word{
+			Start: int32(off + start), End: int32(off + end),
+			key0: int32(k0), key1: int32(len(d.keys)), Font: font, Capital: capital,
+		})
+	})
+}
+
+// Key returns the lower-cased form of w, a word of d.
+func (d *Doc) Key(w *Word) []byte { return d.keys[w.key0:w.key1:w.key1] }
+
+// Tokenize calls fn for each word of text: its byte range, its lower-cased
+// key (valid only during the call) and whether it starts with a capital.
+// Words are runs of letters and digits; marks inside words are kept.
+func Tokenize(text []byte, fn func(start, end int, key []byte, capital bool)) {
+	var buf [MaxWordLen + utf8.UTFMax]byte
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if !isASCIIWord(c) {
+				i++
+				continue
+			}
+		} else if r, n := utf8.DecodeRune(text[i:]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			i += n
+			continue
+		}
+		start := i
+		key := buf[:0]
+		capital := false
+		for i < len(text) {
+			c := text[i]
+			if c < utf8.RuneSelf {
+				if !isASCIIWord(c) {
+					break
+				}
+				if 'A' <= c && c <= 'Z' {
+					if i == start {
+						capital = true
+					}
+					c += 'a' - 'A'
+				}
+				if len(key) < MaxWordLen {
+					key = append(key, c)
+				}
+				i++
+				continue
+			}
+			r, n := utf8.DecodeRune(text[i:])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) {
+				break
+			}
+			if i == start && unicode.IsUpper(r) {
+				capital = true
+			}
+			if len(key) < MaxWordLen {
+				key = utf8.AppendRune(key, unicode.ToLower(r))
+			}
+			i += n
+		}
+		fn(start, i, key, capital)
+	}
+}
+
+func isASCIIWord(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// Words returns the lower-cased words of s.
+func Words(s string) []string {
+	var out []string
+	Tokenize([]byte(s), func(_, _ int, key []byte, _ bool) { out = append(out, string(key)) })
+	return out
+}
+
+// URLWords returns the words of a URL's host and path, the text of its URL
+// hits.
+func URLWords(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	return u
+}
+
+func linkURL(base *url.URL, href string) (string, bool) {
+	u, err := resolve(base, href)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", false
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), true
+}
+
+func resolve(base *url.URL, href string) (*url.URL, error) {
+	u, err := url.Parse(href)
+	if err != nil {
+		return nil, err
+	}
+	if base != nil {
+		u = base.ResolveReference(u)
+	}
+	return u, nil
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

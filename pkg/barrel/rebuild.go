@@ -1,0 +1,75 @@
+package barrel
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+)
+
+// Rebuild rebuilds every structure of the index in dir from its repository
+// alone (section 4.2.2): the latest record of each docID is re-indexed, in
+// repository order, into a new index beside dir, which then replaces it.
+// The repository is compacted on the way (superseded versions dropped);
+// docIDs are renumbered.
+func Rebuild(ctx context.Context, dir string, opts Options) (*Stats, error) {
+	m, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	repo := filepath.Join(dir, repoName)
+	latest := map[uint32]int64{}
+	if err := scanRepo(repo, m.Repository, func(r *RepoRecord) error {
+		latest[r.Doc] = r.Offset
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	tmp := dir + ".rebuild"
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, err
+	}
+	b, err := NewBuilder(tmp, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	err = scanRepo(repo, m.Repository, func(r *RepoRecord) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if latest[r.Doc] != r.Offset {
+			return nil
+		}
+		body, err := inflate(r.Zlib)
+		if err != nil {
+			return fmt.Errorf("doc %d: %w", r.Doc, err)
+		}
+		if _, err := url.Parse(r.URL); err != nil {
+			return corrupt("repository record at %d: bad URL", r.Offset)
+		}
+		return b.Add(r.URL, body)
+	})
+	if err == nil {
+		err = b.Commit()
+	}
+	if err != nil {
+		b.Close()
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	b.Close()
+	os.Remove(filepath.Join(tmp, "LOCK"))
+	old := dir + ".old"
+	os.RemoveAll(old)
+	if err := os.Rename(dir, old); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.Rename(old, dir)
+		return nil, err
+	}
+	syncDir(filepath.Dir(dir))
+	return &b.Stats, os.RemoveAll(old)
+}

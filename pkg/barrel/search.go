@@ -1,0 +1,567 @@
+package barrel
+
+import (
+	"bytes"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/hit"
+	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
+	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
+)
+
+// Hit types for weighting: plain hits by font size 0-6, then the fancy
+// types. The paper's "type-weights" are indexed by these.
+const (
+	TypeURL    = 7
+	TypeTitle  = 8
+	TypeAnchor = 9
+	TypeMeta   = 10
+	numTypes   = 11
+)
+
+// TypeNames names the weight types, for --explain.
+var TypeNames = [numTypes]string{"small", "plain", "bold", "h4", "h3", "h2", "h1", "url", "title", "anchor", "meta"}
+
+// Weights are the ranking parameters of section 4.5.1.
+type Weights struct {
+	Type      [numTypes]float64 // type-weights
+	Prox      [10]float64       // proximity bin weights (0 = phrase, 9 = not near)
+	CountCap  float64           // count-weights rise linearly then taper to this
+	ProxScale float64           // weight of the proximity part for multi-word queries
+	Rank      float64           // weight of log2(1 + PageRank * N)
+	// TitleMatch weighs how exactly the query is the page's title: the
+	// share of query words in the title times the share of the title's
+	// words in the query (our addition to the paper's weights).
+	TitleMatch float64
+}
+
+// DefaultWeights are the weights barrel ships with.
+var DefaultWeights = Weights{
+	Type:      [numTypes]float64{1, 1.5, 2.5, 3, 3.5, 4, 4.5, 6, 16, 5, 3},
+	Prox:      [10]float64{1, 0.7, 0.5, 0.4, 0.3, 0.22, 0.16, 0.1, 0.05, 0},
+	CountCap:  2,
+	ProxScale: 1,
+	Rank:      2,
+
+	TitleMatch: 150,
+}
+
+// typeOf maps a hit to its weight type.
+func typeOf(h hit.Hit) int {
+	switch h.Type() {
+	case -1:
+		return h.Font()
+	case hit.URL:
+		return TypeURL
+	case hit.Title:
+		return TypeTitle
+	case hit.Anchor:
+		return TypeAnchor
+	default:
+		return TypeMeta
+	}
+}
+
+// countWeight rises linearly with the count and tapers off at cap, so no
+// single factor has too much influence.
+func countWeight(c int, cap float64) float64 { return countWeightF(float64(c), cap) }
+
+func countWeightF(c, cap float64) float64 {
+	if c == 0 {
+		return 0
+	}
+	return cap * (1 - math.Exp(-c/cap))
+}
+
+// proxBin puts the distance between two hits in one of 10 bins, from a
+// phrase match (0) to "not even close" (9).
+func proxBin(d int) int {
+	switch {
+	case d == 1:
+		return 0
+	case d == -1 || d == 2:
+		return 1
+	}
+	if d < 0 {
+		d = -d
+	}
+	switch {
+	case d <= 3:
+		return 2
+	case d <= 5:
+		return 3
+	case d <= 8:
+		return 4
+	case d <= 13:
+		return 5
+	case d <= 21:
+		return 6
+	case d <= 40:
+		return 7
+	case d <= 100:
+		return 8
+	}
+	return 9
+}
+
+// MaxMatches is where the searcher stops scanning (section 4.5).
+const MaxMatches = 40000
+
+// SearchOptions tune a search.
+type SearchOptions struct {
+	N          int      // results wanted (default 10)
+	Explain    bool     // attach the score's parts
+	NoSnippets bool     // skip snippets (they read the repository)
+	Weights    *Weights // default DefaultWeights
+	MaxMatches int      // default MaxMatches
+}
+
+// Result is one ranked hit.
+type Result struct {
+	Doc     uint32
+	URL     string
+	Title   string
+	Score   float64
+	Snippet string
+	Explain *Explain
+}
+
+// Explain is the score of one result in parts, as the paper's debug mode
+// showed them.
+type Explain struct {
+	Barrels    string                    `json:"barrels"`
+	Counts     map[string]map[string]int `json:"counts"`              // word -> type -> hits
+	Prox       map[string][10]float64    `json:"proximity,omitempty"` // type -> hits per proximity bin
+	IRSingle   float64                   `json:"ir_single"`
+	IRProx     float64                   `json:"ir_proximity"`
+	TitleMatch float64                   `json:"title_match"`
+	IR         float64                   `json:"ir"`
+	Rank       float64                   `json:"pagerank"`
+	RankPart   float64                   `json:"rank_part"`
+}
+
+// Response is the answer to a query.
+type Response struct {
+	Results []Result
+	Matches int    // documents matching all words in the barrels used
+	Barrels string // "short" or "full"
+	Stopped bool   // the scan stopped at MaxMatches
+	Unknown []string
+}
+
+type cursor struct {
+	it postingIter
+	ok bool
+}
+
+type scored struct {
+	doc   uint32
+	score float64
+}
+
+// Search evaluates query as in Figure 4 of the paper: the words become
+// wordIDs; the doclists of the short barrels are scanned first for
+// documents holding every word, each scored; when they give fewer than N
+// matches the full barrels are scanned; the scan stops after MaxMatches
+// documents; the best N are returned.
+func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
+	if opt.N <= 0 {
+		opt.N = 10
+	}
+	if opt.Weights == nil {
+		opt.Weights = &DefaultWeights
+	}
+	if opt.MaxMatches <= 0 {
+		opt.MaxMatches = MaxMatches
+	}
+	resp := &Response{}
+	q := &parsedQuery{}
+	for _, w := range htmldoc.Words(query) {
+		if i := slices.Index(q.keys, w); i >= 0 {
+			q.seq = append(q.seq, i)
+			q.count[i]++
+			continue
+		}
+		id, ok := idx.lex.Lookup([]byte(w))
+		if !ok {
+			if !slices.Contains(resp.Unknown, w) {
+				resp.Unknown = append(resp.Unknown, w)
+			}
+			continue
+		}
+		q.seq = append(q.seq, len(q.keys))
+		q.ids = append(q.ids, id)
+		q.keys = append(q.keys, w)
+		q.count = append(q.count, 1)
+	}
+	if len(q.ids) == 0 || len(resp.Unknown) > 0 {
+		return resp, nil
+	}
+	// Word weights: rare words count more (ln(1 + N/df) over the full
+	// barrels), so words on every page (a site's name) do not decide.
+	q.idf = make([]float64, len(q.ids))
+	for i, id := range q.ids {
+		_, df, err := idx.list(id, false)
+		if err != nil {
+			return nil, err
+		}
+		q.idf[i] = math.Log(1 + float64(max(1, idx.m.Fetched))/float64(max(1, df)))
+	}
+	var top []scored
+	var err error
+	for _, short := range []bool{true, false} {
+		top, resp.Matches, resp.Stopped, err = idx.scan(q, short, opt)
+		if err != nil {
+			return nil, err
+		}
+		resp.Barrels = map[bool]string{true: "short", false: "full"}[short]
+		if resp.Matches >= opt.N {
+			break
+		}
+	}
+	for _, s := range top {
+		r := Result{Doc: s.doc, Score: s.score}
+		if r.URL, r.Title, err = idx.Info(s.doc); err != nil {
+			return nil, err
+		}
+		if opt.Explain {
+			lists, err := idx.docLists(q.ids, s.doc, resp.Barrels == "short")
+			if err != nil {
+				return nil, err
+			}
+			ex := &Explain{Barrels: resp.Barrels}
+			idx.score(s.doc, lists, q, opt.Weights, ex)
+			r.Explain = ex
+		}
+		if !opt.NoSnippets {
+			if r.Snippet, err = idx.Snippet(s.doc, q.keys); err != nil {
+				return nil, err
+			}
+		}
+		resp.Results = append(resp.Results, r)
+	}
+	return resp, nil
+}
+
+func (idx *Index) list(id uint32, short bool) ([]byte, uint32, error) {
+	bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
+	s, f, err := idx.barrel(bb)
+	if err != nil {
+		return nil, 0, err
+	}
+	if short {
+		return s[idx.ptrs.shortOff[bb][rel]:idx.ptrs.shortOff[bb][rel+1]], idx.ptrs.shortN[bb][rel], nil
+	}
+	return f[idx.ptrs.fullOff[bb][rel]:idx.ptrs.fullOff[bb][rel+1]], idx.ptrs.fullN[bb][rel], nil
+}
+
+// scan intersects the doclists of ids and keeps the best opt.N.
+// parsedQuery is a query's distinct known words, their weights, and the
+// sequence of the query's words as indexes into them.
+type parsedQuery struct {
+	keys  []string
+	ids   []uint32
+	idf   []float64
+	count []int // occurrences in the query
+	seq   []int
+}
+
+func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored, int, bool, error) {
+	ids := q.ids
+	cs := make([]cursor, len(ids))
+	order := make([]int, len(ids)) // rarest list first
+	ns := make([]uint32, len(ids))
+	for i, id := range ids {
+		data, n, err := idx.list(id, short)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		if n == 0 {
+			return nil, 0, false, nil
+		}
+		cs[i].it = newPostingIter(data)
+		cs[i].ok = cs[i].it.next()
+		if cs[i].it.err != nil {
+			return nil, 0, false, cs[i].it.err
+		}
+		ns[i], order[i] = n, i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpU32(ns[a], ns[b]) })
+	lists := make([][]byte, len(ids))
+	var top []scored
+	matches := 0
+	lead := &cs[order[0]]
+	for lead.ok && matches < opt.MaxMatches {
+		target := lead.it.doc
+		all := true
+		for _, i := range order[1:] {
+			c := &cs[i]
+			for c.ok && c.it.doc < target {
+				c.ok = c.it.next()
+			}
+			if !c.ok {
+				all = false
+				lead.ok = false
+				break
+			}
+			if c.it.doc > target {
+				all = false
+				for lead.ok && lead.it.doc < c.it.doc {
+					lead.ok = lead.it.next()
+				}
+				break
+			}
+		}
+		if !all {
+			continue
+		}
+		for i := range cs {
+			lists[i] = cs[i].it.hits
+		}
+		matches++
+		s := idx.score(target, lists, q, opt.Weights, nil)
+		top = keepTop(top, scored{target, s}, opt.N)
+		lead.ok = lead.it.next()
+	}
+	for i := range cs {
+		if cs[i].it.err != nil {
+			return nil, 0, false, cs[i].it.err
+		}
+	}
+	return top, matches, matches >= opt.MaxMatches, nil
+}
+
+// keepTop inserts s into top (best first, ties by docID) keeping n.
+func keepTop(top []scored, s scored, n int) []scored {
+	better := func(a, b scored) bool { return a.score > b.score || a.score == b.score && a.doc < b.doc }
+	if len(top) == n && !better(s, top[n-1]) {
+		return top
+	}
+	i := len(top)
+	for i > 0 && better(s, top[i-1]) {
+		i--
+	}
+	if len(top) < n {
+		top = append(top, scored{})
+	}
+	copy(top[i+1:], top[i:len(top)-1])
+	top[i] = s
+	return top
+}
+
+// docLists returns the hit lists of doc for each word.
+func (idx *Index) docLists(ids []uint32, doc uint32, short bool) ([][]byte, error) {
+	out := make([][]byte, len(ids))
+	for i, id := range ids {
+		data, _, err := idx.list(id, short)
+		if err != nil {
+			return nil, err
+		}
+		it := newPostingIter(data)
+		for it.next() {
+			if it.doc == doc {
+				out[i] = it.hits
+				break
+			}
+		}
+		if it.err != nil {
+			return nil, it.err
+		}
+	}
+	return out, nil
+}
+
+const proxHits = 64 // hits per word looked at for proximity
+
+// score is the ranking function of section 4.5.1: for each word the hits
+// are counted by type, counts become tapering count-weights, and their dot
+// product with the type-weights is the IR score; for several words, pairs of
+// neighbouring query words are also counted by type and proximity bin and
+// dotted with the type-prox-weights. The IR score is combined with PageRank.
+func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain) float64 {
+	keys, idf := q.keys, q.idf
+	var counts [numTypes]int
+	ir1 := 0.0
+	if ex != nil {
+		ex.Counts = map[string]map[string]int{}
+	}
+	for i, l := range lists {
+		counts = [numTypes]int{}
+		part := 0.0
+		for j := range len(l) / 2 {
+			counts[typeOf(hit.At(l, j))]++
+		}
+		for t, c := range counts {
+			part += w.Type[t] * countWeight(c, w.CountCap)
+			if ex != nil && c > 0 {
+				if ex.Counts[keys[i]] == nil {
+					ex.Counts[keys[i]] = map[string]int{}
+				}
+				ex.Counts[keys[i]][TypeNames[t]] = c
+			}
+		}
+		ir1 += part * idf[i]
+	}
+	ir2 := 0.0
+	if len(q.seq) > 1 {
+		var prox [numTypes][10]float64
+		for s := 0; s+1 < len(q.seq); s++ {
+			i, k := q.seq[s], q.seq[s+1]
+			if i == k {
+				continue
+			}
+			pairW := (idf[i] + idf[k]) / 2
+			a, b := lists[i], lists[k]
+			na, nb := min(len(a)/2, proxHits), min(len(b)/2, proxHits)
+			for j := range na {
+				ha := hit.At(a, j)
+				best := 1 << 20
+				for k := range nb {
+					hb := hit.At(b, k)
+					if hb.Class() != ha.Class() {
+						continue
+					}
+					d := hb.Pos() - ha.Pos()
+					if abs(d-1) < abs(best-1) {
+						best = d
+					}
+				}
+				prox[typeOf(ha)][proxBin(best)] += pairW
+			}
+		}
+		for t := range prox {
+			for bin, c := range prox[t] {
+				ir2 += w.Type[t] * w.Prox[bin] * countWeightF(c, w.CountCap)
+			}
+			if ex != nil && prox[t] != [10]float64{} {
+				if ex.Prox == nil {
+					ex.Prox = map[string][10]float64{}
+				}
+				ex.Prox[TypeNames[t]] = prox[t]
+			}
+		}
+		ir2 *= w.ProxScale
+	}
+	// Title match: the idf-weighted share of query words in the title
+	// times the share of title words (with repeats) the query holds.
+	inTitle, qw, tw := 0, 0.0, 0.0
+	for i, l := range lists {
+		qw += idf[i]
+		n := 0
+		for j := range len(l) / 2 {
+			if hit.At(l, j).Type() == hit.Title {
+				n++
+			}
+		}
+		if n > 0 {
+			tw += idf[i]
+			inTitle += min(n, q.count[i])
+		}
+	}
+	tm := 0.0
+	if inTitle > 0 && qw > 0 {
+		words := max(int(idx.docs[doc].TitleWords), inTitle)
+		tm = w.TitleMatch * tw / qw * float64(inTitle) / float64(words)
+	}
+	pr := float64(idx.docs[doc].Rank) * float64(len(idx.docs))
+	rankPart := w.Rank * math.Log2(1+pr)
+	if ex != nil {
+		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.IR = ir1, ir2, tm, ir1+ir2+tm
+		ex.Rank, ex.RankPart = float64(idx.docs[doc].Rank), rankPart
+	}
+	return ir1 + ir2 + tm + rankPart
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// SnippetWords is the length of a snippet in words.
+const SnippetWords = 30
+
+// Snippet returns a passage of doc's text around the query words, with the
+// words marked <b>like this</b>.
+func (idx *Index) Snippet(doc uint32, keys []string) (string, error) {
+	u, body, err := idx.Page(doc)
+	if err == ErrNotFetched {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var d htmldoc.Doc
+	base, _ := url.Parse(u)
+	d.Parse(body, base)
+	if len(d.Words) == 0 {
+		return "", nil
+	}
+	want := func(i int) bool { return slices.Contains(keys, string(d.Key(&d.Words[i]))) }
+	// The window of SnippetWords words with the most distinct query words.
+	bestStart, bestN := 0, -1
+	for i := range d.Words {
+		if !want(i) {
+			continue
+		}
+		start := max(0, i-4)
+		seen := map[string]bool{}
+		for j := start; j < min(len(d.Words), start+SnippetWords); j++ {
+			if want(j) {
+				seen[string(d.Key(&d.Words[j]))] = true
+			}
+		}
+		if len(seen) > bestN {
+			bestStart, bestN = start, len(seen)
+		}
+		if bestN == len(keys) {
+			break
+		}
+	}
+	end := min(len(d.Words), bestStart+SnippetWords)
+	var sb bytes.Buffer
+	if bestStart > 0 {
+		sb.WriteString("... ")
+	}
+	prev := d.Words[bestStart].Start
+	for j := bestStart; j < end; j++ {
+		w := &d.Words[j]
+		sb.Write(collapseSpace(d.Text[prev:w.Start]))
+		if want(j) {
+			sb.WriteString("<b>")
+			sb.Write(d.Text[w.Start:w.End])
+			sb.WriteString("</b>")
+		} else {
+			sb.Write(d.Text[w.Start:w.End])
+		}
+		prev = w.End
+	}
+	if end < len(d.Words) {
+		sb.WriteString(" ...")
+	}
+	return strings.ToValidUTF8(sb.String(), ""), nil
+}
+
+func collapseSpace(b []byte) []byte {
+	f := bytes.Fields(b)
+	if len(f) == 0 {
+		if len(b) > 0 {
+			return []byte(" ")
+		}
+		return nil
+	}
+	out := bytes.Join(f, []byte(" "))
+	if isSpace(b[0]) {
+		out = append([]byte(" "), out...)
+	}
+	if isSpace(b[len(b)-1]) {
+		out = append(out, ' ')
+	}
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }

@@ -1,0 +1,355 @@
+package barrel
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// ErrCorrupt is wrapped by every error about a damaged index.
+var ErrCorrupt = errors.New("index corrupt")
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// FileSum is the size and CRC-32C of a generation file.
+type FileSum struct {
+	Size int64  `json:"size"`
+	CRC  uint32 `json:"crc32c"`
+}
+
+// Manifest is the commit point of an index: the files of the current
+// generation with their checksums and the committed lengths of the
+// append-only files. It is replaced by write-beside, fsync and rename, so a
+// build that dies leaves the previous generation intact.
+type Manifest struct {
+	Format     int                `json:"format"`
+	Generation int                `json:"generation"`
+	Docs       uint32             `json:"docs"`    // docIDs assigned
+	Fetched    uint32             `json:"fetched"` // documents in the repository
+	Batches    int                `json:"batches"`
+	Repository int64              `json:"repository_bytes"`
+	DocInfo    int64              `json:"docinfo_bytes"`
+	Anchors    int64              `json:"anchors_bytes"`
+	RankSource string             `json:"rank_source"`
+	Files      map[string]FileSum `json:"files"`
+}
+
+const (
+	manifestName = "MANIFEST"
+	repoName     = "repository"
+	docInfoName  = "docinfo"
+	anchorsName  = "anchors"
+	formatNumber = 1
+)
+
+func genName(name string, gen int) string { return name + "." + strconv.Itoa(gen) }
+
+func readManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			if _, derr := os.Stat(dir); derr != nil {
+				return nil, fmt.Errorf("no index at %s: %w", dir, derr)
+			}
+			return nil, fmt.Errorf("no index at %s (no %s; run barrel build first)", dir, manifestName)
+		}
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, corrupt("%s: %v", manifestName, err)
+	}
+	if m.Format != formatNumber {
+		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d", dir, m.Format, formatNumber)
+	}
+	return &m, nil
+}
+
+func writeManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, manifestName+".tmp")
+	if err := writeFileSync(tmp, append(b, '\n')); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, manifestName)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func writeFileSync(name string, b []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// genWriter writes a new generation file, counting and checksumming it.
+type genWriter struct {
+	f   *os.File
+	w   *bufio.Writer
+	h   hash.Hash32
+	n   int64
+	err error
+}
+
+func createGen(path string) (*genWriter, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &genWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), h: crc32.New(castagnoli)}, nil
+}
+
+func (g *genWriter) Write(b []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	g.h.Write(b)
+	n, err := g.w.Write(b)
+	g.n += int64(n)
+	g.err = err
+	return n, err
+}
+
+// finish flushes, fsyncs and closes the file and returns its checksum.
+func (g *genWriter) finish() (FileSum, error) {
+	err := g.err
+	if err == nil {
+		err = g.w.Flush()
+	}
+	if err == nil {
+		err = g.f.Sync()
+	}
+	if cerr := g.f.Close(); err == nil {
+		err = cerr
+	}
+	return FileSum{Size: g.n, CRC: g.h.Sum32()}, err
+}
+
+func (g *genWriter) abort() { g.f.Close(); os.Remove(g.f.Name()) }
+
+// checkFile verifies b against its manifest entry.
+func checkFile(name string, b []byte, want FileSum) error {
+	if int64(len(b)) != want.Size {
+		return corrupt("%s: %d bytes, manifest says %d (truncated?)", name, len(b), want.Size)
+	}
+	if crc(b) != want.CRC {
+		return corrupt("%s: checksum mismatch", name)
+	}
+	return nil
+}
+
+// appendFile is an append-only file (repository, docinfo, anchors) cut back
+// to its committed length when opened for writing.
+type appendFile struct {
+	f   *os.File
+	w   *bufio.Writer
+	off int64
+}
+
+func openAppend(path string, committed int64) (*appendFile, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Size() < committed {
+		f.Close()
+		return nil, corrupt("%s: %d bytes, manifest says %d (truncated)", filepath.Base(path), st.Size(), committed)
+	}
+	if st.Size() > committed { // left over by a build that did not commit
+		if err := f.Truncate(committed); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	if _, err := f.Seek(committed, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &appendFile{f: f, w: bufio.NewWriterSize(f, 1<<20), off: committed}, nil
+}
+
+func (a *appendFile) Write(b []byte) (int, error) {
+	n, err := a.w.Write(b)
+	a.off += int64(n)
+	return n, err
+}
+
+func (a *appendFile) sync() error {
+	if err := a.w.Flush(); err != nil {
+		return err
+	}
+	return a.f.Sync()
+}
+
+func (a *appendFile) close() error { return a.f.Close() }
+
+// Repository records: docID, compressed length, URL length, CRC-32C of the
+// rest, then the URL and the zlib-compressed page (RFC 1950).
+const repoHeader = 4 + 4 + 2 + 4
+
+func appendRepoRecord(b []byte, doc uint32, url string, z []byte) []byte {
+	start := len(b)
+	b = binary.LittleEndian.AppendUint32(b, doc)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(z)))
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(url)))
+	b = append(b, 0, 0, 0, 0)
+	b = append(b, url...)
+	b = append(b, z...)
+	h := crc32.Update(crc(b[start:start+10]), castagnoli, b[start+repoHeader:])
+	binary.LittleEndian.PutUint32(b[start+10:], h)
+	return b
+}
+
+// RepoRecord is one document of the repository.
+type RepoRecord struct {
+	Doc    uint32
+	URL    string
+	Zlib   []byte // compressed page
+	Offset int64
+	Size   int64
+}
+
+func parseRepoHeader(h []byte) (doc uint32, zlen int, ulen int, sum uint32) {
+	return binary.LittleEndian.Uint32(h), int(binary.LittleEndian.Uint32(h[4:])),
+		int(binary.LittleEndian.Uint16(h[8:])), binary.LittleEndian.Uint32(h[10:])
+}
+
+const maxRepoDoc = 256 << 20
+
+// readRepoAt reads the repository record at off.
+func readRepoAt(f io.ReaderAt, off, limit int64) (*RepoRecord, error) {
+	var h [repoHeader]byte
+	if off < 0 || off+repoHeader > limit {
+		return nil, corrupt("repository: record offset %d out of range", off)
+	}
+	if _, err := f.ReadAt(h[:], off); err != nil {
+		return nil, corrupt("repository: record at %d: %v", off, err)
+	}
+	doc, zlen, ulen, sum := parseRepoHeader(h[:])
+	if zlen > maxRepoDoc || off+repoHeader+int64(ulen+zlen) > limit {
+		return nil, corrupt("repository: record at %d runs past the end", off)
+	}
+	body := make([]byte, ulen+zlen)
+	if _, err := f.ReadAt(body, off+repoHeader); err != nil {
+		return nil, corrupt("repository: record at %d: %v", off, err)
+	}
+	if crc32.Update(crc(h[:10]), castagnoli, body) != sum {
+		return nil, corrupt("repository: record at %d: checksum mismatch", off)
+	}
+	return &RepoRecord{Doc: doc, URL: string(body[:ulen]), Zlib: body[ulen:], Offset: off, Size: int64(repoHeader + ulen + zlen)}, nil
+}
+
+// scanRepo calls fn for each record of the repository's first limit bytes.
+func scanRepo(path string, limit int64, fn func(*RepoRecord) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(io.LimitReader(f, limit), 1<<20)
+	var off int64
+	var h [repoHeader]byte
+	for off < limit {
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return corrupt("repository: record at %d: truncated header", off)
+		}
+		doc, zlen, ulen, sum := parseRepoHeader(h[:])
+		if zlen > maxRepoDoc || off+repoHeader+int64(ulen+zlen) > limit {
+			return corrupt("repository: record at %d runs past the end", off)
+		}
+		body := make([]byte, ulen+zlen)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return corrupt("repository: record at %d: %v", off, err)
+		}
+		if crc32.Update(crc(h[:10]), castagnoli, body) != sum {
+			return corrupt("repository: record at %d: checksum mismatch", off)
+		}
+		rec := &RepoRecord{Doc: doc, URL: string(body[:ulen]), Zlib: body[ulen:], Offset: off, Size: int64(repoHeader + ulen + zlen)}
+		if err := fn(rec); err != nil {
+			return err
+		}
+		off += rec.Size
+	}
+	return nil
+}
+
+// DocInfo records: total length, CRC-32C, then uvarint URL length, URL,
+// title.
+func appendDocInfo(b []byte, url, title string) []byte {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)
+	b = binary.AppendUvarint(b, uint64(len(url)))
+	b = append(b, url...)
+	b = append(b, title...)
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-8))
+	binary.LittleEndian.PutUint32(b[start+4:], crc(b[start+8:]))
+	return b
+}
+
+func readDocInfoAt(f io.ReaderAt, off, limit int64) (url, title string, err error) {
+	var h [8]byte
+	if off < 0 || off+8 > limit {
+		return "", "", corrupt("docinfo: offset %d out of range", off)
+	}
+	if _, err := f.ReadAt(h[:], off); err != nil {
+		return "", "", corrupt("docinfo at %d: %v", off, err)
+	}
+	n := int64(binary.LittleEndian.Uint32(h[:]))
+	if off+8+n > limit {
+		return "", "", corrupt("docinfo at %d runs past the end", off)
+	}
+	body := make([]byte, n)
+	if _, err := f.ReadAt(body, off+8); err != nil {
+		return "", "", corrupt("docinfo at %d: %v", off, err)
+	}
+	if crc(body) != binary.LittleEndian.Uint32(h[4:]) {
+		return "", "", corrupt("docinfo at %d: checksum mismatch", off)
+	}
+	ul, k := binary.Uvarint(body)
+	if k <= 0 || ul > uint64(len(body)-k) {
+		return "", "", corrupt("docinfo at %d: bad URL length", off)
+	}
+	return string(body[k : k+int(ul)]), string(body[k+int(ul):]), nil
+}

@@ -1,0 +1,129 @@
+package barrel
+
+import (
+	"compress/flate"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/sekitei/crawlkit/pkg/warc"
+)
+
+// MaxPageBytes is the largest page body indexed.
+const MaxPageBytes = 32 << 20
+
+// ErrNotHTML is returned for a response that is not an HTML page.
+var ErrNotHTML = errors.New("not an HTML page")
+
+// PageFromWARC returns the target URL and decoded HTML body of a WARC
+// response record: status 200, an HTML (or unlabelled) content type,
+// Content-Encoding removed.
+func PageFromWARC(rec *warc.Record) (string, []byte, error) {
+	if rec.Type() != "response" {
+		return "", nil, fmt.Errorf("WARC record is a %q, not a response", rec.Type())
+	}
+	resp, err := rec.HTTPResponse()
+	if err != nil {
+		return "", nil, fmt.Errorf("WARC response: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", nil, fmt.Errorf("HTTP status %d", resp.StatusCode)
+	}
+	if !isHTML(resp.Header.Get("Content-Type")) {
+		return "", nil, ErrNotHTML
+	}
+	body, err := decodeBody(resp.Body, resp.Header.Get("Content-Encoding"))
+	if err != nil {
+		return "", nil, err
+	}
+	return rec.TargetURI(), body, nil
+}
+
+func isHTML(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
+}
+
+func decodeBody(r io.Reader, enc string) ([]byte, error) {
+	switch strings.ToLower(strings.TrimSpace(enc)) {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %v", err)
+		}
+		defer zr.Close()
+		r = zr
+	case "deflate":
+		r = flate.NewReader(r)
+	case "br":
+		r = brotli.NewReader(r)
+	default:
+		return nil, fmt.Errorf("unsupported Content-Encoding %q", enc)
+	}
+	body, err := io.ReadAll(io.LimitReader(r, MaxPageBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading body: %v", err)
+	}
+	if len(body) > MaxPageBytes {
+		return nil, fmt.Errorf("page over %d bytes", MaxPageBytes)
+	}
+	return body, nil
+}
+
+// EachWARCPage calls fn for each HTML response of the WARC file at path;
+// skip reports records that are not indexable pages.
+func EachWARCPage(path string, fn func(url string, body []byte) error, skip func(off int64, err error)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := warc.NewReader(f)
+	if err != nil {
+		return err
+	}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if rec.Type() != "response" {
+			continue
+		}
+		u, body, err := PageFromWARC(rec)
+		if err != nil {
+			if skip != nil {
+				skip(rec.Offset, err)
+			}
+			continue
+		}
+		if err := fn(u, body); err != nil {
+			return err
+		}
+	}
+}
+
+// WARCPageAt reads the page stored at offset of a WARC file, as named by a
+// fetch record's warc_file and warc_offset.
+func WARCPageAt(path string, offset int64) (string, []byte, error) {
+	rec, err := warc.ReadAt(path, offset)
+	if err != nil {
+		return "", nil, err
+	}
+	return PageFromWARC(rec)
+}

@@ -1,0 +1,510 @@
+// Package barrelcli is the command line of barrel: build, rebuild, search,
+// get and stats over the index of package barrel.
+package barrelcli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sekitei/crawlkit/pkg/barrel"
+	"github.com/sekitei/crawlkit/pkg/clikit"
+	"github.com/sekitei/crawlkit/pkg/record"
+)
+
+// Main runs barrel with args (args[0] is the program name) and returns the
+// exit status.
+func Main(args []string, env clikit.Env) int {
+	return clikit.Run(App(), args, env)
+}
+
+var indexFlag = &cli.StringFlag{Name: "index", Aliases: []string{"i"}, Required: true, EnvVars: []string{"BARREL_INDEX"},
+	Usage: "index `DIR`ectory"}
+
+// App returns the barrel application.
+func App() *cli.App {
+	app := clikit.New("barrel", "the 1998 Google repository, barrels, lexicon, sorter and searcher",
+		"barrel build --index DIR [--warc FILE... | --html-dir DIR --base-url URL | RECORDS...]\n"+
+			"   barrel search --index DIR [--n 10] [--explain] QUERY\n"+
+			"   barrel get --index DIR URL|DOCID\n   barrel stats --index DIR\n   barrel rebuild --index DIR")
+	app.Description = `barrel stores crawled pages in a repository of zlib-compressed documents and
+indexes them as section 4 of "The Anatomy of a Large-Scale Hypertextual Web
+Search Engine" (Brin and Page, 1998) describes: document index, lexicon,
+forward barrels of 2-byte hits, anchors and PageRank, a sorter into short
+and full inverted barrels, and a searcher ranking by type, proximity and
+PageRank. Each build adds a batch to the index; see docs/barrel.md.
+
+Example:
+   $ fetch --warc-dir warc < seeds.txt > fetched.ndjson
+   $ barrel build --index idx fetched.ndjson
+   barrel: batch 1: 530 added, 0 unchanged, 12407 anchors; 530 pages, 1261 docIDs, 17209 words
+   $ barrel search --index idx --n 1 json encoder
+   {"doc_id":212,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — ...",
+    "score":71.3,"snippet":"... <b>json</b> <b>encoder</b> and decoder ..."}`
+	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), getCommand(), statsCommand()}
+	return app
+}
+
+func buildCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "build",
+		Usage: "add a batch of fetched pages to the index",
+		UsageText: "barrel build --index DIR [--importance FILE] [RECORDS...]\n" +
+			"   barrel build --index DIR --warc FILE [--warc FILE...]\n" +
+			"   barrel build --index DIR --html-dir DIR --base-url URL",
+		Description: `Reads fetch records (NDJSON with url, status, content_type, warc_file,
+warc_offset) from the files named or stdin and indexes each HTML page with
+status 200 from its WARC record; or indexes every HTML response of the WARC
+files given with --warc; or the .html files under --html-dir as served under
+--base-url. A page already indexed with the same content is skipped; a
+changed one is re-indexed under its docID. Relative warc_file names are
+looked up under --warc-dir (default: the records file's directory, then
+the current one). Ranks are PageRank over the links found, or, with
+--importance, opic's importance field (records with url and importance).
+The new batch is committed atomically: an interrupted build leaves the
+previous index intact.
+
+Example:
+   $ barrel build --index idx fetched.ndjson
+   $ barrel build --index idx --warc crawl.warc.gz
+   $ barrel build --index idx --html-dir /usr/share/doc/python3.11/html \
+       --base-url http://docs.python.test/
+   $ opic < fetched.ndjson > imp.ndjson; barrel build --index idx --importance imp.ndjson fetched.ndjson`,
+		Flags: append(clikit.InputFlags(), indexFlag,
+			&cli.StringSliceFlag{Name: "warc", Usage: "index the HTML responses of WARC `FILE` (repeatable)"},
+			&cli.StringFlag{Name: "html-dir", Usage: "index the .html files under `DIR`"},
+			&cli.StringFlag{Name: "base-url", Usage: "with --html-dir, the `URL` the directory is served under"},
+			&cli.StringFlag{Name: "warc-dir", Usage: "`DIR` holding the WARC files named by relative warc_file fields"},
+			&cli.StringFlag{Name: "importance", Usage: "rank by the importance field of the records in `FILE` instead of PageRank"},
+			&cli.IntFlag{Name: "sort-memory", Value: 64, Usage: "memory bound of one sorter basket, in `MB`"},
+		),
+		Action: build,
+	}
+}
+
+func builderOptions(c *cli.Context) (barrel.Options, error) {
+	opts := barrel.Options{SortMemory: int64(c.Int("sort-memory")) << 20}
+	if c.Int("sort-memory") < 1 {
+		return opts, clikit.Usagef("--sort-memory %d: want at least 1 (MB)", c.Int("sort-memory"))
+	}
+	if f := c.String("importance"); f != "" {
+		imp, err := readImportance(c, f)
+		if err != nil {
+			return opts, err
+		}
+		opts.Importance = imp
+	}
+	return opts, nil
+}
+
+func readImportance(c *cli.Context, file string) (map[string]float64, error) {
+	in, err := clikit.Input(c)
+	if err != nil {
+		return nil, err
+	}
+	in.Shard = record.Shard{}
+	imp := map[string]float64{}
+	err = in.Each(c.Context, []string{file}, func(r *record.Record) error {
+		v, ok, err := r.Float("importance")
+		if err != nil {
+			return r.Errorf("importance: %v", err)
+		}
+		if !ok {
+			return r.Errorf("no importance field")
+		}
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return r.Errorf("importance %v: want a finite number >= 0", v)
+		}
+		imp[r.URL()] = v
+		return nil
+	})
+	return imp, err
+}
+
+func build(c *cli.Context) error {
+	htmlDir, warcs := c.String("html-dir"), c.StringSlice("warc")
+	files := c.Args().Slice()
+	switch {
+	case htmlDir != "" && (len(warcs) > 0 || len(files) > 0), len(warcs) > 0 && len(files) > 0:
+		return clikit.Usagef("give one input: RECORDS, --warc or --html-dir")
+	case htmlDir != "" && c.String("base-url") == "":
+		return clikit.Usagef("--html-dir needs --base-url")
+	}
+	opts, err := builderOptions(c)
+	if err != nil {
+		return err
+	}
+	env := clikit.EnvOf(c)
+	start := time.Now()
+	b, err := barrel.NewBuilder(c.String("index"), opts)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	skipped := 0
+	switch {
+	case htmlDir != "":
+		hf, err := barrel.HTMLFiles(htmlDir, c.String("base-url"))
+		if err != nil {
+			return err
+		}
+		if err := b.AddHTMLFiles(c.Context, hf); err != nil {
+			return err
+		}
+	case len(warcs) > 0:
+		for _, w := range warcs {
+			err := barrel.EachWARCPage(w, func(u string, body []byte) error {
+				if err := c.Context.Err(); err != nil {
+					return err
+				}
+				if err := b.Add(u, body); err != nil {
+					fmt.Fprintf(env.Stderr, "barrel: %s: %v\n", w, err)
+					skipped++
+				}
+				return nil
+			}, func(off int64, err error) { skipped++ })
+			if err != nil {
+				return err
+			}
+		}
+	default:
+		if err := buildFromRecords(c, b, files, &skipped); err != nil {
+			return err
+		}
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if err := b.Commit(); err != nil {
+		return err
+	}
+	idx, err := barrel.Open(c.String("index"))
+	if err != nil {
+		return err
+	}
+	defer idx.Close()
+	m := idx.Manifest()
+	s := b.Stats
+	fmt.Fprintf(env.Stderr, "barrel: batch %d: %d added, %d re-indexed, %d unchanged, %d skipped, %d anchors; "+
+		"%d pages, %d docIDs, %d words, %.1fs\n", m.Batches, s.Added, s.Reindexed, s.Unchanged, skipped, s.Anchors,
+		m.Fetched, m.Docs, idx.Words(), time.Since(start).Seconds())
+	return nil
+}
+
+// buildFromRecords indexes the pages named by fetch records.
+func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped *int) error {
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	warcDir := c.String("warc-dir")
+	return in.Each(c.Context, files, func(r *record.Record) error {
+		if st, ok, _ := r.Float("status"); ok && st != 200 {
+			*skipped++
+			return nil
+		}
+		if ct, ok := r.String("content_type"); ok && ct != "" && !strings.Contains(strings.ToLower(ct), "html") {
+			*skipped++
+			return nil
+		}
+		wf, ok := r.String("warc_file")
+		if !ok || wf == "" {
+			*skipped++
+			return nil
+		}
+		off, ok, err := r.Float("warc_offset")
+		if err != nil || !ok || off < 0 || off != math.Trunc(off) {
+			return r.Errorf("bad or missing warc_offset")
+		}
+		path := resolveWARC(wf, warcDir, in, files)
+		u, body, err := barrel.WARCPageAt(path, int64(off))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return r.Errorf("WARC file %s: %v", wf, err)
+			}
+			return r.Errorf("%s@%d: %v", wf, int64(off), err)
+		}
+		if fu, ok := r.String("final_url"); ok && fu != "" {
+			u = fu
+		} else if r.URL() != "" {
+			u = r.URL()
+		}
+		if err := b.Add(u, body); err != nil {
+			return r.Errorf("%v", err)
+		}
+		return nil
+	})
+}
+
+func resolveWARC(name, warcDir string, in *record.Input, files []string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	if warcDir != "" {
+		return filepath.Join(warcDir, name)
+	}
+	if _, err := os.Stat(name); err == nil {
+		return name
+	}
+	for _, f := range files {
+		if f == "-" {
+			continue
+		}
+		p := filepath.Join(filepath.Dir(f), name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return name
+}
+
+func rebuildCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rebuild",
+		Usage:     "rebuild every index structure from the repository alone",
+		UsageText: "barrel rebuild --index DIR [--importance FILE]",
+		Description: `Re-indexes the latest stored version of every page in the repository into a
+new index beside DIR, which then replaces it: the document index, URL file,
+lexicon, anchors, PageRank and barrels are all rebuilt, the repository is
+compacted and docIDs are renumbered. Use it after changing barrel's
+version, or to recover from a damaged index file.
+
+Example:
+   $ barrel rebuild --index idx
+   barrel: rebuilt 530 pages from the repository`,
+		Flags: []cli.Flag{indexFlag,
+			&cli.StringFlag{Name: "importance", Usage: "rank by the importance field of the records in `FILE` instead of PageRank"},
+			&cli.IntFlag{Name: "sort-memory", Value: 64, Usage: "memory bound of one sorter basket, in `MB`"},
+			clikit.StrictFlag,
+		},
+		Action: func(c *cli.Context) error {
+			opts, err := builderOptions(c)
+			if err != nil {
+				return err
+			}
+			s, err := barrel.Rebuild(c.Context, filepath.Clean(c.String("index")), opts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(clikit.EnvOf(c).Stderr, "barrel: rebuilt %d pages from the repository\n", s.Added)
+			return nil
+		},
+	}
+}
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "rank the pages holding every word of a query",
+		UsageText: "barrel search --index DIR [--n 10] [--explain] QUERY...",
+		Description: `Evaluates the query as the paper's searcher: words to wordIDs, the short
+barrels (title and anchor hits) first and the full barrels when they give
+fewer than N matches, stopping after 40,000 matches; scores by type-weights
+and tapering count-weights, proximity in 10 bins for several words, a title
+match, and PageRank. Prints one NDJSON hit per result: doc_id, url, title,
+score and a snippet with the query words marked <b>so</b>. --explain adds
+the score's parts. A word not in the lexicon matches nothing (reported on
+stderr).
+
+Example:
+   $ barrel search --index idx --n 2 'json encoder'
+   {"doc_id":212,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — ...",...}
+   {"doc_id":88,"url":"http://docs.test/whatsnew/2.6.html",...}`,
+		Flags: []cli.Flag{indexFlag,
+			&cli.IntFlag{Name: "n", Value: 10, Usage: "number of results"},
+			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, proximity bins, IR, PageRank)"},
+			&cli.BoolFlag{Name: "no-snippets", Usage: "skip snippets (faster: no repository reads)"},
+		},
+		Action: search,
+	}
+}
+
+func search(c *cli.Context) error {
+	q := strings.Join(c.Args().Slice(), " ")
+	if strings.TrimSpace(q) == "" {
+		return clikit.Usagef("search needs a QUERY")
+	}
+	if c.Int("n") < 1 {
+		return clikit.Usagef("--n %d: want at least 1", c.Int("n"))
+	}
+	idx, err := barrel.Open(c.String("index"))
+	if err != nil {
+		return err
+	}
+	defer idx.Close()
+	resp, err := idx.Search(q, barrel.SearchOptions{N: c.Int("n"), Explain: c.Bool("explain"), NoSnippets: c.Bool("no-snippets")})
+	if err != nil {
+		return err
+	}
+	env := clikit.EnvOf(c)
+	if len(resp.Unknown) > 0 {
+		fmt.Fprintf(env.Stderr, "barrel: not in the index: %s\n", strings.Join(resp.Unknown, ", "))
+	}
+	out := clikit.Output(c)
+	for _, r := range resp.Results {
+		err := out.AppendLine(func(b []byte) []byte {
+			b = append(b, `{"doc_id":`...)
+			b = fmt.Appendf(b, "%d", r.Doc)
+			b = append(b, `,"url":`...)
+			b = record.AppendString(b, r.URL)
+			b = append(b, `,"title":`...)
+			b = record.AppendString(b, r.Title)
+			b = append(b, `,"score":`...)
+			b = record.AppendFloat(b, math.Round(r.Score*1e4)/1e4)
+			if !c.Bool("no-snippets") {
+				b = append(b, `,"snippet":`...)
+				b = record.AppendString(b, r.Snippet)
+			}
+			if r.Explain != nil {
+				ex, _ := json.Marshal(r.Explain)
+				b = append(b, `,"explain":`...)
+				b = append(b, ex...)
+			}
+			return append(b, '}')
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if c.Bool("explain") {
+		fmt.Fprintf(env.Stderr, "barrel: %d matches in the %s barrels%s\n", resp.Matches, resp.Barrels,
+			map[bool]string{true: " (stopped at 40000)", false: ""}[resp.Stopped])
+	}
+	return nil
+}
+
+func getCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "get",
+		Usage:     "print a stored page",
+		UsageText: "barrel get --index DIR [--info] URL|DOCID",
+		Description: `Prints the page stored in the repository for a URL or docID, as fetched.
+--info prints its document index entry as an NDJSON record instead.
+
+Example:
+   $ barrel get --index idx http://docs.test/library/json.html | head -3
+   $ barrel get --index idx --info 212
+   {"doc_id":212,"url":"http://docs.test/library/json.html","title":"json — ...","status":"fetched",...}`,
+		Flags: []cli.Flag{indexFlag,
+			&cli.BoolFlag{Name: "info", Usage: "print the document index entry as JSON"},
+		},
+		Action: get,
+	}
+}
+
+func get(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return clikit.Usagef("get needs one URL or DOCID")
+	}
+	arg := c.Args().First()
+	idx, err := barrel.Open(c.String("index"))
+	if err != nil {
+		return err
+	}
+	defer idx.Close()
+	doc, ok := barrel.ParseDocID(arg)
+	if !ok {
+		d, found, err := idx.Lookup(arg)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("%s: not in the index", arg)
+		}
+		doc = d
+	} else if int(doc) >= idx.Docs() {
+		return fmt.Errorf("docID %d: not in the index (%d docIDs)", doc, idx.Docs())
+	}
+	env := clikit.EnvOf(c)
+	if c.Bool("info") {
+		e, _ := idx.Doc(doc)
+		u, title, err := idx.Info(doc)
+		if err != nil {
+			return err
+		}
+		status := map[uint8]string{barrel.StatusFetched: "fetched", barrel.StatusLinked: "linked"}[e.Status]
+		rec := record.New(u)
+		rec.SetInt("doc_id", int64(doc))
+		rec.SetString("title", title)
+		rec.SetString("status", status)
+		rec.SetFloat("rank", float64(e.Rank))
+		rec.SetInt("words", int64(e.Words))
+		rec.SetString("checksum", fmt.Sprintf("crc32c:%08x", e.Checksum))
+		return clikit.Output(c).Write(rec)
+	}
+	_, body, err := idx.Page(doc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", arg, err)
+	}
+	_, err = env.Stdout.Write(body)
+	return err
+}
+
+func statsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "stats",
+		Usage:     "sizes, counts and barrels of an index",
+		UsageText: "barrel stats --index DIR [--barrels] [--verify]",
+		Description: `Prints one JSON object: documents, words, batches, the size of each part of
+the index, and with --barrels the words, postings and bytes of each of the
+64 barrels. --verify reads every file and checks every checksum and
+posting list first (exit 1 on damage).
+
+Example:
+   $ barrel stats --index idx
+   {"generation":2,"batches":2,"pages":530,"doc_ids":1261,"words":17209,"bytes":4012551,...}`,
+		Flags: []cli.Flag{indexFlag,
+			&cli.BoolFlag{Name: "barrels", Usage: "add per-barrel figures"},
+			&cli.BoolFlag{Name: "verify", Usage: "check every file and list before printing"},
+		},
+		Action: stats,
+	}
+}
+
+func stats(c *cli.Context) error {
+	idx, err := barrel.Open(c.String("index"))
+	if err != nil {
+		return err
+	}
+	defer idx.Close()
+	if c.Bool("verify") {
+		if err := idx.Verify(); err != nil {
+			return err
+		}
+	}
+	m := idx.Manifest()
+	var short, full, postings int64
+	bs := idx.Barrels()
+	for _, b := range bs {
+		short += b.ShortBytes
+		full += b.FullBytes
+		postings += b.Postings
+	}
+	out := map[string]any{
+		"generation": m.Generation, "batches": m.Batches, "pages": m.Fetched, "doc_ids": m.Docs,
+		"words": idx.Words(), "postings": postings, "bytes": idx.Size(),
+		"repository_bytes": m.Repository, "docinfo_bytes": m.DocInfo, "anchors_bytes": m.Anchors,
+		"short_barrel_bytes": short, "full_barrel_bytes": full,
+		"lexicon_bytes": m.Files["lexicon"].Size, "docindex_bytes": m.Files["docindex"].Size,
+		"urls_bytes": m.Files["urls"].Size, "wordptrs_bytes": m.Files["wordptrs"].Size,
+		"rank_source": m.RankSource,
+	}
+	if c.Bool("verify") {
+		out["verified"] = true
+	}
+	if c.Bool("barrels") {
+		out["barrels"] = bs
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return clikit.Output(c).WriteLine(b)
+}
