@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 )
@@ -123,6 +124,9 @@ func ReadSegments(r io.Reader) (map[string]*Site, error) {
 
 func parseSegmentLine(line []byte) (Segment, error) {
 	var seg Segment
+	if !utf8.Valid(line) {
+		return seg, errors.New("not valid UTF-8")
+	}
 	if line[0] == '{' {
 		var raw struct {
 			Host      *string  `json:"host"`

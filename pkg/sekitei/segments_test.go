@@ -1,9 +1,9 @@
 package sekitei
 
 import (
-	"math"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
