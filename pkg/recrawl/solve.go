@@ -1,0 +1,474 @@
+package recrawl
+
+import (
+	"errors"
+	"math"
+)
+
+// A Problem is the static recrawl problem: maximise the weighted objective
+// over crawl rates rho_j subject to sum over host i of rho_j <= HostRate[i]
+// and the sum over all pages <= Rate.
+type Problem struct {
+	Objective Objective
+	W         []float64 // page weights, > 0
+	Delta     []float64 // page change rates per day, > 0
+	Host      []int32   // page -> host index into HostRate
+	HostRate  []float64 // k_i per day; +Inf for a host without a limit
+	Rate      float64   // k_0 per day; +Inf (or 0) for no global limit
+}
+
+// A Solution holds the optimal multipliers and rates.
+type Solution struct {
+	Lambda0    float64   // the global multiplier lambda_0
+	HostLambda []float64 // lambda_i per host; 0 for an unconstrained host
+	// Rate is the optimal crawl rate per page (per day); 0 for a page never
+	// worth crawling (w/delta <= lambda_0 + lambda_i).
+	Rate []float64
+	// Never counts the pages with rate 0.
+	Never int
+	// Passes counts passes over the pages, for the O(n log 1/eps) claim.
+	Passes int
+}
+
+// Threshold returns lambda_0 + lambda_i for host i.
+func (s *Solution) Threshold(host int32) float64 { return s.Lambda0 + s.HostLambda[host] }
+
+// ErrUnbounded is returned when no limit bounds the crawl rates.
+var ErrUnbounded = errors.New("no limit bounds the crawl: give a global rate or a rate limit for every host")
+
+// SolveOptions tune Solve.
+type SolveOptions struct {
+	// FixLambda0 uses Lambda0 instead of solving for the global multiplier
+	// (a value reduced from shard summaries, or kept from an earlier run).
+	Lambda0    float64
+	FixLambda0 bool
+	// SkipRates leaves Solution.Rate nil (rank needs only the multipliers).
+	SkipRates bool
+	// Tol is the tolerance on ln(multiplier) (default 1e-9).
+	Tol float64
+}
+
+// Solve finds the exact static optimum by nested bisection on the
+// multipliers. The nesting is decoupled: a host either is unconstrained or
+// uses exactly k_i, so lambda_0 solves sum_i min(k_i, U_i(lambda_0)) = k_0,
+// where U_i(mu) is host i's total optimal rate at threshold mu; then every
+// host over its limit at lambda_0 solves U_i(lambda_0 + lambda_i) = k_i on its
+// own pages. All hosts are solved together, one sequential pass over the
+// pages per step. Each root is bracketed in ln(mu) and refined by Newton
+// steps (the derivative comes free with each page's inverse), falling back
+// to bisection whenever a step leaves the bracket, so the cost is
+// O(n log(1/eps)) with a small constant: a few tens of passes.
+func Solve(p *Problem, opt SolveOptions) (*Solution, error) {
+	n := len(p.W)
+	if len(p.Delta) != n || len(p.Host) != n {
+		return nil, errors.New("recrawl: W, Delta and Host differ in length")
+	}
+	tol := opt.Tol
+	if tol <= 0 {
+		tol = 1e-9
+	}
+	nh := len(p.HostRate)
+	s := &Solution{HostLambda: make([]float64, nh)}
+	ev := newEvaluator(p)
+
+	limitedSum, allLimited := 0.0, true
+	for _, k := range p.HostRate {
+		if math.IsInf(k, 1) {
+			allLimited = false
+		} else {
+			limitedSum += k
+		}
+	}
+	globalLimited := p.Rate > 0 && !math.IsInf(p.Rate, 1)
+
+	switch {
+	case opt.FixLambda0:
+		s.Lambda0 = math.Max(0, opt.Lambda0)
+	case n == 0:
+	case allLimited && (!globalLimited || limitedSum <= p.Rate):
+		s.Lambda0 = 0 // host limits bind before the global one
+	case !globalLimited:
+		return nil, ErrUnbounded
+	default:
+		s.Lambda0 = solveLambda0(p, ev, tol)
+	}
+	if n == 0 {
+		return s, nil
+	}
+	if s.Lambda0 == 0 && !allLimited {
+		return nil, ErrUnbounded
+	}
+
+	// Host multipliers: the hosts over their limit at lambda_0 each solve
+	// their own equation, all in the same passes. The pass at lambda_0 is
+	// each root's first step.
+	if ev.lastMu != s.Lambda0 {
+		ev.evalAll(s.Lambda0)
+	}
+	roots := make([]*root, nh)
+	active := make([]bool, nh)
+	mus := make([]float64, nh)
+	left, activePages := 0, 0
+	for i, u := range ev.sum {
+		if k := p.HostRate[i]; u > k*(1+1e-12) {
+			r := newRoot(k, ev.hostMax[i], tol)
+			if s.Lambda0 > 0 {
+				r.u = math.Log(s.Lambda0)
+				r.step(u, ev.slope[i])
+			}
+			roots[i] = r
+			active[i] = true
+			left++
+		}
+	}
+	var list []int32 // pages of the active hosts, once they are few
+	for left > 0 {
+		for i, r := range roots {
+			if active[i] {
+				mus[i] = math.Exp(r.u)
+			}
+		}
+		if list == nil {
+			activePages = ev.evalHosts(mus, active)
+			if activePages < n/8 {
+				list = ev.pagesOf(active, activePages)
+			}
+		} else {
+			ev.evalList(mus, list)
+		}
+		for i, r := range roots {
+			if !active[i] {
+				continue
+			}
+			r.step(ev.sum[i], ev.slope[i])
+			if r.done {
+				active[i] = false
+				left--
+				s.HostLambda[i] = math.Max(0, math.Exp(r.best())-s.Lambda0)
+			}
+		}
+		if list != nil && left > 0 {
+			list = ev.prune(list, active)
+		}
+	}
+	s.Passes = ev.passes
+	if opt.SkipRates {
+		return s, nil
+	}
+	s.Rate = make([]float64, n)
+	use := make([]float64, nh)
+	var edge []int32
+	for j := 0; j < n; j++ {
+		h := p.Host[j]
+		mu := s.Lambda0 + s.HostLambda[h]
+		y := mu * p.Delta[j] / p.W[j]
+		x := p.Objective.unitInverse(y, ev.x[j])
+		if math.IsInf(x, 1) {
+			if y < 1+4*tol {
+				edge = append(edge, int32(j))
+			}
+			continue
+		}
+		s.Rate[j] = p.Delta[j] / x
+		use[h] += s.Rate[j]
+	}
+	if len(edge) > 0 {
+		fillEdge(p, s, use, edge, globalLimited)
+	}
+	for _, r := range s.Rate {
+		if r == 0 {
+			s.Never++
+		}
+	}
+	return s, nil
+}
+
+// fillEdge gives the budget left over to the pages whose w/delta equals
+// their threshold to within the solver's tolerance. In exact arithmetic
+// such a page takes any rate between 0 and delta/36, where V(1/rate) is
+// still the threshold to 1e-15; in float64 its rate jumps from delta/36 to
+// 0, which would leave part of a host's (or the crawler's) budget unused.
+func fillEdge(p *Problem, s *Solution, use []float64, edge []int32, globalLimited bool) {
+	const edgeX = 34 // g(34) = 1 - 35 e^-34: 1 to float64 precision
+	give := func(j int32, budget float64) float64 {
+		r := math.Min(p.Delta[j]/edgeX, budget)
+		if r <= 0 {
+			return 0
+		}
+		s.Rate[j] += r
+		use[p.Host[j]] += r
+		return r
+	}
+	for _, j := range edge {
+		h := p.Host[j]
+		if s.HostLambda[h] > 0 {
+			give(j, p.HostRate[h]-use[h])
+		}
+	}
+	if !globalLimited || s.Lambda0 == 0 {
+		return
+	}
+	left := p.Rate
+	for h, u := range use {
+		left -= math.Min(u, p.HostRate[h])
+	}
+	for _, j := range edge {
+		h := p.Host[j]
+		if s.HostLambda[h] == 0 && left > 0 {
+			left -= give(j, math.Min(left, p.HostRate[h]-use[h]))
+		}
+	}
+}
+
+// sampleSize is the size of the systematic sample whose lambda_0 starts
+// the full solve: Newton then needs only a few passes over all pages.
+const sampleSize = 100_000
+
+// solveLambda0 solves sum_i min(k_i, U_i(mu)) = k_0 for mu.
+func solveLambda0(p *Problem, ev *evaluator, tol float64) float64 {
+	n := len(p.W)
+	r := newRoot(p.Rate, ev.maxRatio, tol)
+	if n > 4*sampleSize {
+		// Every m-th page stands for m pages: scale the limits by 1/m.
+		m := n / sampleSize
+		sub := &Problem{Objective: p.Objective, Rate: p.Rate / float64(m), HostRate: make([]float64, len(p.HostRate))}
+		for i, k := range p.HostRate {
+			sub.HostRate[i] = k / float64(m)
+		}
+		for j := 0; j < n; j += m {
+			sub.W = append(sub.W, p.W[j])
+			sub.Delta = append(sub.Delta, p.Delta[j])
+			sub.Host = append(sub.Host, p.Host[j])
+		}
+		sev := newEvaluator(sub)
+		if guess := solveLambda0(sub, sev, 1e-3); guess > 0 && !math.IsInf(guess, 0) {
+			r.u = math.Log(guess)
+		}
+	}
+	for !r.done {
+		mu := math.Exp(r.u)
+		ev.evalAll(mu)
+		f, df := 0.0, 0.0
+		for i, u := range ev.sum {
+			if k := p.HostRate[i]; u >= k {
+				f += k
+			} else {
+				f += u
+				df += ev.slope[i]
+			}
+		}
+		r.step(f, df)
+	}
+	return math.Exp(r.best())
+}
+
+// evaluator computes per-host optimal rate sums and their slopes in ln(mu),
+// keeping each page's last inverse as the next warm start.
+type evaluator struct {
+	p        *Problem
+	x        []float64 // warm starts: delta * interval per page
+	sum      []float64 // per host: sum of rates
+	slope    []float64 // per host: d sum / d ln(mu)
+	hostMax  []float64 // per host: max w/delta (+Inf for harmonic)
+	maxRatio float64
+	passes   int
+	lastMu   float64 // the threshold of the last evalAll
+}
+
+func newEvaluator(p *Problem) *evaluator {
+	nh := len(p.HostRate)
+	ev := &evaluator{p: p, x: make([]float64, len(p.W)), sum: make([]float64, nh),
+		slope: make([]float64, nh), hostMax: make([]float64, nh), lastMu: math.NaN()}
+	for j := range p.W {
+		r := p.W[j] / p.Delta[j]
+		if h := p.Host[j]; r > ev.hostMax[h] {
+			ev.hostMax[h] = r
+		}
+		ev.maxRatio = math.Max(ev.maxRatio, r)
+	}
+	if p.Objective == Harmonic {
+		ev.maxRatio = math.Inf(1)
+		for i := range ev.hostMax {
+			ev.hostMax[i] = math.Inf(1)
+		}
+	}
+	return ev
+}
+
+// page returns the rate of page j at threshold mu and its slope in ln(mu).
+func (ev *evaluator) page(j int, mu float64) (rate, slope float64) {
+	p := ev.p
+	d, w := p.Delta[j], p.W[j]
+	y := mu * d / w
+	if !(y > 0) {
+		return math.Inf(1), 0
+	}
+	if p.Objective == Harmonic {
+		x, e := harmonicInverseD(y, ev.x[j])
+		ev.x[j] = x
+		return d / x, -y * d / (x * x * (1 - e))
+	}
+	if y >= 1 {
+		return 0, 0 // never worth crawling; keep the old warm start
+	}
+	x, e := freshInverseD(y, ev.x[j], 1e-4)
+	ev.x[j] = x
+	return d / x, -y * d / (x * x * x * e)
+}
+
+func (ev *evaluator) evalAll(mu float64) {
+	ev.passes++
+	ev.lastMu = mu
+	clear(ev.sum)
+	clear(ev.slope)
+	for j, h := range ev.p.Host {
+		r, sl := ev.page(j, mu)
+		ev.sum[h] += r
+		ev.slope[h] += sl
+	}
+}
+
+// evalHosts evaluates the pages of the active hosts, each at its host's
+// threshold, and returns how many pages it evaluated.
+func (ev *evaluator) evalHosts(mu []float64, active []bool) int {
+	ev.passes++
+	ev.lastMu = -1
+	clear(ev.sum)
+	clear(ev.slope)
+	count := 0
+	for j, h := range ev.p.Host {
+		if !active[h] {
+			continue
+		}
+		count++
+		r, sl := ev.page(j, mu[h])
+		ev.sum[h] += r
+		ev.slope[h] += sl
+	}
+	return count
+}
+
+// pagesOf lists the pages of the active hosts, so that the last steps of
+// the few slow hosts do not scan every page.
+func (ev *evaluator) pagesOf(active []bool, count int) []int32 {
+	list := make([]int32, 0, count)
+	for j, h := range ev.p.Host {
+		if active[h] {
+			list = append(list, int32(j))
+		}
+	}
+	return list
+}
+
+func (ev *evaluator) prune(list []int32, active []bool) []int32 {
+	out := list[:0]
+	for _, j := range list {
+		if active[ev.p.Host[j]] {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func (ev *evaluator) evalList(mu []float64, list []int32) {
+	ev.passes++
+	ev.lastMu = -1
+	for _, j := range list {
+		h := ev.p.Host[j]
+		ev.sum[h], ev.slope[h] = 0, 0
+	}
+	for _, j := range list {
+		h := ev.p.Host[j]
+		r, sl := ev.page(int(j), mu[h])
+		ev.sum[h] += r
+		ev.slope[h] += sl
+	}
+}
+
+// A root finds u = ln(mu) with f(mu) = target for f decreasing from +Inf at
+// mu = 0 to 0 at mu = hi (hi may be +Inf). It keeps a bracket [a, b] with
+// f(a) > target >= f(b) and takes Newton steps inside it, bisecting when a
+// step would leave the bracket or fails to halve the residual.
+type root struct {
+	target, tol  float64
+	u            float64
+	a, b         float64
+	hasA, hasB   bool
+	lastG        float64
+	done         bool
+	steps        int
+	bestU        float64 // the last u with f <= target: never over a limit
+	hasBest      bool
+	maxExpansion float64
+}
+
+func newRoot(target, hi, tol float64) *root {
+	r := &root{target: target, tol: tol, lastG: math.Inf(1), maxExpansion: math.Log(1e3)}
+	if !math.IsInf(hi, 1) && hi > 0 {
+		r.b, r.hasB = math.Log(hi), true
+		r.bestU, r.hasBest = r.b, true
+		r.u = r.b - math.Log(100)
+	}
+	return r
+}
+
+func (r *root) step(f, df float64) {
+	r.steps++
+	g := f - r.target
+	if g <= 0 {
+		r.b, r.hasB = r.u, true
+		r.bestU, r.hasBest = r.u, true
+		if -g <= 1e-11*r.target {
+			r.done = true
+			return
+		}
+	} else {
+		r.a, r.hasA = r.u, true
+	}
+	if r.hasA && r.hasB && r.b-r.a <= r.tol || r.steps > 300 {
+		r.done = true
+		return
+	}
+	next := math.NaN()
+	if df < 0 && !math.IsInf(df, 0) && math.Abs(g) < 0.5*math.Abs(r.lastG) {
+		next = r.u - g/df
+	} else if df < 0 && !math.IsInf(df, 0) && r.steps == 1 {
+		next = r.u - g/df
+	}
+	r.lastG = g
+	switch {
+	case r.hasA && r.hasB:
+		if !(next > r.a && next < r.b) {
+			next = (r.a + r.b) / 2
+		}
+	case r.hasA: // root above a
+		if !(next > r.u) || next > r.u+r.maxExpansion {
+			next = r.u + r.maxExpansion
+		}
+	default: // root below b
+		if !(next < r.u) || next < r.u-r.maxExpansion {
+			next = r.u - r.maxExpansion
+		}
+	}
+	if math.Abs(next-r.u) <= r.tol/4 {
+		// A tiny Newton step with a residual still large means a nearly
+		// vertical slope (a page at its w/delta): bisect instead.
+		switch {
+		case r.hasA && r.hasB:
+			next = (r.a + r.b) / 2
+		case g > 0:
+			next = r.u + r.tol
+		default:
+			next = r.u - r.tol
+		}
+	}
+	r.u = next
+}
+
+// best returns the root, on the side where f <= target.
+func (r *root) best() float64 {
+	if r.hasBest {
+		return r.bestU
+	}
+	return r.u
+}
