@@ -18,8 +18,8 @@
 // H <- H(1 - S/T) + C when S < T, else H <- C*T/S.
 //
 // The virtual page's even share goes into one running offset (base) rather
-// than into every page, so its visit costs O(1); keys of the greedy max-heap
-// all move by the same offset, so the heap order is not disturbed.
+// than into every page, so its visit costs O(1); the keys of the greedy
+// policy's priority queue all move by the same offset, so their order holds.
 //
 // No library offered an online, incremental OPIC with a growing graph and a
 // crash-safe state, so this package implements it; gonum's PageRankSparse is
@@ -41,7 +41,7 @@ type Policy int
 
 // The crawl policies.
 const (
-	Greedy Policy = iota // the page with most cash (an indexed max-heap)
+	Greedy Policy = iota // the page with most cash (an indexed max-priority queue)
 	Random               // a page drawn uniformly (seeded)
 	Cyclic               // pages in id order, round after round
 )
@@ -93,8 +93,10 @@ type State struct {
 	virtHist  float64
 	totalHist float64 // |H|, virtual page included
 	steps     uint64  // visits so far
+	transfers uint64  // cash transfers (links followed) so far
 	cursor    uint64  // next page of the cyclic policy
 	sinceNorm int     // visits since base was last folded into cash
+	warm      float64 // keeps runGreedy's warming loads alive
 }
 
 // New returns an empty state holding the total cash of 1 on the virtual
@@ -117,6 +119,10 @@ func (s *State) Lookup(name string) (uint32, bool) { return s.names.Lookup(name)
 
 // Steps returns the number of visits made.
 func (s *State) Steps() uint64 { return s.steps }
+
+// Transfers returns the number of cash transfers to linked pages made by
+// visits, the unit of work of OPIC.
+func (s *State) Transfers() uint64 { return s.transfers }
 
 // Page returns the state of page id.
 func (s *State) Page(id uint32) Page {
@@ -165,7 +171,7 @@ func (s *State) Compact() { s.g.Compact() }
 func (s *State) Reset() {
 	n := len(s.cash)
 	s.base, s.virtCash, s.virtHist, s.totalHist = 0, 0, 0, 0
-	s.steps, s.cursor, s.sinceNorm = 0, 0, 0
+	s.steps, s.cursor, s.sinceNorm, s.transfers = 0, 0, 0, 0
 	for i := range s.cash {
 		s.cash[i] = 1 / float64(n)
 		s.hist[i] = 0
@@ -270,6 +276,7 @@ func (s *State) Visit(id uint32, t int64) {
 	s.visits[id]++
 	s.steps++
 	out := s.g.Out(id)
+	s.transfers += uint64(len(out))
 	if len(out) == 0 {
 		s.teleport(c)
 	} else {
@@ -306,29 +313,22 @@ func (s *State) Run(p Policy, stop Stop, seed uint64) uint64 {
 	if limit == 0 {
 		limit = math.MaxUint64
 	}
-	var h *cashHeap
+	var t *maxTree
 	if p == Greedy {
-		h = &cashHeap{}
-		h.init(s.cash)
+		t = newMaxTree(s.cash)
 	}
 	var done uint64
 	// Work in chunks of at most n visits, folding base in between.
 	for done < limit && !s.reached(stop.Until) {
 		chunk := min(limit-done, uint64(n))
 		if p == Greedy {
-			done += s.runGreedy(h, chunk, stop.Until)
-			h.shift(s.base)
-			s.base = 0
+			done += s.runGreedy(t, chunk, stop.Until)
+			s.fold()
+			t.build()
 		} else {
 			done += s.runSimple(p, chunk, stop.Until, seed)
 			s.fold()
 		}
-	}
-	if p == Greedy {
-		for _, it := range h.items {
-			s.cash[it.id] = it.key
-		}
-		s.fold()
 	}
 	return done
 }
@@ -346,7 +346,7 @@ func (s *State) runSimple(p Policy, limit uint64, until float64, seed uint64) ui
 	d := s.Damping
 	rng := rand.New(rand.NewPCG(seed, s.steps))
 	base, total, virt := s.base, s.totalHist, s.virtHist
-	var k uint64
+	var k, moved uint64
 	for ; k < limit; k++ {
 		if until > 0 && total*until > 1 {
 			break
@@ -363,6 +363,7 @@ func (s *State) runSimple(p Policy, limit uint64, until float64, seed uint64) ui
 		cash[i] = -base
 		visits[i]++
 		row := dst[off[i]:off[i+1]]
+		moved += uint64(len(row))
 		tele := c
 		if len(row) > 0 {
 			share := d * c / float64(len(row))
@@ -377,37 +378,50 @@ func (s *State) runSimple(p Policy, limit uint64, until float64, seed uint64) ui
 	}
 	s.base, s.totalHist, s.virtHist = base, total, virt
 	s.steps += k
+	s.transfers += moved
 	return k
 }
 
-// runGreedy is Run for the greedy policy. The cash lives in the heap while
-// it runs, so that a transfer touches one heap slot and one position.
-func (s *State) runGreedy(h *cashHeap, limit uint64, until float64) uint64 {
+// runGreedy is Run for the greedy policy: the page with most cash next.
+func (s *State) runGreedy(t *maxTree, limit uint64, until float64) uint64 {
 	nf := float64(len(s.cash))
 	off, dst := s.g.off, s.g.dst
-	hist, visits := s.hist, s.visits
+	cash, hist, visits := s.cash, s.hist, s.visits
+	l0 := t.levels[0]
 	d := s.Damping
 	base, total, virt := s.base, s.totalHist, s.virtHist
-	items, pos := h.items, h.pos
-	var k uint64
+	var k, moved uint64
+	var warm float64
 	for ; k < limit; k++ {
 		if until > 0 && total*until > 1 {
 			break
 		}
-		i := items[0].id
-		c := items[0].key + base
+		i := t.top()
+		c := cash[i] + base
 		hist[i] += c
 		visits[i]++
-		items[0].key = -base
-		h.down(0)
+		cash[i] = -base
+		t.lowered(i)
 		row := dst[off[i]:off[i+1]]
+		moved += uint64(len(row))
+		// The page with most cash now is most often still the top after
+		// this visit's transfers. Loading its row and history now, while
+		// the transfers' loads are in flight, hides those cache misses
+		// from the next visit; the choice itself stays exactly greedy.
+		next := t.top()
+		warm += hist[next] + float64(off[next+1])
+		if o := off[next]; o < uint64(len(dst)) {
+			warm += float64(dst[o])
+		}
 		tele := c
 		if len(row) > 0 {
 			share := d * c / float64(len(row))
 			for _, j := range row {
-				p := pos[j]
-				items[p].key += share
-				h.up(int(p))
+				v := cash[j] + share
+				cash[j] = v
+				if l0[j/fan].v < v {
+					t.raised(j, v)
+				}
 			}
 			tele = c - share*float64(len(row))
 		}
@@ -417,5 +431,7 @@ func (s *State) runGreedy(h *cashHeap, limit uint64, until float64) uint64 {
 	}
 	s.base, s.totalHist, s.virtHist = base, total, virt
 	s.steps += k
+	s.transfers += moved
+	s.warm = warm
 	return k
 }
