@@ -1,0 +1,132 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/warc"
+)
+
+// DefaultUserAgent identifies the fetcher; its product token "crawlkit" is
+// what robots.txt groups are matched against.
+const DefaultUserAgent = "crawlkit/0.1 (+https://github.com/sekitei/crawlkit)"
+
+// Config is the fetcher's behaviour. The zero value of a field means its
+// default, given in its comment.
+type Config struct {
+	UserAgent string // DefaultUserAgent
+
+	Workers int           // requests in flight at once over all hosts: 32
+	PerHost int           // requests in flight at once to one host: 1
+	Delay   time.Duration // pause between requests to one host: 1s; NoDelay for none
+	// MaxCrawlDelay caps a robots.txt Crawl-delay: 30s.
+	MaxCrawlDelay time.Duration
+
+	IgnoreRobots bool
+	RobotsTTL    time.Duration // how long a robots.txt is cached: 24h
+
+	Timeout        time.Duration // whole exchange, headers and body: 30s
+	ConnectTimeout time.Duration // DNS, TCP and TLS: 10s
+	ReadTimeout    time.Duration // waiting for headers or the next body bytes: 15s
+
+	MaxSize      int64 // body bytes kept; more is truncated and marked: 10 MiB
+	MaxDecoded   int64 // decoded (gunzipped...) bytes for parsing: 8 x MaxSize, at least 32 MiB
+	MaxRedirects int   // redirects followed: 10; NoRedirects for none
+
+	Retries      int           // retries on 429, 503 and network errors: 2; NoRetries for none
+	RetryBackoff time.Duration // first backoff, doubled each retry: 2s
+	MaxRetryWait time.Duration // longest Retry-After honoured: 60s; beyond it the answer stands
+
+	DNSTTL       time.Duration // DNS cache lifetime: 5m
+	AllowPrivate bool          // allow loopback, private, link-local, multicast addresses
+	// LookupIP resolves host names; default the system resolver. Tests map
+	// names to loopback addresses with it.
+	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	MaxPathDepth int // path segments allowed (bot trap): 32
+	MaxRepeat    int // times one path segment may repeat (bot trap): 3
+	HostBudget   int // URLs accepted per host, 0: unlimited
+
+	MaxLinks       int  // links kept per page: 10000
+	IgnoreNofollow bool // put rel=nofollow links in "links" too
+
+	QueueMemory int64  // bytes of queued records kept in memory before spilling to disk: 64 MiB
+	SpillDir    string // where the spill file goes: os.TempDir()
+
+	// WARC receives every exchange when non-nil (robots.txt included).
+	WARC *warc.Writer
+
+	// Emit receives one record per input URL, from one goroutine at a time.
+	Emit func(*record.Record) error
+}
+
+// Sentinels for fields whose zero value means a default.
+const (
+	NoDelay     = time.Duration(-1)
+	NoRedirects = -1
+	NoRetries   = -1
+)
+
+func (c *Config) setDefaults() error {
+	if c.Emit == nil {
+		return errors.New("fetch: Config.Emit is nil")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	if c.Workers <= 0 {
+		c.Workers = 32
+	}
+	if c.PerHost <= 0 {
+		c.PerHost = 1
+	}
+	def(&c.Delay, time.Second)
+	if c.Delay < 0 {
+		c.Delay = 0
+	}
+	def(&c.MaxCrawlDelay, 30*time.Second)
+	def(&c.RobotsTTL, 24*time.Hour)
+	def(&c.Timeout, 30*time.Second)
+	def(&c.ConnectTimeout, 10*time.Second)
+	def(&c.ReadTimeout, 15*time.Second)
+	if c.MaxSize <= 0 {
+		c.MaxSize = 10 << 20
+	}
+	if c.MaxDecoded <= 0 {
+		c.MaxDecoded = max(8*c.MaxSize, 32<<20)
+	}
+	if c.MaxRedirects == 0 {
+		c.MaxRedirects = 10
+	} else if c.MaxRedirects < 0 {
+		c.MaxRedirects = 0
+	}
+	if c.Retries == 0 {
+		c.Retries = 2
+	} else if c.Retries < 0 {
+		c.Retries = 0
+	}
+	def(&c.RetryBackoff, 2*time.Second)
+	def(&c.MaxRetryWait, 60*time.Second)
+	def(&c.DNSTTL, 5*time.Minute)
+	if c.MaxPathDepth <= 0 {
+		c.MaxPathDepth = 32
+	}
+	if c.MaxRepeat <= 0 {
+		c.MaxRepeat = 3
+	}
+	if c.MaxLinks <= 0 {
+		c.MaxLinks = 10000
+	}
+	if c.QueueMemory <= 0 {
+		c.QueueMemory = 64 << 20
+	}
+	return nil
+}

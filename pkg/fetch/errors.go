@@ -1,0 +1,102 @@
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+)
+
+// Error codes: the stable first word of a record's "error" field.
+const (
+	CodeURL         = "url"          // not an absolute http(s) URL
+	CodeTrap        = "trap"         // path too deep or repeating (bot trap)
+	CodeBudget      = "budget"       // the host's URL budget is spent
+	CodeRobots      = "robots"       // disallowed by robots.txt (or robots.txt unreachable)
+	CodeDNS         = "dns"          // the host name does not resolve
+	CodeBlocked     = "blocked"      // private/loopback/link-local/multicast address refused
+	CodeConnect     = "connect"      // TCP connection refused or unreachable
+	CodeTLS         = "tls"          // TLS handshake or certificate failure
+	CodeTimeout     = "timeout"      // a connect, read or total timeout
+	CodeNetwork     = "network"      // connection reset or closed mid-exchange
+	CodeHTTP        = "http"         // a malformed HTTP response
+	CodeTooLarge    = "too_large"    // body truncated at --max-size, or decoding passed its cap
+	CodeDecode      = "decode"       // a Content-Encoding that does not decode
+	CodeRedirect    = "redirect"     // bad redirect: no or bad Location, or to a non-http scheme
+	CodeLoop        = "redirect_loop"
+	CodeRedirects   = "too_many_redirects"
+	CodeInterrupted = "interrupted" // not fetched: the run was stopped
+)
+
+// codedError is an error with its code.
+type codedError struct {
+	code string
+	msg  string
+}
+
+func (e *codedError) Error() string { return e.code + ": " + e.msg }
+
+func errorf(code, format string, args ...any) *codedError {
+	return &codedError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// classify turns a transport error into a coded error. timedOut tells
+// whether our own timers fired; stopped whether the run is stopping.
+func classify(err error, timedOut, stopped bool) *codedError {
+	var ce *codedError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	msg := err.Error()
+	// Strip net/http's `Get "url": ` prefix: the record has the URL.
+	if i := strings.Index(msg, `": `); i >= 0 && strings.HasPrefix(msg, "Get ") {
+		msg = msg[i+3:]
+	}
+	var dnsErr *net.DNSError
+	var be *blockedError
+	var certErr *tls.CertificateVerificationError
+	var hostErr x509.HostnameError
+	var unkAuth x509.UnknownAuthorityError
+	var recErr tls.RecordHeaderError
+	var opErr *net.OpError
+	var ne net.Error
+	switch {
+	case stopped:
+		return errorf(CodeInterrupted, "the run was stopped")
+	case errors.As(err, &be):
+		return errorf(CodeBlocked, "%s", be.Error())
+	case errors.As(err, &dnsErr):
+		return errorf(CodeDNS, "%s", dnsErr.Error())
+	case timedOut, errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return errorf(CodeTimeout, "%s", msg)
+	case errors.As(err, &certErr), errors.As(err, &hostErr), errors.As(err, &unkAuth), errors.As(err, &recErr),
+		strings.Contains(msg, "tls: "):
+		return errorf(CodeTLS, "%s", msg)
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return errorf(CodeConnect, "%s", msg)
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return errorf(CodeConnect, "%s", msg)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.EPIPE), strings.Contains(msg, "server closed"):
+		return errorf(CodeNetwork, "%s", msg)
+	case strings.Contains(msg, "malformed HTTP"), strings.Contains(msg, "invalid"):
+		return errorf(CodeHTTP, "%s", msg)
+	default:
+		return errorf(CodeNetwork, "%s", msg)
+	}
+}
+
+// retryable reports whether an exchange that failed with code may be tried
+// again.
+func retryable(code string) bool {
+	switch code {
+	case CodeTimeout, CodeNetwork, CodeConnect:
+		return true
+	}
+	return false
+}

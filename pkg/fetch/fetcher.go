@@ -1,0 +1,611 @@
+// Package fetch is a polite, robust and fast HTTP fetcher for crawling: the
+// crawler of the 1998 Google architecture (a URL queue feeding hundreds of
+// concurrent connections, a DNS cache) with today's manners.
+//
+// A Fetcher reads URL records, keeps one queue per host, and runs a fixed
+// number of workers over a heap of hosts ordered by when each may next be
+// asked, so hosts interleave and a slow host holds only its own queue.
+// Per host it honours robots.txt (RFC 9309, cached for RobotsTTL), a delay
+// between requests (the larger of Delay and the robots Crawl-delay, capped)
+// and PerHost connections. Every hop of a redirect chain is a request of its
+// own, scheduled, checked against robots.txt and politeness like any other.
+// 429 and 503 answers and network errors are retried with exponential
+// backoff, honouring Retry-After. Addresses are checked after DNS on every
+// connection, so no redirect can reach a private network (SSRF) unless
+// AllowPrivate. Queued records beyond QueueMemory go to a spill file, so
+// memory stays bounded for any number of input URLs.
+//
+// Each input record comes out once, with the fetch's fields set (see
+// DESIGN.md): status, final_url, fetched_at, content_type, length, digest,
+// title, links, canonical, redirects, error, warc_file, warc_offset,
+// elapsed_ms, etag, last_modified, truncated. Fields it does not own pass
+// through.
+package fetch
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/urlx"
+)
+
+// Stats count what a run did; read them with Fetcher.Stats.
+type Stats struct {
+	Input       int64 // records taken in
+	Done        int64 // records written out
+	OK          int64 // records with a 2xx or 304 final status and no error
+	Errors      int64 // records with an error
+	Requests    int64 // HTTP requests made, robots.txt included
+	Bytes       int64 // body bytes received
+	Retries     int64
+	Interrupted int64 // records not fetched because the run stopped
+	ErrorCodes  map[string]int64
+}
+
+// A Fetcher fetches a stream of URL records. Make one with New and call Run
+// once.
+type Fetcher struct {
+	cfg       Config
+	agent     string // robots product token
+	transport *http.Transport
+	res       *resolver
+
+	mu       sync.Mutex
+	hosts    map[string]*hostQ
+	ready    readyHeap
+	seq      uint64
+	wake     chan struct{} // closed and replaced when the queues change
+	pending  int           // items queued or in flight
+	memUsed  int64
+	spill    spillFile
+	inputEnd bool
+	fatal    error
+
+	emitMu   sync.Mutex
+	stopping atomic.Bool
+
+	stats struct {
+		input, done, ok, errors, requests, bytes, retries, interrupted atomic.Int64
+		mu                                                             sync.Mutex
+		codes                                                          map[string]int64
+	}
+}
+
+// New returns a Fetcher for cfg.
+func New(cfg Config) (*Fetcher, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	f := &Fetcher{
+		cfg:   cfg,
+		agent: robots.ProductToken(cfg.UserAgent),
+		hosts: make(map[string]*hostQ),
+		wake:  make(chan struct{}),
+	}
+	f.res = newResolver(cfg.LookupIP, cfg.DNSTTL)
+	f.transport = newTransport(&f.cfg, f.res)
+	f.stats.codes = make(map[string]int64)
+	return f, nil
+}
+
+// Stats returns the counts so far; safe to call while Run runs.
+func (f *Fetcher) Stats() Stats {
+	s := Stats{
+		Input: f.stats.input.Load(), Done: f.stats.done.Load(), OK: f.stats.ok.Load(),
+		Errors: f.stats.errors.Load(), Requests: f.stats.requests.Load(), Bytes: f.stats.bytes.Load(),
+		Retries: f.stats.retries.Load(), Interrupted: f.stats.interrupted.Load(),
+		ErrorCodes: map[string]int64{},
+	}
+	f.stats.mu.Lock()
+	for k, v := range f.stats.codes {
+		s.ErrorCodes[k] = v
+	}
+	f.stats.mu.Unlock()
+	return s
+}
+
+// stopGrace is how long requests in flight may run on after ctx is
+// cancelled before they are cut off.
+var stopGrace = 1500 * time.Millisecond
+
+// Run fetches every record that feed passes to add, and returns when all
+// are written out, or when ctx is cancelled: then the requests in flight
+// get a short grace, and every record not fetched is written with error
+// "interrupted". feed runs in its own goroutine; add returns an error
+// once the run is stopping, which feed should return.
+func (f *Fetcher) Run(ctx context.Context, feed func(add func(*record.Record) error) error) error {
+	sf, err := os.CreateTemp(f.cfg.SpillDir, "fetch-spill-*")
+	if err != nil {
+		return err
+	}
+	f.spill.f = sf
+	defer f.spill.close()
+	defer f.transport.CloseIdleConnections()
+
+	// Requests get their own context, cut off stopGrace after ctx ends.
+	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelReqs()
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	go func() {
+		<-runCtx.Done()
+		f.stopping.Store(true)
+		f.signal()
+		select {
+		case <-time.After(stopGrace):
+			cancelReqs()
+		case <-reqCtx.Done():
+		}
+	}()
+
+	feedErr := make(chan error, 1)
+	go func() {
+		err := feed(func(rec *record.Record) error {
+			if runCtx.Err() != nil {
+				return runCtx.Err()
+			}
+			return f.add(rec)
+		})
+		f.mu.Lock()
+		f.inputEnd = true
+		f.mu.Unlock()
+		f.signal()
+		feedErr <- err
+	}()
+
+	var wg sync.WaitGroup
+	for i := 0; i < f.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.worker(runCtx, reqCtx, cancelRun)
+		}()
+	}
+	wg.Wait()
+	var ferr error
+	if ctx.Err() != nil || f.stopping.Load() {
+		// Let the feed see the stop before draining what it queued.
+		select {
+		case ferr = <-feedErr:
+		case <-time.After(stopGrace):
+		}
+		f.drainInterrupted()
+	} else {
+		ferr = <-feedErr
+	}
+	f.mu.Lock()
+	fatal := f.fatal
+	f.mu.Unlock()
+	if fatal != nil {
+		return fatal
+	}
+	if ferr != nil && !errors.Is(ferr, context.Canceled) {
+		return ferr
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (f *Fetcher) signal() {
+	f.mu.Lock()
+	close(f.wake)
+	f.wake = make(chan struct{})
+	f.mu.Unlock()
+}
+
+// signalLocked is signal for callers holding f.mu.
+func (f *Fetcher) signalLocked() {
+	close(f.wake)
+	f.wake = make(chan struct{})
+}
+
+func (f *Fetcher) setFatal(err error) {
+	f.mu.Lock()
+	if f.fatal == nil {
+		f.fatal = err
+	}
+	f.mu.Unlock()
+}
+
+// add checks a record and queues it; a record that cannot be fetched is
+// written out at once.
+func (f *Fetcher) add(rec *record.Record) error {
+	f.stats.input.Add(1)
+	it, host, cerr := f.check(rec)
+	if cerr != nil {
+		return f.finish(rec, nil, cerr)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.host(host)
+	if f.cfg.HostBudget > 0 && h.accepted >= f.cfg.HostBudget {
+		f.mu.Unlock()
+		err := f.finish(rec, nil, errorf(CodeBudget, "more than %d URLs for host %s (--host-budget)", f.cfg.HostBudget, host))
+		f.mu.Lock()
+		return err
+	}
+	h.accepted++
+	f.pending++
+	if len(h.spilled) > 0 || f.memUsed+it.size > f.cfg.QueueMemory {
+		ref, err := f.spill.write(rec)
+		if err != nil {
+			f.pending--
+			return err
+		}
+		h.spilled = append(h.spilled, ref)
+	} else {
+		f.memUsed += it.size
+		h.items = append(h.items, it)
+	}
+	f.maybeReady(h)
+	f.signalLocked()
+	return nil
+}
+
+func (f *Fetcher) host(key string) *hostQ {
+	h := f.hosts[key]
+	if h == nil {
+		h = &hostQ{key: key, heapIdx: -1, delay: f.cfg.Delay}
+		f.hosts[key] = h
+	}
+	return h
+}
+
+// check validates a record's URL and the bot-trap limits.
+func (f *Fetcher) check(rec *record.Record) (*item, string, *codedError) {
+	raw := strings.TrimSpace(rec.URL())
+	p, err := urlx.Split(raw)
+	if err != nil {
+		return nil, "", errorf(CodeURL, "%v", err)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, "", errorf(CodeURL, "%v", err)
+	}
+	u.Scheme = p.Scheme
+	u.Fragment, u.RawFragment = "", ""
+	if u.Hostname() == "" {
+		return nil, "", errorf(CodeURL, "no host")
+	}
+	if len(raw) > 8192 {
+		return nil, "", errorf(CodeURL, "URL longer than 8192 bytes")
+	}
+	if cerr := f.trap(u); cerr != nil {
+		return nil, "", cerr
+	}
+	return &item{rec: rec, u: u, size: itemSize(rec)}, hostKey(u), nil
+}
+
+func hostKey(u *url.URL) string { return urlx.NormalizeHost(u.Scheme, u.Host) }
+
+func itemSize(rec *record.Record) int64 {
+	n := int64(300)
+	for _, k := range rec.Keys() {
+		raw, _ := rec.Raw(k)
+		n += int64(len(k) + len(raw) + 32)
+	}
+	return n
+}
+
+// trap applies the bot-trap limits to a URL's path.
+func (f *Fetcher) trap(u *url.URL) *codedError {
+	path := u.EscapedPath()
+	depth := 0
+	var counts map[string]int
+	for _, seg := range strings.Split(path, "/") {
+		if seg == "" {
+			continue
+		}
+		depth++
+		if depth > f.cfg.MaxPathDepth {
+			return errorf(CodeTrap, "path deeper than %d segments (--max-depth)", f.cfg.MaxPathDepth)
+		}
+		if counts == nil {
+			counts = make(map[string]int)
+		}
+		counts[seg]++
+		if counts[seg] > f.cfg.MaxRepeat {
+			return errorf(CodeTrap, "path segment %q repeats more than %d times (--max-repeat)", clip(seg, 40), f.cfg.MaxRepeat)
+		}
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// A job is what a worker does next.
+type job struct {
+	host   *hostQ
+	it     *item       // a page request, or an item to write out (with skip)
+	skip   *codedError // write it out with this error, no request
+	robots int         // schemeIndex+1 of a robots.txt fetch, 0 if none
+}
+
+// take returns the next job, waiting for a host to be ready. It returns
+// false when all is done or the run stops.
+func (f *Fetcher) take(ctx context.Context) (job, bool) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		f.mu.Lock()
+		if ctx.Err() != nil || f.fatal != nil {
+			f.mu.Unlock()
+			return job{}, false
+		}
+		now := time.Now()
+		if len(f.ready) > 0 && !f.ready[0].next.After(now) {
+			h := heap.Pop(&f.ready).(*hostQ)
+			j, ok := f.nextJob(h, now)
+			f.mu.Unlock()
+			if ok {
+				return j, true
+			}
+			continue
+		}
+		if f.inputEnd && f.pending == 0 {
+			f.mu.Unlock()
+			return job{}, false
+		}
+		wake := f.wake
+		var tc <-chan time.Time
+		if len(f.ready) > 0 {
+			d := f.ready[0].next.Sub(now)
+			if timer == nil {
+				timer = time.NewTimer(d)
+			} else {
+				timer.Reset(d)
+			}
+			tc = timer.C
+		}
+		f.mu.Unlock()
+		select {
+		case <-wake:
+		case <-tc:
+		case <-ctx.Done():
+			return job{}, false
+		}
+	}
+}
+
+// nextJob makes the job for host h, just popped from the ready heap.
+func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
+	if len(h.items) == 0 && len(h.spilled) > 0 {
+		f.unspill(h)
+	}
+	if len(h.items) == 0 {
+		return job{}, false
+	}
+	it := h.items[0]
+	if !f.cfg.IgnoreRobots {
+		si := schemeIndex(it.u.Scheme)
+		rs := h.robots[si]
+		if rs == nil || !rs.fetching && now.After(rs.expires) {
+			if h.active > 0 {
+				return job{}, false // fetch robots.txt once the host is quiet; done() re-readies it
+			}
+			h.robots[si] = &robotsState{fetching: true}
+			h.active++
+			return job{host: h, robots: si + 1}, true
+		}
+		if rs.fetching {
+			return job{}, false
+		}
+		var skip *codedError
+		switch {
+		case rs.fail != nil:
+			skip = rs.fail
+		case !rs.group.Allowed(it.u.RequestURI()):
+			skip = errorf(CodeRobots, "disallowed by %s://%s/robots.txt", it.u.Scheme, h.key)
+		}
+		if skip != nil {
+			f.popItem(h)
+			h.active++ // released by done, like a request, but with no delay
+			return job{host: h, it: it, skip: skip}, true
+		}
+	}
+	f.popItem(h)
+	h.active++
+	h.next = now.Add(h.delay)
+	f.maybeReady(h)
+	return job{host: h, it: it}, true
+}
+
+func (f *Fetcher) popItem(h *hostQ) {
+	f.memUsed -= h.items[0].size
+	h.items[0] = nil
+	h.items = h.items[1:]
+	if len(h.items) == 0 {
+		h.items = nil // let the backing array go
+	}
+}
+
+// unspill loads the next spilled records of h back into memory.
+func (f *Fetcher) unspill(h *hostQ) {
+	n := 0
+	for n < len(h.spilled) && n < 64 {
+		rec, err := f.spill.read(h.spilled[n])
+		n++
+		if err != nil {
+			f.fatal = err
+			break
+		}
+		it, _, cerr := f.check(rec)
+		if cerr != nil { // cannot happen: it passed check before
+			continue
+		}
+		f.memUsed += it.size
+		h.items = append(h.items, it)
+	}
+	h.spilled = h.spilled[n:]
+	if len(h.spilled) == 0 {
+		h.spilled = nil
+	}
+}
+
+// done records the end of a job on its host and re-readies the host.
+func (f *Fetcher) done(j job, requeue *item, requeueHost string, wait time.Duration, finished int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := j.host
+	h.active--
+	now := time.Now()
+	if j.skip == nil {
+		// One connection per host by default: the delay runs from the end
+		// of the exchange, so the server sees gaps of at least the delay.
+		if f.cfg.PerHost == 1 {
+			if t := now.Add(h.delay); t.After(h.next) {
+				h.next = t
+			}
+		}
+		if wait > 0 {
+			if t := now.Add(wait); t.After(h.next) {
+				h.next = t
+			}
+		}
+	}
+	if requeue != nil {
+		th := h
+		if requeueHost != h.key {
+			th = f.host(requeueHost)
+			th.accepted++
+		}
+		f.memUsed += requeue.size
+		th.items = append([]*item{requeue}, th.items...)
+		f.maybeReady(th)
+	}
+	f.pending -= finished
+	f.maybeReady(h)
+	f.signalLocked()
+}
+
+// worker runs jobs until the run ends.
+func (f *Fetcher) worker(ctx, reqCtx context.Context, stop context.CancelFunc) {
+	for {
+		j, ok := f.take(ctx)
+		if !ok {
+			return
+		}
+		var err error
+		switch {
+		case j.robots > 0:
+			f.fetchRobots(reqCtx, j)
+			f.done(j, nil, "", 0, 0)
+		case j.skip != nil:
+			err = f.finish(j.it.rec, j.it, j.skip)
+			f.done(j, nil, "", 0, 1)
+		default:
+			err = f.fetchPage(reqCtx, j)
+		}
+		if err != nil {
+			f.setFatal(err)
+			stop()
+			return
+		}
+	}
+}
+
+// drainInterrupted writes out every queued record with error
+// "interrupted".
+func (f *Fetcher) drainInterrupted() {
+	f.mu.Lock()
+	var left []*item
+	for _, h := range f.hosts {
+		for len(h.items) > 0 || len(h.spilled) > 0 {
+			if len(h.items) == 0 {
+				f.unspill(h)
+				if f.fatal != nil {
+					break
+				}
+			}
+			left = append(left, h.items...)
+			for range h.items {
+				f.popItem(h)
+			}
+			if len(left) > 4096 {
+				f.mu.Unlock()
+				f.writeInterrupted(left)
+				left = left[:0]
+				f.mu.Lock()
+			}
+		}
+	}
+	f.mu.Unlock()
+	f.writeInterrupted(left)
+}
+
+func (f *Fetcher) writeInterrupted(items []*item) {
+	for _, it := range items {
+		f.stats.interrupted.Add(1)
+		f.finish(it.rec, it, errorf(CodeInterrupted, "not fetched: the run was stopped"))
+	}
+}
+
+// finish writes a record out with an error and no response.
+func (f *Fetcher) finish(rec *record.Record, it *item, cerr *codedError) error {
+	clearOwned(rec)
+	if it != nil && len(it.chain) > 0 {
+		rec.Set("redirects", it.chain)
+		rec.SetString("final_url", it.u.String())
+	}
+	if it != nil && it.elapsed > 0 {
+		rec.SetInt("elapsed_ms", it.elapsed.Milliseconds())
+	}
+	if it != nil {
+		if host := hostKey(it.u); host != "" {
+			rec.SetString("host", host)
+		}
+	}
+	rec.SetString("error", cerr.Error())
+	return f.emit(rec, cerr.code, false)
+}
+
+func (f *Fetcher) emit(rec *record.Record, code string, ok bool) error {
+	f.stats.done.Add(1)
+	if code != "" {
+		f.stats.errors.Add(1)
+		f.stats.mu.Lock()
+		f.stats.codes[code]++
+		f.stats.mu.Unlock()
+	} else if ok {
+		f.stats.ok.Add(1)
+	}
+	f.emitMu.Lock()
+	defer f.emitMu.Unlock()
+	return f.cfg.Emit(rec)
+}
+
+// ownedFields are the fields fetch writes; a new fetch replaces them all.
+var ownedFields = []string{"host", "status", "final_url", "fetched_at", "content_type", "length", "digest",
+	"title", "links", "nofollow_links", "canonical", "noindex", "redirects", "error", "truncated",
+	"warc_file", "warc_offset", "elapsed_ms", "etag", "last_modified"}
+
+// keptOn304 are the fields that still describe the page after a 304.
+var keptOn304 = map[string]bool{"content_type": true, "length": true, "digest": true, "title": true,
+	"links": true, "nofollow_links": true, "canonical": true, "noindex": true, "etag": true, "last_modified": true}
+
+func clearOwned(rec *record.Record) {
+	for _, k := range ownedFields {
+		rec.Delete(k)
+	}
+}

@@ -1,0 +1,447 @@
+package fetch
+
+import (
+	"context"
+	"crypto/sha1"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sekitei/crawlkit/pkg/fetch/content"
+	"github.com/sekitei/crawlkit/pkg/fetch/links"
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/warc"
+)
+
+// fetchRobots fetches and parses robots.txt for a job's host and scheme,
+// following up to robots.MaxRedirects redirects.
+func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
+	si := j.robots - 1
+	scheme := "http"
+	if si == 1 {
+		scheme = "https"
+	}
+	u := &url.URL{Scheme: scheme, Host: j.host.key, Path: "/robots.txt"}
+	var group *robots.Group
+	var fail *codedError
+	for hops := 0; ; hops++ {
+		x := f.do(ctx, u, nil, robots.MaxSize)
+		f.stats.requests.Add(1)
+		f.stats.bytes.Add(int64(len(x.body)))
+		if x.status != 0 {
+			if _, err := f.writeWARC(x); err != nil {
+				f.setFatal(err)
+			}
+		}
+		if x.err != nil && x.status == 0 {
+			fail = errorf(x.err.code, "fetching robots.txt: %s", x.err.msg)
+			group = robots.DisallowAll().Group(f.agent)
+			x.release()
+			break
+		}
+		if x.status >= 300 && x.status < 400 && hops < robots.MaxRedirects {
+			if next, err := u.Parse(x.header.Get("Location")); err == nil && (next.Scheme == "http" || next.Scheme == "https") {
+				u = next
+				x.release()
+				continue
+			}
+		}
+		body := x.body
+		if x.status >= 200 && x.status < 300 {
+			if dec, err := content.Decode(body, x.header.Get("Content-Encoding"), robots.MaxSize); err == nil || errors.Is(err, content.ErrTooLarge) {
+				body = dec
+			}
+		}
+		r := robots.FromStatus(x.status, body)
+		if x.status >= 300 && x.status < 400 {
+			r = robots.AllowAll() // more than five redirects: unavailable
+		}
+		group = r.Group(f.agent)
+		if x.status == 429 || x.status >= 500 {
+			fail = errorf(CodeRobots, "robots.txt answered %d: the host is treated as disallowing everything", x.status)
+		}
+		x.release()
+		break
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := j.host
+	ttl := f.cfg.RobotsTTL
+	if fail != nil && ttl > 10*time.Minute {
+		ttl = 10 * time.Minute // try a failed host again sooner
+	}
+	h.robots[si] = &robotsState{group: group, fail: fail, expires: time.Now().Add(ttl)}
+	h.delay = f.cfg.Delay
+	if d, ok := group.CrawlDelay(); ok {
+		h.delay = max(f.cfg.Delay, min(d, f.cfg.MaxCrawlDelay))
+	}
+}
+
+// fetchPage makes one request of an item and decides what follows: a retry,
+// the next hop of a redirect, or the record.
+func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
+	it := j.it
+	var extra http.Header
+	if len(it.chain) == 0 {
+		extra = conditional(it.rec)
+	}
+	x := f.do(ctx, it.u, extra, f.cfg.MaxSize)
+	defer x.release()
+	f.stats.requests.Add(1)
+	f.stats.bytes.Add(int64(len(x.body)))
+	it.elapsed += x.elapsed
+
+	var loc warc.Location
+	var haveLoc bool
+	if x.status != 0 {
+		l, err := f.writeWARC(x)
+		if err != nil {
+			f.done(j, nil, "", 0, 1)
+			return err
+		}
+		loc, haveLoc = l, f.cfg.WARC != nil
+	}
+	stopping := f.stopping.Load()
+
+	// Retries: network errors before a response, 429 and 503.
+	if it.attempt < f.cfg.Retries && !stopping {
+		wait := time.Duration(-1)
+		switch {
+		case x.err != nil && x.status == 0 && retryable(x.err.code):
+			wait = f.backoff(it.attempt)
+		case x.status == http.StatusTooManyRequests || x.status == http.StatusServiceUnavailable:
+			wait = f.backoff(it.attempt)
+			if ra, ok := retryAfter(x.header.Get("Retry-After"), time.Now()); ok {
+				wait = ra
+			}
+			if wait > f.cfg.MaxRetryWait {
+				wait = -1 // too long to wait: the answer stands
+			}
+		}
+		if wait >= 0 {
+			it.attempt++
+			f.stats.retries.Add(1)
+			f.done(j, it, j.host.key, wait, 0)
+			return nil
+		}
+	}
+
+	// Redirects: the next hop is queued like any URL, behind robots.txt
+	// and politeness for its host.
+	if x.status >= 300 && x.status < 400 && x.status != http.StatusNotModified && x.err == nil && f.cfg.MaxRedirects > 0 {
+		next, cerr := f.redirectTarget(it, x)
+		if cerr == nil {
+			it.chain = append(it.chain, hop{URL: it.u.String(), Status: x.status})
+			it.u = next
+			it.attempt = 0
+			f.done(j, it, hostKey(next), 0, 0)
+			return nil
+		}
+		err := f.finishResponse(it, x, loc, haveLoc, cerr)
+		f.done(j, nil, "", 0, 1)
+		return err
+	}
+	var err error
+	if x.status == 0 {
+		if x.err.code == CodeInterrupted {
+			f.stats.interrupted.Add(1)
+		}
+		err = f.finish(it.rec, it, x.err)
+	} else {
+		err = f.finishResponse(it, x, loc, haveLoc, x.err)
+	}
+	f.done(j, nil, "", 0, 1)
+	return err
+}
+
+func (f *Fetcher) backoff(attempt int) time.Duration {
+	d := f.cfg.RetryBackoff << attempt
+	if d > f.cfg.MaxRetryWait {
+		d = f.cfg.MaxRetryWait
+	}
+	return d
+}
+
+// retryAfter parses a Retry-After value: seconds or an HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 {
+			return 0, false
+		}
+		if n > 1<<31 {
+			n = 1 << 31
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+		return d, true
+	}
+	return 0, false
+}
+
+// redirectTarget checks the Location of a 3xx answer.
+func (f *Fetcher) redirectTarget(it *item, x *exchange) (*url.URL, *codedError) {
+	loc := x.header.Get("Location")
+	if loc == "" {
+		return nil, errorf(CodeRedirect, "%d answer without a Location", x.status)
+	}
+	next, err := it.u.Parse(loc)
+	if err != nil {
+		return nil, errorf(CodeRedirect, "bad Location %q: %v", clip(loc, 100), err)
+	}
+	next.Fragment, next.RawFragment = "", ""
+	if next.Scheme != "http" && next.Scheme != "https" || next.Hostname() == "" {
+		return nil, errorf(CodeRedirect, "Location %q is not an http(s) URL", clip(loc, 100))
+	}
+	ns := next.String()
+	if ns == it.u.String() {
+		return nil, errorf(CodeLoop, "redirects to itself")
+	}
+	for _, h := range it.chain {
+		if h.URL == ns {
+			return nil, errorf(CodeLoop, "redirect loop back to %s", clip(ns, 100))
+		}
+	}
+	if len(it.chain) >= f.cfg.MaxRedirects {
+		return nil, errorf(CodeRedirects, "more than %d redirects (--max-redirects)", f.cfg.MaxRedirects)
+	}
+	if cerr := f.trap(next); cerr != nil {
+		return nil, cerr
+	}
+	return next, nil
+}
+
+// conditional returns If-None-Match / If-Modified-Since from the record's
+// etag and last_modified fields.
+func conditional(rec *record.Record) http.Header {
+	var h http.Header
+	if v, ok := rec.String("etag"); ok && v != "" && !strings.ContainsAny(v, "\r\n") {
+		h = http.Header{"If-None-Match": {v}}
+	}
+	if v, ok := rec.String("last_modified"); ok && v != "" && !strings.ContainsAny(v, "\r\n") {
+		if h == nil {
+			h = http.Header{}
+		}
+		h["If-Modified-Since"] = []string{v}
+	}
+	return h
+}
+
+// finishResponse writes the record of an item whose last hop got a
+// response.
+func (f *Fetcher) finishResponse(it *item, x *exchange, loc warc.Location, haveLoc bool, cerr *codedError) error {
+	rec := it.rec
+	notModified := x.status == http.StatusNotModified
+	for _, k := range ownedFields {
+		if !(notModified && keptOn304[k]) {
+			rec.Delete(k)
+		}
+	}
+	rec.SetString("host", hostKey(it.u))
+	rec.SetInt("status", int64(x.status))
+	rec.SetString("final_url", it.u.String())
+	rec.SetTime("fetched_at", x.start)
+	if len(it.chain) > 0 {
+		rec.Set("redirects", it.chain)
+	}
+	if !notModified {
+		ct := x.header.Get("Content-Type")
+		mt, _, _ := mime.ParseMediaType(ct)
+		if mt != "" {
+			rec.SetString("content_type", mt)
+		}
+		rec.SetInt("length", int64(len(x.body)))
+		sum := sha1.Sum(x.body)
+		rec.SetString("digest", warc.DigestString(sum[:]))
+		if x.truncated != "" {
+			rec.SetString("truncated", x.truncated)
+		}
+		if perr := f.parsePage(rec, it, x, mt, ct); perr != nil && cerr == nil {
+			cerr = perr
+		}
+	}
+	if haveLoc {
+		rec.SetString("warc_file", loc.File)
+		rec.SetInt("warc_offset", loc.Offset)
+	}
+	rec.SetInt("elapsed_ms", it.elapsed.Milliseconds())
+	if v := x.header.Get("ETag"); v != "" {
+		rec.SetString("etag", v)
+	}
+	if v := x.header.Get("Last-Modified"); v != "" {
+		rec.SetString("last_modified", v)
+	}
+	code := ""
+	if cerr != nil {
+		rec.SetString("error", cerr.Error())
+		code = cerr.code
+	}
+	return f.emit(rec, code, code == "" && (x.status >= 200 && x.status < 300 || notModified))
+}
+
+// parsePage decodes an HTML body and records its title and links.
+func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct string) *codedError {
+	if len(x.body) == 0 {
+		return nil
+	}
+	body, err := content.Decode(x.body, x.header.Get("Content-Encoding"), f.cfg.MaxDecoded)
+	var cerr *codedError
+	switch {
+	case errors.Is(err, content.ErrTooLarge):
+		cerr = errorf(CodeTooLarge, "decoded body over %d bytes: compression bomb stopped", f.cfg.MaxDecoded)
+	case errors.Is(err, content.ErrUnknownEncoding):
+		return errorf(CodeDecode, "%v", err)
+	case err != nil && x.truncated == "":
+		cerr = errorf(CodeDecode, "%v", err)
+	}
+	if mt == "" {
+		mt, _, _ = mime.ParseMediaType(http.DetectContentType(body))
+	}
+	if mt != "text/html" && mt != "application/xhtml+xml" {
+		return cerr
+	}
+	text, _ := content.ToUTF8(body, ct)
+	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks})
+	if p.Title != "" {
+		rec.SetString("title", p.Title)
+	}
+	ls := p.Links
+	if f.cfg.IgnoreNofollow {
+		ls = append(ls, p.Nofollow...)
+	} else if len(p.Nofollow) > 0 {
+		rec.SetStrings("nofollow_links", p.Nofollow)
+	}
+	rec.SetStrings("links", nonNil(ls))
+	if p.Canonical != "" {
+		rec.SetString("canonical", p.Canonical)
+	}
+	if p.NoIndex {
+		rec.SetBool("noindex", true)
+	}
+	return cerr
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// writeWARC archives an exchange as a response record and its request.
+func (f *Fetcher) writeWARC(x *exchange) (warc.Location, error) {
+	if f.cfg.WARC == nil {
+		return warc.Location{}, nil
+	}
+	respID, reqID := warc.NewRecordID(), warc.NewRecordID()
+	date := warc.FormatDate(x.start)
+	target := x.url.String()
+
+	// The response as received; HTTP/2 is written in HTTP/1.1 form, which is
+	// what WARC readers expect.
+	proto := x.proto
+	if !strings.HasPrefix(proto, "HTTP/1.") {
+		proto = "HTTP/1.1"
+	}
+	head := make([]byte, 0, 1024)
+	head = append(head, proto...)
+	head = append(head, ' ')
+	head = strconv.AppendInt(head, int64(x.status), 10)
+	head = append(head, ' ')
+	head = append(head, http.StatusText(x.status)...)
+	head = append(head, "\r\n"...)
+	head = appendHeaders(head, x.header)
+	payloadSum := sha1.Sum(x.body)
+	resp := &warc.Record{Header: warc.Header{
+		{Name: warc.FieldType, Value: warc.TypeResponse},
+		{Name: warc.FieldRecordID, Value: respID},
+		{Name: warc.FieldDate, Value: date},
+		{Name: warc.FieldTargetURI, Value: target},
+		{Name: warc.FieldContentType, Value: warc.ContentTypeHTTPResponse},
+		{Name: warc.FieldPayloadDigest, Value: warc.DigestString(payloadSum[:])},
+	}, Body: io.MultiReader(bytesReader(head), bytesReader(x.body))}
+	if x.ip != "" {
+		resp.Header.Add(warc.FieldIPAddress, x.ip)
+	}
+	if x.truncated != "" {
+		resp.Header.Add(warc.FieldTruncated, x.truncated)
+	}
+
+	reqHead := make([]byte, 0, 512)
+	reqHead = append(reqHead, "GET "...)
+	reqHead = append(reqHead, x.url.RequestURI()...)
+	reqHead = append(reqHead, " HTTP/1.1\r\nHost: "...)
+	reqHead = append(reqHead, x.url.Host...)
+	reqHead = append(reqHead, "\r\n"...)
+	reqHead = appendHeaders(reqHead, x.reqHeader)
+	req := &warc.Record{Header: warc.Header{
+		{Name: warc.FieldType, Value: warc.TypeRequest},
+		{Name: warc.FieldRecordID, Value: reqID},
+		{Name: warc.FieldDate, Value: date},
+		{Name: warc.FieldTargetURI, Value: target},
+		{Name: warc.FieldConcurrentTo, Value: respID},
+		{Name: warc.FieldContentType, Value: warc.ContentTypeHTTPRequest},
+	}, Body: bytesReader(reqHead)}
+	if x.ip != "" {
+		req.Header.Add(warc.FieldIPAddress, x.ip)
+	}
+	locs, err := f.cfg.WARC.Write(resp, req)
+	if err != nil {
+		return warc.Location{}, err
+	}
+	return locs[0], nil
+}
+
+// appendHeaders writes header fields sorted by name (Go does not keep the
+// order of the wire) and ends the block with an empty line.
+func appendHeaders(b []byte, h http.Header) []byte {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; c != '\r' && c != '\n' {
+					b = append(b, c)
+				}
+			}
+			b = append(b, "\r\n"...)
+		}
+	}
+	return append(b, "\r\n"...)
+}
+
+type byteReader struct {
+	b []byte
+}
+
+func bytesReader(b []byte) *byteReader { return &byteReader{b} }
+
+func (r *byteReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}

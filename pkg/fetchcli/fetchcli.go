@@ -1,0 +1,418 @@
+// Package fetchcli is the command line of fetch: fetch URL records politely
+// into records and WARC files, and check URLs against a robots.txt offline.
+package fetchcli
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sekitei/crawlkit/pkg/clikit"
+	"github.com/sekitei/crawlkit/pkg/fetch"
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/urlx"
+	"github.com/sekitei/crawlkit/pkg/warc"
+)
+
+// Main runs fetch with args (args[0] is the program name) and returns the
+// exit status.
+func Main(args []string, env clikit.Env) int {
+	return clikit.Run(App(), args, env)
+}
+
+// App returns the fetch application.
+func App() *cli.App {
+	app := clikit.New("fetch", "fetch URLs politely into records and WARC files",
+		"fetch [--warc DIR] [--delay 1s] [--workers 32] [options] [FILE...]\n"+
+			"   fetch robots --robots FILE [--agent NAME] [URL...]")
+	app.Description = `Reads URL records (plain URL lines or NDJSON objects with "url") from the
+files named or from stdin, fetches each over HTTP(S) and writes one record per
+URL on stdout with status, final_url, fetched_at, content_type, length,
+digest (sha1:BASE32 of the payload, as WARC-Payload-Digest), title, links
+(absolute, fragment-free, de-duplicated), canonical, redirects, error
+("code: message"; codes: url trap budget robots dns blocked connect tls
+timeout network http too_large decode redirect redirect_loop
+too_many_redirects interrupted), warc_file, warc_offset, elapsed_ms, etag and
+last_modified. Other fields pass through. Records come out in completion
+order.
+
+Politeness: robots.txt (RFC 9309) per host, cached; a delay between requests
+to a host (--delay, or the robots Crawl-delay up to --max-crawl-delay);
+--per-host connections per host; --workers requests at once in all.
+Records with etag / last_modified fields are fetched conditionally (304).
+Private, loopback, link-local and multicast addresses are refused unless
+--allow-private. SIGINT/SIGTERM stop cleanly: WARC files stay valid and
+every URL not fetched is written with error "interrupted".
+
+Example:
+   $ echo https://example.com/ | fetch --warc crawl/
+   {"url":"https://example.com/","host":"example.com","status":200,
+    "final_url":"https://example.com/","fetched_at":"2026-11-21T05:40:00.123Z",
+    "content_type":"text/html","length":1256,"digest":"sha1:...","title":"Example Domain",
+    "links":["https://www.iana.org/domains/example"],
+    "warc_file":"crawl/fetch-20261121054000-00000.warc.gz","warc_offset":412,"elapsed_ms":140}
+   $ fetch --delay 0 --per-host 4 --workers 256 --warc out/ urls.txt > fetched.ndjson
+   $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c`
+	app.Flags = append(clikit.InputFlags(), fetchFlags()...)
+	app.Action = run
+	app.Commands = []*cli.Command{robotsCommand()}
+	return app
+}
+
+func fetchFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "warc", Usage: "write the exchanges as WARC/1.1 files into `DIR`"},
+		&cli.StringFlag{Name: "warc-prefix", Value: "fetch", Usage: "WARC file names start with `PREFIX`"},
+		&cli.StringFlag{Name: "warc-size", Value: "1GiB", Usage: "start a new WARC file at `SIZE`"},
+		&cli.StringFlag{Name: "agent", Value: fetch.DefaultUserAgent, Usage: "User-Agent `STRING`; its first word is the robots.txt product token"},
+		&cli.IntFlag{Name: "workers", Value: 32, Usage: "requests in flight at once, over all hosts"},
+		&cli.IntFlag{Name: "per-host", Value: 1, Usage: "connections at once to one host"},
+		&cli.DurationFlag{Name: "delay", Value: time.Second, Usage: "pause between requests to one host"},
+		&cli.DurationFlag{Name: "max-crawl-delay", Value: 30 * time.Second, Usage: "cap on a robots.txt Crawl-delay"},
+		&cli.BoolFlag{Name: "ignore-robots", Usage: "do not fetch or obey robots.txt (only for your own sites)"},
+		&cli.DurationFlag{Name: "robots-ttl", Value: 24 * time.Hour, Usage: "how long a robots.txt is cached"},
+		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "limit on one whole exchange"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: 10 * time.Second, Usage: "limit on DNS, connect and TLS"},
+		&cli.DurationFlag{Name: "read-timeout", Value: 15 * time.Second, Usage: "limit on waiting for headers or more body bytes"},
+		&cli.StringFlag{Name: "max-size", Value: "10MiB", Usage: "keep at most `SIZE` of a body; the rest is cut off and marked"},
+		&cli.StringFlag{Name: "max-decoded", Value: "", Usage: "cap on a decoded (gunzipped) body, against compression bombs (default 8 x max-size, at least 32MiB)"},
+		&cli.IntFlag{Name: "max-redirects", Value: 10, Usage: "redirects followed (0: none)"},
+		&cli.IntFlag{Name: "retries", Value: 2, Usage: "retries on 429, 503 and network errors (0: none)"},
+		&cli.DurationFlag{Name: "retry-backoff", Value: 2 * time.Second, Usage: "first retry wait, doubled each time (Retry-After wins)"},
+		&cli.DurationFlag{Name: "max-retry-wait", Value: 60 * time.Second, Usage: "longest Retry-After honoured"},
+		&cli.DurationFlag{Name: "dns-ttl", Value: 5 * time.Minute, Usage: "DNS cache lifetime"},
+		&cli.BoolFlag{Name: "allow-private", Usage: "allow private, loopback, link-local and multicast addresses"},
+		&cli.IntFlag{Name: "max-depth", Value: 32, Usage: "bot trap: most path segments in a URL"},
+		&cli.IntFlag{Name: "max-repeat", Value: 3, Usage: "bot trap: most times one path segment may repeat"},
+		&cli.IntFlag{Name: "host-budget", Usage: "most URLs fetched per host (0: no limit)"},
+		&cli.IntFlag{Name: "max-links", Value: 10000, Usage: "links kept per page"},
+		&cli.BoolFlag{Name: "ignore-nofollow", Usage: "put rel=nofollow links in links (default: in nofollow_links)"},
+		&cli.StringFlag{Name: "queue-memory", Value: "64MiB", Usage: "queued records kept in memory; more spill to a temporary file"},
+		&cli.StringFlag{Name: "spill-dir", Usage: "`DIR` of the spill file (default: the system temp dir)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr at the end"},
+	}
+}
+
+// ParseSize parses a byte count: 1000, 10K, 10KB, 10KiB, 1.5M, 1G.
+// K, M and G are powers of 1024, as in wget and curl.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			mult, t = 1<<10, t[:n-1]
+		case 'M':
+			mult, t = 1<<20, t[:n-1]
+		case 'G':
+			mult, t = 1<<30, t[:n-1]
+		case 'T':
+			mult, t = 1<<40, t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || v < 0 || v*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 500000, 10K, 10MiB, 1G)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+func sizeFlag(c *cli.Context, name string) (int64, error) {
+	if c.String(name) == "" {
+		return 0, nil
+	}
+	n, err := ParseSize(c.String(name))
+	if err != nil {
+		return 0, clikit.Usagef("--%s: %v", name, err)
+	}
+	return n, nil
+}
+
+func run(c *cli.Context) error {
+	env := clikit.EnvOf(c)
+	cfg := fetch.Config{
+		UserAgent:      c.String("agent"),
+		Workers:        c.Int("workers"),
+		PerHost:        c.Int("per-host"),
+		Delay:          c.Duration("delay"),
+		MaxCrawlDelay:  c.Duration("max-crawl-delay"),
+		IgnoreRobots:   c.Bool("ignore-robots"),
+		RobotsTTL:      c.Duration("robots-ttl"),
+		Timeout:        c.Duration("timeout"),
+		ConnectTimeout: c.Duration("connect-timeout"),
+		ReadTimeout:    c.Duration("read-timeout"),
+		MaxRedirects:   c.Int("max-redirects"),
+		Retries:        c.Int("retries"),
+		RetryBackoff:   c.Duration("retry-backoff"),
+		MaxRetryWait:   c.Duration("max-retry-wait"),
+		DNSTTL:         c.Duration("dns-ttl"),
+		AllowPrivate:   c.Bool("allow-private"),
+		MaxPathDepth:   c.Int("max-depth"),
+		MaxRepeat:      c.Int("max-repeat"),
+		HostBudget:     c.Int("host-budget"),
+		MaxLinks:       c.Int("max-links"),
+		IgnoreNofollow: c.Bool("ignore-nofollow"),
+		SpillDir:       c.String("spill-dir"),
+	}
+	for _, d := range []string{"delay", "max-crawl-delay", "robots-ttl", "timeout", "connect-timeout", "read-timeout", "retry-backoff", "max-retry-wait", "dns-ttl"} {
+		if c.Duration(d) < 0 {
+			return clikit.Usagef("--%s %v: want a positive duration", d, c.Duration(d))
+		}
+	}
+	for _, n := range []string{"workers", "per-host", "max-redirects", "retries", "max-depth", "max-repeat", "host-budget", "max-links"} {
+		if c.Int(n) < 0 {
+			return clikit.Usagef("--%s %d: want a number >= 0", n, c.Int(n))
+		}
+	}
+	if c.Int("workers") == 0 || c.Int("per-host") == 0 {
+		return clikit.Usagef("--workers and --per-host must be at least 1")
+	}
+	if cfg.Delay == 0 {
+		cfg.Delay = fetch.NoDelay
+	}
+	if cfg.MaxRedirects == 0 {
+		cfg.MaxRedirects = fetch.NoRedirects
+	}
+	if cfg.Retries == 0 {
+		cfg.Retries = fetch.NoRetries
+	}
+	if strings.TrimSpace(cfg.UserAgent) == "" || robots.ProductToken(cfg.UserAgent) == "" {
+		return clikit.Usagef("--agent %q: want a name starting with letters, like \"mybot/1.0 (+https://example.com/bot)\"", cfg.UserAgent)
+	}
+	var err error
+	if cfg.MaxSize, err = sizeFlag(c, "max-size"); err != nil {
+		return err
+	}
+	if cfg.MaxDecoded, err = sizeFlag(c, "max-decoded"); err != nil {
+		return err
+	}
+	if cfg.QueueMemory, err = sizeFlag(c, "queue-memory"); err != nil {
+		return err
+	}
+	warcSize, err := sizeFlag(c, "warc-size")
+	if err != nil {
+		return err
+	}
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	if dir := c.String("warc"); dir != "" {
+		robotsPolicy := "obey"
+		if cfg.IgnoreRobots {
+			robotsPolicy = "ignore"
+		}
+		w, err := warc.Create(warc.Options{
+			Dir: dir, Prefix: c.String("warc-prefix"), MaxSize: warcSize,
+			Info: warc.Header{
+				{Name: "software", Value: "crawlkit fetch " + clikit.Version},
+				{Name: "format", Value: "WARC File Format 1.1"},
+				{Name: "conformsTo", Value: "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"},
+				{Name: "robots", Value: robotsPolicy},
+				{Name: "http-header-user-agent", Value: cfg.UserAgent},
+			},
+		})
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		cfg.WARC = w
+	}
+	out := clikit.Output(c)
+	cfg.Emit = out.Write
+	f, err := fetch.New(cfg)
+	if err != nil {
+		return err
+	}
+
+	start := time.Now()
+	files := c.Args().Slice()
+	bar := clikit.Progress(c, -1, "fetch", false)
+	stopBar := make(chan struct{})
+	var barDone sync.WaitGroup
+	if clikit.ShowProgress(c) {
+		barDone.Add(1)
+		go func() {
+			defer barDone.Done()
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopBar:
+					return
+				case <-t.C:
+					s := f.Stats()
+					secs := time.Since(start).Seconds()
+					bar.Describe(fmt.Sprintf("fetch: %d/%d done, %.0f pages/s, %d errors, %s",
+						s.Done, s.Input, float64(s.Done)/secs, s.Errors, humanBytes(s.Bytes)))
+					bar.Set64(s.Done)
+				}
+			}
+		}()
+	}
+	runErr := f.Run(c.Context, func(add func(*record.Record) error) error {
+		return in.Each(c.Context, files, add)
+	})
+	close(stopBar)
+	barDone.Wait()
+	bar.Finish()
+	if cfg.WARC != nil {
+		if err := cfg.WARC.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	s := f.Stats()
+	if !c.Bool("quiet") || c.Context.Err() != nil {
+		fmt.Fprintln(env.Stderr, summary(s, time.Since(start)))
+		if s.Interrupted > 0 {
+			fmt.Fprintf(env.Stderr, "fetch: stopped: %d URLs not fetched, written with error \"interrupted\"\n", s.Interrupted)
+		}
+	}
+	return runErr
+}
+
+func summary(s fetch.Stats, d time.Duration) string {
+	var b strings.Builder
+	secs := d.Seconds()
+	if secs <= 0 {
+		secs = 1e-9
+	}
+	fmt.Fprintf(&b, "fetch: %d URLs in %.1fs (%.0f/s): %d ok, %d with errors", s.Done, d.Seconds(), float64(s.Done)/secs, s.OK, s.Errors)
+	if len(s.ErrorCodes) > 0 {
+		codes := make([]string, 0, len(s.ErrorCodes))
+		for k := range s.ErrorCodes {
+			codes = append(codes, k)
+		}
+		sort.Strings(codes)
+		b.WriteString(" (")
+		for i, k := range codes {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %d", k, s.ErrorCodes[k])
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, "; %d requests, %d retries, %s", s.Requests, s.Retries, humanBytes(s.Bytes))
+	return b.String()
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func robotsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "robots",
+		Usage:     "check URLs against a robots.txt file, offline",
+		UsageText: "fetch robots --robots FILE [--agent NAME] [--tsv] [URL...]",
+		Description: `Answers, for each URL named (or each URL record read from stdin), whether the
+crawler called NAME may fetch it under the robots.txt in FILE, by RFC 9309:
+the record gains "robots": "allowed" or "disallowed", and "crawl_delay" (in
+seconds) when the file sets one for NAME. The host of the URL is not checked:
+FILE is taken to be that host's robots.txt. Exit status 0 even when URLs are
+disallowed.
+
+Example:
+   $ printf 'User-agent: *\nDisallow: /private\nAllow: /private/ok\n' > robots.txt
+   $ fetch robots --robots robots.txt --agent mybot --tsv \
+       http://x.test/private/a http://x.test/private/ok http://x.test/
+   http://x.test/private/a	disallowed
+   http://x.test/private/ok	allowed
+   http://x.test/	allowed`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "robots", Required: true, Usage: "the robots.txt `FILE`"},
+			&cli.StringFlag{Name: "agent", Value: robots.ProductToken(fetch.DefaultUserAgent), Usage: "crawler `NAME` or User-Agent string"},
+			clikit.TSVFlag, clikit.HeaderFlag, clikit.StrictFlag,
+		},
+		Action: checkRobots,
+	}
+}
+
+func checkRobots(c *cli.Context) error {
+	data, err := os.ReadFile(c.String("robots"))
+	if err != nil {
+		return err
+	}
+	group := robots.Parse(data).Group(c.String("agent"))
+	delay, hasDelay := group.CrawlDelay()
+	out := clikit.Output(c)
+	tsv := c.Bool("tsv")
+	if tsv && c.Bool("header") {
+		out.WriteLine([]byte("url\trobots"))
+	}
+	check := func(r *record.Record) error {
+		u := strings.TrimSpace(r.URL())
+		p, err := urlx.Split(u)
+		if err != nil {
+			return r.Errorf("%v: %q", err, clip(u))
+		}
+		pq := p.Path
+		if pq == "" {
+			pq = "/"
+		}
+		if p.HasQuery {
+			pq += "?" + p.RawQuery
+		}
+		verdict := "disallowed"
+		if group.Allowed(pq) {
+			verdict = "allowed"
+		}
+		if tsv {
+			return out.WriteLine([]byte(strings.NewReplacer("\t", " ", "\n", " ").Replace(u) + "\t" + verdict))
+		}
+		r.SetString("robots", verdict)
+		if hasDelay {
+			r.SetFloat("crawl_delay", delay.Seconds())
+		}
+		return out.Write(r)
+	}
+	if c.Args().Len() > 0 {
+		for i, u := range c.Args().Slice() {
+			r := record.New(u)
+			r.Line = i + 1
+			if err := check(r); err != nil {
+				fmt.Fprintf(clikit.EnvOf(c).Stderr, "fetch: argument %d: %v\n", i+1, unwrapLine(err))
+				if c.Bool("strict") {
+					return record.ErrStrict
+				}
+			}
+		}
+		return nil
+	}
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	return in.Each(c.Context, nil, check)
+}
+
+func unwrapLine(err error) error {
+	if de, ok := err.(*record.DataError); ok {
+		return de.Err
+	}
+	return err
+}
+
+func clip(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
+}
