@@ -14,20 +14,20 @@ import (
 
 // Error codes: the stable first word of a record's "error" field.
 const (
-	CodeURL         = "url"          // not an absolute http(s) URL
-	CodeTrap        = "trap"         // path too deep or repeating (bot trap)
-	CodeBudget      = "budget"       // the host's URL budget is spent
-	CodeRobots      = "robots"       // disallowed by robots.txt (or robots.txt unreachable)
-	CodeDNS         = "dns"          // the host name does not resolve
-	CodeBlocked     = "blocked"      // private/loopback/link-local/multicast address refused
-	CodeConnect     = "connect"      // TCP connection refused or unreachable
-	CodeTLS         = "tls"          // TLS handshake or certificate failure
-	CodeTimeout     = "timeout"      // a connect, read or total timeout
-	CodeNetwork     = "network"      // connection reset or closed mid-exchange
-	CodeHTTP        = "http"         // a malformed HTTP response
-	CodeTooLarge    = "too_large"    // body truncated at --max-size, or decoding passed its cap
-	CodeDecode      = "decode"       // a Content-Encoding that does not decode
-	CodeRedirect    = "redirect"     // bad redirect: no or bad Location, or to a non-http scheme
+	CodeURL         = "url"       // not an absolute http(s) URL
+	CodeTrap        = "trap"      // path too deep or repeating (bot trap)
+	CodeBudget      = "budget"    // the host's URL budget is spent
+	CodeRobots      = "robots"    // disallowed by robots.txt (or robots.txt unreachable)
+	CodeDNS         = "dns"       // the host name does not resolve
+	CodeBlocked     = "blocked"   // private/loopback/link-local/multicast address refused
+	CodeConnect     = "connect"   // TCP connection refused or unreachable
+	CodeTLS         = "tls"       // TLS handshake or certificate failure
+	CodeTimeout     = "timeout"   // a connect, read or total timeout
+	CodeNetwork     = "network"   // connection reset or closed mid-exchange
+	CodeHTTP        = "http"      // a malformed HTTP response
+	CodeTooLarge    = "too_large" // body truncated at --max-size, or decoding passed its cap
+	CodeDecode      = "decode"    // a Content-Encoding that does not decode
+	CodeRedirect    = "redirect"  // bad redirect: no or bad Location, or to a non-http scheme
 	CodeLoop        = "redirect_loop"
 	CodeRedirects   = "too_many_redirects"
 	CodeInterrupted = "interrupted" // not fetched: the run was stopped
