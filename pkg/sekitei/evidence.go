@@ -1,8 +1,8 @@
 package sekitei
 
 import (
+	"bytes"
 	"strconv"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -20,73 +20,161 @@ import (
 //
 // An Evidence reuses its buffers; it is not safe for concurrent use.
 type Evidence struct {
-	ex    urlfeat.Extractor
-	buf   []byte
-	feats []string // valid until the next call
-	path  []string // decoded path segments, from urlfeat
-	tmpl  []byte
+	ex     urlfeat.Extractor
+	buf    []byte // the features' text, back to back
+	ends   []int  // end offset of each feature in buf
+	path   [][]byte
+	tmpl   []byte
+	hashes []uint64
 }
 
-// Extract returns the evidence features of rawURL, valid until the next
-// call, and the normalised host.
+// Extract returns the evidence features of rawURL as new strings, and the
+// normalised host.
 func (e *Evidence) Extract(rawURL string) ([]string, string, error) {
-	f, err := e.ex.Extract(rawURL)
-	if err != nil {
+	if err := e.extract(rawURL); err != nil {
 		return nil, "", err
 	}
+	out := make([]string, len(e.ends))
+	start := 0
+	for i, end := range e.ends {
+		out[i] = string(e.buf[start:end])
+		start = end
+	}
+	return out, e.ex.Host(), nil
+}
+
+// Hashes returns the FNV-1a hashes of the evidence features of rawURL,
+// valid until the next call; it allocates nothing once warm.
+func (e *Evidence) Hashes(rawURL string) ([]uint64, error) {
+	if err := e.extract(rawURL); err != nil {
+		return nil, err
+	}
+	e.hashes = e.hashes[:0]
+	start := 0
+	for _, end := range e.ends {
+		e.hashes = append(e.hashes, hashBytes(e.buf[start:end]))
+		start = end
+	}
+	return e.hashes, nil
+}
+
+func (e *Evidence) end() { e.ends = append(e.ends, len(e.buf)) }
+
+func (e *Evidence) add(prefix string, idx int, value []byte) {
+	e.buf = append(e.buf, prefix...)
+	if idx >= 0 {
+		e.buf = strconv.AppendInt(e.buf, int64(idx), 10)
+		e.buf = append(e.buf, ':')
+	}
+	e.buf = append(e.buf, value...)
+	e.end()
+}
+
+func (e *Evidence) addInt(prefix string, idx, v int) {
+	e.buf = append(e.buf, prefix...)
+	if idx >= 0 {
+		e.buf = strconv.AppendInt(e.buf, int64(idx), 10)
+		e.buf = append(e.buf, ':')
+	}
+	e.buf = strconv.AppendInt(e.buf, int64(v), 10)
+	e.end()
+}
+
+func (e *Evidence) extract(rawURL string) error {
+	f, err := e.ex.Extract(rawURL)
+	if err != nil {
+		return err
+	}
 	p, _ := urlx.Split(rawURL) // cannot fail: Extract accepted it
-	e.feats = e.feats[:0]
-	e.path = e.path[:0]
+	e.buf, e.ends, e.path = e.buf[:0], e.ends[:0], e.path[:0]
 	nparams := 0
 	for i := 0; i < f.Len(); i++ {
-		s := string(f.At(i))
-		e.feats = append(e.feats, s)
+		b := f.At(i)
+		e.buf = append(e.buf, b...)
+		e.end()
 		switch {
-		case strings.HasPrefix(s, "segment_name_"):
-			if k := strings.IndexByte(s, ':'); k >= 0 {
-				e.path = append(e.path, s[k+1:])
+		case bytes.HasPrefix(b, []byte("segment_name_")):
+			if k := bytes.IndexByte(b, ':'); k >= 0 {
+				e.path = append(e.path, b[k+1:])
 			}
-		case strings.HasPrefix(s, "param_name:"):
+		case bytes.HasPrefix(b, []byte("param_name:")):
 			nparams++
 		}
 	}
 	e.tmpl = e.tmpl[:0]
 	for i, seg := range e.path {
-		idx := strconv.Itoa(i)
-		sh := shape(seg)
-		e.feats = append(e.feats, "shape_"+idx+":"+sh, "lenb_"+idx+":"+strconv.Itoa(log2(len(seg))))
-		if ns := namespace(seg); ns != "" {
-			e.feats = append(e.feats, "ns_"+idx+":"+ns)
-		}
+		start := len(e.buf)
+		e.add("shape_", i, nil)
+		e.buf = appendShape(e.buf, seg)
+		e.ends[len(e.ends)-1] = len(e.buf)
 		e.tmpl = append(e.tmpl, '/')
-		e.tmpl = append(e.tmpl, sh...)
-		e.feats = appendWords(e.feats, seg)
+		e.tmpl = append(e.tmpl, e.buf[start+len("shape_:")+len(strconv.Itoa(i)):]...)
+		e.addInt("lenb_", i, log2(len(seg)))
+		if k := bytes.IndexByte(seg, ':'); k > 0 && k <= 40 {
+			e.add("ns_", i, seg[:k+1])
+		}
+		e.addWords(seg)
 	}
 	if n := len(e.path); n > 0 {
 		last := e.path[n-1]
-		e.feats = append(e.feats, "last_shape:"+shape(last), "last_lenb:"+strconv.Itoa(log2(len(last))))
+		e.add("last_shape:", -1, nil)
+		e.buf = appendShape(e.buf, last)
+		e.ends[len(e.ends)-1] = len(e.buf)
+		e.addInt("last_lenb:", -1, log2(len(last)))
 	}
-	trail := "0"
-	if strings.HasSuffix(p.Path, "/") && len(e.path) > 0 {
-		trail = "1"
+	e.add("template:", -1, e.tmpl)
+	trail := 0
+	if len(p.Path) > 0 && p.Path[len(p.Path)-1] == '/' && len(e.path) > 0 {
+		trail = 1
 	}
-	e.feats = append(e.feats,
-		"template:"+string(e.tmpl),
-		"trail:"+trail,
-		"nparams:"+strconv.Itoa(nparams),
-		"qlenb:"+strconv.Itoa(log2(len(p.RawQuery))),
-	)
-	return e.feats, e.ex.Host(), nil
+	e.addInt("trail:", -1, trail)
+	e.addInt("nparams:", -1, nparams)
+	e.addInt("qlenb:", -1, log2(len(p.RawQuery)))
+	return nil
+}
+
+// addWords adds a word:<w> feature for each word of a path segment
+// (letters and digits, lower-cased, 2 bytes or more): the bag of words of a
+// URL, which tells topics apart within one template.
+func (e *Evidence) addWords(seg []byte) {
+	start := -1
+	for i := 0; i <= len(seg); {
+		r, size := rune(' '), 1
+		if i < len(seg) {
+			r, size = utf8.DecodeRune(seg[i:])
+		}
+		if isWordRune(r) && i < len(seg) {
+			if start < 0 {
+				start = i
+			}
+		} else {
+			if start >= 0 && i-start >= 2 {
+				e.buf = append(e.buf, "word:"...)
+				for _, c := range string(seg[start:i]) {
+					e.buf = utf8.AppendRune(e.buf, unicode.ToLower(c))
+				}
+				e.end()
+			}
+			start = -1
+		}
+		i += size
+	}
+}
+
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // shape maps a segment to its run-collapsed character classes: a lower-case
 // letter, A upper-case, 9 digit, u any other letter (Cyrillic...), and
 // punctuation kept as itself; "%" escapes left undecoded count as u.
-func shape(s string) string {
-	var b [64]byte
-	out := b[:0]
+func appendShape(out []byte, s []byte) []byte {
+	n0 := len(out)
 	var last byte
-	for _, r := range s {
+	for _, r := range string(s) {
 		var c byte
 		switch {
 		case r >= 'a' && r <= 'z':
@@ -107,23 +195,12 @@ func shape(s string) string {
 		}
 		out = append(out, c)
 		last = c
-		if len(out) >= 48 {
+		if len(out)-n0 >= 48 {
 			out = append(out, '~')
 			break
 		}
 	}
-	return string(out)
-}
-
-// namespace returns the text before the first colon of a segment, with the
-// colon ("Category:"), the way wikis and many CMSs name their namespaces; ""
-// if there is none within the first 40 bytes.
-func namespace(s string) string {
-	k := strings.IndexByte(s, ':')
-	if k <= 0 || k > 40 {
-		return ""
-	}
-	return s[:k+1]
+	return out
 }
 
 func log2(n int) int {
@@ -135,22 +212,3 @@ func log2(n int) int {
 	return b
 }
 
-// appendWords adds a word:<w> feature for each word of a path segment
-// (letters and digits, lower-cased, 2 bytes or more): the bag of words of a
-// URL, which tells topics apart within one template.
-func appendWords(feats []string, seg string) []string {
-	start := -1
-	for i, r := range seg + " " {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 && i-start >= 2 {
-			feats = append(feats, "word:"+strings.ToLower(seg[start:i]))
-		}
-		start = -1
-	}
-	return feats
-}

@@ -66,11 +66,11 @@ type Decision struct {
 // Decide returns the decision for the next URL of the stream. A URL that is
 // not an absolute http(s) URL gives an error and counts as not offered.
 func (f *Filter) Decide(rawURL string) (Decision, error) {
-	feats, _, err := f.ev.Extract(rawURL)
+	hs, err := f.ev.Hashes(rawURL)
 	if err != nil {
 		return Decision{}, err
 	}
-	s := f.m.Score(feats)
+	s := f.m.ScoreHashes(hs)
 	f.seen++
 	b := bin(s)
 	f.hist.add(b, 1)

@@ -255,6 +255,24 @@ func (m *Model) Score(feats []string) float64 {
 	return z
 }
 
+// ScoreHashes is Score on Evidence.Hashes.
+func (m *Model) ScoreHashes(hs []uint64) float64 {
+	z := m.Bias
+	for _, h := range hs {
+		z += m.w[h]
+	}
+	return z
+}
+
+func hashBytes(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
 // hashString is FNV-1a 64 without an allocation.
 func hashString(s string) uint64 {
 	h := uint64(14695981039346656037)

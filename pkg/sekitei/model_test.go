@@ -184,3 +184,33 @@ func ExampleFilter() {
 	// http://x.org/tag/e false
 	// http://x.org/news/8 true
 }
+
+func TestEvidenceHashesMatchStrings(t *testing.T) {
+	var a, b Evidence
+	for _, u := range []string{"http://ru.wikipedia.org/wiki/%D0%A4%D0%B0%D0%B9%D0%BB:Old_Europe.png",
+		"http://lenta.ru/news/2013/09/30/mid/?a=1&b=2", "http://x.org", "http://x.org/Ab-CD_12/x.tar.gz"} {
+		fs, _, err := a.Extract(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, _ := b.Hashes(u)
+		if len(fs) != len(hs) {
+			t.Fatalf("%s: %d features, %d hashes", u, len(fs), len(hs))
+		}
+		for i := range fs {
+			if hashString(fs[i]) != hs[i] {
+				t.Errorf("%s: hash of %q differs", u, fs[i])
+			}
+		}
+	}
+	fs, _, _ := a.Extract("http://ru.wikipedia.org/wiki/%D0%A4%D0%B0%D0%B9%D0%BB:Old_Europe.png")
+	for _, want := range []string{"shape_1:u:Aa_Aa.a", "ns_1:Файл:", "word:europe", "word:файл", "template:/a/u:Aa_Aa.a", "trail:0", "last_lenb:5"} {
+		found := false
+		for _, f := range fs {
+			found = found || f == want
+		}
+		if !found {
+			t.Errorf("feature %q missing from %q", want, fs)
+		}
+	}
+}
