@@ -211,4 +211,3 @@ func log2(n int) int {
 	}
 	return b
 }
-
