@@ -95,7 +95,7 @@ func Solve(p *Problem, opt SolveOptions) (*Solution, error) {
 	if n == 0 {
 		return s, nil
 	}
-	if s.Lambda0 == 0 && !allLimited {
+	if s.Lambda0 == 0 && !allLimited && !opt.FixLambda0 {
 		return nil, ErrUnbounded
 	}
 

@@ -1,0 +1,84 @@
+package recrawl
+
+import "math"
+
+// Pages holds many pages column by column (about 36 bytes a page), so that
+// ten million fit in memory and the solver scans them sequentially.
+type Pages struct {
+	W, Delta, Tau []float64
+	Host          []int32
+	HostNames     []string
+	// HostRate is k_i per host (+Inf when the host has no limit).
+	HostRate []float64
+	hosts    map[string]int32
+	// fromRecord marks hosts whose limit came from a host_rate field.
+	fromRecord []bool
+	// HostRateOf gives a host's limit from outside the records (the
+	// --host-rate default and the per-host file); nil or 0 means none.
+	HostRateOf func(host string) float64
+}
+
+// Len returns the number of pages.
+func (ps *Pages) Len() int { return len(ps.W) }
+
+// HostIndex returns the index of a host, adding it if new.
+func (ps *Pages) HostIndex(host string) int32 {
+	if ps.hosts == nil {
+		ps.hosts = make(map[string]int32)
+	}
+	if i, ok := ps.hosts[host]; ok {
+		return i
+	}
+	i := int32(len(ps.HostNames))
+	ps.hosts[host] = i
+	ps.HostNames = append(ps.HostNames, host)
+	k := math.Inf(1)
+	if ps.HostRateOf != nil {
+		if r := ps.HostRateOf(host); r > 0 {
+			k = r
+		}
+	}
+	ps.HostRate = append(ps.HostRate, k)
+	return i
+}
+
+// LookupHost returns a host's index.
+func (ps *Pages) LookupHost(host string) (int32, bool) {
+	i, ok := ps.hosts[host]
+	return i, ok
+}
+
+// Add appends a page and returns its index. A host_rate in the record
+// overrides the outside limits; if a host's records disagree, the lowest
+// wins, so that no host is ever crawled faster than any record allows.
+func (ps *Pages) Add(p PageInput) int {
+	h := ps.HostIndex(p.Host)
+	if p.HostRate > 0 && (p.HostRate < ps.HostRate[h] || !ps.recordRate(h)) {
+		ps.HostRate[h] = p.HostRate
+		ps.markRecordRate(h)
+	}
+	ps.W = append(ps.W, p.W)
+	ps.Delta = append(ps.Delta, p.Delta)
+	ps.Tau = append(ps.Tau, p.Tau)
+	ps.Host = append(ps.Host, h)
+	return len(ps.W) - 1
+}
+
+func (ps *Pages) recordRate(h int32) bool {
+	return int(h) < len(ps.fromRecord) && ps.fromRecord[h]
+}
+
+func (ps *Pages) markRecordRate(h int32) {
+	for len(ps.fromRecord) <= int(h) {
+		ps.fromRecord = append(ps.fromRecord, false)
+	}
+	ps.fromRecord[h] = true
+}
+
+// Problem returns the static problem of these pages.
+func (ps *Pages) Problem(obj Objective, rate float64) *Problem {
+	if rate <= 0 {
+		rate = math.Inf(1)
+	}
+	return &Problem{Objective: obj, W: ps.W, Delta: ps.Delta, Host: ps.Host, HostRate: ps.HostRate, Rate: rate}
+}

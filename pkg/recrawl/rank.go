@@ -1,0 +1,175 @@
+package recrawl
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// RankOptions configure one ranking slot.
+type RankOptions struct {
+	Objective Objective
+	// Rate is the global limit k_0 per day (0: none).
+	Rate float64
+	// Slot is the slot length in days: a host may get k_i*Slot crawls in it
+	// and the crawler k_0*Slot.
+	Slot float64
+	// N, when > 0, caps the pages of the slot instead of Rate*Slot (and
+	// stands for a global rate of N/Slot when lambda_0 is estimated).
+	N int
+	// FixLambda0 uses Lambda0 instead of estimating it.
+	Lambda0    float64
+	FixLambda0 bool
+	// HostCarry and GlobalCarry are the fractions of a crawl left over from
+	// the last slot (kept in the state file); nil and 0 for none.
+	HostCarry   []float64
+	GlobalCarry float64
+}
+
+// A RankResult is the plan for one slot.
+type RankResult struct {
+	// Lambda0 is the global threshold: a page is a candidate once its
+	// crawl value reaches it.
+	Lambda0 float64
+	// StaticLambda is each host's lambda_i of the static optimum: the
+	// steady-state part of the host's threshold, used for next_fetch.
+	StaticLambda []float64
+	// SlotLambda is each host's lambda_i in this slot: how far above
+	// lambda_0 the host's limit pushed its threshold (0 if it did not bind).
+	SlotLambda []float64
+	Value      []float64 // V(tau) per page
+	// Selected are the pages to crawl now, highest value first.
+	Selected []int32
+	// Per host: candidates (V >= lambda_0), cap for the slot, selected.
+	HostCandidates, HostCap, HostSelected []int
+	// GlobalCap is the slot's global cap (-1: none); GlobalCut the value of
+	// the best page the global cap left out (0: none).
+	GlobalCap int
+	GlobalCut float64
+	// Carries to keep for the next slot.
+	HostCarry   []float64
+	GlobalCarry float64
+}
+
+const unlimited = math.MaxInt
+
+// Rank plans one slot the article's way: each page's crawl value V(tau)
+// is compared with lambda_0; each host takes its candidates in decreasing
+// value up to its limit for the slot (its lambda_i is implicit: the value
+// where its limit cut), and the crawler takes the best of those up to its
+// own limit. lambda_0 is the static multiplier of the global limit,
+// sum_i min(k_i, U_i(lambda_0)) = k_0, which needs no lambda_i: constrained
+// hosts count with their k_i, the others with their pages' optimal rates.
+func Rank(ps *Pages, opt RankOptions) (*RankResult, error) {
+	n := ps.Len()
+	nh := len(ps.HostNames)
+	res := &RankResult{Value: make([]float64, n), SlotLambda: make([]float64, nh),
+		HostCandidates: make([]int, nh), HostCap: make([]int, nh), HostSelected: make([]int, nh),
+		HostCarry: make([]float64, nh), GlobalCap: -1}
+	rate := opt.Rate
+	if opt.N > 0 && opt.Slot > 0 {
+		rate = float64(opt.N) / opt.Slot
+	}
+	sopt := SolveOptions{SkipRates: true, Lambda0: opt.Lambda0, FixLambda0: opt.FixLambda0}
+	if !(rate > 0) || math.IsInf(rate, 1) {
+		sopt.FixLambda0 = true // no global limit: lambda_0 is 0 unless given
+	}
+	sol, err := Solve(ps.Problem(opt.Objective, rate), sopt)
+	if err != nil {
+		return nil, err
+	}
+	res.Lambda0 = sol.Lambda0
+	res.StaticLambda = sol.HostLambda
+
+	// Candidates grouped by host (a counting sort keeps input order).
+	start := make([]int, nh+1)
+	for j := 0; j < n; j++ {
+		v := opt.Objective.Value(ps.W[j], ps.Delta[j], ps.Tau[j])
+		res.Value[j] = v
+		if v > 0 && v >= res.Lambda0 {
+			res.HostCandidates[ps.Host[j]]++
+		}
+	}
+	for h := 0; h < nh; h++ {
+		start[h+1] = start[h] + res.HostCandidates[h]
+	}
+	cand := make([]int32, start[nh])
+	next := slices.Clone(start[:nh])
+	for j := 0; j < n; j++ {
+		if v := res.Value[j]; v > 0 && v >= res.Lambda0 {
+			h := ps.Host[j]
+			cand[next[h]] = int32(j)
+			next[h]++
+		}
+	}
+	byValue := func(a, b int32) int {
+		if c := cmp.Compare(res.Value[b], res.Value[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	}
+	sel := make([]int32, 0, len(cand))
+	for h := 0; h < nh; h++ {
+		hc := cand[start[h]:start[h+1]]
+		capacity := unlimited
+		if k := ps.HostRate[h]; !math.IsInf(k, 1) {
+			allowed := k*opt.Slot + carryOf(opt.HostCarry, h)
+			capacity = int(math.Floor(allowed + 1e-9))
+			res.HostCarry[h] = math.Max(0, allowed-float64(capacity))
+		}
+		res.HostCap[h] = capacity
+		if len(hc) > capacity {
+			slices.SortFunc(hc, byValue)
+			res.SlotLambda[h] = res.Value[hc[capacity]] - res.Lambda0
+			hc = hc[:capacity]
+		}
+		sel = append(sel, hc...)
+	}
+	slices.SortFunc(sel, byValue)
+	gcap := unlimited
+	switch {
+	case opt.N > 0:
+		gcap = opt.N
+	case opt.Rate > 0 && !math.IsInf(opt.Rate, 1):
+		allowed := opt.Rate*opt.Slot + opt.GlobalCarry
+		gcap = int(math.Floor(allowed + 1e-9))
+		res.GlobalCarry = math.Max(0, allowed-float64(gcap))
+	}
+	if gcap != unlimited {
+		res.GlobalCap = gcap
+	}
+	if len(sel) > gcap {
+		res.GlobalCut = res.Value[sel[gcap]]
+		sel = sel[:gcap]
+	}
+	for _, j := range sel {
+		res.HostSelected[ps.Host[j]]++
+	}
+	res.Selected = sel
+	return res, nil
+}
+
+func carryOf(c []float64, h int) float64 {
+	if h < len(c) {
+		return c[h]
+	}
+	return 0
+}
+
+// Threshold returns host h's steady-state threshold lambda_0 + lambda_i.
+func (r *RankResult) Threshold(h int32) float64 { return r.Lambda0 + r.StaticLambda[h] }
+
+// NextFetch returns, for a page not selected, the days from now until its
+// crawl value reaches its host's steady-state threshold: 0 when it already
+// has (the limits of this slot left it out), +Inf when it never will.
+func (r *RankResult) NextFetch(ps *Pages, obj Objective, j int) float64 {
+	th := r.Threshold(ps.Host[j])
+	if r.Value[j] >= th {
+		return 0
+	}
+	iv := obj.Interval(ps.W[j], ps.Delta[j], th)
+	if math.IsInf(iv, 1) {
+		return iv
+	}
+	return math.Max(0, iv-ps.Tau[j])
+}
