@@ -420,7 +420,7 @@ func explain(c *cli.Context) error {
 
 // isEvidenceOnly tells the classifier's own features from urlfeat's.
 func isEvidenceOnly(f string) bool {
-	for _, p := range []string{"shape_", "lenb_", "ns_", "last_", "template:", "trail:", "nparams:", "qlenb:"} {
+	for _, p := range []string{"shape_", "lenb_", "ns_", "word:", "last_", "template:", "trail:", "nparams:", "qlenb:"} {
 		if len(f) >= len(p) && f[:len(p)] == p {
 			return true
 		}
