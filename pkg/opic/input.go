@@ -34,7 +34,8 @@ const (
 // ParseLine reads one input line. Lines starting with '{' are records,
 // lines with a tab are edges, other lines are pages (URL records).
 func ParseLine(line []byte) (Item, error) {
-	t := bytes.TrimSpace(line)
+	// Trim spaces but not tabs: "\tb" is an edge with no source.
+	t := bytes.Trim(line, " \r\n\v\f")
 	if len(t) > 0 && t[0] != '{' && bytes.IndexByte(t, '\t') >= 0 {
 		return parseEdge(t)
 	}

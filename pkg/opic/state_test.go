@@ -1,0 +1,203 @@
+package opic
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func fetchedAt(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func sampleState(t *testing.T) *State {
+	t.Helper()
+	s := New(0.85)
+	s.Window = 720 * time.Hour
+	s.ShardI, s.ShardN = 1, 4
+	s.Update(Item{Kind: PageItem, URL: "http://a/"})
+	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://a/x", "http://b/", "http://a/"},
+		FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
+	s.Update(Item{Kind: RecordItem, URL: "http://b/", Links: []string{"http://a/", "http://c/"},
+		FetchedAt: fetchedAt("2026-11-02T00:00:00Z")})
+	s.Update(Item{Kind: EdgeItem, URL: "http://c/", Links: []string{"http://a/x"}})
+	s.Settle()
+	return s
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	s := sampleState(t)
+	data, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u State
+	if err := u.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if u.Len() != s.Len() || u.Edges() != s.Edges() || u.Damping != s.Damping || u.Window != s.Window ||
+		u.ShardI != 1 || u.ShardN != 4 || u.Now != s.Now || u.Steps() != s.Steps() {
+		t.Fatalf("decoded state differs: %+v", u)
+	}
+	for id := range uint32(s.Len()) {
+		if s.Name(id) != u.Name(id) || s.Page(id) != u.Page(id) || !equalLinks(s.Links(id), u.Links(id)) {
+			t.Errorf("page %d: %q %+v %v, want %q %+v %v", id, u.Name(id), u.Page(id), u.Links(id),
+				s.Name(id), s.Page(id), s.Links(id))
+		}
+	}
+	again, _ := u.MarshalBinary()
+	if !bytes.Equal(again, data) {
+		t.Error("re-encoding the decoded state gives other bytes")
+	}
+}
+
+func equalLinks(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Every truncation, a flipped byte, another version and a foreign file are
+// refused with a message saying which, never a panic or a partial state.
+func TestStateDecodeErrors(t *testing.T) {
+	data, _ := sampleState(t).MarshalBinary()
+	for n := range len(data) {
+		var u State
+		err := u.UnmarshalBinary(data[:n])
+		if err == nil {
+			t.Fatalf("truncated to %d bytes: no error", n)
+		}
+		if n >= len(stateMagic) && !strings.Contains(err.Error(), "truncated") {
+			t.Fatalf("truncated to %d bytes: %v", n, err)
+		}
+	}
+	for i := headerLen; i < len(data); i++ {
+		bad := bytes.Clone(data)
+		bad[i] ^= 0x40
+		var u State
+		if err := u.UnmarshalBinary(bad); err == nil || !strings.Contains(err.Error(), "corrupt") {
+			t.Fatalf("byte %d flipped: %v", i, err)
+		}
+	}
+	v2 := bytes.Clone(data)
+	v2[8] = 2
+	var u State
+	if err := u.UnmarshalBinary(v2); err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("version 2: %v", err)
+	}
+	if err := u.UnmarshalBinary([]byte("url\tcash\nhttp://a/\t0.5\n")); !errors.Is(err, ErrNotState) {
+		t.Errorf("a TSV file: %v", err)
+	}
+	if err := u.UnmarshalBinary(append(bytes.Clone(data), 0)); err == nil || !strings.Contains(err.Error(), "trailing") {
+		t.Errorf("trailing byte: %v", err)
+	}
+}
+
+func TestSaveIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "crawl.opic")
+	s := sampleState(t)
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(path)
+	loaded, err := Load(path)
+	if err != nil || loaded.Len() != s.Len() {
+		t.Fatalf("Load: %v", err)
+	}
+	// A save that cannot complete (the directory is read-only) leaves the
+	// old state and no temporary file behind.
+	s.AddPage([]byte("http://new/"))
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o755)
+	if os.Getuid() == 0 {
+		// root ignores directory permissions: make the rename fail instead
+		// by putting a directory where the state should go.
+		os.Chmod(dir, 0o755)
+		target := filepath.Join(dir, "dir.opic")
+		os.Mkdir(target, 0o755)
+		os.WriteFile(filepath.Join(target, "keep"), nil, 0o644)
+		if err := s.Save(target); err == nil {
+			t.Fatal("Save over a non-empty directory succeeded")
+		}
+	} else if err := s.Save(path); err == nil {
+		t.Fatal("Save into a read-only directory succeeded")
+	}
+	now, _ := os.ReadFile(path)
+	if !bytes.Equal(now, old) {
+		t.Error("a failed save changed the state file")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+func TestLoadMissingAndForeign(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	p := filepath.Join(dir, "x.json")
+	os.WriteFile(p, []byte(`{"url":"http://a/"}`), 0o644)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "x.json: not an opic state file") {
+		t.Errorf("foreign file: %v", err)
+	}
+}
+
+// Adaptive OPIC's interpolation, checked by hand on one page.
+func TestWindowInterpolation(t *testing.T) {
+	s := New(0.5)
+	s.Window = 10 * time.Hour
+	a := s.AddPage([]byte("a"))
+	b := s.AddPage([]byte("b"))
+	s.SetLinks(a, []uint32{b})
+	s.SetLinks(b, []uint32{a})
+	s.Settle() // each page has cash 1/2
+	t0 := int64(1_000_000)
+	s.Visit(a, t0) // unknown discovery: H = C
+	if h := s.Page(a).History; !close(h, 0.5) {
+		t.Fatalf("first visit: H %g, want 0.5", h)
+	}
+	// a gave 1/4 to b and 1/4 to the virtual page, which gave 1/8 to each.
+	if c := s.Page(a).Cash; !close(c, 0.125) {
+		t.Fatalf("cash after visit %g, want 0.125", c)
+	}
+	s.Visit(a, t0+4*3600) // S = 4h < T = 10h: H <- H(1 - S/T) + C
+	if h, want := s.Page(a).History, 0.5*(1-0.4)+0.125; !close(h, want) {
+		t.Errorf("S < T: H %g, want %g", h, want)
+	}
+	c := s.Page(a).Cash
+	s.Visit(a, t0+4*3600+20*3600) // S = 20h >= T: H <- C*T/S
+	if h, want := s.Page(a).History, c*10/20; !close(h, want) {
+		t.Errorf("S >= T: H %g, want %g", h, want)
+	}
+	// Out of order: a time before the last visit counts as S = 0.
+	h0, c0 := s.Page(a).History, s.Page(a).Cash
+	s.Visit(a, t0)
+	if h := s.Page(a).History; !close(h, h0+c0) {
+		t.Errorf("S < 0: H %g, want %g", h, h0+c0)
+	}
+	// The total cash stays 1.
+	if sum := s.Page(a).Cash + s.Page(b).Cash; !close(sum, 1) {
+		t.Errorf("total cash %g, want 1", sum)
+	}
+}
