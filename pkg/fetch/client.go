@@ -58,7 +58,7 @@ func newTransport(cfg *Config, res *resolver) *http.Transport {
 		var firstErr error
 		tried := 0
 		for _, a := range addrs {
-			if !cfg.AllowPrivate && !isPublic(a) {
+			if !cfg.AllowPrivate && !publicAddr(a) {
 				if firstErr == nil {
 					firstErr = &blockedError{host: host, addr: a}
 				}

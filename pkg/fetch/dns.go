@@ -149,3 +149,6 @@ func isPublic(a netip.Addr) bool {
 	}
 	return true
 }
+
+// publicAddr is isPublic; tests swap it to call one loopback address public.
+var publicAddr = isPublic
