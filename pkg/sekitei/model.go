@@ -145,8 +145,8 @@ func Train(good, general []string, opt TrainOptions) (m *Model, skipped int, err
 	m.Bias = b
 	m.Weights = make(map[string]float64, len(names))
 	for i, f := range names {
-		if w[i] != 0 {
-			m.Weights[f] = round6(w[i])
+		if v := round6(w[i]); v != 0 {
+			m.Weights[f] = v
 		}
 	}
 	m.Bias = round6(b)
