@@ -151,7 +151,7 @@ func (e *Evidence) addWords(seg []byte) {
 			if start >= 0 && i-start >= 2 {
 				e.buf = append(e.buf, "word:"...)
 				for _, c := range string(seg[start:i]) {
-					e.buf = utf8.AppendRune(e.buf, unicode.ToLower(c))
+					e.buf = utf8.AppendRune(e.buf, toLower(c))
 				}
 				e.end()
 			}
@@ -165,7 +165,34 @@ func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 	}
-	return unicode.IsLetter(r) || unicode.IsDigit(r)
+	return isLetterFast(r) || unicode.IsDigit(r)
+}
+
+// isLetterFast is unicode.IsLetter with the Cyrillic and Latin-1 letters,
+// the common case in URLs, answered without the table search.
+func isLetterFast(r rune) bool {
+	switch {
+	case r >= 0x400 && r <= 0x4FF: // Cyrillic
+		return r <= 0x481 || r >= 0x48A
+	case r >= 0xC0 && r <= 0x24F: // Latin-1 letters and Latin Extended
+		return r != 0xD7 && r != 0xF7
+	}
+	return unicode.IsLetter(r)
+}
+
+// toLower is unicode.ToLower with a fast path for ASCII and Cyrillic.
+func toLower(r rune) rune {
+	switch {
+	case r >= 'A' && r <= 'Z':
+		return r + 'a' - 'A'
+	case r < utf8.RuneSelf:
+		return r
+	case r >= 0x410 && r <= 0x42F: // А-Я
+		return r + 0x20
+	case r >= 0x430 && r <= 0x44F: // а-я
+		return r
+	}
+	return unicode.ToLower(r)
 }
 
 // shape maps a segment to its run-collapsed character classes: a lower-case
@@ -183,7 +210,7 @@ func appendShape(out []byte, s []byte) []byte {
 			c = 'A'
 		case r >= '0' && r <= '9':
 			c = '9'
-		case r >= utf8.RuneSelf && unicode.IsLetter(r):
+		case r >= utf8.RuneSelf && isLetterFast(r):
 			c = 'u'
 		case r < utf8.RuneSelf:
 			c = byte(r)

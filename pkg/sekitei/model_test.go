@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func trainSmall(t testing.TB) *Model {
@@ -211,6 +212,17 @@ func TestEvidenceHashesMatchStrings(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("feature %q missing from %q", want, fs)
+		}
+	}
+}
+
+func TestFastUnicodeAgreesWithPackageUnicode(t *testing.T) {
+	for r := rune(0); r < 0x3000; r++ {
+		if isLetterFast(r) != unicode.IsLetter(r) {
+			t.Errorf("isLetterFast(%U) = %v", r, isLetterFast(r))
+		}
+		if toLower(r) != unicode.ToLower(r) {
+			t.Errorf("toLower(%U) = %U, want %U", r, toLower(r), unicode.ToLower(r))
 		}
 	}
 }
