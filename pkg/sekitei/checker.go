@@ -12,6 +12,9 @@ type CheckOptions struct {
 	Runs   int    // shuffles to average over (default 20)
 	Seed   uint64 // first shuffle's seed; run i uses Seed+i
 	Stream bool   // tell the model the stream's length (the default pacing assumes 2*Quota otherwise)
+	// StreamScale, with Stream, tells the model StreamScale times the true
+	// length: how much a wrong estimate costs (default 1).
+	StreamScale float64
 }
 
 // CheckRun is the outcome of one shuffle.
@@ -68,7 +71,11 @@ func Check(good, general []string, opt CheckOptions) (CheckResult, error) {
 		rng.Shuffle(len(stream), func(i, j int) { stream[i], stream[j] = stream[j], stream[i] })
 		topt := TrainOptions{Quota: opt.Quota, Seed: opt.Seed + uint64(r)}
 		if opt.Stream {
-			topt.Stream = len(stream)
+			scale := opt.StreamScale
+			if scale <= 0 {
+				scale = 1
+			}
+			topt.Stream = int(scale * float64(len(stream)))
 		}
 		m, _, err := Train(g[:opt.Train], o[:opt.Train], topt)
 		if err != nil {

@@ -306,10 +306,14 @@ Example:
 			&cli.IntFlag{Name: "runs", Value: 20, Usage: "shuffles to average over"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the first shuffle"},
 			&cli.BoolFlag{Name: "tell-stream", Usage: "tell the model how many URLs it will be offered"},
+			&cli.Float64Flag{Name: "stream-scale", Value: 1, Usage: "with --tell-stream, tell `F` times the true number (to see what a wrong estimate costs)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Int("train") < 1 || c.Int("quota") < 1 || c.Int("runs") < 1 {
 				return clikit.Usagef("--train, --quota and --runs must be at least 1")
+			}
+			if c.Float64("stream-scale") <= 0 {
+				return clikit.Usagef("--stream-scale must be positive")
 			}
 			var lists [2][]string
 			in := &record.Input{Tool: "sekitei", Stderr: clikit.EnvOf(c).Stderr}
@@ -324,7 +328,7 @@ Example:
 			}
 			res, err := sekitei.Check(lists[0], lists[1], sekitei.CheckOptions{
 				Train: c.Int("train"), Quota: c.Int("quota"), Runs: c.Int("runs"),
-				Seed: c.Uint64("seed"), Stream: c.Bool("tell-stream")})
+				Seed: c.Uint64("seed"), Stream: c.Bool("tell-stream"), StreamScale: c.Float64("stream-scale")})
 			if err != nil {
 				return err
 			}
