@@ -56,9 +56,10 @@ Output: one record per page, most important first, with "cash", "history" and
 Example:
    $ printf 'a\tb\nb\tc\nc\ta\nc\tb\n' | opic --tsv --header
    url	cash	history	importance
-   b	...	...	0.397...
-   c	...	...	0.388...
-   a	...	...	0.214...
+   b	0.04533728879143559	346.1021893296114	0.39726672943087604
+   c	0.8848187798271638	337.1515114037791	0.38795766831782263
+   a	0.06984393138140076	187.06901766865997	0.21477560225130124
+   (PageRank with damping 0.85: b 0.397400, c 0.387790, a 0.214810)
    $ opic --until 1e-4 --top 10 pages.ndjson     # records with links, from fetch
    $ opic update --state crawl.opic fetched.ndjson && opic next --state crawl.opic --n 1000 | fetch ...`
 	app.Flags = append(clikit.InputFlags(), clikit.TSVFlag, clikit.HeaderFlag, dampingFlag,
@@ -287,9 +288,10 @@ least --min-age before --now, the ones with most cash first: greedy OPIC's
 choice, as URL records ready for fetch (with their "cash").
 
 Example:
-   $ opic next --state crawl.opic --n 2
-   {"url":"http://example.org/popular","cash":0.0123}
-   {"url":"http://example.org/new","cash":0.0071}`,
+   $ opic update --state crawl.opic seeds.txt batch1.ndjson
+   $ opic next --state crawl.opic --n 2 --now 2026-11-01T12:00:00Z
+   {"url":"http://x.test/a","cash":0.30386666666666673}
+   {"url":"http://x.test/b","cash":0.30386666666666673}`,
 		Flags: []cli.Flag{stateFlag, clikit.TSVFlag, clikit.HeaderFlag,
 			&cli.IntFlag{Name: "n", Value: 100, Usage: "print at most `N` pages"},
 			&cli.DurationFlag{Name: "min-age", Value: 24 * time.Hour,
@@ -358,8 +360,8 @@ func showCommand() *cli.Command {
 
 Example:
    $ opic show --state crawl.opic --top 2 --tsv
-   http://example.org/	0.01	0.52	0.31
-   http://example.org/a	0.2	0.25	0.26`,
+   http://x.test/a	0.30386666666666673	0	0.21612138454243715
+   http://x.test/b	0.30386666666666673	0	0.21612138454243715`,
 		Flags:  []cli.Flag{stateFlag, clikit.TSVFlag, clikit.HeaderFlag, topFlag},
 		Action: show,
 	}
