@@ -24,6 +24,8 @@ type RankOptions struct {
 	// the last slot (kept in the state file); nil and 0 for none.
 	HostCarry   []float64
 	GlobalCarry float64
+	// Smooth, if set, blends the estimated lambda_0 (see SolveOptions).
+	Smooth func(lambda0 float64) float64
 }
 
 // A RankResult is the plan for one slot.
@@ -46,6 +48,8 @@ type RankResult struct {
 	// the best page the global cap left out (0: none).
 	GlobalCap int
 	GlobalCut float64
+	// Estimated tells whether lambda_0 was estimated from the pages.
+	Estimated bool
 	// Carries to keep for the next slot.
 	HostCarry   []float64
 	GlobalCarry float64
@@ -70,7 +74,7 @@ func Rank(ps *Pages, opt RankOptions) (*RankResult, error) {
 	if opt.N > 0 && opt.Slot > 0 {
 		rate = float64(opt.N) / opt.Slot
 	}
-	sopt := SolveOptions{SkipRates: true, Lambda0: opt.Lambda0, FixLambda0: opt.FixLambda0}
+	sopt := SolveOptions{SkipRates: true, Lambda0: opt.Lambda0, FixLambda0: opt.FixLambda0, Smooth: opt.Smooth}
 	if !(rate > 0) || math.IsInf(rate, 1) {
 		sopt.FixLambda0 = true // no global limit: lambda_0 is 0 unless given
 	}
@@ -80,6 +84,7 @@ func Rank(ps *Pages, opt RankOptions) (*RankResult, error) {
 	}
 	res.Lambda0 = sol.Lambda0
 	res.StaticLambda = sol.HostLambda
+	res.Estimated = !sopt.FixLambda0
 
 	// Candidates grouped by host (a counting sort keeps input order).
 	start := make([]int, nh+1)

@@ -46,6 +46,9 @@ type SolveOptions struct {
 	SkipRates bool
 	// Tol is the tolerance on ln(multiplier) (default 1e-9).
 	Tol float64
+	// Smooth, if set, maps the solved lambda_0 to the one used (rank blends
+	// it with the previous run's value from its state file).
+	Smooth func(lambda0 float64) float64
 }
 
 // Solve finds the exact static optimum by nested bisection on the
@@ -91,6 +94,9 @@ func Solve(p *Problem, opt SolveOptions) (*Solution, error) {
 		return nil, ErrUnbounded
 	default:
 		s.Lambda0 = solveLambda0(p, ev, tol)
+		if opt.Smooth != nil {
+			s.Lambda0 = math.Max(0, opt.Smooth(s.Lambda0))
+		}
 	}
 	if n == 0 {
 		return s, nil

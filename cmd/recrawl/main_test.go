@@ -1,0 +1,22 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/sekitei/crawlkit/pkg/clikit"
+	"github.com/sekitei/crawlkit/pkg/recrawlcli"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"recrawl": func() { os.Exit(recrawlcli.Main(os.Args, clikit.StdEnv())) },
+	})
+}
+
+// TestScripts runs the txtar scripts in testdata/script.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
+}

@@ -1,0 +1,277 @@
+// Package recrawlcli is the command line of recrawl: crawl-value ranking
+// under host and global rate limits (rank), the exact static optimum
+// (solve), change-rate estimation (estimate), per-page diagnosis (explain)
+// and the policy simulator (simulate). The methods live in pkg/recrawl.
+package recrawlcli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sekitei/crawlkit/pkg/clikit"
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/recrawl"
+)
+
+// Main runs recrawl with args (args[0] is the program name) and returns the
+// exit status.
+func Main(args []string, env clikit.Env) int {
+	return clikit.Run(App(), args, env)
+}
+
+// App returns the recrawl application.
+func App() *cli.App {
+	app := clikit.New("recrawl", "decide what to recrawl: crawl values under host and global rate limits",
+		"recrawl rank|solve|estimate|explain|simulate [flags] [FILE...]")
+	app.Description = `Pages have a weight w, a Poisson change rate delta (per day) and a time tau
+since their last fetch. recrawl ranks them by the crawl value
+  V(tau) = (w/delta)(1 - e^(-delta tau)) - w tau e^(-delta tau)
+and crawls those whose value reached lambda_i + lambda_0, the multipliers of
+their host's rate limit and the global one ("Crawling the internet", Google,
+2018). Input: NDJSON page records (url, weight, change_rate, last_fetch,
+host_rate), or fetch records for estimate.
+
+Example:
+   $ recrawl estimate fetches.ndjson > pages.ndjson   # change_rate from digests
+   $ recrawl rank --rate 50000 --slot 1h --host-rate 2000 --state st.json pages.ndjson
+   {"url":"https://a.example/news","change_rate":4.1,...,"crawl_value":0.83,"due":true,"next_fetch":"..."}
+   $ recrawl explain --rate 50000 https://b.example/x pages.ndjson
+   $ recrawl solve --rate 5 five.ndjson               # the static optimum
+   $ recrawl simulate --markdown                      # policies compared`
+	app.Commands = []*cli.Command{rankCommand(), solveCommand(), estimateCommand(), explainCommand(), simulateCommand()}
+	return app
+}
+
+// pageFlags are the flags of the commands that read page records.
+func pageFlags() []cli.Flag {
+	return append(clikit.InputFlags(),
+		&cli.StringFlag{Name: "now", Usage: "rank as of `TIME` (RFC 3339; default: the current time)"},
+		&cli.Float64Flag{Name: "rate", Usage: "global crawl limit k_0 in crawls per `DAY` (0: none)"},
+		&cli.Float64Flag{Name: "host-rate", Usage: "default per-host limit k_i in crawls per day (0: none)"},
+		&cli.StringFlag{Name: "host-rates", Usage: "`FILE` of per-host limits: host<TAB>crawls per day, or NDJSON {\"host\",\"host_rate\"}"},
+		&cli.StringFlag{Name: "weight-field", Value: "weight", Usage: "record field holding the page value (e.g. importance, from opic)"},
+		&cli.Float64Flag{Name: "default-weight", Value: 1, Usage: "weight of a record without the weight field"},
+		&cli.Float64Flag{Name: "default-change-rate", Usage: "change rate per day for records without change_rate (default: such a record is an error)"},
+		&cli.StringFlag{Name: "objective", Value: "freshness", Usage: "freshness (binary, the article) or harmonic (Kolobov et al. 2019)"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print lambda_0 and each host's lambda_i on stderr"},
+	)
+}
+
+// pageSet is the pages of the input, read in a first pass.
+type pageSet struct {
+	ps    *recrawl.Pages
+	urls  []string // only kept when a command needs them
+	files []string // the (spooled) input files for the second pass
+	opt   recrawl.PageOptions
+	obj   recrawl.Objective
+	now   time.Time
+	clean func()
+}
+
+// loadPages reads every page record. Standard input is spooled to a
+// temporary file so that the output pass can read it again: the pages
+// stay in memory as numbers only (about 40 bytes each), not as records.
+func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) {
+	now := time.Now().UTC()
+	if s := c.String("now"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, clikit.Usagef("--now %q: want an RFC 3339 time", s)
+		}
+		now = t.UTC()
+	}
+	obj, err := recrawl.ParseObjective(c.String("objective"))
+	if err != nil {
+		return nil, clikit.Usagef("--objective: %v", err)
+	}
+	for _, f := range []string{"rate", "host-rate", "default-change-rate", "default-weight"} {
+		if v := c.Float64(f); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, clikit.Usagef("--%s %v: want a positive number", f, v)
+		}
+	}
+	hostRates := map[string]float64{}
+	if name := c.String("host-rates"); name != "" {
+		if hostRates, err = readHostRates(name); err != nil {
+			return nil, err
+		}
+	}
+	def := c.Float64("host-rate")
+	set := &pageSet{obj: obj, now: now, clean: func() {}}
+	set.ps = &recrawl.Pages{HostRateOf: func(h string) float64 {
+		if k, ok := hostRates[h]; ok {
+			return k
+		}
+		return def
+	}}
+	set.opt = recrawl.PageOptions{Now: now, WeightField: c.String("weight-field"),
+		DefaultWeight: c.Float64("default-weight"), DefaultChangeRate: c.Float64("default-change-rate")}
+	if set.files, set.clean, err = spool(files, clikit.EnvOf(c).Stdin); err != nil {
+		return nil, err
+	}
+	in, err := clikit.Input(c)
+	if err != nil {
+		set.clean()
+		return nil, err
+	}
+	bar := clikit.Progress(c, clikit.InputSize(set.files), "recrawl: reading pages", true)
+	clikit.TrackInput(in, bar)
+	err = in.Each(c.Context, set.files, func(r *record.Record) error {
+		p, err := recrawl.ParsePage(r, &set.opt)
+		if err != nil {
+			return r.Errorf("%v", err)
+		}
+		set.ps.Add(p)
+		if keepURLs {
+			set.urls = append(set.urls, p.URL)
+		}
+		return nil
+	})
+	bar.Finish()
+	if err != nil {
+		set.clean()
+		return nil, err
+	}
+	return set, nil
+}
+
+// each runs the second pass: fn sees every good record with its page index
+// (bad records were reported in the first pass and are skipped silently).
+func (set *pageSet) each(c *cli.Context, fn func(r *record.Record, j int) error) error {
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	in.Stderr, in.Strict = io.Discard, false
+	j := 0
+	return in.Each(c.Context, set.files, func(r *record.Record) error {
+		if _, err := recrawl.ParsePage(r, &set.opt); err != nil {
+			return record.Bad(err)
+		}
+		err := fn(r, j)
+		j++
+		return err
+	})
+}
+
+// spool returns files to read twice: the named files, or standard input
+// copied to a temporary file.
+func spool(files []string, stdin io.Reader) ([]string, func(), error) {
+	needs := len(files) == 0
+	for _, f := range files {
+		if f == "-" {
+			needs = true
+		}
+	}
+	if !needs {
+		return files, func() {}, nil
+	}
+	tmp, err := os.CreateTemp("", "recrawl-stdin-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	clean := func() { os.Remove(tmp.Name()) }
+	if _, err := io.Copy(tmp, stdin); err != nil {
+		tmp.Close()
+		clean()
+		return nil, nil, fmt.Errorf("reading stdin: %v", err)
+	}
+	if err := tmp.Close(); err != nil {
+		clean()
+		return nil, nil, err
+	}
+	if len(files) == 0 {
+		return []string{tmp.Name()}, clean, nil
+	}
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f
+		if f == "-" {
+			out[i] = tmp.Name()
+		}
+	}
+	return out, clean, nil
+}
+
+// readHostRates reads host<TAB>rate lines or NDJSON {"host":..,"host_rate":..}.
+func readHostRates(name string) (map[string]float64, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := map[string]float64{}
+	lr := record.NewLineReader(f)
+	for {
+		line, n, err := lr.Next()
+		if err == io.EOF {
+			return m, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		s := strings.TrimSpace(string(line))
+		if s == "" || s[0] == '#' {
+			continue
+		}
+		var host string
+		var rate float64
+		if s[0] == '{' {
+			var v struct {
+				Host     string   `json:"host"`
+				HostRate *float64 `json:"host_rate"`
+			}
+			if err := json.Unmarshal(line, &v); err != nil || v.HostRate == nil {
+				return nil, fmt.Errorf("%s: line %d: want {\"host\": ..., \"host_rate\": crawls per day}", name, n)
+			}
+			host, rate = v.Host, *v.HostRate
+		} else {
+			h, v, ok := strings.Cut(s, "\t")
+			if !ok {
+				h, v, ok = strings.Cut(s, " ")
+			}
+			r, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("%s: line %d: want host<TAB>crawls per day", name, n)
+			}
+			host, rate = h, r
+		}
+		host = strings.ToLower(strings.TrimSpace(host))
+		if host == "" || !(rate > 0) || math.IsInf(rate, 0) {
+			return nil, fmt.Errorf("%s: line %d: want a host and a positive rate", name, n)
+		}
+		m[host] = rate
+	}
+}
+
+// parseSlot reads a slot length: a Go duration (1h, 30m) or seconds.
+func parseSlot(s string) (float64, error) {
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return float64(d) / float64(recrawl.Day), nil
+	}
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v > 0 && !math.IsInf(v, 0) {
+		return v / 86400, nil
+	}
+	return 0, clikit.Usagef("--slot %q: want a duration such as 1h or 3600 (seconds)", s)
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// afterDays returns now plus d days, rounded to the second.
+func afterDays(now time.Time, d float64) time.Time {
+	return now.Add(time.Duration(math.Round(d*86400)) * time.Second)
+}
+
+func warnf(c *cli.Context, format string, args ...any) {
+	fmt.Fprintf(clikit.EnvOf(c).Stderr, "recrawl: "+format+"\n", args...)
+}
+
+func newStderr(c *cli.Context) *bufio.Writer { return bufio.NewWriter(clikit.EnvOf(c).Stderr) }
