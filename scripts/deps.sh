@@ -24,3 +24,16 @@ if ((${#missing[@]})); then
 fi
 
 go mod download
+
+# warcio, the Webrecorder WARC reader from the npm registry, reads fetch's
+# WARC files back in pkg/fetch's integration test (.deps/ is gitignored).
+if ! command -v npm >/dev/null 2>&1; then
+  echo "deps: npm is missing; installing the Debian npm package" >&2
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
+if [[ ! -f .deps/warcio/node_modules/warcio/package.json ]]; then
+  mkdir -p .deps/warcio
+  npm install --silent --no-audit --no-fund --prefix .deps/warcio warcio@2.4.11
+fi
