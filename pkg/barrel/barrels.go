@@ -298,9 +298,18 @@ type basketItem struct {
 // bytes by wordID range so memory stays bounded however large the barrel.
 func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, count int, dirty bitset,
 	budget int64, short, full *genWriter, np *ptrTable) error {
-	// Pass 1: bytes per word, to cut the wordID range into baskets.
+	// Pass 1: bytes per word, to cut the wordID range into baskets; a
+	// forward barrel that fits the budget whole is one basket.
 	size := make([]int64, count)
-	if err := eachForward(fwdPath, func(doc, rel uint32, hits []byte) {
+	st, err := os.Stat(fwdPath)
+	if err != nil {
+		return err
+	}
+	if st.Size()*3 <= budget {
+		if count > 0 {
+			size[0] = st.Size() * 3
+		}
+	} else if err := eachForward(fwdPath, func(doc, rel uint32, hits []byte) {
 		if int(rel) < count {
 			size[rel] += int64(len(hits)) + 24
 		}
@@ -313,7 +322,7 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 	np.fullN[b] = make([]uint32, count)
 	shortBase, fullBase := short.n, full.n
 	oldCount := old.count(b)
-	var items []basketItem
+	var items, sorted []basketItem
 	var hits []byte
 	var buf, sbuf []byte
 	var shits []hit.Hit
@@ -345,15 +354,8 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 			if err != nil {
 				return err
 			}
-			slices.SortFunc(items, func(x, y basketItem) int {
-				if x.rel != y.rel {
-					return cmpU32(x.rel, y.rel)
-				}
-				if x.doc != y.doc {
-					return cmpU32(x.doc, y.doc)
-				}
-				return cmpU32(x.seq, y.seq)
-			})
+			out := sortBasket(items, sorted, lo, hi)
+			sorted, items = items, out // two buffers, swapped per basket
 		}
 		k := 0
 		for rel := lo; rel < hi; rel++ {
@@ -387,6 +389,33 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 		lo = hi
 	}
 	return nil
+}
+
+// sortBasket orders a basket's entries by wordID, then docID, then input
+// order: a counting sort on the wordID (the range is the basket's) and a
+// stable sort of each word's entries, which mostly arrive in docID order.
+func sortBasket(items, buf []basketItem, lo, hi int) []basketItem {
+	start := make([]int, hi-lo+1)
+	for _, it := range items {
+		start[int(it.rel)-lo+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	out := slices.Grow(buf[:0], len(items))[:len(items)]
+	next := slices.Clone(start[:len(start)-1])
+	for _, it := range items {
+		r := int(it.rel) - lo
+		out[next[r]] = it
+		next[r]++
+	}
+	for r := 0; r+1 < len(start); r++ {
+		g := out[start[r]:start[r+1]]
+		if !slices.IsSortedFunc(g, func(x, y basketItem) int { return cmpU32(x.doc, y.doc) }) {
+			slices.SortStableFunc(g, func(x, y basketItem) int { return cmpU32(x.doc, y.doc) })
+		}
+	}
+	return out
 }
 
 func cmpU32(a, b uint32) int {

@@ -11,9 +11,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/klauspost/compress/zlib"
 
@@ -39,6 +42,9 @@ type Stats struct {
 	Added, Unchanged, Duplicate, Reindexed int
 	NewWords                               int
 	Anchors                                int
+	// Wall time of the phases of Commit: waiting for the last pages,
+	// anchors and re-indexing, sorting, ranking and writing.
+	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
 }
 
 // Builder adds one batch of pages to an index and commits it.
@@ -61,13 +67,18 @@ type Builder struct {
 	pending    []pendingAnchor
 	newWords   int
 
+	// the parallel pipeline of Add
+	jobs    chan job
+	queue   chan *prepared
+	applied chan struct{}
+	errMu   sync.Mutex
+	err     error
+
 	// reusable per-document buffers
 	page    htmldoc.Doc
 	keys    []uint64
 	hits    []hit.Hit
 	words   []wordHits
-	zbuf    bytes.Buffer
-	zw      *zlib.Writer
 	recbuf  []byte
 	Stats   Stats
 	done    bool
@@ -109,7 +120,6 @@ func NewBuilder(dir string, opts Options) (*Builder, error) {
 		b.Close()
 		return nil, err
 	}
-	b.zw, _ = zlib.NewWriterLevel(&b.zbuf, opts.ZlibLevel)
 	return b, nil
 }
 
@@ -150,6 +160,7 @@ func (b *Builder) load() error {
 
 // Close releases the index; a batch not committed is dropped.
 func (b *Builder) Close() error {
+	b.wait()
 	if b.fwd != nil {
 		b.fwd.close()
 		os.RemoveAll(b.fwd.dir)
@@ -210,12 +221,140 @@ func (b *Builder) docURL(d uint32) (string, string, error) {
 	return readDocInfoAt(b.info.f, int64(b.docs[d].InfoOff), b.info.off)
 }
 
+// prepared is a page parsed and compressed by a worker, ready for the
+// single goroutine that owns the lexicon and the files.
+type prepared struct {
+	url        string
+	sum        uint32
+	z          []byte
+	title      string
+	titleWords int
+	words      int
+	keys       []byte   // the words' keys, concatenated
+	ends       []uint32 // end of each key in keys
+	hits       []hit.Hit
+	links      []htmldoc.Link
+	done       chan struct{}
+	err        error
+}
+
+// prepare parses and compresses a page: the part of indexing that runs in
+// parallel.
+func prepare(p *prepared, base *url.URL, body []byte, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer) {
+	p.sum = crc(body)
+	if compress {
+		zbuf.Reset()
+		zw.Reset(zbuf)
+		zw.Write(body)
+		if err := zw.Close(); err != nil {
+			p.err = err
+			return
+		}
+		p.z = bytes.Clone(zbuf.Bytes())
+	}
+	doc.Parse(body, base)
+	p.title = doc.Title
+	p.words = len(doc.Words)
+	p.links = slices.Clone(doc.Links)
+	for i := range doc.Words {
+		w := &doc.Words[i]
+		p.keys = append(p.keys, doc.Key(w)...)
+		p.ends = append(p.ends, uint32(len(p.keys)))
+		p.hits = append(p.hits, hit.Plain(w.Capital, int(w.Font), i))
+	}
+	fancy := func(text string, typ int) int {
+		pos := 0
+		htmldoc.Tokenize([]byte(text), func(_, _ int, key []byte, capital bool) {
+			p.keys = append(p.keys, key...)
+			p.ends = append(p.ends, uint32(len(p.keys)))
+			p.hits = append(p.hits, hit.Fancy(capital, typ, pos))
+			pos++
+		})
+		return pos
+	}
+	p.titleWords = fancy(p.title, hit.Title)
+	fancy(doc.Meta, hit.Meta)
+	fancy(htmldoc.URLWords(p.url), hit.URL)
+}
+
+type job struct {
+	p    *prepared
+	base *url.URL
+	body []byte
+}
+
+// startWorkers starts the parse-and-compress workers and the goroutine
+// that applies their results in input order.
+func (b *Builder) startWorkers() {
+	n := max(1, runtime.GOMAXPROCS(0))
+	b.jobs = make(chan job, 4*n)
+	b.queue = make(chan *prepared, 16*n)
+	b.applied = make(chan struct{})
+	for range n {
+		go func() {
+			var doc htmldoc.Doc
+			var zbuf bytes.Buffer
+			zw, _ := zlib.NewWriterLevel(&zbuf, b.opts.ZlibLevel)
+			for j := range b.jobs {
+				prepare(j.p, j.base, j.body, true, &doc, zw, &zbuf)
+				close(j.p.done)
+			}
+		}()
+	}
+	go func() {
+		defer close(b.applied)
+		for p := range b.queue {
+			<-p.done
+			if b.firstErr() != nil {
+				continue
+			}
+			if p.err != nil {
+				b.setErr(p.err)
+				continue
+			}
+			if err := b.apply(p); err != nil {
+				b.setErr(err)
+			}
+		}
+	}()
+}
+
+func (b *Builder) setErr(err error) {
+	b.errMu.Lock()
+	if b.err == nil {
+		b.err = err
+	}
+	b.errMu.Unlock()
+}
+
+func (b *Builder) firstErr() error {
+	b.errMu.Lock()
+	defer b.errMu.Unlock()
+	return b.err
+}
+
+// wait stops the workers and waits for every page to be applied.
+func (b *Builder) wait() error {
+	if b.jobs != nil {
+		close(b.jobs)
+		close(b.queue)
+		<-b.applied
+		b.jobs = nil
+	}
+	return b.firstErr()
+}
+
 // Add indexes one page fetched from pageURL. A page already in the index
 // with the same content is left alone; a changed one is re-indexed under its
-// docID.
+// docID. Pages are parsed and compressed in parallel and applied in the
+// order given; an error of an earlier page may be returned by a later Add
+// or by Commit. body must not be modified after the call.
 func (b *Builder) Add(pageURL string, body []byte) error {
 	if b.done {
 		return errors.New("barrel: Add after Commit")
+	}
+	if err := b.firstErr(); err != nil {
+		return err
 	}
 	base, err := url.Parse(pageURL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
@@ -225,8 +364,19 @@ func (b *Builder) Add(pageURL string, body []byte) error {
 		return fmt.Errorf("URL longer than 65535 bytes")
 	}
 	base.Fragment, base.RawFragment = "", ""
-	pageURL = base.String()
-	doc, _, err := b.docOf(pageURL, StatusFetched)
+	if b.jobs == nil {
+		b.startWorkers()
+	}
+	p := &prepared{url: base.String(), done: make(chan struct{})}
+	b.queue <- p
+	b.jobs <- job{p, base, body}
+	return nil
+}
+
+// apply stores a prepared page: docID, repository, docinfo, lexicon,
+// forward barrels, pending anchors.
+func (b *Builder) apply(p *prepared) error {
+	doc, _, err := b.docOf(p.url, StatusFetched)
 	if err != nil {
 		return err
 	}
@@ -235,9 +385,8 @@ func (b *Builder) Add(pageURL string, body []byte) error {
 		b.Stats.Duplicate++
 		return nil
 	}
-	sum := crc(body)
 	e := &b.docs[doc]
-	if e.Status == StatusFetched && e.Checksum == sum && e.RepoOff != NoOffset {
+	if e.Status == StatusFetched && e.Checksum == p.sum && e.RepoOff != NoOffset {
 		b.Stats.Unchanged++
 		return nil
 	}
@@ -247,31 +396,22 @@ func (b *Builder) Add(pageURL string, body []byte) error {
 		b.Stats.Added++
 	}
 	b.inBatch.set(doc)
-
-	b.zbuf.Reset()
-	b.zw.Reset(&b.zbuf)
-	b.zw.Write(body)
-	if err := b.zw.Close(); err != nil {
-		return err
-	}
 	repoOff := uint64(b.repo.off)
-	b.recbuf = appendRepoRecord(b.recbuf[:0], doc, pageURL, b.zbuf.Bytes())
+	b.recbuf = appendRepoRecord(b.recbuf[:0], doc, p.url, p.z)
 	if _, err := b.repo.Write(b.recbuf); err != nil {
 		return err
 	}
-	b.page.Parse(body, base)
 	infoOff := uint64(b.info.off)
-	b.recbuf = appendDocInfo(b.recbuf[:0], pageURL, b.page.Title)
+	b.recbuf = appendDocInfo(b.recbuf[:0], p.url, p.title)
 	if _, err := b.info.Write(b.recbuf); err != nil {
 		return err
 	}
-	*e = DocEntry{Status: StatusFetched, Checksum: sum, RepoOff: repoOff, InfoOff: infoOff,
-		TitleWords: uint16(min(len(htmldoc.Words(b.page.Title)), math.MaxUint16)), Words: uint32(len(b.page.Words)),
-		Rank: e.Rank}
-	if err := b.indexPage(doc, pageURL, &b.page); err != nil {
+	*e = DocEntry{Status: StatusFetched, Checksum: p.sum, RepoOff: repoOff, InfoOff: infoOff,
+		TitleWords: uint16(min(p.titleWords, math.MaxUint16)), Words: uint32(p.words), Rank: e.Rank}
+	if err := b.indexHits(doc, p); err != nil {
 		return err
 	}
-	for _, l := range b.page.Links {
+	for _, l := range p.links {
 		b.pending = append(b.pending, pendingAnchor{from: doc, fromOff: repoOff, url: l.URL, text: l.Text})
 	}
 	return nil
@@ -284,31 +424,16 @@ func clip(s string) string {
 	return s
 }
 
-// indexPage writes the page's own hits (text, title, meta, URL) to the
+// indexHits writes a page's own hits (text, title, meta, URL) to the
 // forward barrels.
-func (b *Builder) indexPage(doc uint32, pageURL string, p *htmldoc.Doc) error {
+func (b *Builder) indexHits(doc uint32, p *prepared) error {
 	b.keys, b.hits = b.keys[:0], b.hits[:0]
-	for i := range p.Words {
-		w := &p.Words[i]
-		if err := b.addHit(p.Key(w), hit.Plain(w.Capital, int(w.Font), i)); err != nil {
+	start := uint32(0)
+	for i, end := range p.ends {
+		if err := b.addHit(p.keys[start:end], p.hits[i]); err != nil {
 			return err
 		}
-	}
-	var err error
-	fancy := func(text string, typ int) {
-		pos := 0
-		htmldoc.Tokenize([]byte(text), func(_, _ int, key []byte, capital bool) {
-			if err == nil {
-				err = b.addHit(key, hit.Fancy(capital, typ, pos))
-			}
-			pos++
-		})
-	}
-	fancy(p.Title, hit.Title)
-	fancy(p.Meta, hit.Meta)
-	fancy(htmldoc.URLWords(pageURL), hit.URL)
-	if err != nil {
-		return err
+		start = end
 	}
 	return b.flushHits(doc)
 }
@@ -445,6 +570,13 @@ func (b *Builder) Commit() error {
 		return errors.New("barrel: Commit twice")
 	}
 	b.done = true
+	t0 := time.Now()
+	if err := b.wait(); err != nil {
+		return err
+	}
+	b.Stats.WaitTime = time.Since(t0)
+	t0 = time.Now()
+	defer func() { b.Stats.AnchorTime = time.Since(t0) - b.Stats.SortTime - b.Stats.FinishTime }()
 	if err := b.resolveAnchors(); err != nil {
 		return err
 	}
@@ -571,8 +703,9 @@ func (b *Builder) reindex(repoR *os.File, d uint32) error {
 		return err
 	}
 	base, _ := url.Parse(rec.URL)
-	b.page.Parse(body, base)
-	return b.indexPage(d, rec.URL, &b.page)
+	p := &prepared{url: rec.URL}
+	prepare(p, base, body, false, &b.page, nil, nil)
+	return b.indexHits(d, p)
 }
 
 func inflate(z []byte) ([]byte, error) {

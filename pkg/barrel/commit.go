@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
@@ -43,6 +44,7 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	}
 
 	// Sorter, one barrel at a time.
+	t0 := time.Now()
 	np := &ptrTable{}
 	oldPtrs := &ptrTable{}
 	if b.old != nil {
@@ -78,6 +80,9 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		os.Remove(b.fwd.path(bb))
 	}
 
+	b.Stats.SortTime = time.Since(t0)
+	t0 = time.Now()
+	defer func() { b.Stats.FinishTime = time.Since(t0) }()
 	// Ranks.
 	if b.opts.Importance != nil {
 		b.rankByImportance()
@@ -104,6 +109,13 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		if err := writeWhole(f.name, f.data); err != nil {
 			return err
 		}
+	}
+	paths := make([]string, len(written))
+	for i, w := range written {
+		paths[i] = filepath.Join(b.dir, w)
+	}
+	if err := syncFiles(paths); err != nil {
+		return err
 	}
 	for _, a := range []*appendFile{b.repo, b.info, b.anchorsF} {
 		if err := a.sync(); err != nil {
