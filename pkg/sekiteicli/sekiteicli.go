@@ -34,7 +34,7 @@ visit (URLs with "good": true, the lecture's QLinks).
 
 Example:
    $ sekitei segments --good urls.lenta.examined --general urls.lenta.general --tsv | head -3
-   lenta.ru	0	^/articles/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	484	6	0.0124	100
+   lenta.ru	0	^/news/2012/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	416	0	0	100
    ...
    $ sekitei train --good good.txt --general general.txt --quota 10000 > model.json
    $ cat new-urls.txt | sekitei filter --model model.json > to-fetch.txt`
@@ -188,8 +188,8 @@ lecture's rule (a minimum per segment, the rest in proportion to good URLs).
 Example:
    $ sekitei segments --good $D/urls.lenta.examined --general $D/urls.lenta.general --tsv --header | head -3
    host	segment	regex	urls	good	good_share	quota
-   lenta.ru	0	^/articles/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	484	6	0.0124	100
-   lenta.ru	1	^/news/2012/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	416	0	0	100`,
+   lenta.ru	0	^/news/2012/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	416	0	0	100
+   lenta.ru	1	^/news/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	787	0	0	100`,
 		Flags: append(append(clikit.InputFlags(), segmentFlags()...), clikit.TSVFlag, clikit.HeaderFlag),
 		Action: func(c *cli.Context) error {
 			opt, err := buildOptions(c)
@@ -266,7 +266,7 @@ for pass through untouched (with one warning per host).
 Example:
    $ sekitei segments --good good.txt --general general.txt > segs.ndjson
    $ echo http://lenta.ru/news/2013/09/30/mid/ | sekitei assign --segments segs.ndjson
-   {"url":"http://lenta.ru/news/2013/09/30/mid/","segment":9,"regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$"}`,
+   {"url":"http://lenta.ru/news/2013/09/30/mid/","segment":19,"regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$"}`,
 		Flags: append(clikit.InputFlags(), segmentsFileFlag),
 		Action: func(c *cli.Context) error {
 			sites, err := loadSegments(c)
@@ -316,9 +316,9 @@ With --model, also the model's score and the weights behind it.
 
 Example:
    $ sekitei explain --segments segs.ndjson http://lenta.ru/news/2013/09/30/mid/
-   {"url":"http://lenta.ru/news/2013/09/30/mid/","host":"lenta.ru","segment":9,
-    "regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","good_share":0.5287,
-    "matched_features":["segments:5","segment_name_0:news",...],...}`,
+   {"url":"http://lenta.ru/news/2013/09/30/mid/","host":"lenta.ru","segment":19,
+    "regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","good_share":0.4728,
+    "matched_features":["segment_[0-9]_2:1",...,"segment_name_1:2013"],"missing_features":[],...}`,
 		Flags: []cli.Flag{segmentsFileFlag,
 			&cli.StringFlag{Name: "model", Usage: "also explain the fetch model of `FILE`"}},
 		Action: explain,
