@@ -30,6 +30,7 @@ type Filter struct {
 	fetched int
 	hist    fenwick
 	carry   float64
+	taken   map[uint64]struct{} // hashes of the URLs fetched
 }
 
 // NewFilter returns a filter for m with the given quota and expected stream
@@ -44,7 +45,7 @@ func NewFilter(m *Model, quota, stream int) *Filter {
 	if stream <= 0 {
 		stream = 2 * quota
 	}
-	f := &Filter{m: m, quota: quota, stream: stream}
+	f := &Filter{m: m, quota: quota, stream: stream, taken: map[uint64]struct{}{}}
 	f.hist = newFenwick(numBins)
 	for _, s := range m.PriorScores {
 		f.hist.add(bin(s), 1)
@@ -59,18 +60,25 @@ func bin(score float64) int {
 
 // Decision is the filter's answer for one URL.
 type Decision struct {
-	Fetch bool
-	Score float64 // the model's log-odds that the URL is good
+	Fetch     bool
+	Score     float64 // the model's log-odds that the URL is good
+	Duplicate bool    // the URL was fetched before in this stream
 }
 
 // Decide returns the decision for the next URL of the stream. A URL that is
-// not an absolute http(s) URL gives an error and counts as not offered.
+// not an absolute http(s) URL gives an error and counts as not offered. A
+// URL already fetched is not fetched again (Duplicate is set) and costs no
+// quota.
 func (f *Filter) Decide(rawURL string) (Decision, error) {
 	hs, err := f.ev.Hashes(rawURL)
 	if err != nil {
 		return Decision{}, err
 	}
 	s := f.m.ScoreHashes(hs)
+	key := hashString(rawURL)
+	if _, dup := f.taken[key]; dup {
+		return Decision{Score: s, Duplicate: true}, nil
+	}
 	f.seen++
 	b := bin(s)
 	f.hist.add(b, 1)
@@ -87,6 +95,7 @@ func (f *Filter) Decide(rawURL string) (Decision, error) {
 	}
 	if d.Fetch {
 		f.fetched++
+		f.taken[key] = struct{}{}
 	}
 	return d, nil
 }
@@ -124,6 +133,9 @@ func (f *Filter) Seen() int { return f.seen }
 
 // Quota returns the filter's quota.
 func (f *Filter) Quota() int { return f.quota }
+
+// Host returns the normalised host of the last URL decided.
+func (f *Filter) Host() string { return f.ev.ex.Host() }
 
 // Extract exposes the filter's evidence of a URL, for explaining decisions.
 func (f *Filter) Extract(rawURL string) ([]string, error) {

@@ -226,3 +226,14 @@ func TestFastUnicodeAgreesWithPackageUnicode(t *testing.T) {
 		}
 	}
 }
+
+func TestFilterFetchesAURLOnce(t *testing.T) {
+	m := trainSmall(t)
+	f := NewFilter(m, 10, 10)
+	u := "http://lenta.ru/news/2013/09/30/mid/"
+	d1, _ := f.Decide(u)
+	d2, _ := f.Decide(u)
+	if !d1.Fetch || d2.Fetch || !d2.Duplicate || f.Used() != 1 {
+		t.Errorf("first %+v, again %+v, used %d", d1, d2, f.Used())
+	}
+}

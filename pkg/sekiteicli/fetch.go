@@ -263,10 +263,15 @@ Example:
 			out := clikit.Output(c)
 			out.LineBuffered = c.Bool("line-buffered")
 			mark := c.Bool("mark")
+			otherHost := ""
 			return in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
 				d, err := f.Decide(r.URL())
 				if err != nil {
 					return r.Errorf("%s: %q", err, clip(r.URL()))
+				}
+				if h := f.Host(); m.Host != "" && h != m.Host && otherHost == "" {
+					otherHost = h
+					fmt.Fprintf(clikit.EnvOf(c).Stderr, "sekitei: line %d: host %q is not the model's (%q); its URLs are judged by their form alone\n", r.Line, h, m.Host)
 				}
 				if mark {
 					r.SetBool("fetch", d.Fetch)
