@@ -122,11 +122,36 @@ func static(c *cli.Context) error {
 	}
 	s.Compact()
 	s.Reset()
-	s.Run(policy, stop, c.Uint64("seed"))
-	if err := c.Context.Err(); err != nil {
+	if err := run(c, s, policy, stop); err != nil {
 		return err
 	}
 	return writeRanked(c, s, c.Int("top"))
+}
+
+// run runs OPIC in rounds of about n visits, so that a long run shows its
+// progress (in visits, or a spinner under --until) and stops at SIGINT.
+func run(c *cli.Context, s *opic.State, policy opic.Policy, stop opic.Stop) error {
+	total := int64(-1)
+	if stop.Until == 0 {
+		total = int64(min(stop.Steps, math.MaxInt64))
+	}
+	bar := clikit.Progress(c, total, "opic: visits", false)
+	defer bar.Finish()
+	round := uint64(max(s.Len(), 1<<16))
+	for {
+		if err := c.Context.Err(); err != nil {
+			return err
+		}
+		want := round
+		if stop.Steps > 0 {
+			want = min(round, stop.Steps-s.Steps())
+		}
+		k := s.Run(policy, opic.Stop{Steps: want, Until: stop.Until}, c.Uint64("seed"))
+		bar.Add64(int64(k))
+		if k < want || (stop.Steps > 0 && s.Steps() >= stop.Steps) {
+			return nil
+		}
+	}
 }
 
 // eachItem parses every input line as an opic item, applying the shard.
