@@ -57,7 +57,9 @@ func (rk *ranked) explain(c *cli.Context, j int) error {
 	ps := set.ps
 	h := ps.Host[j]
 	w := clikit.EnvOf(c).Stdout
-	p := func(k, format string, args ...any) { fmt.Fprintf(w, "%-13s "+format+"\n", append([]any{k + ":"}, args...)...) }
+	p := func(k, format string, args ...any) {
+		fmt.Fprintf(w, "%-13s "+format+"\n", append([]any{k + ":"}, args...)...)
+	}
 	p("url", "%s", set.urls[j])
 	limit := "none"
 	if k := ps.HostRate[h]; !math.IsInf(k, 1) {

@@ -123,7 +123,6 @@ func rank(c *cli.Context) error {
 		rk.report(c)
 	}
 	out := clikit.Output(c)
-	now := set.now
 	if c.Bool("all") {
 		due := make([]bool, set.ps.Len())
 		for _, j := range res.Selected {
@@ -158,7 +157,6 @@ func rank(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	_ = now
 	if name := c.String("state"); name != "" {
 		return rk.save(name)
 	}

@@ -1,0 +1,96 @@
+package recrawl
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sekitei/crawlkit/pkg/record"
+)
+
+var fuzzNow = time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+
+func TestParsePage(t *testing.T) {
+	opt := &PageOptions{Now: fuzzNow}
+	good := `{"url":"http://A.example/x","weight":2,"change_rate":"0.5","last_fetch":"2026-11-20T00:00:00Z","host_rate":10}`
+	rec, err := record.Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePage(rec, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Host != "a.example" || p.W != 2 || p.Delta != 0.5 || p.Tau != 1 || p.HostRate != 10 {
+		t.Errorf("parsed %+v", p)
+	}
+	for line, want := range map[string]string{
+		`{"url":"http://a.example/","change_rate":0}`:                                     "must be positive",
+		`{"url":"http://a.example/","change_rate":-2}`:                                    "must be positive",
+		`{"url":"http://a.example/","change_rate":"NaN"}`:                                 "not a finite number",
+		`{"url":"http://a.example/"}`:                                                     `missing "change_rate"`,
+		`{"url":"http://a.example/","change_rate":1,"weight":0}`:                          "weight must be positive",
+		`{"url":"http://a.example/","change_rate":1,"weight":"x"}`:                        "not a finite number",
+		`{"url":"http://a.example/","change_rate":1,"last_fetch":"2027-01-01T00:00:00Z"}`: "in the future",
+		`{"url":"http://a.example/","change_rate":1,"last_fetch":17}`:                     "not an RFC 3339 time",
+		`{"url":"http://a.example/","change_rate":1,"host_rate":-1}`:                      "host_rate",
+		`{"url":"relative/path","change_rate":1}`:                                         "no host",
+	} {
+		rec, err := record.Parse([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParsePage(rec, opt); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", line, err, want)
+		}
+	}
+	// A missing last_fetch is a page never fetched: the highest value.
+	rec, _ = record.Parse([]byte(`{"url":"http://a.example/","change_rate":2}`))
+	if p, err := ParsePage(rec, opt); err != nil || !math.IsInf(p.Tau, 1) || Freshness.Value(p.W, p.Delta, p.Tau) != 0.5 {
+		t.Errorf("never fetched: %+v %v", p, err)
+	}
+}
+
+// FuzzParsePage feeds arbitrary lines through the record parser and the
+// page parser: nothing panics, and an accepted page has only finite,
+// positive numbers, so no NaN can reach rank's or solve's output.
+func FuzzParsePage(f *testing.F) {
+	for _, s := range []string{
+		`{"url":"http://a.example/x","weight":2,"change_rate":0.5,"last_fetch":"2026-11-20T00:00:00Z","host_rate":10}`,
+		`{"url":"http://a.example/","change_rate":"NaN"}`,
+		`{"url":"http://a.example/","change_rate":1e308,"weight":1e-308}`,
+		`{"url":"http://a.example/","change_rate":1,"last_fetch":"2026-11-21T00:00:00.000000001Z"}`,
+		`{"url":"http://a.example/","change_rate":1,"importance":3}`,
+		`{"url":"http://[::1]:80/","change_rate":"1"}`,
+		`http://plain.example/line`,
+		`{"url":1}`,
+		`{"url":"http://a.example/","change_rate":1,"host_rate":"Infinity"}`,
+		"\xff\xfe{",
+	} {
+		f.Add(s)
+	}
+	opt := &PageOptions{Now: fuzzNow, DefaultChangeRate: 0}
+	opt2 := &PageOptions{Now: fuzzNow, DefaultChangeRate: 0.3, WeightField: "importance"}
+	f.Fuzz(func(t *testing.T, line string) {
+		rec, err := record.Parse([]byte(line))
+		if err != nil {
+			return
+		}
+		for _, o := range []*PageOptions{opt, opt2} {
+			p, err := ParsePage(rec, o)
+			if err != nil {
+				continue
+			}
+			ok := func(v float64) bool { return v > 0 && !math.IsNaN(v) && !math.IsInf(v, 0) }
+			if !ok(p.W) || !ok(p.Delta) || !(p.Tau >= 0) || p.HostRate < 0 || math.IsNaN(p.HostRate) || math.IsInf(p.HostRate, 0) || p.Host == "" {
+				t.Fatalf("accepted a bad page %+v from %q", p, line)
+			}
+			for _, obj := range []Objective{Freshness, Harmonic} {
+				if v := obj.Value(p.W, p.Delta, p.Tau); math.IsNaN(v) || v < 0 {
+					t.Fatalf("V = %v for %+v", v, p)
+				}
+			}
+		}
+	})
+}
