@@ -110,7 +110,11 @@ type blockedError struct {
 }
 
 func (e *blockedError) Error() string {
-	return fmt.Sprintf("%s resolves to %s, a private, loopback, link-local or multicast address (use --allow-private)", e.host, e.addr)
+	const what = "a private, loopback, link-local or multicast address (use --allow-private)"
+	if e.host == e.addr.String() {
+		return fmt.Sprintf("%s is %s", e.host, what)
+	}
+	return fmt.Sprintf("%s resolves to %s, %s", e.host, e.addr, what)
 }
 
 var errBlocked = errors.New("blocked address")
