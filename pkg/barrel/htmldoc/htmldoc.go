@@ -92,7 +92,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 		switch tt {
 		case html.ErrorToken:
 			if inAnchor >= 0 {
-				d.Links[inAnchor].Text = clip(anchor.String(), 200)
+				d.Links[inAnchor].Text = clip(collapse(anchor.String()), 200)
 			}
 			d.Title = clip(collapse(title.String()), 500)
 			d.Meta = clip(meta.String(), 2000)
@@ -139,7 +139,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 				continue
 			case atom.A:
 				if inAnchor >= 0 { // an unclosed anchor ends at the next
-					d.Links[inAnchor].Text = clip(anchor.String(), 200)
+					d.Links[inAnchor].Text = clip(collapse(anchor.String()), 200)
 					inAnchor = -1
 				}
 				if hasAttr && tt == html.StartTagToken {

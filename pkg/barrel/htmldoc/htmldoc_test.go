@@ -1,0 +1,83 @@
+package htmldoc
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	page := `<html><head><title> The  Title </title><base href="http://b.test/dir/">
+<meta name="description" content="meta words"><style>.x{}</style><script>var hidden=1</script></head>
+<body><h1>Big Heading</h1><p>plain <b>bold</b> <small>tiny</small> <font size="+2">larger</font>
+<a href="page.html#frag">Link <img alt="Picture"> text</a> <a href="mailto:x@y">mail</a>
+<a href="//other.test/x">unclosed <p>Ünïcode wörds, 3.11 e-mail</body></html>`
+	base, _ := url.Parse("http://a.test/start")
+	var d Doc
+	d.Parse([]byte(page), base)
+	if d.Title != "The Title" {
+		t.Errorf("title %q", d.Title)
+	}
+	if strings.TrimSpace(d.Meta) != "meta words" {
+		t.Errorf("meta %q", d.Meta)
+	}
+	type wf struct {
+		w    string
+		font uint8
+		cap  bool
+	}
+	var got []wf
+	for i := range d.Words {
+		got = append(got, wf{string(d.Key(&d.Words[i])), d.Words[i].Font, d.Words[i].Capital})
+	}
+	want := []wf{{"big", 6, true}, {"heading", 6, true}, {"plain", 1, false}, {"bold", 2, false}, {"tiny", 0, false},
+		{"larger", 3, false}, {"link", 1, true}, {"text", 1, false}, {"mail", 1, false}, {"unclosed", 1, false},
+		{"ünïcode", 1, true}, {"wörds", 1, false}, {"3", 1, false}, {"11", 1, false}, {"e", 1, false}, {"mail", 1, false}}
+	if !slices.Equal(got, want) {
+		t.Errorf("words\n got %v\nwant %v", got, want)
+	}
+	w := d.Words[0]
+	if string(d.Text[w.Start:w.End]) != "Big" {
+		t.Errorf("word offsets point at %q", d.Text[w.Start:w.End])
+	}
+	wantLinks := []Link{{"http://b.test/dir/page.html", "Link Picture text"}, {"http://other.test/x", "unclosed Ünïcode wörds, 3.11 e-mail"}}
+	if !slices.Equal(d.Links, wantLinks) {
+		t.Errorf("links\n got %q\nwant %q", d.Links, wantLinks)
+	}
+}
+
+func TestParseGarbage(t *testing.T) {
+	var d Doc
+	for _, p := range []string{"", "<<<>>>", strings.Repeat("<div>", 100000) + "deep", "\x00\xff\xfe plain", "<title>never closed"} {
+		d.Parse([]byte(p), nil)
+	}
+	d.Parse([]byte(strings.Repeat("<b>", 5000)+"x"), nil)
+	if len(d.Words) != 1 || d.Words[0].Font != FontBold {
+		t.Errorf("deep nesting: %+v", d.Words)
+	}
+}
+
+func TestTokenizeLongWord(t *testing.T) {
+	long := strings.Repeat("a", 500)
+	ws := Words(long + " B")
+	if len(ws) != 2 || len(ws[0]) != MaxWordLen || ws[1] != "b" {
+		t.Errorf("got %q", ws)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`<title>x</title><a href="/y">z</a><font size=9>q</font>`))
+	f.Add([]byte("<h1>\xff\xfe</h1>"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d Doc
+		base, _ := url.Parse("http://f.test/")
+		d.Parse(b, base)
+		for i := range d.Words {
+			w := &d.Words[i]
+			if w.Start < 0 || w.End > int32(len(d.Text)) || w.Start >= w.End || len(d.Key(w)) == 0 || w.Font > 6 {
+				t.Fatalf("bad word %+v", w)
+			}
+		}
+	})
+}
