@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the txtar scripts in testdata/script. Two commands help
 // them: "serve IP DIR" serves DIR over HTTP on a free port of the loopback
-// address IP and sets $SERVER to its base URL; "expand FILE" replaces
+// address IP and sets $SERVER to its base URL and $PORT to its port; "expand FILE" replaces
 // $VARIABLES in FILE by their values; "sleep D" waits for the duration D.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
@@ -45,6 +45,7 @@ func serve(ts *testscript.TestScript, neg bool, args []string) {
 	go srv.Serve(ln)
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv("SERVER", fmt.Sprintf("http://%s", ln.Addr()))
+	ts.Setenv("PORT", fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 }
 
 func expand(ts *testscript.TestScript, neg bool, args []string) {

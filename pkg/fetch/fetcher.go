@@ -499,6 +499,16 @@ func (f *Fetcher) done(j job, requeue *item, requeueHost string, wait time.Durat
 	f.signalLocked()
 }
 
+// itemDone counts an item as written out.
+func (f *Fetcher) itemDone() {
+	f.mu.Lock()
+	f.pending--
+	if f.pending == 0 {
+		f.signalLocked()
+	}
+	f.mu.Unlock()
+}
+
 // worker runs jobs until the run ends.
 func (f *Fetcher) worker(ctx, reqCtx context.Context, stop context.CancelFunc) {
 	for {

@@ -99,17 +99,17 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	f.stats.bytes.Add(int64(len(x.body)))
 	it.elapsed += x.elapsed
 
-	var loc warc.Location
-	var haveLoc bool
-	if x.status != 0 {
-		l, err := f.writeWARC(x)
-		if err != nil {
-			f.done(j, nil, "", 0, 1)
-			return err
-		}
-		loc, haveLoc = l, f.cfg.WARC != nil
-	}
 	stopping := f.stopping.Load()
+
+	// The host is free as soon as the exchange is over: archiving and
+	// parsing below do not hold up its next request.
+	archive := func() (warc.Location, bool, error) {
+		if x.status == 0 || f.cfg.WARC == nil {
+			return warc.Location{}, false, nil
+		}
+		l, err := f.writeWARC(x)
+		return l, err == nil, err
+	}
 
 	// Retries: network errors before a response, 429 and 503.
 	if it.attempt < f.cfg.Retries && !stopping {
@@ -130,36 +130,42 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 			it.attempt++
 			f.stats.retries.Add(1)
 			f.done(j, it, j.host.key, wait, 0)
-			return nil
+			_, _, err := archive()
+			return err
 		}
 	}
 
 	// Redirects: the next hop is queued like any URL, behind robots.txt
 	// and politeness for its host.
+	var cerr *codedError
 	if x.status >= 300 && x.status < 400 && x.status != http.StatusNotModified && x.err == nil && f.cfg.MaxRedirects > 0 {
-		next, cerr := f.redirectTarget(it, x)
+		var next *url.URL
+		next, cerr = f.redirectTarget(it, x)
 		if cerr == nil {
 			it.chain = append(it.chain, hop{URL: it.u.String(), Status: x.status})
 			it.u = next
 			it.attempt = 0
 			f.done(j, it, hostKey(next), 0, 0)
-			return nil
+			_, _, err := archive()
+			return err
 		}
-		err := f.finishResponse(it, x, loc, haveLoc, cerr)
-		f.done(j, nil, "", 0, 1)
+	}
+	f.done(j, nil, "", 0, 0)
+	defer f.itemDone()
+	loc, haveLoc, err := archive()
+	if err != nil {
 		return err
 	}
-	var err error
 	if x.status == 0 {
 		if x.err.code == CodeInterrupted {
 			f.stats.interrupted.Add(1)
 		}
-		err = f.finish(it.rec, it, x.err)
-	} else {
-		err = f.finishResponse(it, x, loc, haveLoc, x.err)
+		return f.finish(it.rec, it, x.err)
 	}
-	f.done(j, nil, "", 0, 1)
-	return err
+	if cerr == nil {
+		cerr = x.err
+	}
+	return f.finishResponse(it, x, loc, haveLoc, cerr)
 }
 
 func (f *Fetcher) backoff(attempt int) time.Duration {

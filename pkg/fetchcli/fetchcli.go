@@ -3,7 +3,10 @@
 package fetchcli
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"sort"
 	"strconv"
@@ -89,6 +92,8 @@ func fetchFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-retry-wait", Value: 60 * time.Second, Usage: "longest Retry-After honoured"},
 		&cli.DurationFlag{Name: "dns-ttl", Value: 5 * time.Minute, Usage: "DNS cache lifetime"},
 		&cli.BoolFlag{Name: "allow-private", Usage: "allow private, loopback, link-local and multicast addresses"},
+		&cli.StringSliceFlag{Name: "resolve", Usage: "resolve `HOST:IP` without DNS (repeatable), as curl --resolve"},
+		&cli.StringFlag{Name: "hosts-file", Usage: "resolve the names in `FILE` (/etc/hosts format) without DNS"},
 		&cli.IntFlag{Name: "max-depth", Value: 32, Usage: "bot trap: most path segments in a URL"},
 		&cli.IntFlag{Name: "max-repeat", Value: 3, Usage: "bot trap: most times one path segment may repeat"},
 		&cli.IntFlag{Name: "host-budget", Usage: "most URLs fetched per host (0: no limit)"},
@@ -187,7 +192,18 @@ func run(c *cli.Context) error {
 	if strings.TrimSpace(cfg.UserAgent) == "" || robots.ProductToken(cfg.UserAgent) == "" {
 		return clikit.Usagef("--agent %q: want a name starting with letters, like \"mybot/1.0 (+https://example.com/bot)\"", cfg.UserAgent)
 	}
-	var err error
+	static, err := staticHosts(c.StringSlice("resolve"), c.String("hosts-file"))
+	if err != nil {
+		return err
+	}
+	if len(static) > 0 {
+		cfg.LookupIP = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			if a, ok := static[strings.ToLower(host)]; ok {
+				return a, nil
+			}
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
 	if cfg.MaxSize, err = sizeFlag(c, "max-size"); err != nil {
 		return err
 	}
@@ -277,6 +293,52 @@ func run(c *cli.Context) error {
 		}
 	}
 	return runErr
+}
+
+// staticHosts reads --resolve HOST:IP pairs and a hosts file.
+func staticHosts(pairs []string, file string) (map[string][]netip.Addr, error) {
+	m := map[string][]netip.Addr{}
+	for _, p := range pairs {
+		i := strings.LastIndex(p, ":")
+		if i <= 0 {
+			return nil, clikit.Usagef("--resolve %q: want HOST:IP", p)
+		}
+		a, err := netip.ParseAddr(strings.Trim(p[i+1:], "[]"))
+		if err != nil {
+			// HOST:IPv6 has more colons: split at the first instead.
+			j := strings.Index(p, ":")
+			if a, err = netip.ParseAddr(strings.Trim(p[j+1:], "[]")); err != nil {
+				return nil, clikit.Usagef("--resolve %q: want HOST:IP", p)
+			}
+			i = j
+		}
+		host := strings.ToLower(p[:i])
+		m[host] = append(m[host], a)
+	}
+	if file == "" {
+		return m, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	for n, line := range strings.Split(string(data), "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		a, err := netip.ParseAddr(f[0])
+		if err != nil || len(f) < 2 {
+			return nil, fmt.Errorf("%s: line %d: want \"IP NAME...\"", file, n+1)
+		}
+		for _, name := range f[1:] {
+			m[strings.ToLower(name)] = append(m[strings.ToLower(name)], a)
+		}
+	}
+	return m, nil
 }
 
 func summary(s fetch.Stats, d time.Duration) string {
