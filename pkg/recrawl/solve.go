@@ -234,21 +234,35 @@ const sampleSize = 100_000
 func solveLambda0(p *Problem, ev *evaluator, tol float64) float64 {
 	n := len(p.W)
 	r := newRoot(p.Rate, ev.maxRatio, tol)
-	if n > 4*sampleSize {
-		// Every m-th page stands for m pages: scale the limits by 1/m.
-		m := n / sampleSize
-		sub := &Problem{Objective: p.Objective, Rate: p.Rate / float64(m), HostRate: make([]float64, len(p.HostRate))}
-		for i, k := range p.HostRate {
-			sub.HostRate[i] = k / float64(m)
+	// The global budget met to 1e-8 is plenty (k_0 is itself an estimate);
+	// near the root the slope is noisy where hosts switch between bound
+	// and free, so Newton would otherwise finish by bisection.
+	r.rtol = 1e-8
+	if nh := len(p.HostRate); n > 4*sampleSize && nh >= 100 {
+		// Every m-th host with all its pages stands for m hosts: each
+		// sampled host's min(k_i, U_i) is exact, so scaling the global
+		// rate by the share of hosts kept is unbiased.
+		m := int32(max(2, n/sampleSize))
+		sub := &Problem{Objective: p.Objective, HostRate: p.HostRate}
+		kept := 0
+		for h := range p.HostRate {
+			if int32(h)%m == 0 {
+				kept++
+			}
 		}
-		for j := 0; j < n; j += m {
-			sub.W = append(sub.W, p.W[j])
-			sub.Delta = append(sub.Delta, p.Delta[j])
-			sub.Host = append(sub.Host, p.Host[j])
+		sub.Rate = p.Rate * float64(kept) / float64(nh)
+		for j, h := range p.Host {
+			if h%m == 0 {
+				sub.W = append(sub.W, p.W[j])
+				sub.Delta = append(sub.Delta, p.Delta[j])
+				sub.Host = append(sub.Host, h)
+			}
 		}
-		sev := newEvaluator(sub)
-		if guess := solveLambda0(sub, sev, 1e-3); guess > 0 && !math.IsInf(guess, 0) {
-			r.u = math.Log(guess)
+		if len(sub.W) > 0 && len(sub.W) < n/2 {
+			sev := newEvaluator(sub)
+			if guess := solveLambda0(sub, sev, 1e-3); guess > 0 && !math.IsInf(guess, 0) {
+				r.u = math.Log(guess)
+			}
 		}
 	}
 	for !r.done {
@@ -397,6 +411,7 @@ func (ev *evaluator) evalList(mu []float64, list []int32) {
 // step would leave the bracket or fails to halve the residual.
 type root struct {
 	target, tol  float64
+	rtol         float64 // relative residual that ends the search
 	u            float64
 	a, b         float64
 	hasA, hasB   bool
@@ -409,7 +424,7 @@ type root struct {
 }
 
 func newRoot(target, hi, tol float64) *root {
-	r := &root{target: target, tol: tol, lastG: math.Inf(1), maxExpansion: math.Log(1e3)}
+	r := &root{target: target, tol: tol, rtol: 1e-10, lastG: math.Inf(1), maxExpansion: math.Log(1e3)}
 	if !math.IsInf(hi, 1) && hi > 0 {
 		r.b, r.hasB = math.Log(hi), true
 		r.bestU, r.hasBest = r.b, true
@@ -424,7 +439,7 @@ func (r *root) step(f, df float64) {
 	if g <= 0 {
 		r.b, r.hasB = r.u, true
 		r.bestU, r.hasBest = r.u, true
-		if -g <= 1e-11*r.target {
+		if -g <= r.rtol*r.target {
 			r.done = true
 			return
 		}
