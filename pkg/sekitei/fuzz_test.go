@@ -80,3 +80,32 @@ func FuzzParseModel(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPrefilter checks that the literal prefilter never changes a match:
+// for any regex regexp2 compiles and any subject, matcher.match agrees with
+// regexp2 alone.
+func FuzzPrefilter(f *testing.F) {
+	f.Add(`^/news/[0-9]+/[^/?]+/_Printed\.htm$`, "/news/1/x/_Printed.htm")
+	f.Add(`^/a\?b=[^&]*&c=1$`, "/a?b=&c=1")
+	f.Add(`^/ab{2,3}c`, "/abbc")
+	f.Add(`^/a(?:/[^/?]+)*/?(?:\?.*)?$`, "/a/b/?q")
+	f.Add(`^/x\d+y$`, "/x12y")
+	f.Add(`^/[a]\]b$`, "/a]b")
+	f.Add(`^/a|b$`, "b")
+	f.Add(`^/a\Qb.c\E$`, "/ab.c")
+	f.Add(`^\/a\.$`, "/a.")
+	f.Add(`^/a.*b$`, "/ab")
+	f.Fuzz(func(t *testing.T, expr, subject string) {
+		m, err := newMatcher(expr)
+		if err != nil {
+			return
+		}
+		want, err := m.re.MatchString(subject)
+		if err != nil {
+			return // timeout
+		}
+		if got := m.match(validSubject(subject), []rune(subject)); got != want {
+			t.Fatalf("%q on %q: prefilter+regexp2 %v, regexp2 %v (prefix %q, literals %q)", expr, subject, got, want, m.prefix, m.lits)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package sekitei
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 )
@@ -27,12 +28,15 @@ func newMatcher(expr string) (*matcher, error) {
 		return nil, err
 	}
 	m := &matcher{re: re, all: expr == RestRegex || expr == "^.*$" || expr == ""}
-	m.prefix, m.lits = requiredLiterals(expr)
+	// regexp2 reads the pattern as runes, an invalid byte as U+FFFD; so do
+	// the literals.
+	m.prefix, m.lits = requiredLiterals(string([]rune(expr)))
 	return m, nil
 }
 
 // match reports whether the regex matches subject; runes is subject as
-// runes, converted once by the caller for all segments.
+// runes, converted once by the caller for all segments. subject must be
+// valid UTF-8 (see validSubject).
 func (m *matcher) match(subject string, runes []rune) bool {
 	if m.all {
 		return true
@@ -51,8 +55,9 @@ func (m *matcher) match(subject string, runes []rune) bool {
 
 // requiredLiterals reads the literal runs a regex requires at its top level.
 func requiredLiterals(expr string) (prefix string, lits []string) {
-	if strings.Contains(expr, "(?") && strings.Count(expr, "(?") != strings.Count(expr, "(?:") {
-		return "", nil // inline options or look-arounds: read nothing
+	if strings.Contains(expr, "(?") && strings.Count(expr, "(?") != strings.Count(expr, "(?:") ||
+		strings.Contains(expr, `\Q`) || strings.Contains(expr, "-[") {
+		return "", nil // inline options, look-arounds, quoting, class subtraction: read nothing
 	}
 	anchored := strings.HasPrefix(expr, "^")
 	i := 0
@@ -62,6 +67,7 @@ func requiredLiterals(expr string) (prefix string, lits []string) {
 	var run []byte
 	first := true // the current run starts right after ^
 	depth := 0
+	opaque := false // an escape with arguments was met: its extent is not read
 	flush := func() {
 		if len(run) > 0 {
 			if first && anchored {
@@ -77,18 +83,19 @@ func requiredLiterals(expr string) (prefix string, lits []string) {
 		c := expr[i]
 		switch {
 		case c == '\\' && i+1 < len(expr):
-			e := expr[i+1]
-			i += 2
-			if isWordByte(e) { // \d, \w, \b, \1 ...: not a literal
+			r, size := utf8.DecodeRuneInString(expr[i+1:])
+			i += 1 + size
+			if r < utf8.RuneSelf && isWordByte(byte(r)) { // \d, \w, \b, \1, \x41, \0nn, \p{L} ...: from here on, read no literal
 				flush()
+				opaque = true
 				continue
 			}
-			if depth == 0 {
+			if depth == 0 && !opaque {
 				if i < len(expr) && isQuantifier(expr[i]) {
 					flush()
 					continue
 				}
-				run = append(run, e)
+				run = append(run, expr[i-size:i]...)
 			}
 			continue
 		case c == '(':
@@ -111,20 +118,24 @@ func requiredLiterals(expr string) (prefix string, lits []string) {
 				continue
 			}
 		case isQuantifier(c):
-			if depth == 0 && len(run) > 0 {
-				run = run[:len(run)-1] // the atom before is optional or repeated
+			if depth == 0 && len(run) > 0 { // the atom before is optional or repeated
+				_, size := utf8.DecodeLastRune(run)
+				run = run[:len(run)-size]
 			}
 			flush()
 		case c == '.' || c == '$' || c == '^':
 			flush()
 		default:
-			if depth == 0 {
-				if i+1 < len(expr) && isQuantifier(expr[i+1]) {
+			_, size := utf8.DecodeRuneInString(expr[i:])
+			if depth == 0 && !opaque {
+				if i+size < len(expr) && isQuantifier(expr[i+size]) {
 					flush()
 				} else {
-					run = append(run, c)
+					run = append(run, expr[i:i+size]...)
 				}
 			}
+			i += size
+			continue
 		}
 		i++
 	}
@@ -158,4 +169,13 @@ func skipClass(expr string, i int) int {
 		j++
 	}
 	return len(expr)
+}
+
+// validSubject returns s as regexp2 sees it: each byte that is not valid
+// UTF-8 becomes U+FFFD. Subjects from the record stream are valid already.
+func validSubject(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string([]rune(s))
 }

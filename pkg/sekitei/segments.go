@@ -370,7 +370,11 @@ func (s *Site) match(subject string) int {
 
 // matchRunes is match with a caller's buffer for the subject's runes.
 func (s *Site) matchRunes(subject string, buf []rune) int {
-	runes := append(buf[:0], []rune(subject)...)
+	subject = validSubject(subject)
+	runes := buf[:0]
+	for _, r := range subject {
+		runes = append(runes, r)
+	}
 	for i := range s.Segments {
 		if s.Segments[i].m.match(subject, runes) {
 			return i
