@@ -1,0 +1,84 @@
+package barrel
+
+import (
+	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/hit"
+	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
+)
+
+// FuzzDecoders feeds arbitrary bytes to every decoder of index data: posting
+// lists, forward entries, the document index, the URL file, the word
+// pointers, docinfo and anchors. None may panic; what they accept must be
+// consistent.
+func FuzzDecoders(f *testing.F) {
+	var list []byte
+	list = hit.AppendInverted(list, 3, 2)
+	list = hit.AppendHits(list, []hit.Hit{hit.Plain(true, 1, 4), hit.Fancy(false, hit.Title, 0)})
+	list = hit.AppendInverted(list, 9, 40)
+	list = hit.AppendHits(list, make([]hit.Hit, 40))
+	f.Add(list)
+	f.Add(encodeDocIndex([]DocEntry{{Status: StatusFetched, RepoOff: 0, InfoOff: 0, Rank: 0.5}}))
+	f.Add(encodeURLMap([]urlEntry{{1, 0}, {5, 0}}))
+	p := &ptrTable{}
+	p.shortOff[0], p.fullOff[0] = []uint64{0, 4}, []uint64{0, 6}
+	p.shortN[0], p.fullN[0] = []uint32{1}, []uint32{1}
+	f.Add(p.encode())
+	f.Add(appendDocInfo(nil, "http://x.test/", "T"))
+	f.Add(appendAnchor(nil, 1, 2, 0, "anchor text"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		it := newPostingIter(b)
+		var prev int64 = -1
+		for it.next() {
+			if int64(it.doc) <= prev || len(it.hits) != 2*it.n {
+				t.Fatalf("posting out of order or wrong size")
+			}
+			prev = int64(it.doc)
+			for j := range it.n {
+				h := hit.At(it.hits, j)
+				_ = typeOf(h)
+				_ = h.Class()
+			}
+		}
+		if docs, err := decodeDocIndex(b, 1<<20, 1<<20); err == nil {
+			for _, d := range docs {
+				if d.Status > StatusLinked {
+					t.Fatal("bad status accepted")
+				}
+			}
+		}
+		if m, err := decodeURLMap(b, 10); err == nil {
+			for _, e := range m {
+				if e.Doc >= 10 {
+					t.Fatal("docID out of range accepted")
+				}
+			}
+		}
+		if pt, err := decodePtrTable(b, func(int) (int64, int64) { return 4, 6 }); err == nil {
+			for bb := range lexicon.Barrels {
+				for i := range pt.count(bb) {
+					if pt.fullOff[bb][i] > pt.fullOff[bb][i+1] || pt.fullOff[bb][i+1] > 6 {
+						t.Fatal("bad offsets accepted")
+					}
+				}
+			}
+		}
+		readDocInfoAt(bytesReaderAt(b), 0, int64(len(b)))
+		eachAnchor(b, func(from, to uint32, off uint64, text []byte) error { return nil })
+	})
+}
+
+type bytesReaderAt []byte
+
+func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(b)) {
+		return 0, errShort
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, errShort
+	}
+	return n, nil
+}
+
+var errShort = corrupt("short read")
