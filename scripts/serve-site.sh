@@ -8,6 +8,8 @@
 #
 # A path /a/b/ is served from ROOT/a/b/index.html and a query ?k=v from the
 # file "index.html?k=v" (or "name?k=v"), the layout internal/sitegen writes.
+# Each subdirectory of ROOT whose name holds a dot (chronicle.test) is also
+# served as a virtual host of that name; other names get ROOT itself.
 set -euo pipefail
 
 cmd=${1:-}
@@ -16,6 +18,24 @@ start)
   root=$(cd "$2" && pwd); port=$3; state=$4
   mkdir -p "$state"; state=$(cd "$state" && pwd)
   nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+  server() { # NAME ROOT [default]
+    cat <<SERVER
+  server {
+    listen 127.0.0.1:$port ${3:-};
+    server_name $1;
+    root $2;
+    location = /robots.txt { default_type text/plain; }
+    location / {
+      try_files "\${uri}index.html?\$args" "\${uri}?\$args" \$uri "\${uri}index.html" =404;
+    }
+  }
+SERVER
+  }
+  servers=$(server _ "$root" default_server)
+  for d in "$root"/*.*/; do
+    [[ -d "$d" ]] || continue
+    servers+=$'\n'$(server "$(basename "$d")" "${d%/}")
+  done
   cat > "$state/nginx.conf" <<CONF
 worker_processes 1;
 pid $state/nginx.pid;
@@ -33,15 +53,7 @@ http {
   charset utf-8;
   sendfile on;
   keepalive_requests 100000;
-  server {
-    listen 127.0.0.1:$port;
-    server_name _;
-    root $root;
-    location = /robots.txt { default_type text/plain; }
-    location / {
-      try_files "\${uri}index.html?\$args" "\${uri}?\$args" \$uri "\${uri}index.html" =404;
-    }
-  }
+$servers
 }
 CONF
   mkdir -p "$state/tmp"

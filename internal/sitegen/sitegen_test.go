@@ -8,7 +8,9 @@ import (
 	"testing"
 )
 
-func small(day int) Config { return Config{Seed: 3, Articles: 300, Wiki: 120, PerDay: 10, Day: day} }
+func small(day int) Config {
+	return Config{Seed: 3, Hosts: []string{"a.test", "b.test", "c.test"}, Port: 8080, Articles: 300, Wiki: 120, PerDay: 10, Day: day}
+}
 
 func TestDeterministicAndGrowing(t *testing.T) {
 	a, b := Generate(small(0)), Generate(small(0))
@@ -22,7 +24,7 @@ func TestDeterministicAndGrowing(t *testing.T) {
 	// Every day-0 page still exists on day 5, and some have changed.
 	changed := 0
 	for _, p := range a.Pages {
-		q, ok := later.byKey[p.Path]
+		q, ok := later.byKey[p.Host+p.Path]
 		if !ok {
 			t.Fatalf("%s vanished", p.Path)
 		}
@@ -37,15 +39,23 @@ func TestDeterministicAndGrowing(t *testing.T) {
 
 func TestLinksResolveAndRobotsHidesTraps(t *testing.T) {
 	s := Generate(small(2))
+	cross := 0
 	for _, p := range s.Pages {
 		for _, l := range p.Links {
 			if strings.HasPrefix(l, "/search") {
 				continue // robots.txt forbids it: no page exists
 			}
-			if _, ok := s.byKey[l]; !ok {
+			q, ok := s.page(p.Host, l)
+			if !ok {
 				t.Fatalf("%s links to missing %s", p.Path, l)
 			}
+			if q.Host != p.Host {
+				cross++
+			}
 		}
+	}
+	if cross < 50 {
+		t.Fatalf("only %d links between hosts", cross)
 	}
 	// The link graph is skewed: the most linked page has many more in-links than the median.
 	in := map[string]int{}
@@ -75,7 +85,7 @@ func TestWrite(t *testing.T) {
 		if p.Kind == "print" {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, FileFor(p.Path)))
+		data, err := os.ReadFile(filepath.Join(dir, p.Host, FileFor(p.Path)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,9 +93,14 @@ func TestWrite(t *testing.T) {
 			t.Fatalf("%s: no title", p.Path)
 		}
 	}
-	got, _ := os.ReadFile(filepath.Join(dir, "robots.txt"))
+	got, _ := os.ReadFile(filepath.Join(dir, "a.test", "robots.txt"))
 	if string(got) != Robots {
 		t.Fatal("robots.txt differs")
+	}
+	seeds, _ := os.ReadFile(filepath.Join(dir, "seeds.txt"))
+	hosts, _ := os.ReadFile(filepath.Join(dir, "hosts"))
+	if string(seeds) != "http://a.test:8080/\n" || string(hosts) != "127.0.0.1 a.test\n127.0.0.1 b.test\n127.0.0.1 c.test\n" {
+		t.Fatalf("seeds %q hosts %q", seeds, hosts)
 	}
 	if !reflect.DeepEqual(FileFor("/news/?page=2"), filepath.FromSlash("news/index.html?page=2")) || FileFor("/wiki/A_b") != filepath.FromSlash("wiki/A_b") {
 		t.Fatal("FileFor")
