@@ -57,9 +57,9 @@ type Page struct {
 	Host    string
 	Path    string // URL path, with query if any
 	Title   string
-	Kind    string  // home, index, article, tag, author, wiki, category, file, print
-	Good    bool    // a page users visit (a QLink for sekitei)
-	Rate    float64 // changes per day
+	Kind    string   // home, index, article, tag, author, wiki, category, file, print
+	Good    bool     // a page users visit (a QLink for sekitei)
+	Rate    float64  // changes per day
 	Links   []string // root-relative in the same site, absolute to others
 	Body    []string // paragraphs
 	Version int      // changes so far on the rendered day
