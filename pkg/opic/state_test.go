@@ -201,3 +201,21 @@ func TestWindowInterpolation(t *testing.T) {
 		t.Errorf("total cash %g, want 1", sum)
 	}
 }
+
+func TestLockExcludes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.opic")
+	unlock, err := Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lock(path); err == nil || !strings.Contains(err.Error(), "being updated by another process") {
+		t.Errorf("second lock: %v", err)
+	}
+	unlock()
+	again, err := Lock(path)
+	if err != nil {
+		t.Errorf("lock after unlock: %v", err)
+	} else {
+		again()
+	}
+}

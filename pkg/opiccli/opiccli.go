@@ -236,7 +236,8 @@ src<TAB>dst edges add pages and links without a visit. A failed fetch (no
 links) hands the page's cash to the virtual page.
 
 The state is written crash-safely (a temporary file, fsync, rename): an
-interrupted or failed run leaves the previous state untouched. --window,
+interrupted or failed run leaves the previous state untouched. FILE.lock
+keeps a second update of the same state out (it fails at once). --window,
 --damping and --shard are stored in the state; given again they replace the
 stored values (--shard must match).
 
@@ -264,6 +265,11 @@ func update(c *cli.Context) error {
 		return err
 	}
 	path := c.String("state")
+	unlock, err := opic.Lock(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	s, err := opic.Load(path)
 	if errors.Is(err, os.ErrNotExist) {
 		s = opic.New(d)
