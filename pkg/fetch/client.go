@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
 // exchange is one HTTP request and what came back.
@@ -30,9 +33,19 @@ type exchange struct {
 	elapsed   time.Duration
 	err       *codedError // nil if a response arrived in full
 	bufp      *[]byte     // pooled buffer behind body
+	sum       string      // payload digest, once computed
 }
 
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// digest returns the WARC digest of the payload, computed once.
+func (x *exchange) digest() string {
+	if x.sum == "" {
+		s := sha1.Sum(x.body)
+		x.sum = warc.DigestString(s[:])
+	}
+	return x.sum
+}
 
 func (x *exchange) release() {
 	if x.bufp != nil {

@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"crypto/sha1"
 	"errors"
 	"io"
 	"mime"
@@ -273,8 +272,7 @@ func (f *Fetcher) finishResponse(it *item, x *exchange, loc warc.Location, haveL
 			rec.SetString("content_type", mt)
 		}
 		rec.SetInt("length", int64(len(x.body)))
-		sum := sha1.Sum(x.body)
-		rec.SetString("digest", warc.DigestString(sum[:]))
+		rec.SetString("digest", x.digest())
 		if x.truncated != "" {
 			rec.SetString("truncated", x.truncated)
 		}
@@ -373,14 +371,13 @@ func (f *Fetcher) writeWARC(x *exchange) (warc.Location, error) {
 	head = append(head, http.StatusText(x.status)...)
 	head = append(head, "\r\n"...)
 	head = appendHeaders(head, x.header)
-	payloadSum := sha1.Sum(x.body)
 	resp := &warc.Record{Header: warc.Header{
 		{Name: warc.FieldType, Value: warc.TypeResponse},
 		{Name: warc.FieldRecordID, Value: respID},
 		{Name: warc.FieldDate, Value: date},
 		{Name: warc.FieldTargetURI, Value: target},
 		{Name: warc.FieldContentType, Value: warc.ContentTypeHTTPResponse},
-		{Name: warc.FieldPayloadDigest, Value: warc.DigestString(payloadSum[:])},
+		{Name: warc.FieldPayloadDigest, Value: x.digest()},
 	}, Body: io.MultiReader(bytesReader(head), bytesReader(x.body))}
 	if x.ip != "" {
 		resp.Header.Add(warc.FieldIPAddress, x.ip)

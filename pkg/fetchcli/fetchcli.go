@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,6 +103,7 @@ func fetchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "queue-memory", Value: "64MiB", Usage: "queued records kept in memory; more spill to a temporary file"},
 		&cli.StringFlag{Name: "spill-dir", Usage: "`DIR` of the spill file (default: the system temp dir)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr at the end"},
+		&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"},
 	}
 }
 
@@ -249,6 +251,17 @@ func run(c *cli.Context) error {
 		return err
 	}
 
+	if p := c.String("cpuprofile"); p != "" {
+		pf, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	files := c.Args().Slice()
 	bar := clikit.Progress(c, -1, "fetch", false)

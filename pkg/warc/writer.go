@@ -150,15 +150,21 @@ func (w *Writer) Write(recs ...*Record) ([]Location, error) {
 			return nil, err
 		}
 	}
+	// One write for all: fewer system calls, and the records stay together.
 	locs := make([]Location, len(recs))
+	off := w.size
 	for i, e := range encs {
-		n, err := w.f.Write(e.buf.Bytes())
-		locs[i] = Location{File: w.path, Offset: w.size, Length: int64(n)}
-		w.size += int64(n)
-		if err != nil {
-			w.err = fmt.Errorf("warc: %w", err)
-			return nil, w.err
+		locs[i] = Location{File: w.path, Offset: off, Length: int64(e.buf.Len())}
+		off += int64(e.buf.Len())
+		if i > 0 {
+			encs[0].buf.Write(e.buf.Bytes())
 		}
+	}
+	n, err := w.f.Write(encs[0].buf.Bytes())
+	w.size += int64(n)
+	if err != nil {
+		w.err = fmt.Errorf("warc: %w", err)
+		return nil, w.err
 	}
 	return locs, nil
 }
