@@ -374,7 +374,38 @@ func (idx *Index) docLists(ids []uint32, doc uint32, short bool) ([][]byte, erro
 	return out, nil
 }
 
-const proxHits = 64 // hits per word looked at for proximity
+const proxHits = 64 // plain hits, and fancy hits, per word looked at for proximity
+
+// proxKeys appends class<<16|hit for the first proxHits plain and fancy hits
+// of an encoded list, sorted by class then position.
+func proxKeys(out []uint32, l []byte) []uint32 {
+	plain, fancy := 0, 0
+	for j := range len(l) / 2 {
+		h := hit.At(l, j)
+		if h.IsFancy() {
+			if fancy == proxHits {
+				continue
+			}
+			fancy++
+		} else {
+			if plain == proxHits {
+				continue
+			}
+			plain++
+		}
+		out = append(out, uint32(h.Class())<<16|uint32(h))
+		if plain == proxHits && fancy == proxHits {
+			break
+		}
+	}
+	slices.SortFunc(out, func(x, y uint32) int {
+		if x>>16 != y>>16 {
+			return cmpU32(x>>16, y>>16)
+		}
+		return hit.Hit(x&0xffff).Pos() - hit.Hit(y&0xffff).Pos()
+	})
+	return out
+}
 
 // score is the ranking function of section 4.5.1: for each word the hits
 // are counted by type, counts become tapering count-weights, and their dot
@@ -415,18 +446,22 @@ func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, 
 			}
 			pairW := (idf[i] + idf[k]) / 2
 			a, b := lists[i], lists[k]
-			na, nb := min(len(a)/2, proxHits), min(len(b)/2, proxHits)
-			for j := range na {
-				ha := hit.At(a, j)
+			var keyBuf [2 * proxHits]uint32
+			keys := proxKeys(keyBuf[:0], b)
+			var aBuf [2 * proxHits]uint32
+			for _, ka := range proxKeys(aBuf[:0], a) {
+				ha := hit.Hit(ka & 0xffff)
+				class, pos := ka>>16, ha.Pos()
+				// The nearest hit of the next word in the same class to pos+1.
+				want := class<<16 | uint32(min(pos+1, 0xffff))
+				j, _ := slices.BinarySearchFunc(keys, want, func(k, w uint32) int { return cmpU32(k>>16<<16|uint32(hit.Hit(k&0xffff).Pos()), w) })
 				best := 1 << 20
-				for k := range nb {
-					hb := hit.At(b, k)
-					if hb.Class() != ha.Class() {
-						continue
-					}
-					d := hb.Pos() - ha.Pos()
-					if abs(d-1) < abs(best-1) {
-						best = d
+				for _, c := range []int{j - 1, j} {
+					if c >= 0 && c < len(keys) && keys[c]>>16 == class {
+						d := hit.Hit(keys[c]&0xffff).Pos() - pos
+						if abs(d-1) < abs(best-1) {
+							best = d
+						}
 					}
 				}
 				prox[typeOf(ha)][proxBin(best)] += pairW

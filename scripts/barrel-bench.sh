@@ -1,0 +1,16 @@
+#!/bin/sh
+# barrel-bench.sh: barrel against bleve v2 on the same pages in one run
+# (indexing throughput, index size, query latency), then the title-query
+# quality on the Python documentation crawled over loopback.
+#   DOCS=100000 QUERIES=2000 scripts/barrel-bench.sh
+# Synthetic pages are generated with a fixed seed (pkg/barrel/internal/synth):
+# Zipf-distributed words from a 50,000-word vocabulary, titles, headings,
+# bold words, paragraphs, links skewed towards some pages.
+set -eu
+cd "$(dirname "$0")/.."
+DOCS=${DOCS:-100000}
+QUERIES=${QUERIES:-2000}
+go test ./pkg/barrel/ -run '^$' -bench '^BenchmarkVsBleve$' -benchtime=1x -timeout 60m \
+	-barrel.docs="$DOCS" -barrel.queries="$QUERIES"
+go test ./pkg/barrel/ -run '^$' -bench '^BenchmarkBuild$' -benchtime=20000x
+scripts/barrel-quality.sh
