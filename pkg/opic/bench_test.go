@@ -77,6 +77,7 @@ func BenchmarkOPIC1M(b *testing.B) {
 				moved += s.Transfers()
 			}
 			b.ReportMetric(float64(bigBytes)/float64(s.Edges()), "bytes/edge")
+			b.ReportMetric(float64(s.Edges()), "links")
 			b.ReportMetric(float64(moved)/elapsed.Seconds()/1e6, "Mtransfers/s")
 			b.ReportMetric(float64(moved)/cpu.Seconds()/1e6, "Mtransfers/cpu-s")
 			b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/10visits")
