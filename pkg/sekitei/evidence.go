@@ -58,6 +58,9 @@ func (e *Evidence) Hashes(rawURL string) ([]uint64, error) {
 	return e.hashes, nil
 }
 
+// Host returns the normalised host of the last URL extracted.
+func (e *Evidence) Host() string { return e.ex.Host() }
+
 func (e *Evidence) end() { e.ends = append(e.ends, len(e.buf)) }
 
 func (e *Evidence) add(prefix string, idx int, value []byte) {

@@ -74,10 +74,16 @@ func (f *Filter) Decide(rawURL string) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
+	return f.DecideHashes(rawURL, hs), nil
+}
+
+// DecideHashes is Decide for a URL whose evidence hashes (Evidence.Hashes)
+// were computed already, perhaps on another goroutine.
+func (f *Filter) DecideHashes(rawURL string, hs []uint64) Decision {
 	s := f.m.ScoreHashes(hs)
 	key := hashString(rawURL)
 	if _, dup := f.taken[key]; dup {
-		return Decision{Score: s, Duplicate: true}, nil
+		return Decision{Score: s, Duplicate: true}
 	}
 	f.seen++
 	b := bin(s)
@@ -85,7 +91,7 @@ func (f *Filter) Decide(rawURL string) (Decision, error) {
 	d := Decision{Score: s}
 	left := f.quota - f.fetched
 	if left <= 0 {
-		return d, nil
+		return d
 	}
 	rem := f.stream - f.seen + 1 // URLs still expected, this one included
 	if rem <= left {
@@ -97,7 +103,7 @@ func (f *Filter) Decide(rawURL string) (Decision, error) {
 		f.fetched++
 		f.taken[key] = struct{}{}
 	}
-	return d, nil
+	return d
 }
 
 // pass reports whether a URL in bin b is in the top share of the histogram.
@@ -134,8 +140,8 @@ func (f *Filter) Seen() int { return f.seen }
 // Quota returns the filter's quota.
 func (f *Filter) Quota() int { return f.quota }
 
-// Host returns the normalised host of the last URL decided.
-func (f *Filter) Host() string { return f.ev.ex.Host() }
+// Host returns the normalised host of the last URL Decide saw.
+func (f *Filter) Host() string { return f.ev.Host() }
 
 // Extract exposes the filter's evidence of a URL, for explaining decisions.
 func (f *Filter) Extract(rawURL string) ([]string, error) {

@@ -198,12 +198,11 @@ func Build(host string, urls []Example, opt Options) (*Site, error) {
 		regex   string
 		score   int
 		size    int
-		leader  []int32
 		members []int
 	}
 	var cands []cand
 	seen := map[string]int{}
-	for li, ms := range clusters {
+	for _, ms := range clusters {
 		if len(ms) < minSize {
 			continue
 		}
@@ -219,7 +218,7 @@ func Build(host string, urls []Example, opt Options) (*Site, error) {
 				continue
 			}
 			seen[re] = len(cands)
-			cands = append(cands, cand{re, score, len(part), groups[leaders[li]].sig, part})
+			cands = append(cands, cand{re, score, len(part), part})
 		}
 	}
 	sort.SliceStable(cands, func(a, b int) bool {
@@ -258,9 +257,7 @@ func Build(host string, urls []Example, opt Options) (*Site, error) {
 	for i := range site.Segments {
 		site.Segments[i].ID = i
 	}
-	if err := site.Count(urls); err != nil {
-		return nil, err
-	}
+	site.Count(urls)
 	site.SetQuotas(opt.SiteQuota, opt.MinQuota)
 	return site, nil
 }
@@ -398,7 +395,7 @@ func (s *Site) Assign(rawURL string) (*Segment, error) {
 
 // Count sets every segment's URLs, Good and GoodShare from urls, each
 // counted in its first matching segment. It matches on all cores.
-func (s *Site) Count(urls []Example) error {
+func (s *Site) Count(urls []Example) {
 	for i := range s.Segments {
 		s.Segments[i].URLs, s.Segments[i].Good, s.Segments[i].GoodShare = 0, 0, 0
 	}
@@ -443,7 +440,6 @@ func (s *Site) Count(urls []Example) error {
 			s.Segments[i].GoodShare = math.Round(float64(s.Segments[i].Good)/float64(u)*1e4) / 1e4
 		}
 	}
-	return nil
 }
 
 // Purity is the 2014 homework's measure of a segmentation on labelled URLs:

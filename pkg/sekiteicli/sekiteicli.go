@@ -145,9 +145,8 @@ func readLabelled(c *cli.Context) (map[string]*hostURLs, error) {
 			return nil, err
 		}
 	}
-	for h, hu := range byHost {
+	for _, hu := range byHost {
 		hu.index = nil // free before building
-		byHost[h] = hu
 	}
 	return byHost, nil
 }
