@@ -204,3 +204,27 @@ func TestSetQuotasRule(t *testing.T) {
 		t.Error("site quota 0 gives quotas")
 	}
 }
+
+func TestLongURLs(t *testing.T) {
+	long := "http://x.org/a/" + strings.Repeat("b", 300_000) + "/c?" + strings.Repeat("q=1&", 20_000)
+	var ex []Example
+	for i := 0; i < 50; i++ {
+		ex = append(ex, Example{fmt.Sprintf("http://x.org/a/%d/c", i), i%2 == 0})
+	}
+	ex = append(ex, Example{long, true})
+	s, err := Build("x.org", ex, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg, err := s.Assign(long)
+	if err != nil || seg == nil {
+		t.Fatalf("long URL: %v %v", seg, err)
+	}
+	m, _, err := Train([]string{long, "http://x.org/a/1/c"}, []string{"http://x.org/z", long + "x"}, TrainOptions{Quota: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewFilter(m, 0, 0).Decide(long); err != nil {
+		t.Fatal(err)
+	}
+}
