@@ -26,6 +26,10 @@ type RankOptions struct {
 	GlobalCarry float64
 	// Smooth, if set, blends the estimated lambda_0 (see SolveOptions).
 	Smooth func(lambda0 float64) float64
+	// Static asks for each host's steady-state lambda_i (StaticLambda),
+	// which next_fetch, explain and the state file use; it costs a few
+	// passes over the constrained hosts' pages.
+	Static bool
 }
 
 // A RankResult is the plan for one slot.
@@ -34,7 +38,8 @@ type RankResult struct {
 	// crawl value reaches it.
 	Lambda0 float64
 	// StaticLambda is each host's lambda_i of the static optimum: the
-	// steady-state part of the host's threshold, used for next_fetch.
+	// steady-state part of the host's threshold, used for next_fetch (all
+	// zero unless RankOptions.Static).
 	StaticLambda []float64
 	// SlotLambda is each host's lambda_i in this slot: how far above
 	// lambda_0 the host's limit pushed its threshold (0 if it did not bind).
@@ -74,7 +79,7 @@ func Rank(ps *Pages, opt RankOptions) (*RankResult, error) {
 	if opt.N > 0 && opt.Slot > 0 {
 		rate = float64(opt.N) / opt.Slot
 	}
-	sopt := SolveOptions{SkipRates: true, Lambda0: opt.Lambda0, FixLambda0: opt.FixLambda0, Smooth: opt.Smooth}
+	sopt := SolveOptions{SkipRates: true, SkipHosts: !opt.Static, Lambda0: opt.Lambda0, FixLambda0: opt.FixLambda0, Smooth: opt.Smooth}
 	if !(rate > 0) || math.IsInf(rate, 1) {
 		sopt.FixLambda0 = true // no global limit: lambda_0 is 0 unless given
 	}

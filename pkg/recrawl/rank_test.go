@@ -73,7 +73,7 @@ func TestRankNextFetch(t *testing.T) {
 	ps := &Pages{}
 	ps.Add(PageInput{Host: "a", W: 1, Delta: 1, Tau: 0.1})
 	ps.Add(PageInput{Host: "a", W: 1, Delta: 10, Tau: 0.1}) // w/delta = 0.1 < lambda0
-	res, err := Rank(ps, RankOptions{Slot: 1, Lambda0: 0.2, FixLambda0: true})
+	res, err := Rank(ps, RankOptions{Slot: 1, Lambda0: 0.2, FixLambda0: true, Static: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,8 +42,10 @@ type SolveOptions struct {
 	// (a value reduced from shard summaries, or kept from an earlier run).
 	Lambda0    float64
 	FixLambda0 bool
-	// SkipRates leaves Solution.Rate nil (rank needs only the multipliers).
-	SkipRates bool
+	// SkipRates leaves Solution.Rate nil (rank needs only the multipliers);
+	// SkipHosts also leaves every lambda_i at 0 (rank needs only lambda_0
+	// unless it reports the steady-state thresholds).
+	SkipRates, SkipHosts bool
 	// Tol is the tolerance on ln(multiplier) (default 1e-9).
 	Tol float64
 	// Smooth, if set, maps the solved lambda_0 to the one used (rank blends
@@ -105,6 +107,10 @@ func Solve(p *Problem, opt SolveOptions) (*Solution, error) {
 		return nil, ErrUnbounded
 	}
 
+	if opt.SkipHosts {
+		s.Passes = ev.passes
+		return s, nil
+	}
 	// Host multipliers: the hosts over their limit at lambda_0 each solve
 	// their own equation, all in the same passes. The pass at lambda_0 is
 	// each root's first step.
@@ -114,7 +120,7 @@ func Solve(p *Problem, opt SolveOptions) (*Solution, error) {
 	roots := make([]*root, nh)
 	active := make([]bool, nh)
 	mus := make([]float64, nh)
-	left, activePages := 0, 0
+	left := 0
 	for i, u := range ev.sum {
 		if k := p.HostRate[i]; u > k*(1+1e-12) {
 			r := newRoot(k, ev.hostMax[i], tol)
@@ -127,21 +133,19 @@ func Solve(p *Problem, opt SolveOptions) (*Solution, error) {
 			left++
 		}
 	}
-	var list []int32 // pages of the active hosts, once they are few
+	// From here on only the pages of the active hosts are visited, in
+	// increasing index order (a sequential, prefetch-friendly walk).
+	var list []int32
+	if left > 0 {
+		list = ev.pagesOf(active, n)
+	}
 	for left > 0 {
 		for i, r := range roots {
 			if active[i] {
 				mus[i] = math.Exp(r.u)
 			}
 		}
-		if list == nil {
-			activePages = ev.evalHosts(mus, active)
-			if activePages < n/8 {
-				list = ev.pagesOf(active, activePages)
-			}
-		} else {
-			ev.evalList(mus, list)
-		}
+		ev.evalList(mus, list)
 		for i, r := range roots {
 			if !active[i] {
 				continue
@@ -153,7 +157,7 @@ func Solve(p *Problem, opt SolveOptions) (*Solution, error) {
 				s.HostLambda[i] = math.Max(0, math.Exp(r.best())-s.Lambda0)
 			}
 		}
-		if list != nil && left > 0 {
+		if left > 0 {
 			list = ev.prune(list, active)
 		}
 	}
@@ -348,29 +352,15 @@ func (ev *evaluator) evalAll(mu float64) {
 	}
 }
 
-// evalHosts evaluates the pages of the active hosts, each at its host's
-// threshold, and returns how many pages it evaluated.
-func (ev *evaluator) evalHosts(mu []float64, active []bool) int {
-	ev.passes++
-	ev.lastMu = -1
-	clear(ev.sum)
-	clear(ev.slope)
-	count := 0
-	for j, h := range ev.p.Host {
-		if !active[h] {
-			continue
-		}
-		count++
-		r, sl := ev.page(j, mu[h])
-		ev.sum[h] += r
-		ev.slope[h] += sl
-	}
-	return count
-}
-
 // pagesOf lists the pages of the active hosts, so that the last steps of
 // the few slow hosts do not scan every page.
-func (ev *evaluator) pagesOf(active []bool, count int) []int32 {
+func (ev *evaluator) pagesOf(active []bool, n int) []int32 {
+	count := 0
+	for _, h := range ev.p.Host {
+		if active[h] {
+			count++
+		}
+	}
 	list := make([]int32, 0, count)
 	for j, h := range ev.p.Host {
 		if active[h] {

@@ -78,7 +78,10 @@ func rankInput(c *cli.Context, files []string, keepURLs bool) (*ranked, error) {
 	}
 	ps := set.ps
 	opt := recrawl.RankOptions{Objective: set.obj, Rate: c.Float64("rate"), Slot: slot, N: c.Int("n"),
-		HostCarry: make([]float64, len(ps.HostNames)), GlobalCarry: state.GlobalCarry}
+		HostCarry: make([]float64, len(ps.HostNames)), GlobalCarry: state.GlobalCarry,
+		// The steady-state lambda_i are only needed to explain, report,
+		// keep or predict (next_fetch of pages not due).
+		Static: keepURLs || c.Bool("all") || c.Bool("verbose") || c.String("state") != ""}
 	for h, name := range ps.HostNames {
 		opt.HostCarry[h] = state.Hosts[name].Carry
 	}
@@ -128,7 +131,7 @@ func rank(c *cli.Context) error {
 		for _, j := range res.Selected {
 			due[j] = true
 		}
-		err = set.each(c, func(r *record.Record, j int) error {
+		err = set.each(c, nil, func(r *record.Record, j int) error {
 			rk.annotate(r, j, due[j])
 			return out.Write(r)
 		})
@@ -139,11 +142,10 @@ func rank(c *cli.Context) error {
 			pos[j] = i
 		}
 		recs := make([]*record.Record, len(res.Selected))
-		err = set.each(c, func(r *record.Record, j int) error {
-			if i, ok := pos[int32(j)]; ok {
-				rk.annotate(r, j, true)
-				recs[i] = r
-			}
+		selected := func(j int) bool { _, ok := pos[int32(j)]; return ok }
+		err = set.each(c, selected, func(r *record.Record, j int) error {
+			rk.annotate(r, j, true)
+			recs[pos[int32(j)]] = r
 			return nil
 		})
 		if err == nil {

@@ -75,6 +75,7 @@ type pageSet struct {
 	obj   recrawl.Objective
 	now   time.Time
 	clean func()
+	good  bitset
 }
 
 // loadPages reads every page record. Standard input is spooled to a
@@ -124,12 +125,23 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	}
 	bar := clikit.Progress(c, clikit.InputSize(set.files), "recrawl: reading pages", true)
 	clikit.TrackInput(in, bar)
-	err = in.Each(c.Context, set.files, func(r *record.Record) error {
+	ordinal := 0
+	err = in.EachLine(c.Context, set.files, func(_ string, line []byte, n int) error {
+		ordinal++
+		r, err := record.Parse(line)
+		if err != nil {
+			return &record.DataError{Line: n, Err: err}
+		}
+		r.Line = n
+		if !in.Shard.Keeps(r) {
+			return nil
+		}
 		p, err := recrawl.ParsePage(r, &set.opt)
 		if err != nil {
 			return r.Errorf("%v", err)
 		}
 		set.ps.Add(p)
+		set.good.set(ordinal - 1)
 		if keepURLs {
 			set.urls = append(set.urls, p.URL)
 		}
@@ -143,22 +155,45 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	return set, nil
 }
 
-// each runs the second pass: fn sees every good record with its page index
-// (bad records were reported in the first pass and are skipped silently).
-func (set *pageSet) each(c *cli.Context, fn func(r *record.Record, j int) error) error {
+// bitset marks the input lines (by ordinal among non-blank lines) that
+// gave a page, so that the second pass needs no validation.
+type bitset []uint64
+
+func (b *bitset) set(i int) {
+	for len(*b) <= i/64 {
+		*b = append(*b, 0)
+	}
+	(*b)[i/64] |= 1 << (i % 64)
+}
+
+func (b bitset) has(i int) bool { return i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0 }
+
+// each runs the second pass: fn sees the line of every page with its page
+// index, parsed only if want(j) says so (rank skips the records it does
+// not write). Bad lines were reported in the first pass.
+func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *record.Record, j int) error) error {
 	in, err := clikit.Input(c)
 	if err != nil {
 		return err
 	}
 	in.Stderr, in.Strict = io.Discard, false
-	j := 0
-	return in.Each(c.Context, set.files, func(r *record.Record) error {
-		if _, err := recrawl.ParsePage(r, &set.opt); err != nil {
-			return record.Bad(err)
+	ordinal, j := 0, 0
+	return in.EachLine(c.Context, set.files, func(_ string, line []byte, n int) error {
+		ordinal++
+		if !set.good.has(ordinal - 1) {
+			return nil
 		}
-		err := fn(r, j)
+		page := j
 		j++
-		return err
+		if want != nil && !want(page) {
+			return nil
+		}
+		r, err := record.Parse(line)
+		if err != nil {
+			return err // the first pass parsed this line: the file changed
+		}
+		r.Line = n
+		return fn(r, page)
 	})
 }
 

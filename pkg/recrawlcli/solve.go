@@ -59,7 +59,7 @@ Example (Cho and Garcia-Molina: pages changing 1..5 times a day, 5 crawls a day)
 				w.Flush()
 			}
 			out := clikit.Output(c)
-			err = set.each(c, func(r *record.Record, j int) error {
+			err = set.each(c, nil, func(r *record.Record, j int) error {
 				rate := sol.Rate[j]
 				r.SetFloat("optimal_rate", roundSig(rate))
 				if rate > 0 {
