@@ -15,6 +15,9 @@ type CheckOptions struct {
 	// StreamScale, with Stream, tells the model StreamScale times the true
 	// length: how much a wrong estimate costs (default 1).
 	StreamScale float64
+	// Segments scores the lecture's quota by segments (SegmentFilter, built
+	// on the training URLs) instead of the model.
+	Segments bool
 }
 
 // CheckRun is the outcome of one shuffle.
@@ -77,18 +80,16 @@ func Check(good, general []string, opt CheckOptions) (CheckResult, error) {
 			}
 			topt.Stream = int(scale * float64(len(stream)))
 		}
-		m, _, err := Train(g[:opt.Train], o[:opt.Train], topt)
+		decide, err := newDecider(g[:opt.Train], o[:opt.Train], topt, opt.Segments)
 		if err != nil {
 			return res, err
 		}
-		f := NewFilter(m, 0, 0)
 		run := CheckRun{Offered: len(stream), GoodOffered: len(g) - opt.Train}
 		for _, it := range stream {
 			if run.Fetched >= opt.Quota {
 				break
 			}
-			d, err := f.Decide(it.url)
-			if err != nil || !d.Fetch {
+			if !decide(it.url) {
 				continue
 			}
 			run.Fetched++
@@ -105,4 +106,33 @@ func Check(good, general []string, opt CheckOptions) (CheckResult, error) {
 		res.F1 += run.F1 / float64(opt.Runs)
 	}
 	return res, nil
+}
+
+// newDecider returns the fetch decision function of one checker run.
+func newDecider(good, general []string, topt TrainOptions, segments bool) (func(string) bool, error) {
+	stream := topt.Stream
+	if stream <= 0 {
+		stream = 2 * topt.Quota
+	}
+	if segments {
+		var ex []Example
+		for _, u := range good {
+			ex = append(ex, Example{u, true})
+		}
+		for _, u := range general {
+			ex = append(ex, Example{u, false})
+		}
+		site, err := Build("", ex, Options{SiteQuota: topt.Quota, MinQuota: topt.Quota / 100, Seed: topt.Seed})
+		if err != nil {
+			return nil, err
+		}
+		f := NewSegmentFilter(site, topt.Quota, stream)
+		return func(u string) bool { ok, _ := f.Decide(u); return ok }, nil
+	}
+	m, _, err := Train(good, general, topt)
+	if err != nil {
+		return nil, err
+	}
+	f := NewFilter(m, 0, 0)
+	return func(u string) bool { d, err := f.Decide(u); return err == nil && d.Fetch }, nil
 }

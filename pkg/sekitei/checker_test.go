@@ -105,3 +105,23 @@ func TestCheckerBaseline(t *testing.T) {
 		t.Errorf("know-nothing model: fetched %d, F1 %.4f; want the quota used and F1 near 0.646", fetched, f1)
 	}
 }
+
+// TestCheckerSegmentQuotas scores the lecture's quota by segments as the
+// filter: better than fetching everything, below the model.
+func TestCheckerSegmentQuotas(t *testing.T) {
+	for _, site := range sites {
+		good, general := siteURLs(t, site)
+		seg, err := Check(good, general, CheckOptions{Runs: 5, Seed: 1, Stream: true, Segments: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, err := Check(good, general, CheckOptions{Runs: 5, Seed: 1, Stream: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-9s segment quotas F1 %.4f, model F1 %.4f", site, seg.F1, model.F1)
+		if seg.F1 < 0.66 || seg.F1 >= model.F1 {
+			t.Errorf("%s: segment quotas F1 %.4f, want above fetch-all (0.646) and below the model (%.4f)", site, seg.F1, model.F1)
+		}
+	}
+}

@@ -321,6 +321,7 @@ Example:
 			&cli.IntFlag{Name: "runs", Value: 20, Usage: "shuffles to average over"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the first shuffle"},
 			&cli.BoolFlag{Name: "tell-stream", Usage: "tell the model how many URLs it will be offered"},
+			&cli.BoolFlag{Name: "segments", Usage: "score the lecture's quota by segments instead of the model"},
 			&cli.Float64Flag{Name: "stream-scale", Value: 1, Usage: "with --tell-stream, tell `F` times the true number (to see what a wrong estimate costs)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -343,7 +344,7 @@ Example:
 			}
 			res, err := sekitei.Check(lists[0], lists[1], sekitei.CheckOptions{
 				Train: c.Int("train"), Quota: c.Int("quota"), Runs: c.Int("runs"),
-				Seed: c.Uint64("seed"), Stream: c.Bool("tell-stream"), StreamScale: c.Float64("stream-scale")})
+				Seed: c.Uint64("seed"), Stream: c.Bool("tell-stream"), StreamScale: c.Float64("stream-scale"), Segments: c.Bool("segments")})
 			if err != nil {
 				return err
 			}
