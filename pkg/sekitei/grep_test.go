@@ -23,13 +23,28 @@ func TestRegexesWithGrepP(t *testing.T) {
 	if out, err := probe.CombinedOutput(); err != nil {
 		t.Fatalf("this grep has no working -P (PCRE): %v: %s", err, out)
 	}
+	cases := map[string][]Example{}
 	for _, site := range sites {
 		good, general := siteURLs(t, site)
-		ex := examples(good, general)
+		cases[site] = examples(good, general)
+	}
+	// A synthetic site with queries, namespaces, non-ASCII paths, ports.
+	odd := syntheticSite(3000, 2)
+	for i := 0; i < 40; i++ {
+		odd = append(odd,
+			Example{"http://big.example/ü/" + strconv.Itoa(i), i%3 == 0},
+			Example{"http://big.example?x=" + strconv.Itoa(i), false},
+			Example{"http://big.example/a+b/(c)/" + strconv.Itoa(i) + ".html", false},
+			Example{"http://big.example//double/" + strconv.Itoa(i), false})
+	}
+	cases["synthetic"] = odd
+	for _, site := range []string{"lenta", "wikipedia", "synthetic"} {
+		ex := cases[site]
 		s, err := Build(site, ex, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%s: %d segments", site, len(s.Segments))
 		if len(s.Segments) < 3 {
 			t.Fatalf("%s: only %d segments", site, len(s.Segments))
 		}
