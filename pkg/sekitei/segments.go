@@ -111,125 +111,18 @@ func compile(expr string) (*regexp2.Regexp, error) {
 // matched either). Build is deterministic for the same URLs and options.
 func Build(host string, urls []Example, opt Options) (*Site, error) {
 	opt = opt.withDefaults()
-	sample := drawSample(urls, opt.Sample, opt.Seed)
-
-	var ex urlfeat.Extractor
-	counter := urlfeat.NewCounter()
-	type member struct {
-		subject string
-		feats   []string
-	}
-	members := make([]member, 0, len(sample))
-	for _, e := range sample {
-		f, err := ex.Extract(e.URL)
-		if err != nil {
-			continue
-		}
-		p, _ := urlx.Split(e.URL)
-		members = append(members, member{subjectOf(p), f.Strings()})
-		counter.Add(f)
-	}
+	members, counter := featurize(drawSample(urls, opt.Sample, opt.Seed))
 	if len(members) == 0 {
 		return nil, ErrNoURLs
 	}
 	n := len(members)
-	minCount := int64(math.Ceil(opt.Alpha * float64(n)))
-	if minCount < 2 {
-		minCount = 2
-	}
+	minCount := max(int64(math.Ceil(opt.Alpha*float64(n))), 2)
 	kept := map[string]int32{}
-	keptNames := []string{}
-	for _, c := range counter.Top(minCount) {
-		kept[c.Feature] = int32(len(keptNames))
-		keptNames = append(keptNames, c.Feature)
+	for i, c := range counter.Top(minCount) {
+		kept[c.Feature] = int32(i)
 	}
-
-	// Group members by their set of kept features (their signature).
-	type group struct {
-		sig     []int32
-		members []int
-	}
-	byKey := map[string]*group{}
-	var groups []*group
-	for i, m := range members {
-		var sig []int32
-		for _, f := range m.feats {
-			if k, ok := kept[f]; ok {
-				sig = append(sig, k)
-			}
-		}
-		sort.Slice(sig, func(a, b int) bool { return sig[a] < sig[b] })
-		key := fmt.Sprint(sig)
-		g := byKey[key]
-		if g == nil {
-			g = &group{sig: sig}
-			byKey[key] = g
-			groups = append(groups, g)
-		}
-		g.members = append(g.members, i)
-	}
-	// Leader clustering: the most frequent signatures become leaders, each
-	// signature joins its nearest leader within MaxDistance, or leads.
-	sort.SliceStable(groups, func(a, b int) bool { return len(groups[a].members) > len(groups[b].members) })
-	sigs := make([][]int32, len(groups))
-	for gi, g := range groups {
-		sigs[gi] = g.sig
-	}
-	var leaders []int
-	for gi, g := range groups {
-		if best, d := nearest(g.sig, sigs, leaders); best < 0 || d > opt.MaxDistance {
-			leaders = append(leaders, gi)
-		}
-	}
-	clusters := make([][]int, len(leaders)) // members per leader
-	for _, g := range groups {
-		best, d := nearest(g.sig, sigs, leaders)
-		if d > opt.MaxDistance {
-			continue // cannot happen for a leader itself (distance 0)
-		}
-		clusters[best] = append(clusters[best], g.members...)
-	}
-
-	minSize := int(math.Ceil(opt.MinShare * float64(n)))
-	if minSize < 2 {
-		minSize = 2
-	}
-	type cand struct {
-		regex   string
-		score   int
-		size    int
-		members []int
-	}
-	var cands []cand
-	seen := map[string]int{}
-	for _, ms := range clusters {
-		if len(ms) < minSize {
-			continue
-		}
-		for _, part := range refine(ms, func(i int) string { return members[i].subject }, minSize) {
-			subjects := make([]string, len(part))
-			for i, m := range part {
-				subjects[i] = members[m].subject
-			}
-			re, score := buildRegex(subjects)
-			if j, ok := seen[re]; ok {
-				cands[j].size += len(part)
-				cands[j].members = append(cands[j].members, part...)
-				continue
-			}
-			seen[re] = len(cands)
-			cands = append(cands, cand{re, score, len(part), part})
-		}
-	}
-	sort.SliceStable(cands, func(a, b int) bool {
-		if cands[a].score != cands[b].score {
-			return cands[a].score > cands[b].score
-		}
-		if cands[a].size != cands[b].size {
-			return cands[a].size > cands[b].size
-		}
-		return cands[a].regex < cands[b].regex
-	})
+	minSize := max(int(math.Ceil(opt.MinShare*float64(n))), 2)
+	cands := candidates(members, jaccardClusters(members, kept, opt.MaxDistance), minSize)
 
 	site := &Site{Host: host}
 	for _, c := range cands {
@@ -260,6 +153,121 @@ func Build(host string, urls []Example, opt Options) (*Site, error) {
 	site.Count(urls)
 	site.SetQuotas(opt.SiteQuota, opt.MinQuota)
 	return site, nil
+}
+
+// A member is one sampled URL: its regex subject and its sekitei features.
+type member struct {
+	subject string
+	feats   []string
+}
+
+// featurize computes the features of the sample, skipping URLs urlfeat
+// refuses, and counts them.
+func featurize(sample []Example) ([]member, *urlfeat.Counter) {
+	var ex urlfeat.Extractor
+	counter := urlfeat.NewCounter()
+	members := make([]member, 0, len(sample))
+	for _, e := range sample {
+		f, err := ex.Extract(e.URL)
+		if err != nil {
+			continue
+		}
+		p, _ := urlx.Split(e.URL)
+		members = append(members, member{subjectOf(p), f.Strings()})
+		counter.Add(f)
+	}
+	return members, counter
+}
+
+// jaccardClusters groups members by Jaccard distance on their kept
+// features. Members with the same kept features form a signature; the
+// signatures, most frequent first, join the nearest leader within maxDist
+// or lead a cluster themselves; then every signature goes to its nearest
+// leader. It returns the member indexes of each cluster.
+func jaccardClusters(members []member, kept map[string]int32, maxDist float64) [][]int {
+	type group struct {
+		sig     []int32
+		members []int
+	}
+	byKey := map[string]*group{}
+	var groups []*group
+	for i, m := range members {
+		var sig []int32
+		for _, f := range m.feats {
+			if k, ok := kept[f]; ok {
+				sig = append(sig, k)
+			}
+		}
+		sort.Slice(sig, func(a, b int) bool { return sig[a] < sig[b] })
+		key := fmt.Sprint(sig)
+		g := byKey[key]
+		if g == nil {
+			g = &group{sig: sig}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.members = append(g.members, i)
+	}
+	sort.SliceStable(groups, func(a, b int) bool { return len(groups[a].members) > len(groups[b].members) })
+	sigs := make([][]int32, len(groups))
+	for gi, g := range groups {
+		sigs[gi] = g.sig
+	}
+	var leaders []int
+	for gi, g := range groups {
+		if best, d := nearest(g.sig, sigs, leaders); best < 0 || d > maxDist {
+			leaders = append(leaders, gi)
+		}
+	}
+	clusters := make([][]int, len(leaders))
+	for _, g := range groups {
+		best, _ := nearest(g.sig, sigs, leaders) // a leader is at distance 0 of itself
+		clusters[best] = append(clusters[best], g.members...)
+	}
+	return clusters
+}
+
+// A candidate is a segment regex and the sampled members it was built from.
+type candidate struct {
+	regex   string
+	score   int // specificity
+	members []int
+}
+
+// candidates refines the clusters of at least minSize members into parts,
+// writes a regex per part (merging parts with the same regex), and orders
+// them most specific first, then largest first.
+func candidates(members []member, clusters [][]int, minSize int) []candidate {
+	var cands []candidate
+	seen := map[string]int{}
+	for _, ms := range clusters {
+		if len(ms) < minSize {
+			continue
+		}
+		for _, part := range refine(ms, func(i int) string { return members[i].subject }, minSize) {
+			subjects := make([]string, len(part))
+			for i, m := range part {
+				subjects[i] = members[m].subject
+			}
+			re, score := buildRegex(subjects)
+			if j, ok := seen[re]; ok {
+				cands[j].members = append(cands[j].members, part...)
+				continue
+			}
+			seen[re] = len(cands)
+			cands = append(cands, candidate{re, score, part})
+		}
+	}
+	sort.SliceStable(cands, func(a, b int) bool {
+		if cands[a].score != cands[b].score {
+			return cands[a].score > cands[b].score
+		}
+		if len(cands[a].members) != len(cands[b].members) {
+			return len(cands[a].members) > len(cands[b].members)
+		}
+		return cands[a].regex < cands[b].regex
+	})
+	return cands
 }
 
 // sharedFeatures returns the kept features every member has, in the order
