@@ -82,16 +82,18 @@ func (t *maxTree) groupMax(k, g int) entry {
 // top returns the page with most cash.
 func (t *maxTree) top() uint32 { return t.levels[len(t.levels)-1][0].id }
 
-// raised records that leaf j grew to v.
-func (t *maxTree) raised(j uint32, v float64) {
+// raised records that leaf j grew to v and reports whether j is now the
+// top.
+func (t *maxTree) raised(j uint32, v float64) bool {
 	g := int(j)
 	for _, lv := range t.levels {
 		g /= fan
 		if lv[g].v >= v {
-			return
+			return false
 		}
 		lv[g] = entry{v, j}
 	}
+	return true
 }
 
 // lowered records that leaf j shrank.

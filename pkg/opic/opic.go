@@ -404,12 +404,14 @@ func (s *State) runGreedy(t *maxTree, limit uint64, until float64) uint64 {
 		t.lowered(i)
 		row := dst[off[i]:off[i+1]]
 		moved += uint64(len(row))
-		// The page with most cash now is most often still the top after
-		// this visit's transfers. Loading its row and history now, while
-		// the transfers' loads are in flight, hides those cache misses
-		// from the next visit; the choice itself stays exactly greedy.
+		// The page with most cash now is often still the top after this
+		// visit's transfers (about half the time), else it is a link
+		// target that the transfers raise to the top (warmed below).
+		// Loading its row, history and cash group now, while the
+		// transfers' loads are in flight, hides those cache misses from
+		// the next visit; the choice itself stays exactly greedy.
 		next := t.top()
-		warm += hist[next] + float64(off[next+1])
+		warm += hist[next] + cash[next&^(fan-1)] + float64(off[next+1]+uint64(visits[next]))
 		if o := off[next]; o < uint64(len(dst)) {
 			warm += float64(dst[o])
 		}
@@ -419,8 +421,12 @@ func (s *State) runGreedy(t *maxTree, limit uint64, until float64) uint64 {
 			for _, j := range row {
 				v := cash[j] + share
 				cash[j] = v
-				if l0[j/fan].v < v {
-					t.raised(j, v)
+				if l0[j/fan].v < v && t.raised(j, v) {
+					// j is the next page now: start loading its row.
+					warm += hist[j] + float64(off[j+1]+uint64(visits[j]))
+					if o := off[j]; o < uint64(len(dst)) {
+						warm += float64(dst[o])
+					}
 				}
 			}
 			tele = c - share*float64(len(row))
