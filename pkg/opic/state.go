@@ -244,6 +244,9 @@ func (s *State) decodePayload(p []byte) error {
 	return nil
 }
 
+// syncFile flushes f to disk; tests replace it to fail a save midway.
+var syncFile = (*os.File).Sync
+
 // Load reads a state file written by Save.
 func Load(path string) (*State, error) {
 	data, err := os.ReadFile(path)
@@ -290,7 +293,7 @@ func (s *State) Save(path string) (err error) {
 	if err = f.Chmod(mode); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
+	if err = syncFile(f); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {

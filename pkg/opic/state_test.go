@@ -119,25 +119,18 @@ func TestSaveIsAtomic(t *testing.T) {
 	if err != nil || loaded.Len() != s.Len() {
 		t.Fatalf("Load: %v", err)
 	}
-	// A save that cannot complete (the directory is read-only) leaves the
-	// old state and no temporary file behind.
+	// A save that fails midway (the disk fails the fsync of the new
+	// file) leaves the old state and no temporary file behind.
 	s.AddPage([]byte("http://new/"))
-	if err := os.Chmod(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chmod(dir, 0o755)
-	if os.Getuid() == 0 {
-		// root ignores directory permissions: make the rename fail instead
-		// by putting a directory where the state should go.
-		os.Chmod(dir, 0o755)
-		target := filepath.Join(dir, "dir.opic")
-		os.Mkdir(target, 0o755)
-		os.WriteFile(filepath.Join(target, "keep"), nil, 0o644)
-		if err := s.Save(target); err == nil {
-			t.Fatal("Save over a non-empty directory succeeded")
+	syncFile = func(f *os.File) error {
+		if fi, err := f.Stat(); err != nil || fi.Size() == 0 {
+			t.Errorf("the new state was not written before the sync: %v", err)
 		}
-	} else if err := s.Save(path); err == nil {
-		t.Fatal("Save into a read-only directory succeeded")
+		return errors.New("injected I/O error")
+	}
+	defer func() { syncFile = (*os.File).Sync }()
+	if err := s.Save(path); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("Save with a failing sync: %v", err)
 	}
 	now, _ := os.ReadFile(path)
 	if !bytes.Equal(now, old) {
