@@ -31,7 +31,7 @@ func Main(args []string, env clikit.Env) int {
 // App returns the recrawl application.
 func App() *cli.App {
 	app := clikit.New("recrawl", "decide what to recrawl: crawl values under host and global rate limits",
-		"recrawl rank|solve|estimate|explain|simulate [flags] [FILE...]")
+		"recrawl rank|solve|estimate|explain|simulate|summary|lambda0 [flags] [FILE...]")
 	app.Description = `Pages have a weight w, a Poisson change rate delta (per day) and a time tau
 since their last fetch. recrawl ranks them by the crawl value
   V(tau) = (w/delta)(1 - e^(-delta tau)) - w tau e^(-delta tau)
@@ -46,8 +46,11 @@ Example:
    {"url":"https://a.example/news","change_rate":4.1,...,"crawl_value":0.83,"due":true,"next_fetch":"..."}
    $ recrawl explain --rate 50000 https://b.example/x pages.ndjson
    $ recrawl solve --rate 5 five.ndjson               # the static optimum
-   $ recrawl simulate --markdown                      # policies compared`
-	app.Commands = []*cli.Command{rankCommand(), solveCommand(), estimateCommand(), explainCommand(), simulateCommand()}
+   $ recrawl simulate --markdown                      # policies compared
+   $ recrawl summary --shard 0/4 --rate 50000 pages.ndjson > sum0.json   # map ...
+   $ recrawl lambda0 --rate 50000 sum*.json                               # ... and reduce lambda_0`
+	app.Commands = []*cli.Command{rankCommand(), solveCommand(), estimateCommand(), explainCommand(), simulateCommand(),
+		summaryCommand(), lambda0Command()}
 	return app
 }
 
