@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -32,6 +34,22 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// mkfifo NAME makes a named pipe, an input that never ends.
+			"mkfifo": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: mkfifo NAME")
+				}
+				ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+			},
+			// sleep D waits for the duration D.
+			"sleep": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: sleep DURATION")
+				}
+				d, err := time.ParseDuration(args[0])
+				ts.Check(err)
+				time.Sleep(d)
+			},
 			// truncate FILE N cuts FILE to N bytes, like a crash mid-write.
 			"truncate": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {
