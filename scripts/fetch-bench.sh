@@ -38,8 +38,10 @@ trap cleanup EXIT
 go build -o "$tmp/fetch" ./cmd/fetch
 FETCH="$tmp/fetch"
 
-# A generated site: pages of about 10 KB, each linking to 20 others.
-python3 - "$tmp/site" "$PAGES" <<'PY'
+# A generated site: pages of about 10 KB, each linking to 20 others (only
+# for the site part), and tiny pages for the memory part.
+gen=0; [[ " ${parts[*]} " == *" site "* ]] && gen=$PAGES
+python3 - "$tmp/site" "$gen" <<'PY'
 import os, random, sys
 root, n = sys.argv[1], int(sys.argv[2])
 random.seed(1)
@@ -47,7 +49,7 @@ words = "crawl fetch index barrel lexicon hit anchor rank page link host queue r
 os.makedirs(root + "/p", exist_ok=True)
 open(root + "/robots.txt", "w").write("User-agent: *\nDisallow: /private/\n")
 for i in range(n):
-    links = "".join('<li><a href="/p/%d.html">page %d</a></li>\n' % (j, j) for j in random.sample(range(n), 20))
+    links = "".join('<li><a href="/p/%d.html">page %d</a></li>\n' % (j, j) for j in random.sample(range(n), min(20, n)))
     body = []
     size = 0
     while size < 8800:

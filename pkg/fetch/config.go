@@ -61,6 +61,9 @@ type Config struct {
 
 	// Emit receives one record per input URL, from one goroutine at a time.
 	Emit func(*record.Record) error
+	// EmitRaw, if set, receives records as JSON lines (no newline) where
+	// that saves parsing: the "interrupted" records of a stopped run.
+	EmitRaw func(line []byte) error
 }
 
 // Sentinels for fields whose zero value means a default.

@@ -612,6 +612,7 @@ func TestInterrupt(t *testing.T) {
 	cfg.WARC = w
 	cfg.Timeout = time.Minute
 	cfg.ReadTimeout = time.Minute
+	cfg.QueueMemory = 20 << 10 // most of the queue is spilled to disk
 	var inputs []string
 	for i := 0; i < 500; i++ {
 		inputs = append(inputs, h.url(fmt.Sprintf("/%d", i)))

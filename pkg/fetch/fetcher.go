@@ -23,12 +23,16 @@
 package fetch
 
 import (
+	"bufio"
+	"bytes"
 	"container/heap"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -290,11 +294,14 @@ func (f *Fetcher) check(rec *record.Record) (*item, string, *codedError) {
 
 func hostKey(u *url.URL) string { return urlx.NormalizeHost(u.Scheme, u.Host) }
 
+// itemSize estimates the heap bytes of a queued item: the item, its parsed
+// URL and the record with its field table (measured: about 800 bytes plus
+// twice the record's text).
 func itemSize(rec *record.Record) int64 {
-	n := int64(300)
+	n := int64(800)
 	for _, k := range rec.Keys() {
 		raw, _ := rec.Raw(k)
-		n += int64(len(k) + len(raw) + 32)
+		n += int64(2 * (len(k) + len(raw)))
 	}
 	return n
 }
@@ -442,8 +449,10 @@ func (f *Fetcher) popItem(h *hostQ) {
 
 // unspill loads the next spilled records of h back into memory.
 func (f *Fetcher) unspill(h *hostQ) {
+	// A few at a time, and only one when memory is spent: with thousands
+	// of hosts, batches per host would add up to the whole queue.
 	n := 0
-	for n < len(h.spilled) && n < 64 {
+	for n < len(h.spilled) && n < 64 && (n == 0 || f.memUsed < f.cfg.QueueMemory) {
 		rec, err := f.spill.read(h.spilled[n])
 		n++
 		if err != nil {
@@ -536,39 +545,72 @@ func (f *Fetcher) worker(ctx, reqCtx context.Context, stop context.CancelFunc) {
 }
 
 // drainInterrupted writes out every queued record with error
-// "interrupted".
+// "interrupted", quickly: spilled records are read in one sequential pass
+// and, when Config.EmitRaw is set and they carry no "error" yet, copied out
+// without parsing, so a stop with millions queued fits in the grace period.
 func (f *Fetcher) drainInterrupted() {
 	f.mu.Lock()
 	var left []*item
+	var refs []spillRef
 	for _, h := range f.hosts {
-		for len(h.items) > 0 || len(h.spilled) > 0 {
-			if len(h.items) == 0 {
-				f.unspill(h)
-				if f.fatal != nil {
-					break
-				}
-			}
-			left = append(left, h.items...)
-			for range h.items {
-				f.popItem(h)
-			}
-			if len(left) > 4096 {
-				f.mu.Unlock()
-				f.writeInterrupted(left)
-				left = left[:0]
-				f.mu.Lock()
-			}
+		left = append(left, h.items...)
+		refs = append(refs, h.spilled...)
+		h.items, h.spilled = nil, nil
+	}
+	f.memUsed = 0
+	f.mu.Unlock()
+	for _, it := range left {
+		if f.writeInterrupted(it.rec) != nil {
+			return
 		}
 	}
-	f.mu.Unlock()
-	f.writeInterrupted(left)
+	sort.Slice(refs, func(i, j int) bool { return refs[i].off < refs[j].off })
+	br := bufio.NewReaderSize(io.NewSectionReader(f.spill.f, 0, f.spill.size), 1<<20)
+	var pos int64
+	line := make([]byte, 0, 4096)
+	for _, ref := range refs {
+		if _, err := br.Discard(int(ref.off - pos)); err != nil {
+			return
+		}
+		if cap(line) < int(ref.n)+256 {
+			line = make([]byte, 0, int(ref.n)+256)
+		}
+		line = line[:ref.n]
+		if _, err := io.ReadFull(br, line); err != nil {
+			return
+		}
+		pos = ref.off + int64(ref.n)
+		var err error
+		if f.cfg.EmitRaw != nil && !bytes.Contains(line, []byte(`"error"`)) && bytes.HasSuffix(line, []byte("}")) {
+			f.stats.interrupted.Add(1)
+			f.count(CodeInterrupted, false)
+			line = append(line[:len(line)-1], `,"error":`...)
+			line = record.AppendString(line, interruptedMsg)
+			line = append(line, '}')
+			f.emitMu.Lock()
+			err = f.cfg.EmitRaw(line)
+			f.emitMu.Unlock()
+		} else {
+			rec, perr := record.Parse(line)
+			if perr != nil {
+				continue
+			}
+			rec.Line = int(ref.line)
+			err = f.writeInterrupted(rec)
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
-func (f *Fetcher) writeInterrupted(items []*item) {
-	for _, it := range items {
-		f.stats.interrupted.Add(1)
-		f.finish(it.rec, it, errorf(CodeInterrupted, "not fetched: the run was stopped"))
-	}
+var interruptedMsg = errorf(CodeInterrupted, "not fetched: the run was stopped").Error()
+
+// writeInterrupted writes rec unchanged but for its "error".
+func (f *Fetcher) writeInterrupted(rec *record.Record) error {
+	f.stats.interrupted.Add(1)
+	rec.SetString("error", interruptedMsg)
+	return f.emit(rec, CodeInterrupted, false)
 }
 
 // finish writes a record out with an error and no response.
@@ -591,6 +633,13 @@ func (f *Fetcher) finish(rec *record.Record, it *item, cerr *codedError) error {
 }
 
 func (f *Fetcher) emit(rec *record.Record, code string, ok bool) error {
+	f.count(code, ok)
+	f.emitMu.Lock()
+	defer f.emitMu.Unlock()
+	return f.cfg.Emit(rec)
+}
+
+func (f *Fetcher) count(code string, ok bool) {
 	f.stats.done.Add(1)
 	if code != "" {
 		f.stats.errors.Add(1)
@@ -600,9 +649,6 @@ func (f *Fetcher) emit(rec *record.Record, code string, ok bool) error {
 	} else if ok {
 		f.stats.ok.Add(1)
 	}
-	f.emitMu.Lock()
-	defer f.emitMu.Unlock()
-	return f.cfg.Emit(rec)
 }
 
 // ownedFields are the fields fetch writes; a new fetch replaces them all.

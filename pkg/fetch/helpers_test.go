@@ -127,6 +127,13 @@ func fetchAll(ctx context.Context, cfg Config, inputs []string) (map[string]emit
 		out[r.URL()] = emitted{r2, time.Now()}
 		return nil
 	}
+	cfg.EmitRaw = func(line []byte) error {
+		r, err := record.Parse(line)
+		if err != nil {
+			return err
+		}
+		return cfg.Emit(r)
+	}
 	f, err := New(cfg)
 	if err != nil {
 		return nil, err

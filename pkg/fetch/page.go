@@ -157,7 +157,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	}
 	if x.status == 0 {
 		if x.err.code == CodeInterrupted {
-			f.stats.interrupted.Add(1)
+			return f.writeInterrupted(it.rec)
 		}
 		return f.finish(it.rec, it, x.err)
 	}

@@ -104,6 +104,7 @@ func fetchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "spill-dir", Usage: "`DIR` of the spill file (default: the system temp dir)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr at the end"},
 		&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"},
+		&cli.StringFlag{Name: "memprofile", Hidden: true, Usage: "write a heap profile to `FILE` at the end"},
 	}
 }
 
@@ -246,6 +247,7 @@ func run(c *cli.Context) error {
 	}
 	out := clikit.Output(c)
 	cfg.Emit = out.Write
+	cfg.EmitRaw = out.WriteLine
 	f, err := fetch.New(cfg)
 	if err != nil {
 		return err
@@ -296,6 +298,12 @@ func run(c *cli.Context) error {
 	if cfg.WARC != nil {
 		if err := cfg.WARC.Close(); err != nil && runErr == nil {
 			runErr = err
+		}
+	}
+	if p := c.String("memprofile"); p != "" {
+		if pf, err := os.Create(p); err == nil {
+			pprof.Lookup("heap").WriteTo(pf, 0)
+			pf.Close()
 		}
 	}
 	s := f.Stats()
