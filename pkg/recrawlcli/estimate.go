@@ -42,7 +42,7 @@ Example:
    $ recrawl estimate fetches.ndjson
    {"url":"https://a.example/","fetched_at":"2026-11-08T00:00:00Z","digest":"sha1:GGG","change_rate":0.74,"fetches":8,"changes":4,"last_fetch":"2026-11-08T00:00:00Z"}`,
 		Flags: append(clikit.InputFlags(),
-			&cli.Float64Flag{Name: "prior-rate", Value: 0.2, Usage: "prior change rate per `DAY` for pages with little history"},
+			&cli.Float64Flag{Name: "prior-rate", Value: 0.2, Usage: "prior change `RATE` per day for pages with little history"},
 			&cli.Float64Flag{Name: "prior-days", Value: 7, Usage: "weight of the prior in days of observation"},
 			&cli.IntFlag{Name: "min-history", Value: 5, Usage: "fetch intervals needed before the data alone decide"},
 		),

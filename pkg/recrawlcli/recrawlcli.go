@@ -58,8 +58,8 @@ Example:
 func pageFlags() []cli.Flag {
 	return append(clikit.InputFlags(),
 		&cli.StringFlag{Name: "now", Usage: "rank as of `TIME` (RFC 3339; default: the current time)"},
-		&cli.Float64Flag{Name: "rate", Usage: "global crawl limit k_0 in crawls per `DAY` (0: none)"},
-		&cli.Float64Flag{Name: "host-rate", Usage: "default per-host limit k_i in crawls per day (0: none)"},
+		&cli.Float64Flag{Name: "rate", Usage: "global crawl limit k_0 in `CRAWLS` per day (0: none)"},
+		&cli.Float64Flag{Name: "host-rate", Usage: "default per-host limit k_i in `CRAWLS` per day (0: none)"},
 		&cli.StringFlag{Name: "host-rates", Usage: "`FILE` of per-host limits: host<TAB>crawls per day, or NDJSON {\"host\",\"host_rate\"}"},
 		&cli.StringFlag{Name: "weight-field", Value: "weight", Usage: "record field holding the page value (e.g. importance, from opic)"},
 		&cli.Float64Flag{Name: "default-weight", Value: 1, Usage: "weight of a record without the weight field"},

@@ -72,7 +72,7 @@ Example:
    $ recrawl lambda0 --rate 200000 sum0.json sum1.json sum2.json sum3.json
    {"lambda0":0.0123}`,
 		Flags: []cli.Flag{
-			&cli.Float64Flag{Name: "rate", Usage: "global crawl limit k_0 in crawls per `DAY`"},
+			&cli.Float64Flag{Name: "rate", Usage: "global crawl limit k_0 in `CRAWLS` per day"},
 		},
 		Action: func(c *cli.Context) error {
 			rate := c.Float64("rate")
