@@ -2,6 +2,7 @@ package recrawlcli
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -42,12 +43,13 @@ Example:
 			&cli.IntFlag{Name: "pages-per-host", Value: 50, Usage: "pages per host"},
 			&cli.Float64Flag{Name: "rate", Usage: "global crawls per day (default: a third of the pages' total change rate)"},
 			&cli.Float64Flag{Name: "days", Value: 60, Usage: "horizon in days"},
-			&cli.Float64Flag{Name: "warmup", Value: -1, Usage: "days not measured (default 10; 0 for newhost)"},
+			&cli.Float64Flag{Name: "warmup", Value: -1, Usage: "days not measured (default 10, at most a quarter of --days; 0 for newhost)"},
 			&cli.StringFlag{Name: "slot", Value: "1h", Usage: "slot length"},
 			&cli.StringFlag{Name: "scenario", Value: sim.Steady, Usage: "steady, newhost or halving"},
 			&cli.StringFlag{Name: "policies", Value: strings.Join(sim.AllPolicies, ","), Usage: "comma-separated policies"},
 			&cli.StringFlag{Name: "objective", Value: "freshness", Usage: "freshness or harmonic"},
 			&cli.BoolFlag{Name: "markdown", Usage: "print a Markdown table"},
+			&cli.BoolFlag{Name: "per-host", Usage: "print one row per policy and host: crawls/day, peak, CV, score, limit"},
 			clikit.HeaderFlag,
 		},
 		Action: simulate,
@@ -70,7 +72,7 @@ func simulate(c *cli.Context) error {
 		return clikit.Usagef("want --hosts, --pages-per-host >= 1 (at most a million pages), --days > 0, --rate >= 0")
 	}
 	if cfg.Warmup < 0 {
-		cfg.Warmup = 10
+		cfg.Warmup = math.Min(10, cfg.Days/4)
 		if cfg.Scenario == sim.NewHost {
 			cfg.Warmup = 0
 		}
@@ -94,16 +96,29 @@ func simulate(c *cli.Context) error {
 	}
 	header := []string{"policy", metric, "vs_optimum", "crawls", "host_cv", "never_crawled",
 		"focus_host", "focus_" + metric, "focus_peak_per_day", "focus_cv"}
+	var rows [][]string
+	if c.Bool("per-host") {
+		header = []string{"policy", "host", "limit_per_day", "crawls_per_day", "peak_per_day", "cv", metric}
+		for _, r := range res {
+			for _, h := range r.Hosts {
+				rows = append(rows, []string{r.Policy, h.Name, fmt.Sprintf("%.2f", h.Limit), fmt.Sprintf("%.2f", h.Mean),
+					fmt.Sprintf("%.1f", h.Peak), fmt.Sprintf("%.3f", h.CV), f4(h.Score)})
+			}
+		}
+	} else {
+		for _, r := range res {
+			rows = append(rows, []string{r.Policy, f4(r.Score), fmt.Sprintf("%+.2f%%", 100*(r.Score-w.Optimum)/w.Optimum),
+				strconv.Itoa(r.Crawls), fmt.Sprintf("%.3f", r.HostCV), strconv.Itoa(r.Starved),
+				r.Focus.Name, f4(r.Focus.Score), fmt.Sprintf("%.1f", r.Focus.Peak), fmt.Sprintf("%.3f", r.Focus.CV)})
+		}
+	}
 	if c.Bool("markdown") {
 		out.WriteLine([]byte("| " + strings.Join(header, " | ") + " |"))
 		out.WriteLine([]byte("|" + strings.Repeat("---|", len(header))))
 	} else if c.Bool("header") {
 		out.WriteLine([]byte(strings.Join(header, "\t")))
 	}
-	for _, r := range res {
-		row := []string{r.Policy, f4(r.Score), fmt.Sprintf("%+.2f%%", 100*(r.Score-w.Optimum)/w.Optimum),
-			strconv.Itoa(r.Crawls), fmt.Sprintf("%.3f", r.HostCV), strconv.Itoa(r.Starved),
-			r.Focus.Name, f4(r.Focus.Score), fmt.Sprintf("%.1f", r.Focus.Peak), fmt.Sprintf("%.3f", r.Focus.CV)}
+	for _, row := range rows {
 		if c.Bool("markdown") {
 			out.WriteLine([]byte("| " + strings.Join(row, " | ") + " |"))
 		} else {

@@ -84,6 +84,8 @@ type Result struct {
 	Starved int
 	// Focus is the scenario's host: the new one, the halved one, or host 0.
 	Focus HostStats
+	// Hosts has every host's statistics, in host order.
+	Hosts []HostStats
 }
 
 // World is the generated set of pages; Optimum the analytic score of the
@@ -492,12 +494,13 @@ func (w *World) summarise(policy string, stale []float64, counts [][]int, crawls
 		if p := hs.Peak / w.Limit[h]; p > res.MaxPeak {
 			res.MaxPeak = p
 		}
+		hs.Name = w.Names[h]
+		hs.Limit = w.Limit[h]
+		hs.Score = score(func(j int) bool { return w.Host[j] == int32(h) })
 		if int32(h) == w.focus {
-			hs.Name = w.Names[h]
-			hs.Limit = w.Limit[h]
-			hs.Score = score(func(j int) bool { return w.Host[j] == w.focus })
 			res.Focus = hs
 		}
+		res.Hosts = append(res.Hosts, hs)
 	}
 	res.HostCV = cvSum / float64(len(counts))
 	return res

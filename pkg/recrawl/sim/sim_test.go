@@ -155,7 +155,7 @@ func TestDeterministic(t *testing.T) {
 	}
 	rb, _ := b.Run([]string{Nutch, Estimated})
 	for i := range ra {
-		if ra[i] != rb[i] {
+		if ra[i].Score != rb[i].Score || ra[i].Crawls != rb[i].Crawls || ra[i].Focus != rb[i].Focus || len(ra[i].Hosts) != 4 {
 			t.Errorf("same seed, different results: %+v vs %+v", ra[i], rb[i])
 		}
 	}
