@@ -284,8 +284,12 @@ Example:
 			// pipeline, features on one goroutine and decisions on another,
 			// cost 20-40% more CPU and ran no faster on the shared 2-core
 			// machine; see docs/sekitei.md.)
+			files := c.Args().Slice()
+			bar := clikit.Progress(c, clikit.InputSize(files), "sekitei filter", true)
+			defer bar.Finish()
+			clikit.TrackInput(in, bar)
 			var ev sekitei.Evidence
-			return in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+			return in.Each(c.Context, files, func(r *record.Record) error {
 				hs, err := ev.Hashes(r.URL())
 				if err != nil {
 					return r.Errorf("%s: %q", err, clip(r.URL()))
