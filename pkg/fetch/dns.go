@@ -66,19 +66,23 @@ func (r *resolver) resolve(ctx context.Context, host string) ([]netip.Addr, erro
 		e = &dnsEntry{ready: make(chan struct{})}
 		r.m[host] = e
 		r.mu.Unlock()
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
-		addrs, err := r.lookup(lctx, host)
-		cancel()
-		if err == nil && len(addrs) == 0 {
-			err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
-		}
-		e.addrs, e.err = addrs, err
-		if err != nil {
-			e.expires = time.Now().Add(r.negTTL)
-		} else {
-			e.expires = time.Now().Add(r.ttl)
-		}
-		close(e.ready)
+		// The lookup serves every caller, so it outlives a caller that
+		// gives up; it has its own time limit.
+		go func() {
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+			addrs, err := r.lookup(lctx, host)
+			cancel()
+			if err == nil && len(addrs) == 0 {
+				err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+			}
+			e.addrs, e.err = addrs, err
+			if err != nil {
+				e.expires = time.Now().Add(r.negTTL)
+			} else {
+				e.expires = time.Now().Add(r.ttl)
+			}
+			close(e.ready)
+		}()
 	} else {
 		r.mu.Unlock()
 	}
