@@ -425,11 +425,15 @@ func newRoot(target, hi, tol float64) *root {
 
 func (r *root) step(f, df float64) {
 	r.steps++
-	g := f - r.target
+	// Newton runs on ln f - ln target: a host's total rate is close to a
+	// power of mu (rho ~ mu^(-1/2) for small mu), so in log-log it is
+	// nearly a line and Newton lands in two or three steps even from far.
+	g := math.Log(f) - math.Log(r.target)
+	df /= f
 	if g <= 0 {
 		r.b, r.hasB = r.u, true
 		r.bestU, r.hasBest = r.u, true
-		if -g <= r.rtol*r.target {
+		if -g <= r.rtol {
 			r.done = true
 			return
 		}
