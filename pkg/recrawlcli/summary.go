@@ -3,6 +3,7 @@ package recrawlcli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 
@@ -91,8 +92,12 @@ Example:
 				lr := record.NewLineReader(f)
 				for {
 					line, n, err := lr.Next()
-					if err != nil {
+					if err == io.EOF {
 						break
+					}
+					if err != nil {
+						f.Close()
+						return fmt.Errorf("%s: %v", name, err)
 					}
 					if len(line) == 0 {
 						continue
