@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sort"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
@@ -245,20 +246,55 @@ func isShort(h hit.Hit) bool {
 	return t == hit.Title || t == hit.Anchor
 }
 
-// postingIter walks an inverted list: docID<<5|count headers (with escape)
-// followed by the hits, docIDs strictly increasing.
-type postingIter struct {
-	data []byte
-	pos  int
-	doc  uint32
-	n    int
-	hits []byte
-	raw  []byte // the whole posting
-	err  error
-	prev int64
+// An inverted list is a skip table (uvarint count, then for every
+// skipEvery-th posting its docID and offset, 4 bytes each) followed by the
+// postings: docID<<5|count headers (with escape) and hits, docIDs strictly
+// increasing. The skip table lets a multi-word query jump over the long
+// lists of common words instead of decoding every posting.
+const skipEvery = 32
+
+// appendList appends an inverted list of n postings.
+func appendList(out, postings []byte, n uint32) []byte {
+	if n < 2*skipEvery {
+		return append(binary.AppendUvarint(out, 0), postings...)
+	}
+	out = binary.AppendUvarint(out, uint64((n+skipEvery-1)/skipEvery))
+	it := postingIter{data: postings, prev: -1}
+	for k := 0; it.next(); k++ {
+		if k%skipEvery == 0 {
+			out = binary.BigEndian.AppendUint32(out, it.doc)
+			out = binary.BigEndian.AppendUint32(out, uint32(it.pos-len(it.raw)))
+		}
+	}
+	return append(out, postings...)
 }
 
-func newPostingIter(data []byte) postingIter { return postingIter{data: data, prev: -1} }
+// postingIter walks an inverted list.
+type postingIter struct {
+	data  []byte // the postings
+	skips []byte
+	pos   int
+	doc   uint32
+	n     int
+	hits  []byte
+	raw   []byte // the whole posting
+	err   error
+	prev  int64
+}
+
+func newPostingIter(list []byte) postingIter {
+	it := postingIter{prev: -1}
+	ns, k := binary.Uvarint(list)
+	if k <= 0 || ns > uint64(len(list))/8 {
+		if len(list) > 0 {
+			it.err = corrupt("inverted list: bad skip table")
+		}
+		return it
+	}
+	it.skips = list[k : k+8*int(ns)]
+	it.data = list[k+8*int(ns):]
+	return it
+}
 
 // next advances to the next posting; false at the end or on an error.
 func (it *postingIter) next() bool {
@@ -275,6 +311,37 @@ func (it *postingIter) next() bool {
 	it.doc, it.n, it.prev = doc, n, int64(doc)
 	it.pos += size + 2*n
 	return true
+}
+
+// seek advances to the first posting with docID >= target, which must
+// follow the current one; false when there is none.
+func (it *postingIter) seek(target uint32) bool {
+	if it.doc >= target && it.prev >= 0 {
+		return true
+	}
+	if ns := len(it.skips) / 8; ns > 0 {
+		// The last block starting at or before target, if ahead of us.
+		i := sort.Search(ns, func(i int) bool { return binary.BigEndian.Uint32(it.skips[8*i:]) > target }) - 1
+		if i >= 0 {
+			doc := binary.BigEndian.Uint32(it.skips[8*i:])
+			off := int(binary.BigEndian.Uint32(it.skips[8*i+4:]))
+			if off > it.pos-len(it.raw) && int64(doc) > it.prev {
+				if off >= len(it.data) {
+					it.err = corrupt("inverted list: bad skip entry")
+					return false
+				}
+				it.pos, it.prev = off, int64(doc)-1
+			}
+		}
+	}
+	for {
+		if !it.next() {
+			return false
+		}
+		if it.doc >= target {
+			return true
+		}
+	}
 }
 
 // bitset is a set of docIDs.
@@ -324,7 +391,7 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 	oldCount := old.count(b)
 	var items, sorted []basketItem
 	var hits []byte
-	var buf, sbuf []byte
+	var buf, sbuf, lbuf []byte
 	var shits []hit.Hit
 	for lo := 0; lo < count; {
 		hi, used := lo, int64(0)
@@ -380,8 +447,10 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 			if err != nil {
 				return fmt.Errorf("barrel %d word %d: %w", b, rel, err)
 			}
-			full.Write(buf)
-			short.Write(sbuf)
+			lbuf = appendList(lbuf[:0], buf, nf)
+			full.Write(lbuf)
+			lbuf = appendList(lbuf[:0], sbuf, ns)
+			short.Write(lbuf)
 			np.fullN[b][rel], np.shortN[b][rel] = nf, ns
 			np.fullOff[b][rel+1] = uint64(full.n - fullBase)
 			np.shortOff[b][rel+1] = uint64(short.n - shortBase)

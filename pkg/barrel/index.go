@@ -19,6 +19,7 @@ package barrel
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,8 +38,11 @@ type Index struct {
 	ptrs *ptrTable
 	docs []DocEntry
 	urls []urlEntry
-	repo *os.File
-	info *os.File
+	// rankLog is log2(1 + rank*N) per document: the PageRank part of the
+	// score, with ranks scaled so that the mean page has 1.
+	rankLog []float32
+	repo    *os.File
+	info    *os.File
 
 	mu      sync.Mutex
 	barrels [lexicon.Barrels]*barrelData
@@ -100,6 +104,10 @@ func Open(dir string) (*Index, error) {
 	}
 	if len(idx.docs) != int(m.Docs) {
 		return nil, corrupt("docindex has %d entries, manifest says %d", len(idx.docs), m.Docs)
+	}
+	idx.rankLog = make([]float32, len(idx.docs))
+	for i, d := range idx.docs {
+		idx.rankLog[i] = float32(math.Log2(1 + float64(d.Rank)*float64(len(idx.docs))))
 	}
 	if b, err = read("urls"); err != nil {
 		return nil, err

@@ -160,7 +160,13 @@ type cursor struct {
 type scored struct {
 	doc   uint32
 	score float64
+	lists [][]byte // hit lists, kept for re-scoring
 }
+
+// RerankDepth is how many matches, ranked without proximity, get the full
+// score with proximity (at least 10 times the results wanted): proximity
+// is the costly part of the score, and it only reorders close candidates.
+const RerankDepth = 100
 
 // Search evaluates query as in Figure 4 of the paper: the words become
 // wordIDs; the doclists of the short barrels are scanned first for
@@ -233,7 +239,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 				return nil, err
 			}
 			ex := &Explain{Barrels: resp.Barrels}
-			idx.score(s.doc, lists, q, opt.Weights, ex)
+			idx.score(s.doc, lists, q, opt.Weights, ex, true)
 			r.Explain = ex
 		}
 		if !opt.NoSnippets {
@@ -267,6 +273,23 @@ type parsedQuery struct {
 	idf   []float64
 	count []int // occurrences in the query
 	seq   []int
+
+	cw    [64]float64 // countWeight of small counts, for the query's cap
+	cwCap float64
+}
+
+// countWeight is countWeight with a table of the small counts.
+func (q *parsedQuery) countWeight(c int, cap float64) float64 {
+	if cap != q.cwCap {
+		q.cwCap = cap
+		for i := range q.cw {
+			q.cw[i] = countWeight(i, cap)
+		}
+	}
+	if c < len(q.cw) {
+		return q.cw[c]
+	}
+	return countWeight(c, cap)
 }
 
 func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored, int, bool, error) {
@@ -292,6 +315,11 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 	slices.SortFunc(order, func(a, b int) int { return cmpU32(ns[a], ns[b]) })
 	lists := make([][]byte, len(ids))
 	var top []scored
+	rerank := len(q.seq) > 1
+	depth := opt.N
+	if rerank {
+		depth = max(RerankDepth, 10*opt.N)
+	}
 	matches := 0
 	lead := &cs[order[0]]
 	for lead.ok && matches < opt.MaxMatches {
@@ -299,8 +327,8 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 		all := true
 		for _, i := range order[1:] {
 			c := &cs[i]
-			for c.ok && c.it.doc < target {
-				c.ok = c.it.next()
+			if c.ok && c.it.doc < target {
+				c.ok = c.it.seek(target)
 			}
 			if !c.ok {
 				all = false
@@ -309,8 +337,8 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 			}
 			if c.it.doc > target {
 				all = false
-				for lead.ok && lead.it.doc < c.it.doc {
-					lead.ok = lead.it.next()
+				if lead.ok && lead.it.doc < c.it.doc {
+					lead.ok = lead.it.seek(c.it.doc)
 				}
 				break
 			}
@@ -322,8 +350,10 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 			lists[i] = cs[i].it.hits
 		}
 		matches++
-		s := idx.score(target, lists, q, opt.Weights, nil)
-		top = keepTop(top, scored{target, s}, opt.N)
+		s := idx.score(target, lists, q, opt.Weights, nil, !rerank)
+		if n := len(top); n < depth || s > top[n-1].score || s == top[n-1].score && target < top[n-1].doc {
+			top = keepTop(top, scored{target, s, slices.Clone(lists)}, depth)
+		}
 		lead.ok = lead.it.next()
 	}
 	for i := range cs {
@@ -331,7 +361,21 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 			return nil, 0, false, cs[i].it.err
 		}
 	}
-	return top, matches, matches >= opt.MaxMatches, nil
+	if rerank {
+		for i := range top {
+			top[i].score = idx.score(top[i].doc, top[i].lists, q, opt.Weights, nil, true)
+		}
+		slices.SortFunc(top, func(a, b scored) int {
+			switch {
+			case a.score > b.score:
+				return -1
+			case a.score < b.score:
+				return 1
+			}
+			return cmpU32(a.doc, b.doc)
+		})
+	}
+	return top[:min(len(top), opt.N)], matches, matches >= opt.MaxMatches, nil
 }
 
 // keepTop inserts s into top (best first, ties by docID) keeping n.
@@ -412,8 +456,15 @@ func proxKeys(out []uint32, l []byte) []uint32 {
 // product with the type-weights is the IR score; for several words, pairs of
 // neighbouring query words are also counted by type and proximity bin and
 // dotted with the type-prox-weights. The IR score is combined with PageRank.
-func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain) float64 {
+func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) float64 {
 	keys, idf := q.keys, q.idf
+	var titleBuf [16]int
+	titleHits := titleBuf[:0]
+	if len(lists) > len(titleBuf) {
+		titleHits = make([]int, len(lists))
+	} else {
+		titleHits = titleBuf[:len(lists)]
+	}
 	var counts [numTypes]int
 	ir1 := 0.0
 	if ex != nil {
@@ -426,7 +477,9 @@ func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, 
 			counts[typeOf(hit.At(l, j))]++
 		}
 		for t, c := range counts {
-			part += w.Type[t] * countWeight(c, w.CountCap)
+			if c > 0 {
+				part += w.Type[t] * q.countWeight(c, w.CountCap)
+			}
 			if ex != nil && c > 0 {
 				if ex.Counts[keys[i]] == nil {
 					ex.Counts[keys[i]] = map[string]int{}
@@ -435,9 +488,10 @@ func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, 
 			}
 		}
 		ir1 += part * idf[i]
+		titleHits[i] = counts[TypeTitle]
 	}
 	ir2 := 0.0
-	if len(q.seq) > 1 {
+	if len(q.seq) > 1 && withProx {
 		var prox [numTypes][10]float64
 		for s := 0; s+1 < len(q.seq); s++ {
 			i, k := q.seq[s], q.seq[s+1]
@@ -483,15 +537,9 @@ func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, 
 	// Title match: the idf-weighted share of query words in the title
 	// times the share of title words (with repeats) the query holds.
 	inTitle, qw, tw := 0, 0.0, 0.0
-	for i, l := range lists {
+	for i := range lists {
 		qw += idf[i]
-		n := 0
-		for j := range len(l) / 2 {
-			if hit.At(l, j).Type() == hit.Title {
-				n++
-			}
-		}
-		if n > 0 {
+		if n := titleHits[i]; n > 0 {
 			tw += idf[i]
 			inTitle += min(n, q.count[i])
 		}
@@ -501,8 +549,7 @@ func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, 
 		words := max(int(idx.docs[doc].TitleWords), inTitle)
 		tm = w.TitleMatch * tw / qw * float64(inTitle) / float64(words)
 	}
-	pr := float64(idx.docs[doc].Rank) * float64(len(idx.docs))
-	rankPart := w.Rank * math.Log2(1+pr)
+	rankPart := w.Rank * float64(idx.rankLog[doc])
 	if ex != nil {
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.IR = ir1, ir2, tm, ir1+ir2+tm
 		ex.Rank, ex.RankPart = float64(idx.docs[doc].Rank), rankPart
