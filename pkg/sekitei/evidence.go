@@ -14,9 +14,10 @@ import (
 // sekitei features plus generalisations of them that carry over to URLs
 // never seen in training — the character-class shape of each path segment
 // ("2013" → "9", "File:X1y.jpg" → "Aa:Aa9a.a"), the namespace before a
-// colon ("Category:"), log2 length buckets, the shape of the whole path
-// (a URL template), the last segment's shape, a trailing slash and the
-// number of query parameters. None of them names a site.
+// colon ("Category:"), the words of each segment, log2 length buckets, the
+// shape of the whole path (a URL template), the last segment's shape, a
+// trailing slash and the number of query parameters. None of them names a
+// site.
 //
 // An Evidence reuses its buffers; it is not safe for concurrent use.
 type Evidence struct {

@@ -90,11 +90,10 @@ func Train(good, general []string, opt TrainOptions) (m *Model, skipped int, err
 				continue
 			}
 			hosts[h]++
-			fs := append([]string(nil), feats...)
-			for _, f := range fs {
+			for _, f := range feats {
 				count[f]++
 			}
-			raw = append(raw, fs)
+			raw = append(raw, feats)
 			ys = append(ys, float64(y))
 		}
 	}
