@@ -1,0 +1,78 @@
+package urlx
+
+import (
+	"errors"
+	"net/url"
+	"testing"
+)
+
+func TestSplit(t *testing.T) {
+	for raw, want := range map[string]Parts{
+		"http://a.b/c/d?e=f#g":         {Scheme: "http", Host: "a.b", Path: "/c/d", RawQuery: "e=f", HasQuery: true},
+		"HTTPS://u:p@A.B:8443":         {Scheme: "https", Host: "A.B:8443"},
+		"http://a.b?x":                 {Scheme: "http", Host: "a.b", RawQuery: "x", HasQuery: true},
+		"http://a.b#f?not-query":       {Scheme: "http", Host: "a.b"},
+		"http://[::1]:80/p":            {Scheme: "http", Host: "[::1]:80", Path: "/p"},
+		"http://a.b/with space/%zz?q=": {Scheme: "http", Host: "a.b", Path: "/with space/%zz", RawQuery: "q=", HasQuery: true},
+	} {
+		got, err := Split(raw)
+		if err != nil || got != want {
+			t.Errorf("Split(%q) = %+v, %v; want %+v", raw, got, err, want)
+		}
+	}
+	for raw, want := range map[string]error{
+		"":              ErrEmpty,
+		"a/b":           ErrRelative,
+		"/a":            ErrRelative,
+		"//a.b/c":       ErrRelative,
+		"ftp://a.b/":    ErrScheme,
+		"mailto:x@y":    ErrScheme,
+		"http:a.b":      ErrNoHost,
+		"http://":       ErrNoHost,
+		"http://:80/":   ErrNoHost,
+		"http://u@/":    ErrNoHost,
+		"http://a.b/\n": ErrControl,
+	} {
+		if _, err := Split(raw); !errors.Is(err, want) {
+			t.Errorf("Split(%q) error %v, want %v", raw, err, want)
+		}
+	}
+}
+
+// Split agrees with net/url on the parts of well-formed URLs.
+func TestSplitAgreesWithNetURL(t *testing.T) {
+	for _, raw := range []string{
+		"http://example.com/a/b.html?x=1&y=%20#top", "https://EXAMPLE.com:8443/", "http://a.b", "http://a.b/?",
+		"http://user@a.b/p;params?q", "http://a.b/%D0%AF/?%41=%42",
+	} {
+		p, err := Split(raw)
+		if err != nil {
+			t.Fatal(raw, err)
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(raw, err)
+		}
+		if p.Host != u.Host || p.Path != u.EscapedPath() && p.Path != u.RawPath || p.RawQuery != u.RawQuery || p.HasQuery != (u.ForceQuery || u.RawQuery != "") {
+			t.Errorf("%s: %+v vs net/url host %q path %q query %q", raw, p, u.Host, u.EscapedPath(), u.RawQuery)
+		}
+	}
+}
+
+func TestNormalizeHost(t *testing.T) {
+	for in, want := range map[[2]string]string{
+		{"http", "Example.COM"}:       "example.com",
+		{"http", "example.com:80"}:    "example.com",
+		{"https", "example.com:443"}:  "example.com",
+		{"http", "example.com:443"}:   "example.com:443",
+		{"http", "Bücher.DE"}:         "xn--bcher-kva.de",
+		{"http", "xn--bcher-kva.de."}: "xn--bcher-kva.de",
+		{"http", "[::1]:80"}:          "[::1]",
+		{"http", "[::1]:8080"}:        "[::1]:8080",
+		{"http", "127.0.0.1:8080"}:    "127.0.0.1:8080",
+	} {
+		if got := NormalizeHost(in[0], in[1]); got != want {
+			t.Errorf("NormalizeHost(%q, %q) = %q, want %q", in[0], in[1], got, want)
+		}
+	}
+}
