@@ -119,19 +119,20 @@ func BenchmarkVsBleve(b *testing.B) {
 			b.Fatal(err)
 		}
 		lat := make([]time.Duration, len(queries))
+		cpu := make([]time.Duration, len(queries))
 		latSnip := make([]time.Duration, len(queries))
 		found := 0
 		for i, q := range queries {
-			t := time.Now()
-			r, err := idx.Search(q, SearchOptions{N: 10, NoSnippets: true})
+			var r *Response
+			var err error
+			lat[i], cpu[i] = timeQuery(func() { r, err = idx.Search(q, SearchOptions{N: 10, NoSnippets: true}) })
 			if err != nil {
 				b.Fatal(err)
 			}
-			lat[i] = time.Since(t)
 			if len(r.Results) > 0 {
 				found++
 			}
-			t = time.Now()
+			t := time.Now()
 			if _, err := idx.Search(q, SearchOptions{N: 10}); err != nil {
 				b.Fatal(err)
 			}
@@ -143,15 +144,16 @@ func BenchmarkVsBleve(b *testing.B) {
 			b.Fatal(err)
 		}
 		vlat := make([]time.Duration, len(queries))
+		vcpu := make([]time.Duration, len(queries))
 		for i, q := range queries {
 			mq := bleve.NewMatchQuery(q)
 			mq.SetOperator(1) // AND, as barrel
 			req := bleve.NewSearchRequestOptions(mq, 10, 0, false)
-			t := time.Now()
-			if _, err := vi.Search(req); err != nil {
+			var err error
+			vlat[i], vcpu[i] = timeQuery(func() { _, err = vi.Search(req) })
+			if err != nil {
 				b.Fatal(err)
 			}
-			vlat[i] = time.Since(t)
 		}
 		vi.Close()
 
@@ -162,6 +164,8 @@ func BenchmarkVsBleve(b *testing.B) {
 		b.ReportMetric(float64(barrelSize)/float64(bleveSize), "size-ratio")
 		b.ReportMetric(float64(percentile(lat, 0.5).Microseconds()), "p50-µs")
 		b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+		b.ReportMetric(float64(percentile(cpu, 0.5).Microseconds()), "cpu-p50-µs")
+		b.ReportMetric(float64(percentile(cpu, 0.99).Microseconds()), "cpu-p99-µs")
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (%d with results)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found)
 		fmt.Fprintf(&sb, "index:   barrel %.2fs (%.0f docs/s)  bleve %.2fs (%.0f docs/s)  speedup %.2fx\n",
@@ -170,6 +174,8 @@ func BenchmarkVsBleve(b *testing.B) {
 		fmt.Fprintf(&sb, "query:   barrel p50 %v p99 %v | with snippets p50 %v p99 %v | bleve p50 %v p99 %v\n",
 			percentile(lat, 0.5), percentile(lat, 0.99), percentile(latSnip, 0.5), percentile(latSnip, 0.99),
 			percentile(vlat, 0.5), percentile(vlat, 0.99))
+		fmt.Fprintf(&sb, "query CPU time (thread): barrel p50 %v p99 %v | bleve p50 %v p99 %v (bleve searches on several goroutines)\n",
+			percentile(cpu, 0.5), percentile(cpu, 0.99), percentile(vcpu, 0.5), percentile(vcpu, 0.99))
 		b.Log(sb.String())
 		fmt.Fprint(os.Stderr, sb.String())
 	}
