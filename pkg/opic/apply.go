@@ -41,11 +41,12 @@ func (s *State) addPageAt(name string, t int64) uint32 {
 
 // Due returns the ids of the pages never visited or last visited at or
 // before dueBefore (Unix seconds), most cash first (ties by name), at most
-// n of them.
-func (s *State) Due(n int, dueBefore int64) []uint32 {
+// n of them. With keep non-nil, only pages it keeps are considered (the
+// pages of this state's shard, say).
+func (s *State) Due(n int, dueBefore int64, keep func(name string) bool) []uint32 {
 	var ids []uint32
 	for id := range s.cash {
-		if s.visits[id] == 0 || s.last[id] <= dueBefore {
+		if (s.visits[id] == 0 || s.last[id] <= dueBefore) && (keep == nil || keep(s.names.Name(uint32(id)))) {
 			ids = append(ids, uint32(id))
 		}
 	}

@@ -90,7 +90,7 @@ func TestLinksToUnknownPages(t *testing.T) {
 	if p := s.Page(id); p.Visits != 0 || p.Cash <= 0.4 {
 		t.Errorf("new page %+v: want no visit and the cash of a", p)
 	}
-	due := s.Due(10, fetchedAt("2026-11-01T00:00:00Z").Unix()-1)
+	due := s.Due(10, fetchedAt("2026-11-01T00:00:00Z").Unix()-1, nil)
 	if len(due) != 1 || due[0] != id {
 		t.Errorf("frontier %v, want only the new page %d", due, id)
 	}

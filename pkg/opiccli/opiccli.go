@@ -16,6 +16,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/clikit"
 	"github.com/sekitei/crawlkit/pkg/opic"
 	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/urlx"
 )
 
 // Main runs opic with args (args[0] is the program name) and returns the
@@ -316,7 +317,8 @@ func nextCommand() *cli.Command {
 		UsageText: "opic next --state FILE [--n 100] [--min-age 24h] [--now TIME] [--tsv]",
 		Description: `Prints the N pages of the state that were never fetched, or were fetched at
 least --min-age before --now, the ones with most cash first: greedy OPIC's
-choice, as URL records ready for fetch (with their "cash").
+choice, as URL records ready for fetch (with their "cash"). A state built with
+--shard I/N prints only the pages of shard I.
 
 Example:
    $ opic update --state crawl.opic seeds.txt batch1.ndjson
@@ -360,7 +362,16 @@ func next(c *cli.Context) error {
 			return err
 		}
 	}
-	for _, id := range s.Due(n, now.Add(-c.Duration("min-age")).Unix()) {
+	// A sharded state also holds the pages its links lead to in other
+	// shards; they are for those shards' crawlers to fetch.
+	var keep func(string) bool
+	if s.ShardN > 1 {
+		keep = func(u string) bool {
+			h, _ := urlx.Host(u)
+			return record.ShardOf(h, s.ShardN) == s.ShardI
+		}
+	}
+	for _, id := range s.Due(n, now.Add(-c.Duration("min-age")).Unix(), keep) {
 		cash := s.Page(id).Cash
 		var err error
 		if tsv {
