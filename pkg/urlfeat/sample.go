@@ -11,7 +11,7 @@ import (
 // drawing samples without reading it again.
 type LineFile struct {
 	Name  string
-	text  string
+	text  []byte
 	lines []int // start offset of each line; a sentinel end at len(text)+1
 }
 
@@ -22,7 +22,7 @@ func ReadLineFile(name string) (*LineFile, error) {
 		return nil, err
 	}
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
-	lf := &LineFile{Name: name, text: string(data)}
+	lf := &LineFile{Name: name, text: data}
 	lf.lines = append(lf.lines, 0)
 	for off := 0; ; {
 		k := bytes.IndexByte(data[off:], '\n')
@@ -41,13 +41,14 @@ func ReadLineFile(name string) (*LineFile, error) {
 // Len returns the number of lines.
 func (lf *LineFile) Len() int { return len(lf.lines) - 1 }
 
-// Line returns line i (0-based) without its line ending.
+// Line returns line i (0-based) without its line ending. Only sampled lines
+// become strings, so a large file is never copied whole.
 func (lf *LineFile) Line(i int) string {
 	s := lf.text[lf.lines[i] : lf.lines[i+1]-1]
 	if len(s) > 0 && s[len(s)-1] == '\r' {
 		s = s[:len(s)-1]
 	}
-	return s
+	return string(s)
 }
 
 // Sample returns up to n distinct line indexes drawn uniformly at random
