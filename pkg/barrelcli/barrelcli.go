@@ -205,6 +205,9 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 		return err
 	}
 	warcDir := c.String("warc-dir")
+	bar := clikit.Progress(c, clikit.InputSize(files), "barrel build", true)
+	defer bar.Finish()
+	clikit.TrackInput(in, bar)
 	return in.Each(c.Context, files, func(r *record.Record) error {
 		if st, ok, _ := r.Float("status"); ok && st != 200 {
 			*skipped++
