@@ -252,7 +252,7 @@ func Run(app *cli.App, args []string, env Env) int {
 		os.Exit(ExitInterrupted)
 	}()
 
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, permute(app, args))
 	ferr := st.flush()
 	if err == nil && ferr != nil && !isBrokenPipe(ferr) {
 		err = ferr

@@ -101,3 +101,29 @@ func TestInputSize(t *testing.T) {
 		t.Errorf("InputSize(stdin) = %d", got)
 	}
 }
+
+func TestLateFlagsAreRead(t *testing.T) {
+	app := echoApp()
+	app.Commands = append(app.Commands, &cli.Command{Name: "count", Flags: []cli.Flag{
+		&cli.IntFlag{Name: "n"}, &cli.BoolFlag{Name: "header"}}})
+	for _, tc := range []struct{ in, want string }{
+		{"echo a.txt --strict", "echo --strict a.txt"},
+		{"echo --strict a.txt", "echo --strict a.txt"},
+		{"echo a.txt --shard 1/2 b.txt", "echo --shard 1/2 a.txt b.txt"},
+		{"echo a.txt --shard=1/2", "echo --shard=1/2 a.txt"},
+		{"echo --strict count x.txt --n 5 --header y.txt", "echo --strict count --n 5 --header x.txt y.txt"},
+		{"echo count x.txt -- --n 5", "echo count x.txt -- --n 5"},
+		{"echo a.txt - --tsv", "echo --tsv a.txt -"},
+	} {
+		if got := strings.Join(permute(app, strings.Fields(tc.in)), " "); got != tc.want {
+			t.Errorf("permute(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// End to end: a file named before --strict still runs strictly.
+	dir := t.TempDir()
+	f := filepath.Join(dir, "in.txt")
+	os.WriteFile(f, []byte("http://a/reject\nhttp://b/\n"), 0o644)
+	if code, out, _ := run(t, "", f, "--strict"); code != ExitFailure || out != "" {
+		t.Errorf("late --strict ignored: exit %d, out %q", code, out)
+	}
+}
