@@ -112,6 +112,22 @@ func rankInput(c *cli.Context, files []string, keepURLs bool) (*ranked, error) {
 		set.clean()
 		return nil, err
 	}
+	if c.String("state") == "" {
+		// Limits are rounded down per slot; only the state file carries the
+		// fractions over, so without it a slow host would never be crawled.
+		starved, example := 0, ""
+		for h, k := range ps.HostRate {
+			if k*slot < 1 && res.HostCandidates[h] > 0 {
+				if starved == 0 {
+					example = ps.HostNames[h]
+				}
+				starved++
+			}
+		}
+		if starved > 0 {
+			warnf(c, "%d hosts (e.g. %s) allow less than one crawl per slot: without --state they get none; give --state or a longer --slot", starved, example)
+		}
+	}
 	return &ranked{set: set, res: res, state: state, slot: slot}, nil
 }
 
