@@ -118,7 +118,8 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	}}
 	set.opt = recrawl.PageOptions{Now: now, WeightField: c.String("weight-field"),
 		DefaultWeight: c.Float64("default-weight"), DefaultChangeRate: c.Float64("default-change-rate")}
-	if set.files, set.clean, err = spool(files, clikit.EnvOf(c).Stdin); err != nil {
+	var names *strings.Replacer
+	if set.files, set.clean, names, err = spool(files, clikit.EnvOf(c).Stdin); err != nil {
 		return nil, err
 	}
 	in, err := clikit.Input(c)
@@ -126,6 +127,7 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 		set.clean()
 		return nil, err
 	}
+	in.Stderr = renaming{in.Stderr, names}
 	bar := clikit.Progress(c, clikit.InputSize(set.files), "recrawl: reading pages", true)
 	clikit.TrackInput(in, bar)
 	ordinal := 0
@@ -200,43 +202,81 @@ func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *recor
 	})
 }
 
-// spool returns files to read twice: the named files, or standard input
-// copied to a temporary file.
-func spool(files []string, stdin io.Reader) ([]string, func(), error) {
-	needs := len(files) == 0
-	for _, f := range files {
-		if f == "-" {
-			needs = true
-		}
-	}
-	if !needs {
-		return files, func() {}, nil
-	}
-	tmp, err := os.CreateTemp("", "recrawl-stdin-*")
-	if err != nil {
-		return nil, nil, err
-	}
-	clean := func() { os.Remove(tmp.Name()) }
-	if _, err := io.Copy(tmp, stdin); err != nil {
-		tmp.Close()
-		clean()
-		return nil, nil, fmt.Errorf("reading stdin: %v", err)
-	}
-	if err := tmp.Close(); err != nil {
-		clean()
-		return nil, nil, err
-	}
+// spool returns files to read twice: the named regular files as they are,
+// standard input ("-" or no names) and pipes (<(...), /dev/stdin) copied to
+// temporary files. names rewrites the temporary names in error messages
+// back to what the user gave.
+func spool(files []string, stdin io.Reader) (out []string, clean func(), names *strings.Replacer, err error) {
 	if len(files) == 0 {
-		return []string{tmp.Name()}, clean, nil
+		files = []string{"-"}
 	}
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = f
-		if f == "-" {
-			out[i] = tmp.Name()
+	var tmps []string
+	clean = func() {
+		for _, t := range tmps {
+			os.Remove(t)
 		}
 	}
-	return out, clean, nil
+	var pairs []string
+	for _, f := range files {
+		if f != "-" {
+			if st, err := os.Stat(f); err != nil || st.Mode().IsRegular() {
+				out = append(out, f) // a missing file is reported when read
+				continue
+			}
+		}
+		tmp, err := os.CreateTemp("", "recrawl-input-*")
+		if err != nil {
+			clean()
+			return nil, nil, nil, err
+		}
+		tmps = append(tmps, tmp.Name())
+		var src io.Reader = stdin
+		if f != "-" {
+			in, err := os.Open(f)
+			if err != nil {
+				tmp.Close()
+				clean()
+				return nil, nil, nil, err
+			}
+			defer in.Close()
+			src = in
+		}
+		_, err = io.Copy(tmp, src)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			clean()
+			return nil, nil, nil, fmt.Errorf("reading %s: %v", displayName(f), err)
+		}
+		out = append(out, tmp.Name())
+		if f == "-" {
+			pairs = append(pairs, tmp.Name()+": ", "")
+		} else {
+			pairs = append(pairs, tmp.Name(), f)
+		}
+	}
+	return out, clean, strings.NewReplacer(pairs...), nil
+}
+
+func displayName(f string) string {
+	if f == "-" {
+		return "stdin"
+	}
+	return f
+}
+
+// renaming rewrites temporary file names in what is written through it.
+type renaming struct {
+	w     io.Writer
+	names *strings.Replacer
+}
+
+func (r renaming) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, r.names.Replace(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // readHostRates reads host<TAB>rate lines or NDJSON {"host":..,"host_rate":..}.
