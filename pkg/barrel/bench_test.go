@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -66,7 +67,8 @@ func BenchmarkVsBleve(b *testing.B) {
 		root := b.TempDir()
 		// barrel
 		bdir := filepath.Join(root, "barrel")
-		t0 := time.Now()
+		runtime.GC()
+		c0, t0 := processCPU(), time.Now()
 		bl, err := NewBuilder(bdir, Options{})
 		if err != nil {
 			b.Fatal(err)
@@ -80,14 +82,15 @@ func BenchmarkVsBleve(b *testing.B) {
 			b.Fatal(err)
 		}
 		bl.Close()
-		barrelTime := time.Since(t0)
+		barrelTime, barrelCPU := time.Since(t0), processCPU()-c0
 		st := bl.Stats
 		b.Logf("barrel commit: wait %v anchors %v sort %v finish %v", st.WaitTime, st.AnchorTime, st.SortTime, st.FinishTime)
 		barrelSize := dirSize(bdir)
 
 		// bleve
 		vdir := filepath.Join(root, "bleve")
-		t0 = time.Now()
+		runtime.GC()
+		c0, t0 = processCPU(), time.Now()
 		vi, err := bleve.New(vdir, bleve.NewIndexMapping())
 		if err != nil {
 			b.Fatal(err)
@@ -110,7 +113,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		if err := vi.Close(); err != nil { // waits for merges: the index is complete on disk
 			b.Fatal(err)
 		}
-		bleveTime := time.Since(t0)
+		bleveTime, bleveCPU := time.Since(t0), processCPU()-c0
 		bleveSize := dirSize(vdir)
 
 		// queries
@@ -161,6 +164,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		b.ReportMetric(n/barrelTime.Seconds(), "barrel-docs/s")
 		b.ReportMetric(n/bleveTime.Seconds(), "bleve-docs/s")
 		b.ReportMetric(bleveTime.Seconds()/barrelTime.Seconds(), "speedup")
+		b.ReportMetric(bleveCPU.Seconds()/barrelCPU.Seconds(), "cpu-speedup")
 		b.ReportMetric(float64(barrelSize)/float64(bleveSize), "size-ratio")
 		b.ReportMetric(float64(percentile(lat, 0.5).Microseconds()), "p50-µs")
 		b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
@@ -170,6 +174,8 @@ func BenchmarkVsBleve(b *testing.B) {
 		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (%d with results)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found)
 		fmt.Fprintf(&sb, "index:   barrel %.2fs (%.0f docs/s)  bleve %.2fs (%.0f docs/s)  speedup %.2fx\n",
 			barrelTime.Seconds(), n/barrelTime.Seconds(), bleveTime.Seconds(), n/bleveTime.Seconds(), bleveTime.Seconds()/barrelTime.Seconds())
+		fmt.Fprintf(&sb, "index CPU time (all threads): barrel %.2fs  bleve %.2fs  ratio %.2fx\n",
+			barrelCPU.Seconds(), bleveCPU.Seconds(), bleveCPU.Seconds()/barrelCPU.Seconds())
 		fmt.Fprintf(&sb, "size:    barrel %.1f MB  bleve %.1f MB  ratio %.2f\n", float64(barrelSize)/1e6, float64(bleveSize)/1e6, float64(barrelSize)/float64(bleveSize))
 		fmt.Fprintf(&sb, "query:   barrel p50 %v p99 %v | with snippets p50 %v p99 %v | bleve p50 %v p99 %v\n",
 			percentile(lat, 0.5), percentile(lat, 0.99), percentile(latSnip, 0.5), percentile(latSnip, 0.99),
