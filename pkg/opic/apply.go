@@ -12,8 +12,8 @@ func (s *State) AddItem(it Item) {
 
 // Update applies one item of a batch to an adaptive OPIC state: a record
 // with fetched_at is a visit (its links replace the page's links, new
-// pages are discovered at its time); anything else only adds pages and
-// links.
+// pages are discovered at its time; a record without links keeps the
+// links known); anything else only adds pages and links.
 func (s *State) Update(it Item) {
 	if it.Kind != RecordItem || it.FetchedAt.IsZero() {
 		s.AddItem(it)
@@ -21,11 +21,13 @@ func (s *State) Update(it Item) {
 	}
 	t := it.FetchedAt.Unix()
 	id := s.addPageAt(it.URL, t)
-	links := make([]uint32, len(it.Links))
-	for k, l := range it.Links {
-		links[k] = s.addPageAt(l, t)
+	if it.HasLinks {
+		links := make([]uint32, len(it.Links))
+		for k, l := range it.Links {
+			links[k] = s.addPageAt(l, t)
+		}
+		s.SetLinks(id, links)
 	}
-	s.SetLinks(id, links)
 	s.Visit(id, t)
 }
 

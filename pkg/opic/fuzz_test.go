@@ -31,7 +31,7 @@ func FuzzParseLine(f *testing.F) {
 // panic; a decoded state encodes back to the same bytes.
 func FuzzStateDecode(f *testing.F) {
 	s := New(0.85)
-	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://b/", "http://c/"}, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
+	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://b/", "http://c/"}, HasLinks: true, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
 	good, _ := s.MarshalBinary()
 	f.Add(good)
 	f.Add(good[:len(good)/2])
@@ -53,7 +53,7 @@ func FuzzStateDecode(f *testing.F) {
 // error, and a decoded state is usable.
 func FuzzStatePayload(f *testing.F) {
 	s := New(0.85)
-	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://b/", "http://c/"}, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
+	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://b/", "http://c/"}, HasLinks: true, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
 	good, _ := s.MarshalBinary()
 	f.Add(good[headerLen : len(good)-4])
 	f.Add([]byte{})

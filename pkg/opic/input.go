@@ -15,6 +15,10 @@ type Item struct {
 	Kind  Kind
 	URL   string   // the page (the edge's source)
 	Links []string // the edge's target, or the record's links
+	// HasLinks tells whether Links is known: false for a record without
+	// "links" (a failed fetch, a 304 Not Modified), whose page keeps the
+	// links it had.
+	HasLinks bool
 	// FetchedAt is the record's fetched_at; zero if it has none.
 	FetchedAt time.Time
 	// Record is the parsed record of a RecordItem or PageItem.
@@ -54,6 +58,7 @@ func ParseLine(line []byte) (Item, error) {
 		return it, nil
 	}
 	if rec.Has("links") && !rec.IsNull("links") {
+		it.HasLinks = true
 		if _, err := rec.Decode("links", &it.Links); err != nil {
 			return Item{}, fmt.Errorf(`"links" is not a list of strings: %v`, err)
 		}
@@ -68,6 +73,7 @@ func ParseLine(line []byte) (Item, error) {
 		it.Links = it.Links[:k]
 	} else if f, ok := rec.String("final_url"); ok && f != "" && f != it.URL {
 		it.Links = []string{f} // a redirect is the page's one link
+		it.HasLinks = true
 	}
 	if rec.Has("fetched_at") && !rec.IsNull("fetched_at") {
 		ft, _, err := rec.Time("fetched_at")
@@ -88,7 +94,7 @@ func parseEdge(t []byte) (Item, error) {
 	if len(src) == 0 || len(dst) == 0 {
 		return Item{}, errors.New("edge line with an empty source or target, want src<TAB>dst")
 	}
-	return Item{Kind: EdgeItem, URL: string(src), Links: []string{string(dst)}}, nil
+	return Item{Kind: EdgeItem, URL: string(src), Links: []string{string(dst)}, HasLinks: true}, nil
 }
 
 // Host returns the host the item is sharded by: the record's (see

@@ -82,7 +82,7 @@ func TestSelfLoopsAndDuplicatesCountOnce(t *testing.T) {
 // and stays in the frontier until fetched.
 func TestLinksToUnknownPages(t *testing.T) {
 	s := New(0.85)
-	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://new/"}, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
+	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://new/"}, HasLinks: true, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
 	id, ok := s.Lookup("http://new/")
 	if !ok || s.Len() != 2 {
 		t.Fatalf("unknown target not added: %d pages", s.Len())
@@ -146,5 +146,35 @@ func TestPageWithThousandsOfLinks(t *testing.T) {
 	}
 	if len(s.Links(hub)) != 5000 {
 		t.Errorf("%d links", len(s.Links(hub)))
+	}
+}
+
+// A fetch without links (a 304 Not Modified, a failed fetch) keeps the
+// links the page had; an explicit empty list clears them.
+func TestRecordWithoutLinksKeepsLinks(t *testing.T) {
+	s := New(0.85)
+	parse := func(line string) Item {
+		it, err := ParseLine([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it
+	}
+	s.Update(parse(`{"url":"http://a/","status":200,"fetched_at":"2026-11-01T00:00:00Z","links":["http://b/","http://c/"]}`))
+	a, _ := s.Lookup("http://a/")
+	s.Update(parse(`{"url":"http://a/","status":304,"fetched_at":"2026-11-02T00:00:00Z"}`))
+	if n := len(s.Links(a)); n != 2 {
+		t.Errorf("after a 304: %d links, want the 2 known", n)
+	}
+	s.Update(parse(`{"url":"http://a/","status":500,"fetched_at":"2026-11-03T00:00:00Z","error":"server error"}`))
+	if n := len(s.Links(a)); n != 2 {
+		t.Errorf("after a failed fetch: %d links, want the 2 known", n)
+	}
+	if v := s.Page(a).Visits; v != 3 {
+		t.Errorf("%d visits, want 3", v)
+	}
+	s.Update(parse(`{"url":"http://a/","status":200,"fetched_at":"2026-11-04T00:00:00Z","links":[]}`))
+	if n := len(s.Links(a)); n != 0 {
+		t.Errorf("after an empty list: %d links, want 0", n)
 	}
 }

@@ -24,9 +24,9 @@ func sampleState(t *testing.T) *State {
 	s.Window = 720 * time.Hour
 	s.ShardI, s.ShardN = 1, 4
 	s.Update(Item{Kind: PageItem, URL: "http://a/"})
-	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://a/x", "http://b/", "http://a/"},
+	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://a/x", "http://b/", "http://a/"}, HasLinks: true,
 		FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
-	s.Update(Item{Kind: RecordItem, URL: "http://b/", Links: []string{"http://a/", "http://c/"},
+	s.Update(Item{Kind: RecordItem, URL: "http://b/", Links: []string{"http://a/", "http://c/"}, HasLinks: true,
 		FetchedAt: fetchedAt("2026-11-02T00:00:00Z")})
 	s.Update(Item{Kind: EdgeItem, URL: "http://c/", Links: []string{"http://a/x"}})
 	s.Settle()
@@ -35,6 +35,9 @@ func sampleState(t *testing.T) *State {
 
 func TestStateRoundTrip(t *testing.T) {
 	s := sampleState(t)
+	if s.Len() != 5 || s.Edges() != 5 {
+		t.Fatalf("sample state: %d pages, %d links, want 5 and 5", s.Len(), s.Edges())
+	}
 	data, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)

@@ -233,8 +233,9 @@ that time; its links replace the page's links, and new pages are discovered.
 With the time window T, a visit S after the page's previous one sets its history
 H <- H(1 - S/T) + C when S < T, else H <- C*T/S (adaptive OPIC); --window 0
 keeps all history. Records without fetched_at, plain URLs (seeds) and
-src<TAB>dst edges add pages and links without a visit. A failed fetch (no
-links) hands the page's cash to the virtual page.
+src<TAB>dst edges add pages and links without a visit. A record without
+"links" (a failed fetch, a 304) is a visit that keeps the page's known links;
+a page with no known links hands its cash to the virtual page.
 
 The state is written crash-safely (a temporary file, fsync, rename): an
 interrupted or failed run leaves the previous state untouched. FILE.lock
