@@ -35,8 +35,8 @@ func sampleState(t *testing.T) *State {
 
 func TestStateRoundTrip(t *testing.T) {
 	s := sampleState(t)
-	if s.Len() != 5 || s.Edges() != 5 {
-		t.Fatalf("sample state: %d pages, %d links, want 5 and 5", s.Len(), s.Edges())
+	if s.Len() != 4 || s.Edges() != 5 {
+		t.Fatalf("sample state: %d pages, %d links, want 4 and 5", s.Len(), s.Edges())
 	}
 	data, err := s.MarshalBinary()
 	if err != nil {
