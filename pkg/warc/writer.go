@@ -60,11 +60,15 @@ type Writer struct {
 	closed bool
 }
 
+// smallRecord is the size under which a record is Huffman-coded only.
+const smallRecord = 2048
+
 type encoder struct {
-	buf bytes.Buffer
-	zw  *gzip.Writer
-	hdr []byte
-	blk []byte
+	buf   bytes.Buffer
+	zw    *gzip.Writer
+	small *gzip.Writer
+	hdr   []byte
+	blk   []byte
 }
 
 // Create returns a Writer on opts.Dir. No file is created before the first
@@ -198,11 +202,20 @@ func (w *Writer) encode(e *encoder, r *Record) error {
 	}
 	e.hdr = appendHeader(e.hdr[:0], version, h)
 	e.buf.Reset()
-	e.zw.Reset(&e.buf)
-	e.zw.Write(e.hdr)
-	e.zw.Write(e.blk)
-	e.zw.Write([]byte("\r\n\r\n"))
-	return e.zw.Close()
+	zw := e.zw
+	if len(e.hdr)+len(e.blk) < smallRecord {
+		// A small record (a request) does not repay building match
+		// tables: Huffman coding alone is several times cheaper.
+		if e.small == nil {
+			e.small, _ = gzip.NewWriterLevel(io.Discard, gzip.HuffmanOnly)
+		}
+		zw = e.small
+	}
+	zw.Reset(&e.buf)
+	zw.Write(e.hdr)
+	zw.Write(e.blk)
+	zw.Write([]byte("\r\n\r\n"))
+	return zw.Close()
 }
 
 // appendHeader renders the version line and fields; CR and LF in names or
