@@ -90,6 +90,34 @@ func (fs *forwardSet) close() {
 	}
 }
 
+// eachForwardBytes calls fn for every word entry of a forward barrel held
+// in memory.
+func eachForwardBytes(b []byte, fn func(doc, rel uint32, hits []byte)) error {
+	for p := 0; p < len(b); {
+		if p+4 > len(b) {
+			return corrupt("forward barrel: truncated")
+		}
+		doc := binary.BigEndian.Uint32(b[p:])
+		p += 4
+		for {
+			rel, n, size, err := hit.ReadForward(b[p:])
+			if err != nil {
+				return corrupt("forward barrel: %v", err)
+			}
+			p += size
+			if rel == hit.EndOfDoc {
+				break
+			}
+			if p+2*n > len(b) {
+				return corrupt("forward barrel: truncated")
+			}
+			fn(doc, rel, b[p:p+2*n])
+			p += 2 * n
+		}
+	}
+	return nil
+}
+
 // eachForward calls fn for every word entry of a forward barrel file.
 func eachForward(path string, fn func(doc, rel uint32, hits []byte)) error {
 	f, err := os.Open(path)
@@ -372,9 +400,13 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 	if err != nil {
 		return err
 	}
+	var whole []byte // the forward barrel, when it fits the budget
 	if st.Size()*3 <= budget {
 		if count > 0 {
 			size[0] = st.Size() * 3
+		}
+		if whole, err = os.ReadFile(fwdPath); err != nil {
+			return err
 		}
 	} else if err := eachForward(fwdPath, func(doc, rel uint32, hits []byte) {
 		if int(rel) < count {
@@ -403,7 +435,7 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 		if used > 0 {
 			var seq uint32
 			var bad error
-			err := eachForward(fwdPath, func(doc, rel uint32, h []byte) {
+			collect := func(doc, rel uint32, h []byte) {
 				if int(rel) < lo || int(rel) >= hi {
 					return
 				}
@@ -414,7 +446,13 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 				items = append(items, basketItem{rel: rel, doc: doc, seq: seq, off: uint32(len(hits)), n: uint32(len(h) / 2)})
 				hits = append(hits, h...)
 				seq++
-			})
+			}
+			var err error
+			if whole != nil {
+				err = eachForwardBytes(whole, collect)
+			} else {
+				err = eachForward(fwdPath, collect)
+			}
 			if err == nil {
 				err = bad
 			}
@@ -478,11 +516,34 @@ func sortBasket(items, buf []basketItem, lo, hi int) []basketItem {
 		out[next[r]] = it
 		next[r]++
 	}
+	var tmp []basketItem
 	for r := 0; r+1 < len(start); r++ {
 		g := out[start[r]:start[r+1]]
-		if !slices.IsSortedFunc(g, func(x, y basketItem) int { return cmpU32(x.doc, y.doc) }) {
-			slices.SortStableFunc(g, func(x, y basketItem) int { return cmpU32(x.doc, y.doc) })
+		if len(g) < 2 {
+			continue
 		}
+		// Entries of a word arrive as a run of pages in docID order, then a
+		// run of anchor entries by target: merge two runs in one pass.
+		cut := 1
+		for cut < len(g) && g[cut-1].doc <= g[cut].doc {
+			cut++
+		}
+		if cut == len(g) {
+			continue
+		}
+		if slices.IsSortedFunc(g[cut:], func(x, y basketItem) int { return cmpU32(x.doc, y.doc) }) {
+			tmp = append(tmp[:0], g...)
+			a, b := tmp[:cut], tmp[cut:]
+			for k := range g {
+				if len(b) == 0 || len(a) > 0 && a[0].doc <= b[0].doc {
+					g[k], a = a[0], a[1:]
+				} else {
+					g[k], b = b[0], b[1:]
+				}
+			}
+			continue
+		}
+		slices.SortStableFunc(g, func(x, y basketItem) int { return cmpU32(x.doc, y.doc) })
 	}
 	return out
 }
