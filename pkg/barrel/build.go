@@ -79,6 +79,7 @@ type Builder struct {
 	keys    []uint64
 	hits    []hit.Hit
 	words   []wordHits
+	sorted  []hit.Hit
 	recbuf  []byte
 	Stats   Stats
 	done    bool
@@ -458,7 +459,8 @@ func (b *Builder) flushHits(doc uint32) error {
 	}
 	slices.Sort(b.keys)
 	b.words = b.words[:0]
-	sorted := make([]hit.Hit, len(b.keys))
+	b.sorted = slices.Grow(b.sorted[:0], len(b.keys))[:len(b.keys)]
+	sorted := b.sorted
 	for i, k := range b.keys {
 		sorted[i] = b.hits[uint32(k)]
 	}
@@ -626,7 +628,11 @@ func (b *Builder) Commit() error {
 		}
 	}
 	// Anchor text as hits of the page it points to.
-	perDoc := map[uint32][]uint64{}
+	type anchorWord struct {
+		to  uint32
+		key uint64 // wordID<<32 | index in ahits
+	}
+	var awords []anchorWord
 	var ahits []hit.Hit
 	err = eachAnchor(anchorData, func(from, to uint32, fromOff uint64, text []byte) error {
 		if !dirty.has(to) || b.docs[from].RepoOff != fromOff {
@@ -643,7 +649,7 @@ func (b *Builder) Commit() error {
 			if isNew {
 				b.newWords++
 			}
-			perDoc[to] = append(perDoc[to], uint64(id)<<32|uint64(len(ahits)))
+			awords = append(awords, anchorWord{to, uint64(id)<<32 | uint64(len(ahits))})
 			ahits = append(ahits, hit.AnchorHit(capital, pos, from))
 			pos++
 		})
@@ -652,19 +658,28 @@ func (b *Builder) Commit() error {
 	if err != nil {
 		return err
 	}
-	targets := make([]uint32, 0, len(perDoc))
-	for d := range perDoc {
-		targets = append(targets, d)
-	}
-	slices.Sort(targets)
-	for _, d := range targets {
+	slices.SortFunc(awords, func(x, y anchorWord) int {
+		if x.to != y.to {
+			return cmpU32(x.to, y.to)
+		}
+		switch {
+		case x.key < y.key:
+			return -1
+		case x.key > y.key:
+			return 1
+		}
+		return 0
+	})
+	for i := 0; i < len(awords); {
+		to := awords[i].to
 		b.keys = b.keys[:0]
 		b.hits = b.hits[:0]
-		for _, k := range perDoc[d] {
+		for ; i < len(awords) && awords[i].to == to; i++ {
+			k := awords[i].key
 			b.keys = append(b.keys, k&^0xffffffff|uint64(len(b.hits)))
 			b.hits = append(b.hits, ahits[uint32(k)])
 		}
-		if err := b.flushHits(d); err != nil {
+		if err := b.flushHits(to); err != nil {
 			return err
 		}
 	}
