@@ -92,8 +92,9 @@ done
 # WALL (s), CPU (user + system s) and RSS (peak, MB).
 timed() {
   local name=$1; shift
-  /usr/bin/time -v -o "$tmp/$name.time" "$@"
+  /usr/bin/time -v -o "$tmp/$name.time" "$@" || echo "fetch-bench: $name: $1 exited with status $?" >&2
   readtime "$name"
+  kill -0 "$nginx_pid" 2>/dev/null || { echo "fetch-bench: nginx died during $name" >&2; exit 1; }
 }
 readtime() {
   WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$tmp/$1.time")
