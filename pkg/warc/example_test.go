@@ -34,7 +34,7 @@ func Example() {
 		if err == io.EOF {
 			break
 		}
-		fmt.Println(rec.Type(), rec.TargetURI())
+		fmt.Println(strings.TrimSpace(rec.Type() + " " + rec.TargetURI()))
 	}
 
 	rec, _ := warc.ReadAt(locs[0].File, locs[0].Offset)
