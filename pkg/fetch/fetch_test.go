@@ -706,3 +706,32 @@ func TestRetryAfterParse(t *testing.T) {
 		}
 	}
 }
+
+// robots.txt is cached for RobotsTTL and fetched again after it; a huge
+// Crawl-delay is capped by MaxCrawlDelay.
+func TestRobotsTTLAndDelayCap(t *testing.T) {
+	h := newHost(t, "127.0.0.47", pageHandler("User-agent: *\nCrawl-delay: 30\n"))
+	cfg := testConfig()
+	cfg.RobotsTTL = 250 * time.Millisecond
+	cfg.MaxCrawlDelay = 150 * time.Millisecond
+	var inputs []string
+	for i := 0; i < 6; i++ {
+		inputs = append(inputs, h.url(fmt.Sprintf("/%d", i)))
+	}
+	start := time.Now()
+	out := runFetch(t, cfg, inputs...)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v: Crawl-delay 30 not capped", d)
+	}
+	if g := h.minGap(); g < 150*time.Millisecond {
+		t.Errorf("gap %v under the capped delay", g)
+	}
+	if n := h.requested("/robots.txt"); n < 2 {
+		t.Errorf("robots.txt fetched %d times in a run longer than its TTL", n)
+	}
+	for u, e := range out {
+		if num(e.rec, "status") != 200 {
+			t.Errorf("%s: %s", u, e.rec.AppendJSON(nil))
+		}
+	}
+}
