@@ -42,12 +42,11 @@ and full inverted barrels, and a searcher ranking by type, proximity and
 PageRank. Each build adds a batch to the index; see docs/barrel.md.
 
 Example:
-   $ fetch --warc-dir warc < seeds.txt > fetched.ndjson
-   $ barrel build --index idx fetched.ndjson
-   barrel: batch 1: 530 added, 0 unchanged, 12407 anchors; 530 pages, 1261 docIDs, 17209 words
+   $ barrel build --index idx fetched.ndjson     # fetch records + their WARC files
+   barrel: batch 1: 530 added, 0 re-indexed, 0 unchanged, 0 skipped, 163187 anchors; 530 pages, 4707 docIDs, 26583 words, 1.3s
    $ barrel search --index idx --n 1 json encoder
-   {"doc_id":212,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — ...",
-    "score":71.3,"snippet":"... <b>json</b> <b>encoder</b> and decoder ..."}`
+   {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — Python 3.11.2
+    documentation","score":318.0599,"snippet":"Table of Contents <b>json</b> — <b>JSON</b> <b>encoder</b> and decoder ..."}`
 	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), getCommand(), statsCommand(), evalCommand()}
 	return app
 }
@@ -318,8 +317,8 @@ stderr).
 
 Example:
    $ barrel search --index idx --n 2 'json encoder'
-   {"doc_id":212,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — ...",...}
-   {"doc_id":88,"url":"http://docs.test/whatsnew/2.6.html",...}`,
+   {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — ...",...}
+   {"doc_id":525,"url":"http://docs.test/whatsnew/3.6.html",...}`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.IntFlag{Name: "n", Value: 10, Usage: "number of results"},
 			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, proximity bins, IR, PageRank)"},
@@ -393,8 +392,8 @@ func getCommand() *cli.Command {
 
 Example:
    $ barrel get --index idx http://docs.test/library/json.html | head -3
-   $ barrel get --index idx --info 212
-   {"doc_id":212,"url":"http://docs.test/library/json.html","title":"json — ...","status":"fetched",...}`,
+   $ barrel get --index idx --info 307
+   {"url":"http://docs.test/library/json.html","doc_id":307,"title":"json — ...","status":"fetched",...}`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.BoolFlag{Name: "info", Usage: "print the document index entry as JSON"},
 		},
@@ -462,7 +461,7 @@ posting list first (exit 1 on damage).
 
 Example:
    $ barrel stats --index idx
-   {"generation":2,"batches":2,"pages":530,"doc_ids":1261,"words":17209,"bytes":4012551,...}`,
+   {"anchors_bytes":6126449,"batches":1,"bytes":23787576,"doc_ids":4707,...,"pages":530,...,"words":26583}`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.BoolFlag{Name: "barrels", Usage: "add per-barrel figures"},
 			&cli.BoolFlag{Name: "verify", Usage: "check every file and list before printing"},
@@ -524,7 +523,7 @@ the URL that did.
 
 Example:
    $ barrel eval --index idx
-   {"pages":530,"first":490,"ratio":0.9245,"no_title":0}`,
+   {"first":490,"no_title":0,"pages":530,"ratio":0.9245}`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.BoolFlag{Name: "misses", Usage: "list the pages not returned first"},
 		},
