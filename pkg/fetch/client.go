@@ -103,6 +103,8 @@ func newTransport(cfg *Config, res *resolver) *http.Transport {
 		MaxConnsPerHost:        cfg.PerHost + 1, // + a robots.txt fetch
 		IdleConnTimeout:        30 * time.Second,
 		MaxResponseHeaderBytes: 256 << 10,
+		ReadBufferSize:         32 << 10, // a small page in one read
+		WriteBufferSize:        8 << 10,
 		ForceAttemptHTTP2:      true,
 	}
 }
