@@ -313,7 +313,7 @@ type postingIter struct {
 func newPostingIter(list []byte) postingIter {
 	it := postingIter{prev: -1}
 	ns, k := binary.Uvarint(list)
-	if k <= 0 || ns > uint64(len(list))/8 {
+	if k <= 0 || ns > uint64(len(list)-k)/8 {
 		if len(list) > 0 {
 			it.err = corrupt("inverted list: bad skip table")
 		}

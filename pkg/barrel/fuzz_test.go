@@ -1,6 +1,8 @@
 package barrel
 
 import (
+	"encoding/binary"
+	"slices"
 	"testing"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
@@ -17,7 +19,13 @@ func FuzzDecoders(f *testing.F) {
 	list = hit.AppendHits(list, []hit.Hit{hit.Plain(true, 1, 4), hit.Fancy(false, hit.Title, 0)})
 	list = hit.AppendInverted(list, 9, 40)
 	list = hit.AppendHits(list, make([]hit.Hit, 40))
-	f.Add(list)
+	f.Add(appendList(nil, list, 2))
+	var many []byte
+	for d := range uint32(100) {
+		many = hit.AppendInverted(many, 3*d, 1)
+		many = hit.AppendHits(many, []hit.Hit{hit.Plain(false, 1, int(d))})
+	}
+	f.Add(appendList(nil, many, 100))
 	f.Add(encodeDocIndex([]DocEntry{{Status: StatusFetched, RepoOff: 0, InfoOff: 0, Rank: 0.5}}))
 	f.Add(encodeURLMap([]urlEntry{{1, 0}, {5, 0}}))
 	p := &ptrTable{}
@@ -38,6 +46,14 @@ func FuzzDecoders(f *testing.F) {
 				h := hit.At(it.hits, j)
 				_ = typeOf(h)
 				_ = h.Class()
+			}
+		}
+		sk := newPostingIter(b)
+		if sk.next() {
+			for _, target := range []uint32{sk.doc + 1, sk.doc + 100, 1 << 26} {
+				if sk.seek(target) && sk.doc < target {
+					t.Fatalf("seek(%d) stopped at %d", target, sk.doc)
+				}
 			}
 		}
 		if docs, err := decodeDocIndex(b, 1<<20, 1<<20); err == nil {
@@ -82,3 +98,39 @@ func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 var errShort = corrupt("short read")
+
+// TestSeek checks that seeking with the skip table lands where a linear
+// scan does.
+func TestSeek(t *testing.T) {
+	var postings []byte
+	var docs []uint32
+	for d := uint32(0); d < 5000; d += 1 + d%7 {
+		postings = hit.AppendInverted(postings, d, 1+int(d%40))
+		postings = hit.AppendHits(postings, make([]hit.Hit, 1+int(d%40)))
+		docs = append(docs, d)
+	}
+	list := appendList(nil, postings, uint32(len(docs)))
+	if n, _ := binary.Uvarint(list); n != uint64((len(docs)+skipEvery-1)/skipEvery) {
+		t.Fatalf("%d skip entries for %d postings", n, len(docs))
+	}
+	for _, step := range []uint32{1, 5, 33, 400, 2000} {
+		it := newPostingIter(list)
+		it.next()
+		for target := it.doc + step; ; target += step {
+			ok := it.seek(target)
+			i, _ := slices.BinarySearch(docs, target)
+			if !ok {
+				if i < len(docs) {
+					t.Fatalf("step %d: seek(%d) ended, want doc %d", step, target, docs[i])
+				}
+				break
+			}
+			if it.doc != docs[i] || it.n != 1+int(it.doc%40) {
+				t.Fatalf("step %d: seek(%d) = doc %d (%d hits), want %d", step, target, it.doc, it.n, docs[i])
+			}
+		}
+		if it.err != nil {
+			t.Fatal(it.err)
+		}
+	}
+}
