@@ -401,6 +401,7 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 		return err
 	}
 	var whole []byte // the forward barrel, when it fits the budget
+	var hitsCap, itemsCap int
 	if st.Size()*3 <= budget {
 		if count > 0 {
 			size[0] = st.Size() * 3
@@ -408,6 +409,7 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 		if whole, err = os.ReadFile(fwdPath); err != nil {
 			return err
 		}
+		hitsCap, itemsCap = len(whole), len(whole)/16+16
 	} else if err := eachForward(fwdPath, func(doc, rel uint32, hits []byte) {
 		if int(rel) < count {
 			size[rel] += int64(len(hits)) + 24
@@ -421,8 +423,8 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 	np.fullN[b] = make([]uint32, count)
 	shortBase, fullBase := short.n, full.n
 	oldCount := old.count(b)
-	var items, sorted []basketItem
-	var hits []byte
+	items, sorted := make([]basketItem, 0, itemsCap), []basketItem(nil)
+	hits := make([]byte, 0, hitsCap)
 	var buf, sbuf, lbuf []byte
 	var shits []hit.Hit
 	for lo := 0; lo < count; {

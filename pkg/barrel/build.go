@@ -257,6 +257,10 @@ func prepare(p *prepared, base *url.URL, body []byte, compress bool, doc *htmldo
 	p.title = doc.Title
 	p.words = len(doc.Words)
 	p.links = slices.Clone(doc.Links)
+	fancyGuess := len(p.title) + len(doc.Meta) + len(p.url)
+	p.keys = make([]byte, 0, doc.KeyBytes()+fancyGuess)
+	p.ends = make([]uint32, 0, len(doc.Words)+fancyGuess/4)
+	p.hits = make([]hit.Hit, 0, len(doc.Words)+fancyGuess/4)
 	for i := range doc.Words {
 		w := &doc.Words[i]
 		p.keys = append(p.keys, doc.Key(w)...)

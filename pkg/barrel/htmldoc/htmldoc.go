@@ -308,6 +308,9 @@ func (d *Doc) addText(t []byte, font uint8) {
 	})
 }
 
+// KeyBytes returns the total length of the words' keys.
+func (d *Doc) KeyBytes() int { return len(d.keys) }
+
 // Key returns the lower-cased form of w, a word of d.
 func (d *Doc) Key(w *Word) []byte { return d.keys[w.key0:w.key1:w.key1] }
 
