@@ -69,11 +69,11 @@ PY
 site_hosts=(); for i in $(seq 101 108); do site_hosts+=("127.0.0.$i"); done
 docs_hosts=(); for i in $(seq 121 124); do docs_hosts+=("127.0.0.$i"); done
 {
-  echo "worker_processes 2; worker_rlimit_nofile 65536; daemon off; pid $tmp/nginx.pid; error_log $tmp/nginx-error.log warn;"
+  echo "worker_processes 2; worker_rlimit_nofile 16384; daemon off; pid $tmp/nginx.pid; error_log $tmp/nginx-error.log warn;"
   echo "events { worker_connections 8192; }"
   echo "http {"
   echo "  access_log off; sendfile on; tcp_nopush on; tcp_nodelay on;"
-  echo "  keepalive_requests 1000000; keepalive_timeout 120s; open_file_cache max=10000 inactive=60s;"
+  echo "  keepalive_requests 1000000; keepalive_timeout 120s; open_file_cache max=8000 inactive=60s;"
   echo "  client_body_temp_path $tmp/nx-body; proxy_temp_path $tmp/nx-proxy; fastcgi_temp_path $tmp/nx-fcgi;"
   echo "  uwsgi_temp_path $tmp/nx-uwsgi; scgi_temp_path $tmp/nx-scgi;"
   echo "  types { text/html html; text/css css; application/javascript js; text/plain txt; } default_type application/octet-stream;"
