@@ -63,6 +63,7 @@ func pageFlags() []cli.Flag {
 		&cli.StringFlag{Name: "host-rates", Usage: "`FILE` of per-host limits: host<TAB>crawls per day, or NDJSON {\"host\",\"host_rate\"}"},
 		&cli.StringFlag{Name: "weight-field", Value: "weight", Usage: "record field holding the page value (e.g. importance, from opic)"},
 		&cli.Float64Flag{Name: "default-weight", Value: 1, Usage: "weight of a record without the weight field"},
+		&cli.StringFlag{Name: "weights", Usage: "take the weight field of pages that lack it from the records of `FILE` (e.g. opic show), scaled to mean 1"},
 		&cli.Float64Flag{Name: "default-change-rate", Usage: "change rate per day for records without change_rate (default: such a record is an error)"},
 		&cli.StringFlag{Name: "objective", Value: "freshness", Usage: "freshness (binary, the article) or harmonic (Kolobov et al. 2019)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print lambda_0 and each host's lambda_i on stderr"},
@@ -79,6 +80,54 @@ type pageSet struct {
 	now   time.Time
 	clean func()
 	good  bitset
+	// weights are the page values joined from --weights, by URL.
+	weights map[string]float64
+}
+
+// readWeights reads url and field from the records of a file (opic show's
+// output, say) and scales the values to mean 1, so that --default-weight 1
+// stands for an average page whatever the file's scale (opic's importance
+// sums to 1 over all pages).
+func readWeights(c *cli.Context, name, field string) (map[string]float64, error) {
+	in, err := clikit.Input(c)
+	if err != nil {
+		return nil, err
+	}
+	in.Shard = record.Shard{}
+	w := map[string]float64{}
+	var sum float64
+	err = in.Each(c.Context, []string{name}, func(r *record.Record) error {
+		v, ok, err := r.Float(field)
+		if err != nil {
+			return r.Errorf("%v", err)
+		}
+		if !ok || v < 0 {
+			return nil
+		}
+		w[r.URL()] = v
+		sum += v
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if sum > 0 {
+		scale := float64(len(w)) / sum
+		for u := range w {
+			w[u] *= scale
+		}
+	}
+	return w, nil
+}
+
+// applyWeight gives a record without the weight field its joined weight.
+func (set *pageSet) applyWeight(r *record.Record) {
+	if set.weights == nil || r.Has(set.opt.WeightField) {
+		return
+	}
+	if v, ok := set.weights[r.URL()]; ok {
+		r.SetFloat(set.opt.WeightField, v)
+	}
 }
 
 // loadPages reads every page record. Standard input is spooled to a
@@ -118,6 +167,11 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	}}
 	set.opt = recrawl.PageOptions{Now: now, WeightField: c.String("weight-field"),
 		DefaultWeight: c.Float64("default-weight"), DefaultChangeRate: c.Float64("default-change-rate")}
+	if name := c.String("weights"); name != "" {
+		if set.weights, err = readWeights(c, name, set.opt.WeightField); err != nil {
+			return nil, err
+		}
+	}
 	var names *strings.Replacer
 	if set.files, set.clean, names, err = spool(files, clikit.EnvOf(c).Stdin); err != nil {
 		return nil, err
@@ -141,6 +195,7 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 		if !in.Shard.Keeps(r) {
 			return nil
 		}
+		set.applyWeight(r)
 		p, err := recrawl.ParsePage(r, &set.opt)
 		if err != nil {
 			return r.Errorf("%v", err)
@@ -198,6 +253,7 @@ func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *recor
 			return err // the first pass parsed this line: the file changed
 		}
 		r.Line = n
+		set.applyWeight(r)
 		return fn(r, page)
 	})
 }
