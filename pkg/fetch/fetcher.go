@@ -613,7 +613,10 @@ func (f *Fetcher) writeInterrupted(rec *record.Record) error {
 	return f.emit(rec, CodeInterrupted, false)
 }
 
-// finish writes a record out with an error and no response.
+// finish writes a record out with an error and no response. A URL that was
+// tried gets fetched_at, when fetch gave up on it, so that a crawl loop
+// counts the attempt (an opic visit, say, after a robots refusal) and does
+// not offer it again at once; a URL that is no URL at all gets none.
 func (f *Fetcher) finish(rec *record.Record, it *item, cerr *codedError) error {
 	clearOwned(rec)
 	if it != nil && len(it.chain) > 0 {
@@ -627,6 +630,7 @@ func (f *Fetcher) finish(rec *record.Record, it *item, cerr *codedError) error {
 		if host := hostKey(it.u); host != "" {
 			rec.SetString("host", host)
 		}
+		rec.SetTime("fetched_at", time.Now())
 	}
 	rec.SetString("error", cerr.Error())
 	return f.emit(rec, cerr.code, false)

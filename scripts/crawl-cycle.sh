@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# One turn of the crawl loop (see ../shared/DESIGN.md) over a crawl directory,
+# made for cron:
+#
+#   select   the pages due again (recrawl rank, weighted by opic importance)
+#            plus the crawl frontier (opic next): candidates.ndjson
+#   filter   per host, sekitei segments of every URL known so far, with the
+#            lecture's quotas (good URLs from good.txt), and the candidates
+#            whose segment has quota left: todo.ndjson
+#   fetch    fetch them (WARC into DIR/warc): fetched.ndjson
+#   opic     update the OPIC state with the batch
+#   estimate change rates from the fetch history (recrawl estimate)
+#   index    add the batch to the barrel index
+#
+# Usage: scripts/crawl-cycle.sh DIR
+#
+# DIR holds seeds.txt (first turn), optionally good.txt (URLs users visit)
+# and crawl.conf (shell variables overriding the defaults below). Each turn
+# works in DIR/batches/<number>-<time>/; a step writes its output beside and renames it
+# in, then leaves a STEP.done mark, so a turn killed at any point resumes
+# where it stopped when run again, and a fetched URL is never fetched twice.
+# A lock stops two turns overlapping (exit 75, "try later"). Each step logs
+# what it did with counts to stderr and DIR/logs/cycle.log. Exit status 0
+# means the turn completed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+dir=${1:?usage: crawl-cycle.sh DIR}
+dir=$(cd "$dir" && pwd)
+
+# Settings (override in DIR/crawl.conf).
+BIN=${CRAWLKIT_BIN:-$here/bin}
+FRONTIER_N=500    # new or due pages taken from opic's frontier per turn
+RECRAWL_N=200     # pages taken from recrawl's ranking per turn
+MIN_AGE=24h       # opic next: a fetched page is due again after this
+SITE_QUOTA=0      # sekitei: pages per host for the whole crawl (0: no filter)
+MIN_QUOTA=20      # sekitei: the least quota of a segment
+FETCH_ARGS=""     # e.g. --delay 1s --workers 64
+OPIC_ARGS="--window 720h"
+RECRAWL_ARGS="--default-change-rate 0.2"
+[[ -f "$dir/crawl.conf" ]] && source "$dir/crawl.conf"
+
+state=$dir/state
+mkdir -p "$state/history" "$dir/batches" "$dir/logs" "$dir/warc"
+log=$dir/logs/cycle.log
+say() { printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" | tee -a "$log" >&2; }
+count() { if [[ -f "$1" ]]; then grep -c . "$1" || true; else echo 0; fi; }
+
+for tool in fetch opic recrawl sekitei barrel; do
+  if [[ ! -x "$BIN/$tool" ]]; then
+    (cd "$here" && go build -o "$BIN/$tool" "./cmd/$tool")
+  fi
+done
+
+exec 9>"$dir/lock"
+if ! flock -n 9; then
+  say "another turn is running on $dir"
+  exit 75
+fi
+
+# Resume the newest unfinished turn, or start one.
+batch=""
+for b in "$dir"/batches/*/; do
+  [[ -d "$b" && ! -f "$b/DONE" ]] && batch=${b%/}
+done
+if [[ -z "$batch" ]]; then
+  turns=$(find "$dir/batches" -mindepth 1 -maxdepth 1 -type d | wc -l)
+  batch=$dir/batches/$(printf '%06d' $((turns + 1)))-$(date -u +%Y%m%dT%H%M%SZ)
+  mkdir -p "$batch"
+  say "turn $(basename "$batch"): start"
+else
+  say "turn $(basename "$batch"): resume"
+fi
+
+step() {
+  local name=$1
+  shift
+  if [[ -f "$batch/$name.done" ]]; then
+    say "$name: done before"
+    return
+  fi
+  "$@"
+  touch "$batch/$name.done"
+}
+
+# unique_urls keeps the first record of each url (records start with "url").
+unique_urls() { awk 'match($0, /"url":"([^"\\]|\\.)*"/) { u = substr($0, RSTART, RLENGTH) } !seen[u]++'; }
+
+select_pages() {
+  local opic_state=$state/opic.state
+  if [[ -f "$opic_state" ]]; then
+    "$BIN/opic" next --state "$opic_state" --n "$FRONTIER_N" --min-age "$MIN_AGE" > "$batch/frontier.tmp"
+  else
+    cp "$dir/seeds.txt" "$batch/frontier.tmp"
+  fi
+  : > "$batch/due.tmp"
+  if [[ -s "$state/pages.ndjson" ]]; then
+    "$BIN/opic" show --state "$opic_state" > "$batch/importance.tmp"
+    # shellcheck disable=SC2086
+    "$BIN/recrawl" rank --state "$state/recrawl.state" --n "$RECRAWL_N" $RECRAWL_ARGS \
+      --weight-field importance --weights "$batch/importance.tmp" "$state/pages.ndjson" > "$batch/due.tmp"
+    rm -f "$batch/importance.tmp"
+  fi
+  cat "$batch/due.tmp" "$batch/frontier.tmp" | unique_urls > "$batch/candidates.tmp"
+  mv "$batch/due.tmp" "$batch/due.ndjson"
+  mv "$batch/frontier.tmp" "$batch/frontier.ndjson"
+  mv "$batch/candidates.tmp" "$batch/candidates.ndjson"
+  say "select: $(count "$batch/due.ndjson") due (recrawl), $(count "$batch/frontier.ndjson") from the frontier (opic), $(count "$batch/candidates.ndjson") candidates"
+}
+
+filter_pages() {
+  if [[ "$SITE_QUOTA" -le 0 || ! -f "$state/opic.state" ]]; then
+    cp "$batch/candidates.ndjson" "$batch/todo.tmp"
+    mv "$batch/todo.tmp" "$batch/todo.ndjson"
+    say "filter: off (SITE_QUOTA=0 or first turn), $(count "$batch/todo.ndjson") to fetch"
+    return
+  fi
+  # Segments of every URL known so far, good ones marked, with quotas.
+  local good=/dev/null
+  [[ -f "$dir/good.txt" ]] && good=$dir/good.txt
+  "$BIN/opic" show --state "$state/opic.state" |
+    awk -v goodfile="$good" 'BEGIN { while ((getline g < goodfile) > 0) good["\"url\":\"" g "\""] = 1 }
+      match($0, /"url":"([^"\\]|\\.)*"/) { u = substr($0, RSTART, RLENGTH); print "{" u (u in good ? ",\"good\":true" : "") "}" }' \
+    > "$batch/known.tmp"
+  "$BIN/sekitei" segments --site-quota "$SITE_QUOTA" --min-quota "$MIN_QUOTA" "$batch/known.tmp" > "$batch/segments.tmp"
+  if [[ ! -s "$batch/segments.tmp" ]]; then
+    rm -f "$batch/known.tmp" "$batch/segments.tmp"
+    cp "$batch/candidates.ndjson" "$batch/todo.tmp"
+    mv "$batch/todo.tmp" "$batch/todo.ndjson"
+    say "filter: no URLs known yet, $(count "$batch/todo.ndjson") to fetch"
+    return
+  fi
+  mv "$batch/segments.tmp" "$state/segments.ndjson"
+  # Pages fetched so far per segment use up its quota; candidates fill what is left.
+  cat "$state"/history/*.ndjson 2>/dev/null | "$BIN/sekitei" assign --segments "$state/segments.ndjson" > "$batch/used.tmp" || true
+  "$BIN/sekitei" assign --segments "$state/segments.ndjson" "$batch/candidates.ndjson" > "$batch/assigned.tmp"
+  awk -v segfile="$state/segments.ndjson" -v usedfile="$batch/used.tmp" '
+    function field(s, name,   re) {
+      re = "\"" name "\":(\"([^\"\\\\]|\\\\.)*\"|[0-9]+)"
+      if (!match(s, re)) return ""
+      return substr(s, RSTART + length(name) + 3, RLENGTH - length(name) - 3)
+    }
+    BEGIN {
+      while ((getline s < segfile) > 0) quota[field(s, "host") " " field(s, "segment")] = field(s, "quota") + 0
+      while ((getline s < usedfile) > 0) used[field(s, "host") " " field(s, "segment")]++
+    }
+    {
+      k = field($0, "host") " " field($0, "segment")
+      if (!(k in quota) || used[k] < quota[k]) { used[k]++; print }
+    }' "$batch/assigned.tmp" > "$batch/todo.tmp"
+  rm -f "$batch/known.tmp" "$batch/used.tmp" "$batch/assigned.tmp"
+  mv "$batch/todo.tmp" "$batch/todo.ndjson"
+  say "filter: $(grep -c . "$state/segments.ndjson") segments, $(count "$batch/todo.ndjson") of $(count "$batch/candidates.ndjson") candidates within quota"
+}
+
+fetch_pages() {
+  # URLs already in the partial output were fetched by an interrupted run.
+  touch "$batch/fetched.partial"
+  unique_urls < "$batch/fetched.partial" > "$batch/fetched.dedup" && mv "$batch/fetched.dedup" "$batch/fetched.partial"
+  awk 'FILENAME == ARGV[1] { if (match($0, /"url":"([^"\\]|\\.)*"/)) done[substr($0, RSTART, RLENGTH)] = 1; next }
+       { if (match($0, /"url":"([^"\\]|\\.)*"/) && (substr($0, RSTART, RLENGTH) in done)) next; print }' \
+    "$batch/fetched.partial" "$batch/todo.ndjson" > "$batch/todo.left"
+  local before
+  before=$(count "$batch/fetched.partial")
+  # shellcheck disable=SC2086
+  "$BIN/fetch" $FETCH_ARGS --warc "$dir/warc" --warc-prefix "$(basename "$batch")" "$batch/todo.left" >> "$batch/fetched.partial"
+  rm -f "$batch/todo.left"
+  mv "$batch/fetched.partial" "$batch/fetched.ndjson"
+  local ok
+  ok=$(grep -c '"status":[23]' "$batch/fetched.ndjson" || true)
+  say "fetch: $(count "$batch/fetched.ndjson") records ($before from an interrupted run), $ok with status 2xx/3xx"
+}
+
+update_opic() {
+  # The state before this batch is kept, so a rerun applies the batch once.
+  [[ -f "$batch/opic.before" || ! -f "$state/opic.state" ]] || cp "$state/opic.state" "$batch/opic.before"
+  if [[ -f "$batch/opic.before" ]]; then
+    cp "$batch/opic.before" "$batch/opic.work"
+  else
+    rm -f "$batch/opic.work"
+  fi
+  # shellcheck disable=SC2086
+  "$BIN/opic" update --state "$batch/opic.work" $OPIC_ARGS "$batch/fetched.ndjson"
+  mv "$batch/opic.work" "$state/opic.state"
+  rm -f "$batch/opic.before" "$batch/opic.work.lock"
+  say "opic: state updated with $(count "$batch/fetched.ndjson") records"
+}
+
+estimate_rates() {
+  cp "$batch/fetched.ndjson" "$state/history/$(basename "$batch").tmp"
+  mv "$state/history/$(basename "$batch").tmp" "$state/history/$(basename "$batch").ndjson"
+  "$BIN/recrawl" estimate "$state"/history/*.ndjson > "$state/pages.tmp" 2> "$batch/estimate.err" || { cat "$batch/estimate.err" >&2; return 1; }
+  mv "$state/pages.tmp" "$state/pages.ndjson"
+  say "estimate: change rates of $(count "$state/pages.ndjson") pages from $(ls "$state"/history/*.ndjson | wc -l) batches ($(count "$batch/estimate.err") records without a usable fetch)"
+}
+
+index_pages() {
+  "$BIN/barrel" build --index "$dir/index" "$batch/fetched.ndjson"
+  say "index: batch added to $dir/index"
+}
+
+start=$(date +%s)
+step select select_pages
+step filter filter_pages
+step fetch fetch_pages
+step opic update_opic
+step estimate estimate_rates
+step index index_pages
+touch "$batch/DONE"
+say "turn $(basename "$batch"): complete in $(($(date +%s) - start)) s"
