@@ -46,7 +46,7 @@ Example:
 			&cli.Float64Flag{Name: "warmup", Value: -1, Usage: "days not measured (default 10, at most a quarter of --days; 0 for newhost)"},
 			&cli.StringFlag{Name: "slot", Value: "1h", Usage: "slot length"},
 			&cli.StringFlag{Name: "scenario", Value: sim.Steady, Usage: "steady, newhost or halving"},
-			&cli.StringFlag{Name: "policies", Value: strings.Join(sim.AllPolicies, ","), Usage: "comma-separated policies"},
+			&cli.StringFlag{Name: "policies", Value: strings.Join(sim.AllPolicies, ","), Usage: "comma-separated policies; also static-plan, the static schedule with host limits met only on average"},
 			&cli.StringFlag{Name: "objective", Value: "freshness", Usage: "freshness or harmonic"},
 			&cli.BoolFlag{Name: "markdown", Usage: "print a Markdown table"},
 			&cli.BoolFlag{Name: "per-host", Usage: "print one row per policy and host: crawls/day, peak, CV, score, limit"},
