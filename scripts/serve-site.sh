@@ -36,7 +36,12 @@ SERVER
     [[ -d "$d" ]] || continue
     servers+=$'\n'$(server "$(basename "$d")" "${d%/}")
   done
+  # Started as root, nginx would run its workers as nobody, who may not
+  # read ROOT (a private temporary directory, say): keep the caller's user.
+  user_line=""
+  [[ $(id -u) -eq 0 ]] && user_line="user $(id -un) $(id -gn);"
   cat > "$state/nginx.conf" <<CONF
+$user_line
 worker_processes 1;
 pid $state/nginx.pid;
 error_log $state/error.log warn;

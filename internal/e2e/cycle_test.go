@@ -1,0 +1,244 @@
+// Package e2e tests the tools together: scripts/crawl-cycle.sh over a
+// generated web served by nginx on loopback, as cron would run it.
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sekitei/crawlkit/internal/sitegen"
+)
+
+// world is a served generated web and a crawl directory for it.
+type world struct {
+	root, bin, site, crawl string
+}
+
+func setup(t *testing.T) *world {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	w := &world{root: root, bin: filepath.Join(tmp, "bin"), site: filepath.Join(tmp, "site"), crawl: filepath.Join(tmp, "crawl")}
+	build := exec.Command("go", "build", "-o", w.bin+"/", "./cmd/...")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	cfg := sitegen.Config{Seed: 7, Hosts: []string{"a.test", "b.test", "c.test"}, Port: port, Articles: 240, Wiki: 90, PerDay: 10}
+	if err := sitegen.Generate(cfg).Write(w.site); err != nil {
+		t.Fatal(err)
+	}
+	serve := exec.Command(filepath.Join(root, "scripts/serve-site.sh"), "start", w.site, fmt.Sprint(port), filepath.Join(tmp, "nginx"))
+	if out, err := serve.CombinedOutput(); err != nil {
+		t.Fatalf("nginx (installed by scripts/deps.sh): %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		exec.Command(filepath.Join(root, "scripts/serve-site.sh"), "stop", filepath.Join(tmp, "nginx")).Run()
+	})
+	os.MkdirAll(w.crawl, 0o755)
+	copyFile(t, filepath.Join(w.site, "seeds.txt"), filepath.Join(w.crawl, "seeds.txt"))
+	copyFile(t, filepath.Join(w.site, "good.txt"), filepath.Join(w.crawl, "good.txt"))
+	conf := fmt.Sprintf("FETCH_ARGS=\"--allow-private --hosts-file %s/hosts --delay 0 --per-host 2\"\nFRONTIER_N=300\nRECRAWL_N=50\nSITE_QUOTA=200\nMIN_QUOTA=10\n", w.site)
+	if err := os.WriteFile(filepath.Join(w.crawl, "crawl.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func copyFile(t *testing.T, from, to string) {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *world) cycle() *exec.Cmd {
+	cmd := exec.Command(filepath.Join(w.root, "scripts/crawl-cycle.sh"), w.crawl)
+	cmd.Env = append(os.Environ(), "CRAWLKIT_BIN="+w.bin)
+	return cmd
+}
+
+// fetchedURLs returns the urls of the fetch records of every turn, by turn.
+func (w *world) fetchedURLs(t *testing.T) [][]string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*", "fetched.ndjson"))
+	var turns [][]string
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var urls []string
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var rec struct {
+				URL string `json:"url"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			urls = append(urls, rec.URL)
+		}
+		fh.Close()
+		turns = append(turns, urls)
+	}
+	return turns
+}
+
+func TestCrawlCycle(t *testing.T) {
+	w := setup(t)
+	for i := 1; i <= 4; i++ {
+		if out, err := w.cycle().CombinedOutput(); err != nil {
+			t.Fatalf("turn %d: %v\n%s", i, err, out)
+		}
+	}
+	turns := w.fetchedURLs(t)
+	if len(turns) != 4 {
+		t.Fatalf("%d turns recorded", len(turns))
+	}
+	seen := map[string]int{}
+	total := 0
+	for i, urls := range turns {
+		inTurn := map[string]bool{}
+		for _, u := range urls {
+			if inTurn[u] {
+				t.Fatalf("turn %d fetched %s twice", i+1, u)
+			}
+			inTurn[u] = true
+			seen[u]++
+			total++
+		}
+	}
+	hosts := map[string]bool{}
+	for u := range seen {
+		hosts[strings.SplitN(strings.TrimPrefix(u, "http://"), "/", 2)[0]] = true
+	}
+	if total < 400 || len(hosts) != 3 {
+		t.Fatalf("fetched %d records of %d URLs on %d hosts", total, len(seen), len(hosts))
+	}
+	// Every part of the loop left its product.
+	for _, p := range []string{"state/opic.state", "state/pages.ndjson", "state/segments.ndjson", "index/MANIFEST", "logs/cycle.log"} {
+		if st, err := os.Stat(filepath.Join(w.crawl, p)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", p, err)
+		}
+	}
+	out, err := exec.Command(filepath.Join(w.bin, "barrel"), "stats", "--index", filepath.Join(w.crawl, "index")).Output()
+	if err != nil || !strings.Contains(string(out), `"pages":`) {
+		t.Fatalf("barrel stats: %v %s", err, out)
+	}
+	log, _ := os.ReadFile(filepath.Join(w.crawl, "logs", "cycle.log"))
+	if n := strings.Count(string(log), ": complete in "); n != 4 {
+		t.Fatalf("log shows %d complete turns:\n%s", n, log)
+	}
+}
+
+// TestCrawlCycleResumes kills a turn during its fetch and runs it again: the
+// turn completes, and no URL of it is fetched twice.
+func TestCrawlCycleResumes(t *testing.T) {
+	w := setup(t)
+	// Two plain turns, then a slow one to kill mid-fetch.
+	for i := 0; i < 2; i++ {
+		if out, err := w.cycle().CombinedOutput(); err != nil {
+			t.Fatalf("turn: %v\n%s", err, out)
+		}
+	}
+	conf := filepath.Join(w.crawl, "crawl.conf")
+	data, _ := os.ReadFile(conf)
+	slow := strings.Replace(string(data), "--delay 0 --per-host 2", "--delay 20ms --per-host 1 --workers 3", 1)
+	os.WriteFile(conf, []byte(slow), 0o644)
+	cmd := w.cycle()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	partial := ""
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*", "fetched.partial"))
+		if len(files) == 1 {
+			if st, err := os.Stat(files[0]); err == nil && st.Size() > 2000 {
+				partial = files[0]
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if partial == "" {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatal("the turn never reached its fetch")
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the whole group, as a reboot would
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Join(filepath.Dir(partial), "DONE")); err == nil {
+		t.Fatal("the killed turn finished before the kill")
+	}
+	// A second run while a (stale) lock file exists: the lock is flock, so it
+	// died with the process and the run resumes.
+	os.WriteFile(conf, data, 0o644)
+	out, err := w.cycle().CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`\((\d+) from an interrupted run\)`).FindStringSubmatch(string(out))
+	if !strings.Contains(string(out), ": resume") || m == nil || m[1] == "0" {
+		t.Fatalf("did not resume with the records of the killed run:\n%s", out)
+	}
+	turns := w.fetchedURLs(t)
+	last := turns[len(turns)-1]
+	inTurn := map[string]bool{}
+	for _, u := range last {
+		if inTurn[u] {
+			t.Fatalf("the resumed turn fetched %s twice", u)
+		}
+		inTurn[u] = true
+	}
+	if len(last) < 50 {
+		t.Fatalf("resumed turn has %d records", len(last))
+	}
+}
+
+// TestCrawlCycleLock: a turn refuses to start while another holds the lock.
+func TestCrawlCycleLock(t *testing.T) {
+	w := setup(t)
+	os.MkdirAll(w.crawl, 0o755)
+	f, err := os.OpenFile(filepath.Join(w.crawl, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.cycle().CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 75 || !strings.Contains(string(out), "another turn is running") {
+		t.Fatalf("with the lock held: %v\n%s", err, out)
+	}
+}
