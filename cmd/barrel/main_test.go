@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/sekitei/crawlkit/internal/scripttest"
 	"github.com/sekitei/crawlkit/pkg/barrelcli"
 	"github.com/sekitei/crawlkit/pkg/clikit"
 	"github.com/sekitei/crawlkit/pkg/warc"
@@ -24,12 +25,7 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the txtar scripts in testdata/script.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"mkwarc": mkwarc,
-		},
-	})
+	scripttest.Run(t, map[string]scripttest.Cmd{"mkwarc": mkwarc})
 }
 
 // mkwarc DIR RECORDS STATUS:URL=FILE[:gzip]... writes the files as HTTP

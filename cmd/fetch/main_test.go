@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/sekitei/crawlkit/internal/scripttest"
 	"github.com/sekitei/crawlkit/pkg/clikit"
 	"github.com/sekitei/crawlkit/pkg/fetchcli"
 )
@@ -20,19 +20,12 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// TestScripts runs the txtar scripts in testdata/script. Two commands help
-// them: "serve IP DIR" serves DIR over HTTP on a free port of the loopback
-// address IP and sets $SERVER to its base URL and $PORT to its port; "expand FILE" replaces
-// $VARIABLES in FILE by their values; "sleep D" waits for the duration D.
+// TestScripts runs the txtar scripts in testdata/script. Two commands of
+// its own help them: "serve IP DIR" serves DIR over HTTP on a free port of
+// the loopback address IP and sets $SERVER to its base URL and $PORT to its
+// port; "expand FILE" replaces $VARIABLES in FILE by their values.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"serve":  serve,
-			"expand": expand,
-			"sleep":  sleep,
-		},
-	})
+	scripttest.Run(t, map[string]scripttest.Cmd{"serve": serve, "expand": expand})
 }
 
 func serve(ts *testscript.TestScript, neg bool, args []string) {
@@ -55,13 +48,4 @@ func expand(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		ts.Check(os.WriteFile(path, []byte(os.Expand(string(b), ts.Getenv)), 0o644))
 	}
-}
-
-func sleep(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: sleep DURATION")
-	}
-	d, err := time.ParseDuration(args[0])
-	ts.Check(err)
-	time.Sleep(d)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/sekitei/crawlkit/internal/scripttest"
 	"github.com/sekitei/crawlkit/pkg/clikit"
 	"github.com/sekitei/crawlkit/pkg/recrawlcli"
 )
@@ -17,6 +18,4 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the txtar scripts in testdata/script.
-func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
-}
+func TestScripts(t *testing.T) { scripttest.Run(t, nil) }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/sekitei/crawlkit/internal/scripttest"
 	"github.com/sekitei/crawlkit/pkg/clikit"
 	"github.com/sekitei/crawlkit/pkg/sekiteicli"
 )
@@ -17,18 +17,5 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// TestScripts runs the txtar scripts in testdata/script; $TESTDATA is the
-// repository's testdata directory.
-func TestScripts(t *testing.T) {
-	td, err := filepath.Abs("../../testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("TESTDATA", td)
-			return nil
-		},
-	})
-}
+// TestScripts runs the txtar scripts in testdata/script.
+func TestScripts(t *testing.T) { scripttest.Run(t, nil) }
