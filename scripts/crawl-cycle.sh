@@ -2,12 +2,14 @@
 # One turn of the crawl loop (see ../shared/DESIGN.md) over a crawl directory,
 # made for cron:
 #
-#   select   the pages due again (recrawl rank, weighted by opic importance)
-#            plus the crawl frontier (opic next): candidates.ndjson
+#   select   the pages due again (recrawl rank, weighted by opic importance,
+#            lambda_0 reduced from per-shard summaries) plus the crawl
+#            frontier (opic next): candidates.ndjson
 #   filter   per host, sekitei segments of every URL known so far, with the
 #            lecture's quotas (good URLs from good.txt), and the candidates
 #            whose segment has quota left: todo.ndjson
-#   fetch    fetch them (WARC into DIR/warc): fetched.ndjson
+#   fetch    fetch them (WARC into DIR/warc), SHARDS fetchers at once under
+#            GNU parallel, each with the hosts of its shard: fetched.ndjson
 #   opic     update the OPIC state with the batch
 #   estimate change rates from the fetch history (recrawl estimate)
 #   index    add the batch to the barrel index
@@ -22,6 +24,13 @@
 # A lock stops two turns overlapping (exit 75, "try later"). Each step logs
 # what it did with counts to stderr and DIR/logs/cycle.log. Exit status 0
 # means the turn completed.
+#
+# With SHARDS=N the per-host work runs as N shards (--shard I/N, a hash of
+# the host, so no host is split): recrawl's summaries and rankings and the
+# fetch. What must be decided over all pages stays one step (the frontier by
+# cash, the merge of the rankings, opic's update over the fetched records in
+# URL order), so a sharded turn chooses and fetches what an unsharded one
+# would.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,10 +43,13 @@ FRONTIER_N=500    # new or due pages taken from opic's frontier per turn
 RECRAWL_N=200     # pages taken from recrawl's ranking per turn
 MIN_AGE=24h       # opic next: a fetched page is due again after this
 SITE_QUOTA=0      # sekitei: pages per host for the whole crawl (0: no filter)
+SHARDS=1          # per-host steps run as this many shards (GNU parallel)
+RATE=0            # recrawl: global crawls per day (0: RECRAWL_N alone limits)
+NOW=""            # the turn's time for recrawl and opic (RFC 3339; default: now)
 MIN_QUOTA=20      # sekitei: the least quota of a segment
 FETCH_ARGS=""     # e.g. --delay 1s --workers 64
 OPIC_ARGS="--window 720h"
-RECRAWL_ARGS="--default-change-rate 0.2"
+RECRAWL_ARGS="--default-change-rate 0.2"   # page flags of recrawl summary and rank
 [[ -f "$dir/crawl.conf" ]] && source "$dir/crawl.conf"
 
 state=$dir/state
@@ -83,23 +95,52 @@ step() {
   touch "$batch/$name.done"
 }
 
+# shards lists the shard numbers 0 to SHARDS-1, one a line, for parallel.
+shards() { seq 0 $((SHARDS - 1)); }
+
+# by_value sorts records by crawl_value, highest first, then by url.
+by_value() {
+  awk 'match($0, /"crawl_value":[-0-9.eE+]+/) { v = substr($0, RSTART + 14, RLENGTH - 14) } { print v "\t" $0 }' |
+    LC_ALL=C sort -t "$(printf '\t')" -k1,1gr -k2,2 | cut -f2-
+}
+
 # unique_urls keeps the first record of each url (records start with "url").
 unique_urls() { awk 'match($0, /"url":"([^"\\]|\\.)*"/) { u = substr($0, RSTART, RLENGTH) } !seen[u]++'; }
 
 select_pages() {
   local opic_state=$state/opic.state
   if [[ -f "$opic_state" ]]; then
-    "$BIN/opic" next --state "$opic_state" --n "$FRONTIER_N" --min-age "$MIN_AGE" > "$batch/frontier.tmp"
+    local now=()
+    [[ -n "$NOW" ]] && now=(--now "$NOW")
+    "$BIN/opic" next --state "$opic_state" --n "$FRONTIER_N" --min-age "$MIN_AGE" "${now[@]}" > "$batch/frontier.tmp"
   else
     cp "$dir/seeds.txt" "$batch/frontier.tmp"
   fi
   : > "$batch/due.tmp"
   if [[ -s "$state/pages.ndjson" ]]; then
     "$BIN/opic" show --state "$opic_state" > "$batch/importance.tmp"
+    local args="$RECRAWL_ARGS --weight-field importance --weights $batch/importance.tmp"
+    [[ -n "$NOW" ]] && args+=" --now $NOW"
+    [[ "$RATE" != 0 ]] && args+=" --rate $RATE"
+    local l0=""
+    if [[ "$RATE" != 0 ]]; then
+      # lambda_0 by map and reduce: each shard's summary, then the sum.
+      # shellcheck disable=SC2086
+      shards | parallel -j "$SHARDS" --halt now,fail=1 \
+        "$BIN/recrawl" summary --shard {}/"$SHARDS" $args "$state/pages.ndjson" '>' "$batch/summary.{}.json"
+      l0=$("$BIN/recrawl" lambda0 --rate "$RATE" "$batch"/summary.*.json | sed 's/.*"lambda0":\([^,}]*\).*/\1/')
+      rm -f "$batch"/summary.*.json
+      args+=" --lambda0 $l0"
+    fi
+    # Each shard's best RECRAWL_N, then the best RECRAWL_N of those: the
+    # same pages as one ranking of everything.
     # shellcheck disable=SC2086
-    "$BIN/recrawl" rank --state "$state/recrawl.state" --n "$RECRAWL_N" $RECRAWL_ARGS \
-      --weight-field importance --weights "$batch/importance.tmp" "$state/pages.ndjson" > "$batch/due.tmp"
-    rm -f "$batch/importance.tmp"
+    shards | parallel -j "$SHARDS" --halt now,fail=1 \
+      "$BIN/recrawl" rank --shard {}/"$SHARDS" --n "$RECRAWL_N" --state "$state/recrawl.{}.state" $args \
+      "$state/pages.ndjson" '>' "$batch/due.{}.tmp"
+    cat "$batch"/due.*.tmp | by_value | sed -n "1,${RECRAWL_N}p" > "$batch/due.tmp"
+    rm -f "$batch"/due.*.tmp "$batch/importance.tmp"
+    [[ -n "$l0" ]] && say "select: lambda_0 $l0 from $SHARDS shard summaries"
   fi
   cat "$batch/due.tmp" "$batch/frontier.tmp" | unique_urls > "$batch/candidates.tmp"
   mv "$batch/due.tmp" "$batch/due.ndjson"
@@ -154,21 +195,32 @@ filter_pages() {
 }
 
 fetch_pages() {
-  # URLs already in the partial output were fetched by an interrupted run.
-  touch "$batch/fetched.partial"
-  unique_urls < "$batch/fetched.partial" > "$batch/fetched.dedup" && mv "$batch/fetched.dedup" "$batch/fetched.partial"
+  # URLs already in a partial output were fetched by an interrupted run.
+  local i
+  for i in $(shards); do
+    touch "$batch/fetched.$i.partial"
+    unique_urls < "$batch/fetched.$i.partial" > "$batch/fetched.dedup" && mv "$batch/fetched.dedup" "$batch/fetched.$i.partial"
+  done
+  cat "$batch"/fetched.*.partial > "$batch/done.tmp"
   awk 'FILENAME == ARGV[1] { if (match($0, /"url":"([^"\\]|\\.)*"/)) done[substr($0, RSTART, RLENGTH)] = 1; next }
        { if (match($0, /"url":"([^"\\]|\\.)*"/) && (substr($0, RSTART, RLENGTH) in done)) next; print }' \
-    "$batch/fetched.partial" "$batch/todo.ndjson" > "$batch/todo.left"
+    "$batch/done.tmp" "$batch/todo.ndjson" > "$batch/todo.left"
+  rm -f "$batch/done.tmp"
   local before
-  before=$(count "$batch/fetched.partial")
+  before=$(cat "$batch"/fetched.*.partial | grep -c . || true)
+  # One fetcher per shard, each polite to the hosts of its shard.
   # shellcheck disable=SC2086
-  "$BIN/fetch" $FETCH_ARGS --warc "$dir/warc" --warc-prefix "$(basename "$batch")" "$batch/todo.left" >> "$batch/fetched.partial"
+  shards | parallel -j "$SHARDS" --halt now,fail=1 \
+    "$BIN/fetch" $FETCH_ARGS --shard {}/"$SHARDS" --warc "$dir/warc" --warc-prefix "$(basename "$batch")-{}" \
+    "$batch/todo.left" '>>' "$batch/fetched.{}.partial"
   rm -f "$batch/todo.left"
-  mv "$batch/fetched.partial" "$batch/fetched.ndjson"
+  # In URL order, so that opic sees the same batch however it was fetched.
+  LC_ALL=C sort "$batch"/fetched.*.partial > "$batch/fetched.tmp"
+  mv "$batch/fetched.tmp" "$batch/fetched.ndjson"
+  rm -f "$batch"/fetched.*.partial
   local ok
   ok=$(grep -c '"status":[23]' "$batch/fetched.ndjson" || true)
-  say "fetch: $(count "$batch/fetched.ndjson") records ($before from an interrupted run), $ok with status 2xx/3xx"
+  say "fetch: $(count "$batch/fetched.ndjson") records ($before from an interrupted run) by $SHARDS fetcher(s), $ok with status 2xx/3xx"
 }
 
 update_opic() {

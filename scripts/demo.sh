@@ -52,8 +52,10 @@ cat > "$out/crawl/crawl.conf" <<CONF
 FETCH_ARGS="--allow-private --hosts-file $out/site/hosts --delay 0 --per-host 4 --workers 32"
 FRONTIER_N=1500
 RECRAWL_N=200
-RECRAWL_ARGS="--default-change-rate 0.2 --rate 3000 --slot 1h"
+RECRAWL_ARGS="--default-change-rate 0.2"
+RATE=3000
 SITE_QUOTA=600
+SHARDS=2
 CONF
 echo "seed: $(cat "$out/crawl/seeds.txt"); $(grep -c . "$out/site/hosts") hosts; crawl directory $out/crawl"
 for i in $(seq "$turns"); do

@@ -11,10 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sekitei/crawlkit/internal/sitegen"
 )
@@ -174,14 +177,14 @@ func TestCrawlCycleResumes(t *testing.T) {
 	slow := strings.Replace(string(data), "--delay 0 --per-host 2", "--delay 20ms --per-host 1 --workers 3", 1)
 	os.WriteFile(conf, []byte(slow), 0o644)
 	cmd := w.cycle()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	partial := ""
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		files, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*", "fetched.partial"))
+		files, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*", "fetched.0.partial"))
 		if len(files) == 1 {
 			if st, err := os.Stat(files[0]); err == nil && st.Size() > 2000 {
 				partial = files[0]
@@ -191,10 +194,10 @@ func TestCrawlCycleResumes(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if partial == "" {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killSession(cmd.Process.Pid)
 		t.Fatal("the turn never reached its fetch")
 	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the whole group, as a reboot would
+	killSession(cmd.Process.Pid) // every process of the turn, as a crash would
 	cmd.Wait()
 	if _, err := os.Stat(filepath.Join(filepath.Dir(partial), "DONE")); err == nil {
 		t.Fatal("the killed turn finished before the kill")
@@ -224,6 +227,25 @@ func TestCrawlCycleResumes(t *testing.T) {
 	}
 }
 
+// killSession kills every process of the session sid at once. GNU parallel
+// starts its jobs in process groups of their own, so killing the script's
+// group would leave fetchers running (and holding the turn's lock).
+func killSession(sid int) {
+	for i := 0; i < 3; i++ {
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			pid, err := strconv.Atoi(d.Name())
+			if err != nil {
+				continue
+			}
+			if s, err := unix.Getsid(pid); err == nil && s == sid {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestCrawlCycleLock: a turn refuses to start while another holds the lock.
 func TestCrawlCycleLock(t *testing.T) {
 	w := setup(t)
@@ -241,4 +263,80 @@ func TestCrawlCycleLock(t *testing.T) {
 	if !ok || ee.ExitCode() != 75 || !strings.Contains(string(out), "another turn is running") {
 		t.Fatalf("with the lock held: %v\n%s", err, out)
 	}
+}
+
+// TestShardsAgree crawls the same web twice, in one shard and in four under
+// GNU parallel, with a last turn two days later so that recrawl has pages
+// due: every turn fetches the same URLs, the 50 most important pages and the
+// pages recrawl chose are the same.
+func TestShardsAgree(t *testing.T) {
+	w := setup(t)
+	conf, err := os.ReadFile(filepath.Join(w.crawl, "crawl.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().UTC().Add(48 * time.Hour).Format(time.RFC3339)
+	run := func(shards int) (turns [][]string, top []string, due [][]string) {
+		c := *w
+		c.crawl = filepath.Join(t.TempDir(), "crawl")
+		os.MkdirAll(c.crawl, 0o755)
+		for _, f := range []string{"seeds.txt", "good.txt"} {
+			copyFile(t, filepath.Join(w.crawl, f), filepath.Join(c.crawl, f))
+		}
+		base := string(conf) + fmt.Sprintf("SHARDS=%d\nRATE=2000\n", shards)
+		for turn := 1; turn <= 4; turn++ {
+			extra := ""
+			if turn == 4 {
+				extra = "NOW=" + later + "\n"
+			}
+			os.WriteFile(filepath.Join(c.crawl, "crawl.conf"), []byte(base+extra), 0o644)
+			if out, err := c.cycle().CombinedOutput(); err != nil {
+				t.Fatalf("%d shards, turn %d: %v\n%s", shards, turn, err, out)
+			}
+		}
+		turns = c.fetchedURLs(t)
+		out, err := exec.Command(filepath.Join(c.bin, "opic"), "show", "--state", filepath.Join(c.crawl, "state/opic.state"), "--top", "50", "--tsv").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			top = append(top, strings.Split(line, "\t")[0])
+		}
+		files, _ := filepath.Glob(filepath.Join(c.crawl, "batches", "*", "due.ndjson"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			var urls []string
+			for _, m := range regexp.MustCompile(`"url":"([^"]*)"`).FindAllStringSubmatch(string(data), -1) {
+				urls = append(urls, m[1])
+			}
+			due = append(due, urls)
+		}
+		return turns, top, due
+	}
+	oneTurns, oneTop, oneDue := run(1)
+	fourTurns, fourTop, fourDue := run(4)
+	if len(oneTurns) != 4 || len(fourTurns) != 4 {
+		t.Fatalf("turns: %d and %d", len(oneTurns), len(fourTurns))
+	}
+	for i := range oneTurns {
+		if strings.Join(oneTurns[i], " ") != strings.Join(fourTurns[i], " ") {
+			t.Errorf("turn %d fetched %d URLs in one shard, %d in four, not the same", i+1, len(oneTurns[i]), len(fourTurns[i]))
+		}
+	}
+	if len(oneTop) != 50 || strings.Join(oneTop, " ") != strings.Join(fourTop, " ") {
+		t.Errorf("top 50 differ:\n%v\n%v", oneTop, fourTop)
+	}
+	if len(oneDue[3]) == 0 {
+		t.Errorf("nothing due two days later: the test checks nothing")
+	}
+	for i := range oneDue {
+		if strings.Join(oneDue[i], " ") != strings.Join(fourDue[i], " ") {
+			t.Errorf("turn %d: recrawl chose %d pages in one shard, %d in four, not the same", i+1, len(oneDue[i]), len(fourDue[i]))
+		}
+	}
+	total := 0
+	for _, u := range oneTurns {
+		total += len(u)
+	}
+	t.Logf("%d records in 4 turns, %d pages due on the last, top page %s", total, len(oneDue[3]), oneTop[0])
 }
