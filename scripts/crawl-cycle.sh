@@ -91,8 +91,11 @@ step() {
     say "$name: done before"
     return
   fi
+  local t0
+  t0=$(date +%s%N)
   "$@"
   touch "$batch/$name.done"
+  say "$name: took $(awk -v d=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", d / 1e9 }') s"
 }
 
 # shards lists the shard numbers 0 to SHARDS-1, one a line, for parallel.
