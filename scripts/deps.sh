@@ -31,7 +31,12 @@ if ! command -v npm >/dev/null 2>&1; then
   echo "deps: npm is missing; installing the Debian npm package" >&2
   SUDO=""
   [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >/dev/null || true
+  if ! $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null; then
+    $SUDO apt-get -y -qq --fix-broken install >/dev/null
+    $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+  fi
 fi
 if [[ ! -f .deps/warcio/node_modules/warcio/package.json ]]; then
   mkdir -p .deps/warcio
