@@ -379,13 +379,6 @@ func (r *Record) Delete(key string) {
 	}
 }
 
-// Clone returns a copy of r that shares no mutable state with it.
-func (r *Record) Clone() *Record {
-	c := &Record{Line: r.Line, fields: make([]field, len(r.fields))}
-	copy(c.fields, r.fields) // raw slices are never modified in place
-	return c
-}
-
 // AppendJSON appends the record as one JSON object (no newline) to b.
 func (r *Record) AppendJSON(b []byte) []byte {
 	b = append(b, '{')

@@ -70,10 +70,6 @@ func (r *Record) Errorf(format string, args ...any) error {
 	return &DataError{Line: r.Line, Err: fmt.Errorf(format, args...)}
 }
 
-// Bad wraps err as a data error of no particular line; Input fills in the
-// line of the record being processed.
-func Bad(err error) error { return &DataError{Err: err} }
-
 // ErrStrict is returned by Input.Each when a data error stopped the run.
 var ErrStrict = errors.New("stopped at a bad record (--strict)")
 
@@ -93,9 +89,9 @@ type Input struct {
 }
 
 // Each calls fn for every record of every input in order. fn may return a
-// DataError (see Record.Errorf or Bad) to report its record as bad. Each
-// stops on an I/O error, a non-data error from fn, a cancelled ctx, or the
-// first bad record under Strict.
+// DataError (see Record.Errorf; one without a line gets the record's) to
+// report its record as bad. Each stops on an I/O error, a non-data error
+// from fn, a cancelled ctx, or the first bad record under Strict.
 func (in *Input) Each(ctx context.Context, files []string, fn func(*Record) error) error {
 	return in.EachLine(ctx, files, func(name string, line []byte, n int) error {
 		rec, err := Parse(line)
