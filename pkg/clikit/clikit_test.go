@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -83,9 +82,6 @@ func TestBrokenPipeIsQuiet(t *testing.T) {
 	w.Close()
 	if code != 0 || stderr.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
-	}
-	if !isBrokenPipe(syscall.EPIPE) {
-		t.Fatal("EPIPE not recognised")
 	}
 }
 
