@@ -14,6 +14,7 @@ package sitegen
 
 import (
 	"fmt"
+	"hash/fnv"
 	"html"
 	"math"
 	"math/rand/v2"
@@ -389,12 +390,9 @@ func weightedPick(r *rand.Rand, w []float64) int {
 }
 
 func hash(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }
 
 // Render returns the HTML of a page.

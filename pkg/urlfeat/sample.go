@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 )
 
 // A LineFile is a text file of URLs held in memory, one per line, for
@@ -99,7 +100,7 @@ func CountSample(files []*LineFile, n int, rng *rand.Rand, bad func(*LineError))
 			size = len(idx)
 		}
 		for _, i := range idx {
-			u := trimSpace(lf.Line(i))
+			u := strings.TrimSpace(lf.Line(i))
 			if u == "" {
 				continue
 			}
@@ -114,14 +115,4 @@ func CountSample(files []*LineFile, n int, rng *rand.Rand, bad func(*LineError))
 		}
 	}
 	return c, size
-}
-
-func trimSpace(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t' || s[len(s)-1] == '\r') {
-		s = s[:len(s)-1]
-	}
-	return s
 }
