@@ -107,8 +107,12 @@ by_value() {
     LC_ALL=C sort -t "$(printf '\t')" -k1,1gr -k2,2 | cut -f2-
 }
 
-# unique_urls keeps the first record of each url (records start with "url").
-unique_urls() { awk 'match($0, /"url":"([^"\\]|\\.)*"/) { u = substr($0, RSTART, RLENGTH) } !seen[u]++'; }
+# URL_KEY is an awk function giving a record's "url" member as written (a
+# record's first field is its url: every tool writes it first).
+URL_KEY='function urlkey(s) { return match(s, /"url":"([^"\\]|\\.)*"/) ? substr(s, RSTART, RLENGTH) : s }'
+
+# unique_urls keeps the first record of each url.
+unique_urls() { awk "$URL_KEY"' !seen[urlkey($0)]++'; }
 
 select_pages() {
   local opic_state=$state/opic.state
@@ -163,8 +167,8 @@ filter_pages() {
   local good=/dev/null
   [[ -f "$dir/good.txt" ]] && good=$dir/good.txt
   "$BIN/opic" show --state "$state/opic.state" |
-    awk -v goodfile="$good" 'BEGIN { while ((getline g < goodfile) > 0) good["\"url\":\"" g "\""] = 1 }
-      match($0, /"url":"([^"\\]|\\.)*"/) { u = substr($0, RSTART, RLENGTH); print "{" u (u in good ? ",\"good\":true" : "") "}" }' \
+    awk -v goodfile="$good" "$URL_KEY"' BEGIN { while ((getline g < goodfile) > 0) good["\"url\":\"" g "\""] = 1 }
+      { u = urlkey($0); print "{" u (u in good ? ",\"good\":true" : "") "}" }' \
     > "$batch/known.tmp"
   "$BIN/sekitei" segments --site-quota "$SITE_QUOTA" --min-quota "$MIN_QUOTA" "$batch/known.tmp" > "$batch/segments.tmp"
   if [[ ! -s "$batch/segments.tmp" ]]; then
@@ -205,8 +209,7 @@ fetch_pages() {
     unique_urls < "$batch/fetched.$i.partial" > "$batch/fetched.dedup" && mv "$batch/fetched.dedup" "$batch/fetched.$i.partial"
   done
   cat "$batch"/fetched.*.partial > "$batch/done.tmp"
-  awk 'FILENAME == ARGV[1] { if (match($0, /"url":"([^"\\]|\\.)*"/)) done[substr($0, RSTART, RLENGTH)] = 1; next }
-       { if (match($0, /"url":"([^"\\]|\\.)*"/) && (substr($0, RSTART, RLENGTH) in done)) next; print }' \
+  awk "$URL_KEY"' FILENAME == ARGV[1] { done[urlkey($0)] = 1; next } !(urlkey($0) in done)' \
     "$batch/done.tmp" "$batch/todo.ndjson" > "$batch/todo.left"
   rm -f "$batch/done.tmp"
   local before
