@@ -225,9 +225,12 @@ func (s *State) Importance() []float64 {
 
 // fold moves base into every page's cash, so that base stays small next
 // to the cash and no precision is lost.
-func (s *State) fold() {
-	for i := range s.cash {
-		s.cash[i] += s.base
+func (s *State) fold() { s.foldInto(s.cash) }
+
+// foldInto is fold for a copy of the cash array (a Run's view).
+func (s *State) foldInto(cash []float64) {
+	for i := range cash {
+		cash[i] += s.base
 	}
 	s.base = 0
 	s.sinceNorm = 0
@@ -313,22 +316,30 @@ func (s *State) Run(p Policy, stop Stop, seed uint64) uint64 {
 	if limit == 0 {
 		limit = math.MaxUint64
 	}
-	var t *maxTree
-	if p == Greedy {
-		t = newMaxTree(s.cash)
+	if p != Greedy {
+		var done uint64
+		for done < limit && !s.reached(stop.Until) {
+			done += s.runSimple(p, min(limit-done, uint64(n)), stop.Until, seed)
+			s.fold()
+		}
+		return done
 	}
+	pg := s.ownPages()
+	var v *view
+	if n >= viewMin && (limit >= uint64(n/4) || stop.Until > 0) {
+		v = s.newView()
+		pg = v.pages
+	}
+	t := newMaxTree(pg.cash)
 	var done uint64
 	// Work in chunks of at most n visits, folding base in between.
 	for done < limit && !s.reached(stop.Until) {
-		chunk := min(limit-done, uint64(n))
-		if p == Greedy {
-			done += s.runGreedy(t, chunk, stop.Until)
-			s.fold()
-			t.build()
-		} else {
-			done += s.runSimple(p, chunk, stop.Until, seed)
-			s.fold()
-		}
+		done += s.runGreedy(pg, t, min(limit-done, uint64(n)), stop.Until)
+		s.foldInto(pg.cash)
+		t.build()
+	}
+	if v != nil {
+		v.store(s)
 	}
 	return done
 }
@@ -383,11 +394,12 @@ func (s *State) runSimple(p Policy, limit uint64, until float64, seed uint64) ui
 }
 
 // runGreedy is Run for the greedy policy: the page with most cash next.
-func (s *State) runGreedy(t *maxTree, limit uint64, until float64) uint64 {
-	nf := float64(len(s.cash))
-	off, dst := s.g.off, s.g.dst
-	cash, hist, visits := s.cash, s.hist, s.visits
-	l0 := t.levels[0]
+func (s *State) runGreedy(pg pages, t *maxTree, limit uint64, until float64) uint64 {
+	nf := float64(len(pg.cash))
+	off, dst := pg.off, pg.dst
+	cash, hist, visits := pg.cash, pg.hist, pg.visits
+	l0 := t.keys[0]
+	last := uint32(len(cash) - 1)
 	d := s.Damping
 	base, total, virt := s.base, s.totalHist, s.virtHist
 	var k, moved uint64
@@ -411,7 +423,7 @@ func (s *State) runGreedy(t *maxTree, limit uint64, until float64) uint64 {
 		// transfers' loads are in flight, hides those cache misses from
 		// the next visit; the choice itself stays exactly greedy.
 		next := t.top()
-		warm += hist[next] + cash[next&^(fan-1)] + float64(off[next+1]+uint64(visits[next]))
+		warm += hist[next] + cash[next&^(fan-1)] + cash[min(next|(fan/2), last)] + float64(off[next+1]+uint64(visits[next]))
 		if o := off[next]; o < uint64(len(dst)) {
 			warm += float64(dst[o])
 		}
@@ -421,7 +433,7 @@ func (s *State) runGreedy(t *maxTree, limit uint64, until float64) uint64 {
 			for _, j := range row {
 				v := cash[j] + share
 				cash[j] = v
-				if l0[j/fan].v < v && t.raised(j, v) {
+				if l0[j/fan] < sortKey(v) && t.raised(j, v) {
 					// j is the next page now: start loading its row.
 					warm += hist[j] + float64(off[j+1]+uint64(visits[j]))
 					if o := off[j]; o < uint64(len(dst)) {

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package opic
+
+func adviseHuge[T any](s []T) {}
