@@ -161,4 +161,3 @@ func (t *maxTree) lowered(j uint32) {
 		g /= fan
 	}
 }
-
