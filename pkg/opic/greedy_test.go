@@ -2,12 +2,14 @@ package opic
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
 // naiveGreedy is the greedy policy written plainly: scan for the page with
-// most cash (first among equals), visit it, hand on its cash.
-func naiveGreedy(n int, links [][]uint32, d float64, steps int) (hist, cash []float64, order []uint32) {
+// most cash (among equals the first in rank order, the lowest id when
+// rank is nil), visit it, hand on its cash.
+func naiveGreedy(n int, links [][]uint32, d float64, steps int, rank []uint32) (hist, cash []float64, order []uint32) {
 	cash = make([]float64, n)
 	hist = make([]float64, n)
 	for i := range cash {
@@ -16,7 +18,7 @@ func naiveGreedy(n int, links [][]uint32, d float64, steps int) (hist, cash []fl
 	for range steps {
 		best := 0
 		for i := range cash {
-			if cash[i] > cash[best] {
+			if cash[i] > cash[best] || cash[i] == cash[best] && rank != nil && rank[i] < rank[best] {
 				best = i
 			}
 		}
@@ -40,8 +42,18 @@ func naiveGreedy(n int, links [][]uint32, d float64, steps int) (hist, cash []fl
 }
 
 // The tournament tree and the offset bookkeeping give the same visits and
-// the same cash and history as the plain greedy algorithm.
+// the same cash and history as the plain greedy algorithm, on the pages as
+// they are and renumbered by in-degree as large graphs are.
 func TestGreedyMatchesNaive(t *testing.T) {
+	t.Run("ids", func(t *testing.T) { testGreedyMatchesNaive(t, false) })
+	t.Run("renumbered", func(t *testing.T) {
+		defer func(m int) { viewMin = m }(viewMin)
+		viewMin = 1
+		testGreedyMatchesNaive(t, true)
+	})
+}
+
+func testGreedyMatchesNaive(t *testing.T, renumbered bool) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{1, 2, 15, 16, 17, 300, 1000} {
 		s := New(0.85)
@@ -60,7 +72,11 @@ func TestGreedyMatchesNaive(t *testing.T) {
 			links[i] = s.Links(uint32(i))
 		}
 		steps := 5*n + 37
-		hist, cash, order := naiveGreedy(n, links, 0.85, steps)
+		var rank []uint32
+		if renumbered {
+			rank = inDegreeRank(links)
+		}
+		hist, cash, order := naiveGreedy(n, links, 0.85, steps, rank)
 		s.Reset()
 		// Run in pieces so that the tree is rebuilt and base folded midway.
 		for s.Steps() < uint64(steps) {
@@ -84,6 +100,27 @@ func TestGreedyMatchesNaive(t *testing.T) {
 			t.Errorf("n=%d: %d visits, want %d", n, visits, len(order))
 		}
 	}
+}
+
+// inDegreeRank ranks pages by in-degree, descending, then by id.
+func inDegreeRank(links [][]uint32) []uint32 {
+	n := len(links)
+	deg := make([]int, n)
+	for _, l := range links {
+		for _, j := range l {
+			deg[j]++
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return deg[b] - deg[a] })
+	rank := make([]uint32, n)
+	for r, i := range order {
+		rank[i] = uint32(r)
+	}
+	return rank
 }
 
 func close(a, b float64) bool {

@@ -133,13 +133,14 @@ func maxLeaf(l *[fan]float64) (uint64, int) {
 func (t *maxTree) top() uint32 { return t.ids[len(t.ids)-1][0] }
 
 // raised records that leaf j grew to v and reports whether j is now the
-// top.
+// top. Among equal keys the lower id stays ahead, as in groupMax, so that
+// the order in which pages are raised does not matter.
 func (t *maxTree) raised(j uint32, v float64) bool {
 	key := sortKey(v)
 	g := int(j)
 	for k, keys := range t.keys {
 		g /= fan
-		if keys[g] >= key {
+		if keys[g] > key || keys[g] == key && t.ids[k][g] < j {
 			return false
 		}
 		keys[g] = key

@@ -41,7 +41,7 @@ type Policy int
 
 // The crawl policies.
 const (
-	Greedy Policy = iota // the page with most cash (an indexed max-priority queue)
+	Greedy Policy = iota // the page with most cash (an indexed max-priority queue); see Run for ties
 	Random               // a page drawn uniformly (seeded)
 	Cyclic               // pages in id order, round after round
 )
@@ -304,7 +304,9 @@ type Stop struct {
 // Run visits pages in the order of policy until stop (a Run with neither
 // limit does nothing) and returns the number of visits made. It is the
 // static OPIC computation on the current graph; call Reset first to start
-// afresh. seed drives the random policy.
+// afresh. seed drives the random policy. Among pages of equal cash the
+// greedy policy takes the lowest id, or, on graphs of 65,536 pages or more
+// (renumbered for speed, see view.go), the most linked page first.
 func (s *State) Run(p Policy, stop Stop, seed uint64) uint64 {
 	s.g.Compact()
 	s.Settle()
@@ -326,7 +328,7 @@ func (s *State) Run(p Policy, stop Stop, seed uint64) uint64 {
 	}
 	pg := s.ownPages()
 	var v *view
-	if n >= viewMin && (limit >= uint64(n/4) || stop.Until > 0) {
+	if n >= viewMin {
 		v = s.newView()
 		pg = v.pages
 	}
@@ -433,7 +435,7 @@ func (s *State) runGreedy(pg pages, t *maxTree, limit uint64, until float64) uin
 			for _, j := range row {
 				v := cash[j] + share
 				cash[j] = v
-				if l0[j/fan] < sortKey(v) && t.raised(j, v) {
+				if l0[j/fan] <= sortKey(v) && t.raised(j, v) {
 					// j is the next page now: start loading its row.
 					warm += hist[j] + float64(off[j+1]+uint64(visits[j]))
 					if o := off[j]; o < uint64(len(dst)) {
