@@ -22,7 +22,7 @@ func FuzzParseLine(f *testing.F) {
 			t.Fatalf("%q: item without a page", line)
 		}
 		s := New(0.85)
-		s.Update(it)
+		applyBatch(s, it)
 		s.AddItem(it)
 	})
 }
@@ -31,7 +31,7 @@ func FuzzParseLine(f *testing.F) {
 // panic; a decoded state encodes back to the same bytes.
 func FuzzStateDecode(f *testing.F) {
 	s := New(0.85)
-	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://b/", "http://c/"}, HasLinks: true, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
+	applyBatch(s, Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://b/", "http://c/"}, HasLinks: true, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
 	good, _ := s.MarshalBinary()
 	f.Add(good)
 	f.Add(good[:len(good)/2])
@@ -53,13 +53,13 @@ func FuzzStateDecode(f *testing.F) {
 // error, and a decoded state is usable.
 func FuzzStatePayload(f *testing.F) {
 	s := New(0.85)
-	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://b/", "http://c/"}, HasLinks: true, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
+	applyBatch(s, Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://b/", "http://c/"}, HasLinks: true, FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
 	good, _ := s.MarshalBinary()
 	f.Add(good[headerLen : len(good)-4])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		var u State
-		if err := u.decodePayload(payload); err != nil {
+		if err := u.decodePayload(payload, stateVersion); err != nil {
 			return
 		}
 		for id := range uint32(u.Len()) {
@@ -72,6 +72,10 @@ func FuzzStatePayload(f *testing.F) {
 		if u.Len() > 0 {
 			u.Visit(0, 1)
 			u.Run(Greedy, Stop{Steps: 10}, 0)
+		}
+		if b, err := u.Begin(); err == nil {
+			b.Add(Item{Kind: RecordItem, URL: u.Name(0), FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
+			b.End()
 		}
 	})
 }

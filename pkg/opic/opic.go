@@ -96,6 +96,9 @@ type State struct {
 	transfers uint64  // cash transfers (links followed) so far
 	cursor    uint64  // next page of the cyclic policy
 	sinceNorm int     // visits since base was last folded into cash
+	batches   uint64  // batches applied (Begin ... End or Exchange)
+	awaiting  bool    // a sharded batch awaits Exchange
+	sealed    int     // pages known when that batch ended
 	warm      float64 // keeps runGreedy's warming loads alive
 }
 
@@ -243,10 +246,12 @@ func (s *State) teleport(c float64) {
 	s.base += c / float64(len(s.cash))
 }
 
-// Visit records a visit of page id at time t (Unix seconds), as adaptive
-// OPIC does for a real fetch: the page's history takes its cash (through
-// the time window, if any), and the cash goes to its current links. Set the
-// links first with SetLinks (Visit compacts pending links if needed).
+// Visit records a visit of page id at time t (Unix seconds) at once: the
+// page's history takes its cash (through the time window, if any), and the
+// cash goes to its current links, and the virtual page's share to all
+// pages, right away. Set the links first with SetLinks (Visit compacts
+// pending links if needed). Fetch batches go through Begin instead, which
+// also works across shards.
 func (s *State) Visit(id uint32, t int64) {
 	if len(s.g.pend) > 0 {
 		s.g.Compact()
@@ -256,28 +261,8 @@ func (s *State) Visit(id uint32, t int64) {
 		s.Now = t
 	}
 	c := s.cash[id] + s.base
-	old := s.hist[id]
-	h := old + c
-	if s.Window > 0 {
-		// S runs from the previous visit, or from the page's discovery; a
-		// page of unknown discovery time (0) has no past to scale.
-		S := float64(max(t-s.last[id], 0))
-		if s.visits[id] == 0 && s.last[id] == 0 {
-			S = 0
-		}
-		T := s.Window.Seconds()
-		if S < T {
-			h = old*(1-S/T) + c
-		} else {
-			h = c * T / S
-		}
-	}
-	s.hist[id] = h
-	s.totalHist += h - old
+	s.record(id, t, c)
 	s.cash[id] = -s.base
-	s.last[id] = t
-	s.visits[id]++
-	s.steps++
 	out := s.g.Out(id)
 	s.transfers += uint64(len(out))
 	if len(out) == 0 {

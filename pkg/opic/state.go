@@ -20,7 +20,7 @@ import (
 // varint deltas (about 1-2 bytes a link).
 const (
 	stateMagic   = "\x89OPIC\r\n\x1a"
-	stateVersion = 1
+	stateVersion = 2 // 2 added the batch count and the sharded batch's exchange
 	headerLen    = len(stateMagic) + 4 + 8
 )
 
@@ -46,6 +46,13 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, s.steps)
 	b = binary.AppendUvarint(b, s.cursor)
+	b = binary.AppendUvarint(b, s.batches)
+	awaiting := uint64(0)
+	if s.awaiting {
+		awaiting = 1
+	}
+	b = binary.AppendUvarint(b, awaiting)
+	b = binary.AppendUvarint(b, uint64(s.sealed))
 	b = binary.AppendUvarint(b, uint64(n))
 	for id := range n {
 		name := s.names.Name(uint32(id))
@@ -89,8 +96,9 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	if len(data) < headerLen {
 		return fmt.Errorf("truncated opic state: %d bytes, shorter than its header", len(data))
 	}
-	if v := binary.LittleEndian.Uint32(data[8:]); v != stateVersion {
-		return fmt.Errorf("opic state format version %d, this opic reads version %d", v, stateVersion)
+	version := binary.LittleEndian.Uint32(data[8:])
+	if version < 1 || version > stateVersion {
+		return fmt.Errorf("opic state format version %d, this opic reads versions 1 to %d", version, stateVersion)
 	}
 	plen := binary.LittleEndian.Uint64(data[12:])
 	if want := uint64(headerLen) + plen + 4; uint64(len(data)) != want {
@@ -103,7 +111,7 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
 		return errors.New("corrupt opic state: checksum mismatch")
 	}
-	return s.decodePayload(body[headerLen:])
+	return s.decodePayload(body[headerLen:], version)
 }
 
 // decoder reads the payload; the first error sticks.
@@ -166,7 +174,7 @@ func (d *decoder) bytes(n uint64) []byte {
 	return v
 }
 
-func (s *State) decodePayload(p []byte) error {
+func (s *State) decodePayload(p []byte, version uint32) error {
 	d := &decoder{b: p}
 	var t State
 	t.Damping = d.float()
@@ -175,10 +183,18 @@ func (s *State) decodePayload(p []byte) error {
 	t.Now = d.varint()
 	t.base, t.virtCash, t.virtHist, t.totalHist = d.float(), d.float(), d.float(), d.float()
 	t.steps, t.cursor = d.uvarint(), d.uvarint()
+	var awaiting, sealed uint64
+	if version >= 2 {
+		t.batches, awaiting, sealed = d.uvarint(), d.uvarint(), d.uvarint()
+	}
 	n := d.uvarint()
 	if d.err != nil {
 		return d.err
 	}
+	if awaiting > 1 || sealed > n {
+		return errors.New("corrupt opic state: batch fields out of range")
+	}
+	t.awaiting, t.sealed = awaiting == 1, int(sealed)
 	if t.Damping < 0 || t.Damping > 1 || t.Window < 0 || t.ShardN > 1<<20 || t.ShardI > t.ShardN {
 		return errors.New("corrupt opic state: settings out of range")
 	}

@@ -22,14 +22,13 @@ func sampleState(t *testing.T) *State {
 	t.Helper()
 	s := New(0.85)
 	s.Window = 720 * time.Hour
-	s.ShardI, s.ShardN = 1, 4
-	s.Update(Item{Kind: PageItem, URL: "http://a/"})
-	s.Update(Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://a/x", "http://b/", "http://a/"}, HasLinks: true,
+	applyBatch(s, Item{Kind: PageItem, URL: "http://a/"})
+	applyBatch(s, Item{Kind: RecordItem, URL: "http://a/", Links: []string{"http://a/x", "http://b/", "http://a/"}, HasLinks: true,
 		FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
-	s.Update(Item{Kind: RecordItem, URL: "http://b/", Links: []string{"http://a/", "http://c/"}, HasLinks: true,
+	applyBatch(s, Item{Kind: RecordItem, URL: "http://b/", Links: []string{"http://a/", "http://c/"}, HasLinks: true,
 		FetchedAt: fetchedAt("2026-11-02T00:00:00Z")})
-	s.Update(Item{Kind: EdgeItem, URL: "http://c/", Links: []string{"http://a/x"}})
-	s.Settle()
+	applyBatch(s, Item{Kind: EdgeItem, URL: "http://c/", Links: []string{"http://a/x"}})
+	s.ShardI, s.ShardN = 1, 4
 	return s
 }
 
@@ -96,11 +95,11 @@ func TestStateDecodeErrors(t *testing.T) {
 			t.Fatalf("byte %d flipped: %v", i, err)
 		}
 	}
-	v2 := bytes.Clone(data)
-	v2[8] = 2
+	v3 := bytes.Clone(data)
+	v3[8] = 3
 	var u State
-	if err := u.UnmarshalBinary(v2); err == nil || !strings.Contains(err.Error(), "version 2") {
-		t.Errorf("version 2: %v", err)
+	if err := u.UnmarshalBinary(v3); err == nil || !strings.Contains(err.Error(), "version 3") {
+		t.Errorf("version 3: %v", err)
 	}
 	if err := u.UnmarshalBinary([]byte("url\tcash\nhttp://a/\t0.5\n")); !errors.Is(err, ErrNotState) {
 		t.Errorf("a TSV file: %v", err)

@@ -16,7 +16,6 @@ import (
 	"github.com/sekitei/crawlkit/pkg/clikit"
 	"github.com/sekitei/crawlkit/pkg/opic"
 	"github.com/sekitei/crawlkit/pkg/record"
-	"github.com/sekitei/crawlkit/pkg/urlx"
 )
 
 // Main runs opic with args (args[0] is the program name) and returns the
@@ -35,9 +34,10 @@ var (
 func App() *cli.App {
 	app := clikit.New("opic", "OPIC and adaptive OPIC page importance over a link graph",
 		"opic [--damping 0.85] [--policy greedy|random|cyclic] [--steps N | --until E] [--tsv] [FILE...]\n"+
-			"   opic update --state FILE [--window 720h] [FILE...]\n"+
-			"   opic next --state FILE [--n 100] [--min-age 24h]\n"+
-			"   opic show --state FILE [--top K] [--tsv]")
+			"   opic update --state FILE [--window 720h] [--shard I/N --outbox OUT] [FILE...]\n"+
+			"   opic exchange --state FILE OUT...\n"+
+			"   opic next --state FILE [--state FILE...] [--n 100] [--min-age 24h]\n"+
+			"   opic show --state FILE [--state FILE...] [--top K] [--tsv]")
 	app.Description = `Computes page importance with OPIC (Abiteboul, Preda, Cobena, WWW 2003): every
 page holds cash; visiting a page adds its cash to its history and hands it on,
 fraction d to its links and the rest to a virtual page linked to and from every
@@ -73,7 +73,8 @@ Example:
 		topFlag,
 	)
 	app.Action = static
-	app.Commands = []*cli.Command{updateCommand(), nextCommand(), showCommand()}
+	app.Commands = []*cli.Command{updateCommand(), exchangeCommand(), nextCommand(), showCommand()}
+	app.DisableSliceFlagSeparator = true // a --state may hold a comma
 	return app
 }
 
@@ -113,7 +114,7 @@ func static(c *cli.Context) error {
 	bar := clikit.Progress(c, clikit.InputSize(files), "opic: reading", true)
 	clikit.TrackInput(in, bar)
 	s := opic.New(d)
-	err = eachItem(c, in, files, func(it opic.Item) error {
+	err = eachItem(c, in, files, true, func(it opic.Item) error {
 		s.AddItem(it)
 		return nil
 	})
@@ -126,7 +127,7 @@ func static(c *cli.Context) error {
 	if err := run(c, s, policy, stop); err != nil {
 		return err
 	}
-	return writeRanked(c, s, c.Int("top"))
+	return writeRanked(c, []*opic.State{s}, c.Int("top"))
 }
 
 // run runs OPIC in rounds of about n visits, so that a long run shows its
@@ -155,23 +156,24 @@ func run(c *cli.Context, s *opic.State, policy opic.Policy, stop opic.Stop) erro
 	}
 }
 
-// eachItem parses every input line as an opic item, applying the shard.
-func eachItem(c *cli.Context, in *record.Input, files []string, fn func(opic.Item) error) error {
+// eachItem parses every input line as an opic item, keeping only the
+// shard's items if filter is set.
+func eachItem(c *cli.Context, in *record.Input, files []string, filter bool, fn func(opic.Item) error) error {
 	shard := in.Shard
 	return in.EachLine(c.Context, files, func(_ string, line []byte, n int) error {
 		it, err := opic.ParseLine(line)
 		if err != nil {
 			return &record.DataError{Line: n, Err: err}
 		}
-		if shard.N > 1 && record.ShardOf(it.Host(), shard.N) != shard.I {
+		if filter && shard.N > 1 && record.ShardOf(it.Host(), shard.N) != shard.I {
 			return nil
 		}
 		return fn(it)
 	})
 }
 
-// writeRanked prints the pages by importance.
-func writeRanked(c *cli.Context, s *opic.State, top int) error {
+// writeRanked prints the pages of states by importance.
+func writeRanked(c *cli.Context, states []*opic.State, top int) error {
 	out := clikit.Output(c)
 	tsv := c.Bool("tsv")
 	if tsv && c.Bool("header") {
@@ -179,24 +181,22 @@ func writeRanked(c *cli.Context, s *opic.State, top int) error {
 			return err
 		}
 	}
-	ids, imp := s.Ranked(top)
-	for _, id := range ids {
-		p := s.Page(id)
+	for _, e := range opic.Ranking(states, top) {
 		var err error
 		if tsv {
 			err = out.AppendLine(func(b []byte) []byte {
-				b = appendTSV(b, s.Name(id))
-				for _, f := range []float64{p.Cash, p.History, imp[id]} {
+				b = appendTSV(b, e.URL)
+				for _, f := range []float64{e.Page.Cash, e.Page.History, e.Importance} {
 					b = append(b, '\t')
 					b = strconv.AppendFloat(b, f, 'g', -1, 64)
 				}
 				return b
 			})
 		} else {
-			r := record.New(s.Name(id))
-			r.SetFloat("cash", p.Cash)
-			r.SetFloat("history", p.History)
-			r.SetFloat("importance", imp[id])
+			r := record.New(e.URL)
+			r.SetFloat("cash", e.Page.Cash)
+			r.SetFloat("history", e.Page.History)
+			r.SetFloat("importance", e.Importance)
 			err = out.Write(r)
 		}
 		if err != nil {
@@ -219,14 +219,31 @@ func appendTSV(b []byte, s string) []byte {
 	return b
 }
 
-var stateFlag = &cli.StringFlag{Name: "state", Required: true,
-	Usage: "the adaptive OPIC state `FILE` (created by the first update)"}
+var (
+	stateFlag = &cli.StringFlag{Name: "state", Required: true,
+		Usage: "the adaptive OPIC state `FILE` (created by the first update)"}
+	statesFlag = &cli.StringSliceFlag{Name: "state", Required: true,
+		Usage: "the adaptive OPIC state `FILE`; give the states of all shards of a crawl to see it whole"}
+)
+
+// loadStates loads the states named by --state.
+func loadStates(c *cli.Context) ([]*opic.State, error) {
+	var states []*opic.State
+	for _, path := range c.StringSlice("state") {
+		s, err := opic.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		states = append(states, s)
+	}
+	return states, nil
+}
 
 func updateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "update",
 		Usage:     "apply a batch of fetch records to an adaptive OPIC state file",
-		UsageText: "opic update --state FILE [--window 720h] [--damping 0.85] [FILE...]",
+		UsageText: "opic update --state FILE [--window 720h] [--damping 0.85] [--shard I/N --outbox OUT] [FILE...]",
 		Description: `Reads a batch of fetch records (fetch's output: "url", "fetched_at", "links")
 and updates the state: each record with fetched_at is a visit of its page at
 that time; its links replace the page's links, and new pages are discovered.
@@ -237,6 +254,17 @@ src<TAB>dst edges add pages and links without a visit. A record without
 "links" (a failed fetch, a 304) is a visit that keeps the page's known links;
 a page with no known links hands its cash to the virtual page.
 
+The visits of a batch happen at once: each hands on the cash its page held
+when the batch began, and the cash arrives, with the virtual page's share,
+when the batch ends; the order of the records does not matter. Cash is kept
+exact: the total stays 1.
+
+Shards: a state made with --shard I/N holds the pages of the hosts of shard I.
+Give every shard the whole batch; each visits its own pages and writes to
+--outbox OUT the cash its links send to other shards' pages. Then
+'opic exchange' gives every shard the outboxes of all shards, and the
+shards together hold what one unsharded state would, to the last bit.
+
 The state is written crash-safely (a temporary file, fsync, rename): an
 interrupted or failed run leaves the previous state untouched. FILE.lock
 keeps a second update of the same state out (it fails at once). --window,
@@ -246,12 +274,37 @@ stored values (--shard must match).
 Example:
    $ fetch < due.txt > batch.ndjson
    $ opic update --state crawl.opic batch.ndjson
-   $ opic show --state crawl.opic --top 3 --tsv`,
+   $ opic show --state crawl.opic --top 3 --tsv
+   # two shards, as parallel or two machines would run them:
+   $ opic update --state s0.opic --shard 0/2 --outbox out0.ndjson batch.ndjson
+   $ opic update --state s1.opic --shard 1/2 --outbox out1.ndjson batch.ndjson
+   $ opic exchange --state s0.opic out0.ndjson out1.ndjson
+   $ opic exchange --state s1.opic out0.ndjson out1.ndjson
+   $ opic show --state s0.opic --state s1.opic --top 3 --tsv`,
 		Flags: append(clikit.InputFlags(), stateFlag, dampingFlag,
 			&cli.DurationFlag{Name: "window", Value: 720 * time.Hour,
-				Usage: "adaptive OPIC's time window `T` (0: keep all history)"}),
+				Usage: "adaptive OPIC's time window `T` (0: keep all history)"},
+			&cli.StringFlag{Name: "outbox", Usage: "a sharded state's cash for other shards goes to `OUT` (NDJSON), for opic exchange"}),
 		Action: update,
 	}
+}
+
+// openState locks and loads the state at path, or makes a new one if
+// there is none and fresh is not nil.
+func openState(path string, fresh func() *opic.State) (*opic.State, func(), error) {
+	unlock, err := opic.Lock(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := opic.Load(path)
+	if errors.Is(err, os.ErrNotExist) && fresh != nil {
+		return fresh(), unlock, nil
+	}
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return s, unlock, nil
 }
 
 func update(c *cli.Context) error {
@@ -267,44 +320,113 @@ func update(c *cli.Context) error {
 		return err
 	}
 	path := c.String("state")
-	unlock, err := opic.Lock(path)
+	s, unlock, err := openState(path, func() *opic.State {
+		s := opic.New(d)
+		s.Window = c.Duration("window")
+		s.ShardI, s.ShardN = in.Shard.I, in.Shard.N
+		return s
+	})
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	s, err := opic.Load(path)
-	if errors.Is(err, os.ErrNotExist) {
-		s = opic.New(d)
-		s.Window = c.Duration("window")
-		s.ShardI, s.ShardN = in.Shard.I, in.Shard.N
-	} else if err != nil {
-		return err
-	} else {
-		if c.IsSet("damping") {
-			s.Damping = d
-		}
-		if c.IsSet("window") {
-			s.Window = c.Duration("window")
-		}
-		if c.IsSet("shard") && (in.Shard.I != s.ShardI || in.Shard.N != s.ShardN) {
-			return clikit.Usagef("--shard %v: the state %s holds shard %d/%d", in.Shard, path, s.ShardI, s.ShardN)
-		}
+	if c.IsSet("damping") {
+		s.Damping = d
 	}
-	if !c.IsSet("shard") && s.ShardN > 1 {
-		in.Shard = record.Shard{I: s.ShardI, N: s.ShardN}
+	if c.IsSet("window") {
+		s.Window = c.Duration("window")
+	}
+	if c.IsSet("shard") && (in.Shard.I != s.ShardI || in.Shard.N != s.ShardN) {
+		return clikit.Usagef("--shard %v: the state %s holds shard %d/%d", in.Shard, path, s.ShardI, s.ShardN)
+	}
+	outbox := c.String("outbox")
+	if s.ShardN > 1 && outbox == "" {
+		return clikit.Usagef("the state %s holds shard %d/%d: give --outbox OUT for the other shards' cash", path, s.ShardI, s.ShardN)
+	}
+	if s.ShardN <= 1 && outbox != "" {
+		return clikit.Usagef("--outbox: the state %s is not sharded (--shard I/N on its first update)", path)
+	}
+	b, err := s.Begin()
+	if errors.Is(err, opic.ErrAwaitingExchange) {
+		return fmt.Errorf("%s: %w: run opic exchange first", path, err)
 	}
 	files := c.Args().Slice()
 	bar := clikit.Progress(c, clikit.InputSize(files), "opic: update", true)
 	clikit.TrackInput(in, bar)
-	err = eachItem(c, in, files, func(it opic.Item) error {
-		s.Update(it)
+	err = eachItem(c, in, files, false, func(it opic.Item) error {
+		b.Add(it)
 		return nil
 	})
 	bar.Finish()
 	if err != nil {
 		return err // the old state stays as it was
 	}
-	s.Settle()
+	if box := b.End(); box != nil {
+		// The outbox first: a state that awaits an exchange always has one.
+		if err := writeFileAtomic(outbox, box.AppendLines(nil)); err != nil {
+			return fmt.Errorf("writing the outbox: %w", err)
+		}
+	}
+	if err := s.Save(path); err != nil {
+		return fmt.Errorf("writing the state: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file and a
+// rename, so that path never holds a part.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func exchangeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "exchange",
+		Usage:     "complete a sharded batch with the outboxes of all shards",
+		UsageText: "opic exchange --state FILE OUT...",
+		Description: `Completes the batch that 'opic update --shard I/N --outbox OUT' applied to a
+sharded state: reads the outboxes of all N shards (this one's too, in any
+order or concatenated), adds the cash sent to this shard's pages, and shares
+the virtual page's cash over the pages of all shards. It fails, leaving the
+state as it was, unless it finds one summary of every shard of the batch the
+state awaits.
+
+Example:
+   $ opic update --state s1.opic --shard 1/2 --outbox out1.ndjson batch.ndjson
+   $ opic exchange --state s1.opic out0.ndjson out1.ndjson`,
+		Flags:  append(clikit.InputFlags(), stateFlag),
+		Action: exchange,
+	}
+}
+
+func exchange(c *cli.Context) error {
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	path := c.String("state")
+	s, unlock, err := openState(path, nil)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var inbox opic.Inbox
+	err = in.EachLine(c.Context, c.Args().Slice(), func(_ string, line []byte, n int) error {
+		if err := inbox.Add(line); err != nil {
+			return &record.DataError{Line: n, Err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.Exchange(&inbox); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	if err := s.Save(path); err != nil {
 		return fmt.Errorf("writing the state: %w", err)
 	}
@@ -315,18 +437,19 @@ func nextCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "next",
 		Usage:     "print the crawl frontier: the uncrawled or due pages with most cash",
-		UsageText: "opic next --state FILE [--n 100] [--min-age 24h] [--now TIME] [--tsv]",
+		UsageText: "opic next --state FILE [--state FILE...] [--n 100] [--min-age 24h] [--now TIME] [--tsv]",
 		Description: `Prints the N pages of the state that were never fetched, or were fetched at
 least --min-age before --now, the ones with most cash first: greedy OPIC's
 choice, as URL records ready for fetch (with their "cash"). A state built with
---shard I/N prints only the pages of shard I.
+--shard I/N gives only the pages of shard I; give the states of all shards to
+choose over the whole crawl.
 
 Example:
    $ opic update --state crawl.opic seeds.txt batch1.ndjson
    $ opic next --state crawl.opic --n 2 --now 2026-11-01T12:00:00Z
    {"url":"http://x.test/a","cash":0.30386666666666673}
    {"url":"http://x.test/b","cash":0.30386666666666673}`,
-		Flags: []cli.Flag{stateFlag, clikit.TSVFlag, clikit.HeaderFlag,
+		Flags: []cli.Flag{statesFlag, clikit.TSVFlag, clikit.HeaderFlag,
 			&cli.IntFlag{Name: "n", Value: 100, Usage: "print at most `N` pages"},
 			&cli.DurationFlag{Name: "min-age", Value: 24 * time.Hour,
 				Usage: "a fetched page is due again `D` after its last fetch"},
@@ -349,7 +472,7 @@ func next(c *cli.Context) error {
 		}
 		now = t
 	}
-	s, err := opic.Load(c.String("state"))
+	states, err := loadStates(c)
 	if err != nil {
 		return err
 	}
@@ -363,27 +486,17 @@ func next(c *cli.Context) error {
 			return err
 		}
 	}
-	// A sharded state also holds the pages its links lead to in other
-	// shards; they are for those shards' crawlers to fetch.
-	var keep func(string) bool
-	if s.ShardN > 1 {
-		keep = func(u string) bool {
-			h, _ := urlx.Host(u)
-			return record.ShardOf(h, s.ShardN) == s.ShardI
-		}
-	}
-	for _, id := range s.Due(n, now.Add(-c.Duration("min-age")).Unix(), keep) {
-		cash := s.Page(id).Cash
+	for _, e := range opic.Frontier(states, n, now.Add(-c.Duration("min-age")).Unix()) {
 		var err error
 		if tsv {
 			err = out.AppendLine(func(b []byte) []byte {
-				b = appendTSV(b, s.Name(id))
+				b = appendTSV(b, e.URL)
 				b = append(b, '\t')
-				return strconv.AppendFloat(b, cash, 'g', -1, 64)
+				return strconv.AppendFloat(b, e.Page.Cash, 'g', -1, 64)
 			})
 		} else {
-			r := record.New(s.Name(id))
-			r.SetFloat("cash", cash)
+			r := record.New(e.URL)
+			r.SetFloat("cash", e.Page.Cash)
 			err = out.Write(r)
 		}
 		if err != nil {
@@ -397,15 +510,17 @@ func showCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the pages of a state file by importance",
-		UsageText: "opic show --state FILE [--top K] [--tsv [--header]]",
+		UsageText: "opic show --state FILE [--state FILE...] [--top K] [--tsv [--header]]",
 		Description: `Prints the pages of an adaptive OPIC state, most important first, with
-"cash", "history" and "importance", as opic does for a static graph.
+"cash", "history" and "importance", as opic does for a static graph. Given the
+states of all shards of a crawl, it ranks their pages together, with
+importance over the whole crawl.
 
 Example:
    $ opic show --state crawl.opic --top 2 --tsv
    http://x.test/a	0.30386666666666673	0	0.21612138454243715
    http://x.test/b	0.30386666666666673	0	0.21612138454243715`,
-		Flags:  []cli.Flag{stateFlag, clikit.TSVFlag, clikit.HeaderFlag, topFlag},
+		Flags:  []cli.Flag{statesFlag, clikit.TSVFlag, clikit.HeaderFlag, topFlag},
 		Action: show,
 	}
 }
@@ -414,9 +529,9 @@ func show(c *cli.Context) error {
 	if c.Int("top") < 0 {
 		return clikit.Usagef("--top %d: want K >= 0", c.Int("top"))
 	}
-	s, err := opic.Load(c.String("state"))
+	states, err := loadStates(c)
 	if err != nil {
 		return err
 	}
-	return writeRanked(c, s, c.Int("top"))
+	return writeRanked(c, states, c.Int("top"))
 }
