@@ -26,11 +26,15 @@
 # means the turn completed.
 #
 # With SHARDS=N the per-host work runs as N shards (--shard I/N, a hash of
-# the host, so no host is split): recrawl's summaries and rankings and the
-# fetch. What must be decided over all pages stays one step (the frontier by
-# cash, the merge of the rankings, opic's update over the fetched records in
-# URL order), so a sharded turn chooses and fetches what an unsharded one
-# would.
+# the host, so no host is split): recrawl's summaries and rankings, the
+# fetch, and opic, which keeps one state a shard (state/opic.I.state): each
+# shard applies the batch to its own pages and writes the cash its links owe
+# other shards' pages to an outbox, then every shard takes in all outboxes
+# (opic exchange). The shards' states hold, bit for bit, what one state
+# would. What must be decided over all pages stays one step (the frontier
+# by cash and the ranking by importance over all shards' states, the merge
+# of the rankings), so a sharded turn chooses and fetches what an unsharded
+# one would. SHARDS must stay the same over a crawl's life.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +72,23 @@ exec 9>"$dir/lock"
 if ! flock -n 9; then
   say "another turn is running on $dir"
   exit 75
+fi
+
+# opic_states lists the opic state files, one a shard.
+opic_states() {
+  if [[ "$SHARDS" -le 1 ]]; then
+    echo "$state/opic.state"
+  else
+    for i in $(seq 0 $((SHARDS - 1))); do echo "$state/opic.$i.state"; done
+  fi
+}
+# state_args are the --state flags naming them all: the whole crawl.
+mapfile -t state_args < <(opic_states | sed 's/^/--state=/')
+have_opic() { [[ -f "$(opic_states | sed -n 1p)" ]]; }
+sharded=$(find "$state" -maxdepth 1 -name 'opic.*.state' | wc -l)
+if [[ ("$SHARDS" -le 1 && "$sharded" -gt 0) || ("$SHARDS" -gt 1 && (-f "$state/opic.state" || ("$sharded" -gt 0 && "$sharded" -ne "$SHARDS"))) ]]; then
+  say "SHARDS=$SHARDS, but $state holds the opic state of another number of shards; SHARDS must stay the same over a crawl"
+  exit 1
 fi
 
 # Resume the newest unfinished turn, or start one.
@@ -115,17 +136,16 @@ URL_KEY='function urlkey(s) { return match(s, /"url":"([^"\\]|\\.)*"/) ? substr(
 unique_urls() { awk "$URL_KEY"' !seen[urlkey($0)]++'; }
 
 select_pages() {
-  local opic_state=$state/opic.state
-  if [[ -f "$opic_state" ]]; then
+  if have_opic; then
     local now=()
     [[ -n "$NOW" ]] && now=(--now "$NOW")
-    "$BIN/opic" next --state "$opic_state" --n "$FRONTIER_N" --min-age "$MIN_AGE" "${now[@]}" > "$batch/frontier.tmp"
+    "$BIN/opic" next "${state_args[@]}" --n "$FRONTIER_N" --min-age "$MIN_AGE" "${now[@]}" > "$batch/frontier.tmp"
   else
     cp "$dir/seeds.txt" "$batch/frontier.tmp"
   fi
   : > "$batch/due.tmp"
   if [[ -s "$state/pages.ndjson" ]]; then
-    "$BIN/opic" show --state "$opic_state" > "$batch/importance.tmp"
+    "$BIN/opic" show "${state_args[@]}" > "$batch/importance.tmp"
     local args="$RECRAWL_ARGS --weight-field importance --weights $batch/importance.tmp"
     [[ -n "$NOW" ]] && args+=" --now $NOW"
     [[ "$RATE" != 0 ]] && args+=" --rate $RATE"
@@ -157,7 +177,7 @@ select_pages() {
 }
 
 filter_pages() {
-  if [[ "$SITE_QUOTA" -le 0 || ! -f "$state/opic.state" ]]; then
+  if [[ "$SITE_QUOTA" -le 0 ]] || ! have_opic; then
     cp "$batch/candidates.ndjson" "$batch/todo.tmp"
     mv "$batch/todo.tmp" "$batch/todo.ndjson"
     say "filter: off (SITE_QUOTA=0 or first turn), $(count "$batch/todo.ndjson") to fetch"
@@ -166,7 +186,7 @@ filter_pages() {
   # Segments of every URL known so far, good ones marked, with quotas.
   local good=/dev/null
   [[ -f "$dir/good.txt" ]] && good=$dir/good.txt
-  "$BIN/opic" show --state "$state/opic.state" |
+  "$BIN/opic" show "${state_args[@]}" |
     awk -v goodfile="$good" "$URL_KEY"' BEGIN { while ((getline g < goodfile) > 0) good["\"url\":\"" g "\""] = 1 }
       { u = urlkey($0); print "{" u (u in good ? ",\"good\":true" : "") "}" }' \
     > "$batch/known.tmp"
@@ -229,19 +249,51 @@ fetch_pages() {
   say "fetch: $(count "$batch/fetched.ndjson") records ($before from an interrupted run) by $SHARDS fetcher(s), $ok with status 2xx/3xx"
 }
 
-update_opic() {
-  # The state before this batch is kept, so a rerun applies the batch once.
-  [[ -f "$batch/opic.before" || ! -f "$state/opic.state" ]] || cp "$state/opic.state" "$batch/opic.before"
-  if [[ -f "$batch/opic.before" ]]; then
-    cp "$batch/opic.before" "$batch/opic.work"
-  else
-    rm -f "$batch/opic.work"
+# opic_batch applies one batch (a file of records) to the work copies of
+# the opic states: one update, or one a shard and then the exchange of
+# their outboxes.
+opic_batch() {
+  # shellcheck disable=SC2086
+  if [[ "$SHARDS" -le 1 ]]; then
+    "$BIN/opic" update --state "$batch/opic.0.work" $OPIC_ARGS "$1"
+    return
   fi
   # shellcheck disable=SC2086
-  "$BIN/opic" update --state "$batch/opic.work" $OPIC_ARGS "$batch/fetched.ndjson"
-  mv "$batch/opic.work" "$state/opic.state"
-  rm -f "$batch/opic.before" "$batch/opic.work.lock"
-  say "opic: state updated with $(count "$batch/fetched.ndjson") records"
+  shards | parallel -j "$SHARDS" --halt now,fail=1 \
+    "$BIN/opic" update --state "$batch/opic.{}.work" --shard {}/"$SHARDS" $OPIC_ARGS \
+    --outbox "$batch/opic-out.{}.ndjson" "$1"
+  shards | parallel -j "$SHARDS" --halt now,fail=1 \
+    "$BIN/opic" exchange --state "$batch/opic.{}.work" "$batch"/opic-out.*.ndjson
+  rm -f "$batch"/opic-out.*.ndjson
+}
+
+update_opic() {
+  local states k
+  mapfile -t states < <(opic_states)
+  if [[ ! -f "$batch/opic.applied" ]]; then
+    # The states before this batch are kept until all are replaced, so a
+    # rerun applies the batch once.
+    for k in "${!states[@]}"; do
+      [[ -f "$batch/opic.$k.before" || ! -f "${states[$k]}" ]] || cp "${states[$k]}" "$batch/opic.$k.before"
+      if [[ -f "$batch/opic.$k.before" ]]; then
+        cp "$batch/opic.$k.before" "$batch/opic.$k.work"
+      else
+        rm -f "$batch/opic.$k.work"
+      fi
+    done
+    if [[ ! -f "$batch/opic.0.before" ]]; then
+      # The first batch: the seeds share the cash, for the fetched seeds
+      # to hand on.
+      opic_batch "$dir/seeds.txt"
+    fi
+    opic_batch "$batch/fetched.ndjson"
+    for k in "${!states[@]}"; do
+      mv "$batch/opic.$k.work" "${states[$k]}"
+    done
+    touch "$batch/opic.applied"
+  fi
+  rm -f "$batch"/opic.*.before "$batch"/opic.*.work.lock
+  say "opic: ${#states[@]} state(s) updated with $(count "$batch/fetched.ndjson") records"
 }
 
 estimate_rates() {

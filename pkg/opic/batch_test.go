@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // applyBatch applies items to an unsharded state as one batch.

@@ -445,10 +445,11 @@ choice, as URL records ready for fetch (with their "cash"). A state built with
 choose over the whole crawl.
 
 Example:
-   $ opic update --state crawl.opic seeds.txt batch1.ndjson
+   $ opic update --state crawl.opic seeds.txt        # batch 0: the seeds share the cash
+   $ opic update --state crawl.opic batch1.ndjson    # the seeds fetched hand it on
    $ opic next --state crawl.opic --n 2 --now 2026-11-01T12:00:00Z
-   {"url":"http://x.test/a","cash":0.30386666666666673}
-   {"url":"http://x.test/b","cash":0.30386666666666673}`,
+   {"url":"http://x.test/a","cash":0.2566666666666666}
+   {"url":"http://x.test/b","cash":0.2566666666666666}`,
 		Flags: []cli.Flag{statesFlag, clikit.TSVFlag, clikit.HeaderFlag,
 			&cli.IntFlag{Name: "n", Value: 100, Usage: "print at most `N` pages"},
 			&cli.DurationFlag{Name: "min-age", Value: 24 * time.Hour,
@@ -518,8 +519,8 @@ importance over the whole crawl.
 
 Example:
    $ opic show --state crawl.opic --top 2 --tsv
-   http://x.test/a	0.30386666666666673	0	0.21612138454243715
-   http://x.test/b	0.30386666666666673	0	0.21612138454243715`,
+   http://x.test/	0.11499999999999999	0.5	0.30750000000000005
+   http://x.test/seed	0.11499999999999999	0.5	0.30750000000000005`,
 		Flags:  []cli.Flag{statesFlag, clikit.TSVFlag, clikit.HeaderFlag, topFlag},
 		Action: show,
 	}
