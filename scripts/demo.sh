@@ -76,7 +76,10 @@ echo "  distinct hosts: $(grep -o '"host":"[^"]*"' "$out/fetched.ndjson" | sort 
 
 echo
 echo "== the most important pages (opic)"
-bin/opic show --state "$crawl/state/opic.state" --top 10 --tsv --header | cut -f1,4
+# One opic state a shard; show ranks the pages of all of them together.
+opic_states=()
+for f in "$crawl"/state/opic*.state; do opic_states+=(--state "$f"); done
+bin/opic show "${opic_states[@]}" --top 10 --tsv --header | cut -f1,4
 
 echo
 echo "== segments found (sekitei): the largest of two hosts, with their good URLs and quotas"
@@ -89,7 +92,7 @@ echo "  ($(grep -c . "$crawl/state/segments.ndjson") segments over $(grep -c . "
 
 echo
 echo "== the recrawl schedule (recrawl rank --all at 3,000 crawls a day, soonest first)"
-bin/opic show --state "$crawl/state/opic.state" > "$out/importance.ndjson"
+bin/opic show "${opic_states[@]}" > "$out/importance.ndjson"
 bin/recrawl rank --all --default-change-rate 0.2 --rate 3000 --weight-field importance --weights "$out/importance.ndjson" \
   "$crawl/state/pages.ndjson" 2>/dev/null |
   awk 'match($0, /"url":"[^"]*"/) { u = substr($0, RSTART + 7, RLENGTH - 8) }
@@ -100,7 +103,7 @@ echo "  ($(grep -c . "$crawl/state/pages.ndjson") pages with change-rate estimat
 
 # The query: the title of the most important article fetched.
 title=""
-for u in $(bin/opic show --state "$crawl/state/opic.state" --top 200 --tsv | cut -f1 | grep -E '/(news|articles)/[0-9]' || true); do
+for u in $(bin/opic show "${opic_states[@]}" --top 200 --tsv | cut -f1 | grep -E '/(news|articles)/[0-9]' || true); do
   title=$(grep -F "\"url\":\"$u\"" "$out/fetched.ndjson" | grep -o '"title":"[^"]*"' | head -1 | cut -d'"' -f4 || true)
   [[ -n "$title" ]] && break
 done
