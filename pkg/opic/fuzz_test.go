@@ -1,6 +1,7 @@
 package opic
 
 import (
+	"bytes"
 	"testing"
 )
 
@@ -73,9 +74,45 @@ func FuzzStatePayload(f *testing.F) {
 			u.Visit(0, 1)
 			u.Run(Greedy, Stop{Steps: 10}, 0)
 		}
-		if b, err := u.Begin(); err == nil {
+		if b, err := u.Begin(); err == nil && u.Len() > 0 {
 			b.Add(Item{Kind: RecordItem, URL: u.Name(0), FetchedAt: fetchedAt("2026-11-01T00:00:00Z")})
 			b.End()
+		}
+	})
+}
+
+// FuzzInboxLine: any outbox line is a transfer, a summary or an error,
+// never a panic; what it reads writes back to a line that reads the same.
+func FuzzInboxLine(f *testing.F) {
+	for _, s := range []string{
+		`{"opic_shard":"1/4","opic_batch":3,"opic_teleport":0.0123,"opic_pages":17}`,
+		`{"url":"http://a.test/","opic_cash":2.220446049250313e-16}`,
+		`{"url":"http://a.test/","opic_cash":"0.5"}`, `{"opic_shard":"4/4"}`, `{"url":""}`, `[1]`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var in Inbox
+		if err := in.Add(line); err != nil {
+			return
+		}
+		box := &Outbox{Summary: Summary{Shard: 0, Shards: 2, Batch: 1}}
+		if len(in.Summaries) == 1 {
+			box.Summary = in.Summaries[0]
+		} else {
+			box.Transfers = in.Transfers
+		}
+		var again Inbox
+		for _, l := range bytes.SplitAfter(box.AppendLines(nil), []byte("\n")) {
+			if len(l) > 0 {
+				if err := again.Add(l); err != nil {
+					t.Fatalf("%q: written back as %q: %v", line, l, err)
+				}
+			}
+		}
+		if len(in.Summaries) == 1 && again.Summaries[0] != in.Summaries[0] ||
+			len(in.Transfers) == 1 && (len(again.Transfers) != 1 || again.Transfers[0] != in.Transfers[0]) {
+			t.Fatalf("%q: read back as %+v", line, again)
 		}
 	})
 }
