@@ -31,6 +31,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+	"unsafe"
 )
 
 // DefaultDamping is the damping PageRank traditionally uses.
@@ -99,7 +100,6 @@ type State struct {
 	batches   uint64  // batches applied (Begin ... End or Exchange)
 	awaiting  bool    // a sharded batch awaits Exchange
 	sealed    int     // pages known when that batch ended
-	warm      float64 // keeps runGreedy's warming loads alive
 }
 
 // New returns an empty state holding the total cash of 1 on the virtual
@@ -390,7 +390,6 @@ func (s *State) runGreedy(pg pages, t *maxTree, limit uint64, until float64) uin
 	d := s.Damping
 	base, total, virt := s.base, s.totalHist, s.virtHist
 	var k, moved uint64
-	var warm float64
 	for ; k < limit; k++ {
 		if until > 0 && total*until > 1 {
 			break
@@ -405,14 +404,17 @@ func (s *State) runGreedy(pg pages, t *maxTree, limit uint64, until float64) uin
 		moved += uint64(len(row))
 		// The page with most cash now is often still the top after this
 		// visit's transfers (about half the time), else it is a link
-		// target that the transfers raise to the top (warmed below).
-		// Loading its row, history and cash group now, while the
-		// transfers' loads are in flight, hides those cache misses from
-		// the next visit; the choice itself stays exactly greedy.
+		// target that the transfers raise to the top (fetched below).
+		// Fetching its row, history and cash group into the cache now,
+		// while the transfers' loads are in flight, hides those misses
+		// from the next visit; the choice itself stays exactly greedy.
 		next := t.top()
-		warm += hist[next] + cash[next&^(fan-1)] + cash[min(next|(fan/2), last)] + float64(off[next+1]+uint64(visits[next]))
+		prefetch(unsafe.Pointer(&hist[next]))
+		prefetch(unsafe.Pointer(&visits[next]))
+		prefetch(unsafe.Pointer(&cash[next&^(fan-1)]))
+		prefetch(unsafe.Pointer(&cash[min(next|(fan/2), last)]))
 		if o := off[next]; o < uint64(len(dst)) {
-			warm += float64(dst[o])
+			prefetch(unsafe.Pointer(&dst[o]))
 		}
 		tele := c
 		if len(row) > 0 {
@@ -421,10 +423,11 @@ func (s *State) runGreedy(pg pages, t *maxTree, limit uint64, until float64) uin
 				v := cash[j] + share
 				cash[j] = v
 				if l0[j/fan] <= sortKey(v) && t.raised(j, v) {
-					// j is the next page now: start loading its row.
-					warm += hist[j] + float64(off[j+1]+uint64(visits[j]))
+					// j is the next page now: fetch its row.
+					prefetch(unsafe.Pointer(&hist[j]))
+					prefetch(unsafe.Pointer(&visits[j]))
 					if o := off[j]; o < uint64(len(dst)) {
-						warm += float64(dst[o])
+						prefetch(unsafe.Pointer(&dst[o]))
 					}
 				}
 			}
@@ -437,6 +440,5 @@ func (s *State) runGreedy(pg pages, t *maxTree, limit uint64, until float64) uin
 	s.base, s.totalHist, s.virtHist = base, total, virt
 	s.steps += k
 	s.transfers += moved
-	s.warm = warm
 	return k
 }

@@ -1,0 +1,8 @@
+package opic
+
+import "unsafe"
+
+// prefetch: see prefetch_amd64.go.
+//
+//go:noescape
+func prefetch(p unsafe.Pointer)
