@@ -4,13 +4,13 @@ package opic
 // depends on the cash the previous one handed out, so the loads of a visit
 // cannot overlap with the next, as they do under the random policy. Visits
 // are very uneven (on the 1M-page benchmark graph the 1% most visited pages
-// take 74% of the visits), so a Run renumbers the pages by in-degree, the
-// most linked first: the pages visited most, and the cash of the pages
-// most transfers go to, then share cache lines, memory pages and tree
-// groups. This takes about 4 + 36/d bytes a link (d the mean out-degree)
-// while the Run lasts, and about 15 ms per million links. Among pages of
-// equal cash the greedy policy then takes the most linked first, then the
-// lowest id (graphs of viewMin pages or more).
+// take half of the visits, the 10% three quarters), so a Run renumbers the
+// pages by in-degree, the most linked first: the pages visited most, and
+// the cash of the pages most transfers go to, then share cache lines,
+// memory pages and tree groups. This takes about 4 + 36/d bytes a link (d
+// the mean out-degree) while the Run lasts, and about 15 ms per million
+// links. Among pages of equal cash the greedy policy then takes the most
+// linked first, then the lowest id (graphs of viewMin pages or more).
 
 // pages are the arrays a Run works on: the state's own, or a renumbered
 // copy.
