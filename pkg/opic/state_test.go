@@ -2,6 +2,8 @@ package opic
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"errors"
 	"os"
 	"path/filepath"
@@ -212,5 +214,36 @@ func TestLockExcludes(t *testing.T) {
 		t.Errorf("lock after unlock: %v", err)
 	} else {
 		again()
+	}
+}
+
+// A state written by the first format (sequential visits, cash not in
+// quanta; made by the opic of commit 7a1b7b2 from the docs' example) still loads,
+// takes a batch, and keeps a total cash of 1.
+func TestVersion1StateTakesABatch(t *testing.T) {
+	s, err := Load(filepath.Join("..", "..", "testdata", "opic", "v1.opic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := s.Lookup("http://x.test/a")
+	if !ok || s.Len() != 5 || s.Page(a).Cash != 0.30386666666666673 {
+		t.Fatalf("v1 state: %d pages, page a %+v", s.Len(), s.Page(a))
+	}
+	applyBatch(s, Item{Kind: RecordItem, URL: "http://x.test/a", HasLinks: true, Links: []string{"http://x.test/b"},
+		FetchedAt: fetchedAt("2026-11-02T00:00:00Z")})
+	total := s.virtCash
+	for id := range uint32(s.Len()) {
+		total += s.Page(id).Cash
+	}
+	if math.Abs(total-1) > 1e-12 {
+		t.Errorf("total cash %v after a batch, want 1", total)
+	}
+	if p := s.Page(a); p.Visits != 1 || !close(p.History, 0.30386666666666673) {
+		t.Errorf("page a after its visit: %+v", p)
+	}
+	data, _ := s.MarshalBinary()
+	var u State
+	if err := u.UnmarshalBinary(data); err != nil || binary.LittleEndian.Uint32(data[8:]) != stateVersion {
+		t.Errorf("saved again: %v, version %d", err, binary.LittleEndian.Uint32(data[8:]))
 	}
 }
