@@ -3,8 +3,8 @@ package opic
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
