@@ -96,7 +96,9 @@ func (b *Batch) Add(it Item) {
 		t = it.FetchedAt.Unix()
 		s.Now = max(s.Now, t)
 	}
-	if s.ShardN > 1 && record.ShardOf(it.Host(), s.ShardN) != s.ShardI {
+	// A page is visited by the shard that owns it by name, whatever host
+	// field its record carries, so that visiting and holding cash agree.
+	if !s.Owns(it.URL) {
 		at := t
 		if at == 0 {
 			at = s.Now // as AddItem discovers pages
@@ -189,9 +191,14 @@ func (b *Batch) End() *Outbox {
 		s.batches++
 		return nil
 	}
-	for id := range s.Len() {
-		if s.Owns(s.Name(uint32(id))) {
+	for id := range uint32(s.Len()) {
+		if s.Owns(s.Name(id)) {
 			out.Summary.Pages++
+		} else if c := s.cash[id]; c != 0 {
+			// Cash a state of an older format kept on another shard's
+			// page goes to its owner too.
+			out.Transfers = append(out.Transfers, Transfer{URL: s.Name(id), Cash: c})
+			s.cash[id] = 0
 		}
 	}
 	s.awaiting = true
