@@ -7,7 +7,7 @@ package opic
 // take half of the visits, the 10% three quarters), so a Run renumbers the
 // pages by in-degree, the most linked first: the pages visited most, and
 // the cash of the pages most transfers go to, then share cache lines,
-// memory pages and tree groups. This takes about 4 + 36/d bytes a link (d
+// memory pages and tree groups. This takes about 4 + 32/d bytes a link (d
 // the mean out-degree) while the Run lasts, and about 15 ms per million
 // links. Among pages of equal cash the greedy policy then takes the most
 // linked first, then the lowest id (graphs of viewMin pages or more).
