@@ -459,7 +459,7 @@ func proxKeys(out []uint32, l []byte) []uint32 {
 func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) float64 {
 	keys, idf := q.keys, q.idf
 	var titleBuf [16]int
-	titleHits := titleBuf[:0]
+	var titleHits []int
 	if len(lists) > len(titleBuf) {
 		titleHits = make([]int, len(lists))
 	} else {
