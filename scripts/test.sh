@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need, checks formatting and vet,
-# and runs every test (fuzz seed corpora included) of the module.
+# The test command: installs what the tests need, checks formatting, vet and
+# staticcheck (a tool of the module, pinned in go.mod), and runs every test
+# (fuzz seed corpora included) of the module.
 # Usage: scripts/test.sh [go test flags...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +15,6 @@ if [[ -n "$unformatted" ]]; then
   exit 1
 fi
 go vet ./...
+go tool staticcheck ./...
 
 go test -count=1 -timeout 25m "$@" ./...
