@@ -51,6 +51,7 @@ SHARDS=1          # per-host steps run as this many shards (GNU parallel)
 RATE=0            # recrawl: global crawls per day (0: RECRAWL_N alone limits)
 NOW=""            # the turn's time for recrawl and opic (RFC 3339; default: now)
 MIN_QUOTA=20      # sekitei: the least quota of a segment
+ROBOTS_BLOCK=5    # filter: skip a segment once this many of its tries, all, were refused by robots.txt (0: never)
 FETCH_ARGS=""     # e.g. --delay 1s --workers 64
 OPIC_ARGS="--window 720h"
 RECRAWL_ARGS="--default-change-rate 0.2"   # page flags of recrawl summary and rank
@@ -202,7 +203,11 @@ filter_pages() {
   # Pages fetched so far per segment use up its quota; candidates fill what is left.
   cat "$state"/history/*.ndjson 2>/dev/null | "$BIN/sekitei" assign --segments "$state/segments.ndjson" > "$batch/used.tmp" || true
   "$BIN/sekitei" assign --segments "$state/segments.ndjson" "$batch/candidates.ndjson" > "$batch/assigned.tmp"
-  awk -v segfile="$state/segments.ndjson" -v usedfile="$batch/used.tmp" '
+  # A segment tried ROBOTS_BLOCK times or more and refused by robots.txt
+  # every time (print and search pages, say) gets no more candidates: they
+  # would only take the places of pages that can be fetched.
+  awk -v segfile="$state/segments.ndjson" -v usedfile="$batch/used.tmp" -v block="$ROBOTS_BLOCK" \
+    -v blockedfile="$batch/blocked.tmp" '
     function field(s, name,   re) {
       re = "\"" name "\":(\"([^\"\\\\]|\\\\.)*\"|[0-9]+)"
       if (!match(s, re)) return ""
@@ -210,15 +215,23 @@ filter_pages() {
     }
     BEGIN {
       while ((getline s < segfile) > 0) quota[field(s, "host") " " field(s, "segment")] = field(s, "quota") + 0
-      while ((getline s < usedfile) > 0) used[field(s, "host") " " field(s, "segment")]++
+      while ((getline s < usedfile) > 0) {
+        k = field(s, "host") " " field(s, "segment")
+        used[k]++
+        if (field(s, "error") ~ /^"robots:/) refused[k]++
+      }
     }
     {
       k = field($0, "host") " " field($0, "segment")
+      if (block > 0 && used[k] >= block && refused[k] == used[k]) { blocked++; next }
       if (!(k in quota) || used[k] < quota[k]) { used[k]++; print }
-    }' "$batch/assigned.tmp" > "$batch/todo.tmp"
-  rm -f "$batch/known.tmp" "$batch/used.tmp" "$batch/assigned.tmp"
+    }
+    END { print blocked + 0 > blockedfile }' "$batch/assigned.tmp" > "$batch/todo.tmp"
+  local blocked
+  blocked=$(cat "$batch/blocked.tmp")
+  rm -f "$batch/known.tmp" "$batch/used.tmp" "$batch/assigned.tmp" "$batch/blocked.tmp"
   mv "$batch/todo.tmp" "$batch/todo.ndjson"
-  say "filter: $(grep -c . "$state/segments.ndjson") segments, $(count "$batch/todo.ndjson") of $(count "$batch/candidates.ndjson") candidates within quota"
+  say "filter: $(grep -c . "$state/segments.ndjson") segments, $(count "$batch/todo.ndjson") of $(count "$batch/candidates.ndjson") candidates within quota ($blocked in segments robots.txt refused)"
 }
 
 fetch_pages() {

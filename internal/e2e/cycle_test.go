@@ -143,9 +143,10 @@ func TestCrawlCycle(t *testing.T) {
 	for u := range seen {
 		hosts[strings.SplitN(strings.TrimPrefix(u, "http://"), "/", 2)[0]] = true
 	}
-	if total < 400 || len(hosts) != 3 {
+	if total < 300 || len(hosts) != 3 {
 		t.Fatalf("fetched %d records of %d URLs on %d hosts", total, len(seen), len(hosts))
 	}
+	w.checkLastFilter(t)
 	// Every part of the loop left its product.
 	for _, p := range []string{"state/opic.state", "state/pages.ndjson", "state/segments.ndjson", "index/MANIFEST", "logs/cycle.log"} {
 		if st, err := os.Stat(filepath.Join(w.crawl, p)); err != nil || st.Size() == 0 {
@@ -422,5 +423,85 @@ exec %[3]s "$@"
 	}
 	if len(clean) < 300 {
 		t.Errorf("only %d pages: the test checks little", len(clean))
+	}
+}
+
+// checkLastFilter checks the last turn's sekitei filter against its
+// segments: no segment got more candidates than its quota left after the
+// pages fetched before, and segments robots.txt refused every time got none.
+func (w *world) checkLastFilter(t *testing.T) {
+	t.Helper()
+	batches, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*"))
+	last := batches[len(batches)-1]
+	segs := filepath.Join(w.crawl, "state", "segments.ndjson")
+	type rec struct {
+		Host    string `json:"host"`
+		Segment *int   `json:"segment"`
+		Quota   int    `json:"quota"`
+		Error   string `json:"error"`
+	}
+	read := func(data []byte) []rec {
+		var out []rec
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var r rec
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	assign := func(files ...string) []rec {
+		out, err := exec.Command(filepath.Join(w.bin, "sekitei"), append([]string{"assign", "--segments", segs}, files...)...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return read(out)
+	}
+	key := func(r rec) string {
+		if r.Segment == nil {
+			return r.Host + " -"
+		}
+		return fmt.Sprintf("%s %d", r.Host, *r.Segment)
+	}
+	data, _ := os.ReadFile(segs)
+	quota := map[string]int{}
+	for _, r := range read(data) {
+		quota[key(r)] = r.Quota
+	}
+	history, _ := filepath.Glob(filepath.Join(w.crawl, "state", "history", "*.ndjson"))
+	used, refused := map[string]int{}, map[string]int{}
+	for _, h := range history[:len(history)-1] { // the turns before the last
+		for _, r := range assign(h) {
+			used[key(r)]++
+			if strings.HasPrefix(r.Error, "robots:") {
+				refused[key(r)]++
+			}
+		}
+	}
+	admitted := map[string]int{}
+	for _, r := range assign(filepath.Join(last, "todo.ndjson")) {
+		k := key(r)
+		if r.Host == "" {
+			t.Errorf("a candidate without a host: the filter cannot find its segment")
+		}
+		admitted[k]++
+		if used[k] >= 5 && refused[k] == used[k] {
+			t.Errorf("segment %s: refused by robots.txt in all %d tries, still given candidates", k, used[k])
+		}
+	}
+	blocked := 0
+	for k, n := range admitted {
+		if q, ok := quota[k]; ok && n > max(q-used[k], 0) {
+			t.Errorf("segment %s: %d admitted, quota %d, %d fetched before", k, n, q, used[k])
+		}
+	}
+	for k := range used {
+		if used[k] >= 5 && refused[k] == used[k] {
+			blocked++
+		}
+	}
+	if len(admitted) == 0 || blocked == 0 {
+		t.Errorf("last turn: %d segments admitted, %d blocked by robots.txt: the check checks little", len(admitted), blocked)
 	}
 }

@@ -259,13 +259,15 @@ func assignCommand() *cli.Command {
 		Usage:     "tag each URL record with its segment and regex",
 		UsageText: "sekitei assign --segments FILE [FILE...]",
 		Description: `Adds "segment" (the id) and "regex" to every record, from the first segment
-of its host whose regex matches. Records of a host the file has no segments
-for pass through untouched (with one warning per host).
+of its host whose regex matches, and "host" (the normalised host the segments
+are of) where the record has none, so that the segment's key, host and id,
+is in the record. Records of a host the file has no segments for pass through
+untouched (with one warning per host).
 
 Example:
    $ sekitei segments --good good.txt --general general.txt > segs.ndjson
    $ echo http://lenta.ru/news/2013/09/30/mid/ | sekitei assign --segments segs.ndjson
-   {"url":"http://lenta.ru/news/2013/09/30/mid/","segment":19,"regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$"}`,
+   {"url":"http://lenta.ru/news/2013/09/30/mid/","segment":19,"regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","host":"lenta.ru"}`,
 		Flags: append(clikit.InputFlags(), segmentsFileFlag),
 		Action: func(c *cli.Context) error {
 			sites, err := loadSegments(c)
@@ -297,6 +299,10 @@ Example:
 				}
 				r.SetInt("segment", int64(seg.ID))
 				r.SetString("regex", seg.Regex)
+				if !r.Has("host") {
+					h, _ := urlx.Host(u)
+					r.SetString("host", h)
+				}
 				return out.Write(r)
 			})
 		},
