@@ -284,7 +284,13 @@ func TestShardsAgree(t *testing.T) {
 		for _, f := range []string{"seeds.txt", "good.txt"} {
 			copyFile(t, filepath.Join(w.crawl, f), filepath.Join(c.crawl, f))
 		}
-		base := string(conf) + fmt.Sprintf("SHARDS=%d\nRATE=2000\n", shards)
+		// No time window: history is then the sum of the cash a page
+		// handed on, the same whenever the two runs fetch, so importance
+		// can be compared to the last bit. (With a window it scales by the
+		// time between fetches, which differs between the two runs;
+		// TestShardsReachTheUnshardedState checks the window with fixed
+		// times.)
+		base := string(conf) + fmt.Sprintf("SHARDS=%d\nRATE=2000\nOPIC_ARGS=\"--window 0\"\n", shards)
 		for turn := 1; turn <= 4; turn++ {
 			extra := ""
 			if turn == 4 {
@@ -310,12 +316,11 @@ func TestShardsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// url and cash: the shards' cash is the unsharded state's to the
-		// last bit. (History is too on the same batches, but the two runs
-		// fetch at other times, and the time window scales history by the
-		// time between fetches.)
+		// url, cash and history: the shards' are the unsharded state's to
+		// the last bit (importance is divided by a sum added up in another
+		// order).
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			top = append(top, strings.Join(strings.Split(line, "\t")[:2], " "))
+			top = append(top, strings.Join(strings.Split(line, "\t")[:3], " "))
 		}
 		files, _ := filepath.Glob(filepath.Join(c.crawl, "batches", "*", "due.ndjson"))
 		for _, f := range files {
@@ -353,13 +358,14 @@ func TestShardsAgree(t *testing.T) {
 	for _, u := range oneTurns {
 		total += len(u)
 	}
-	t.Logf("%d records in 4 turns, %d pages due on the last, top page (url, cash) %s", total, len(oneDue[3]), oneTop[0])
+	t.Logf("%d records in 4 turns, %d pages due on the last, top page (url, cash, history) %s", total, len(oneDue[3]), oneTop[0])
 }
 
 // TestShardedOpicStepResumes fails the sharded opic step midway (one
 // shard's update or exchange fails after the other's succeeded) and runs
 // the turn again: it completes, and the opic states end with exactly the
-// cash of a crawl that never failed, so no batch was applied twice or lost.
+// cash and history of a crawl that never failed, so no batch was applied
+// twice or lost.
 func TestShardedOpicStepResumes(t *testing.T) {
 	w := setup(t)
 	conf, _ := os.ReadFile(filepath.Join(w.crawl, "crawl.conf"))
@@ -371,7 +377,9 @@ func TestShardedOpicStepResumes(t *testing.T) {
 		for _, f := range []string{"seeds.txt", "good.txt"} {
 			copyFile(t, filepath.Join(w.crawl, f), filepath.Join(c.crawl, f))
 		}
-		os.WriteFile(filepath.Join(c.crawl, "crawl.conf"), append(conf, "SHARDS=2\n"...), 0o644)
+		// No time window, so that history does not depend on when the
+		// crawls fetch (see TestShardsAgree).
+		os.WriteFile(filepath.Join(c.crawl, "crawl.conf"), append(conf, "SHARDS=2\nOPIC_ARGS=\"--window 0\"\n"...), 0o644)
 		// The tools, with an opic whose second run of the failing command
 		// in a turn fails once.
 		c.bin = filepath.Join(t.TempDir(), "bin")
@@ -408,17 +416,17 @@ exec %[3]s "$@"
 		if err != nil || len(states) != 2 {
 			t.Fatalf("opic show %v: %v", states, err)
 		}
-		var cash []string
+		var pages []string // url, cash, history
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			cash = append(cash, strings.Join(strings.Split(line, "\t")[:2], " "))
+			pages = append(pages, strings.Join(strings.Split(line, "\t")[:3], " "))
 		}
-		return cash
+		return pages
 	}
 	clean := crawl("")
 	for _, failing := range []string{"update", "exchange"} {
 		got := crawl(failing)
 		if strings.Join(got, "\n") != strings.Join(clean, "\n") {
-			t.Errorf("after a failed %s and a rerun: %d pages, cash differs from the clean crawl's %d pages", failing, len(got), len(clean))
+			t.Errorf("after a failed %s and a rerun: %d pages, cash or history differs from the clean crawl's %d pages", failing, len(got), len(clean))
 		}
 	}
 	if len(clean) < 300 {
