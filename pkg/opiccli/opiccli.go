@@ -393,12 +393,12 @@ sharded state: reads the outboxes of all N shards (this one's too, in any
 order or concatenated), adds the cash sent to this shard's pages, and shares
 the virtual page's cash over the pages of all shards. It fails, leaving the
 state as it was, unless it finds one summary of every shard of the batch the
-state awaits.
+state awaits. A bad outbox line is an error, never skipped: cash would be lost.
 
 Example:
    $ opic update --state s1.opic --shard 1/2 --outbox out1.ndjson batch.ndjson
    $ opic exchange --state s1.opic out0.ndjson out1.ndjson`,
-		Flags:  append(clikit.InputFlags(), stateFlag),
+		Flags:  []cli.Flag{stateFlag},
 		Action: exchange,
 	}
 }
@@ -408,6 +408,7 @@ func exchange(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	in.Strict = true // a skipped transfer would lose its cash
 	path := c.String("state")
 	s, unlock, err := openState(path, nil)
 	if err != nil {
