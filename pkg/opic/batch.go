@@ -170,21 +170,16 @@ func (s *State) record(id uint32, t int64, c float64) {
 // in the outboxes of all shards.
 func (b *Batch) End() *Outbox {
 	s := b.s
-	ids := make([]uint32, 0, len(b.inflow))
-	for id := range b.inflow {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, b uint32) int { return cmp.Compare(s.Name(a), s.Name(b)) })
 	var out *Outbox
 	if s.ShardN > 1 {
 		out = &Outbox{Summary: Summary{Shard: s.ShardI, Shards: s.ShardN, Batch: s.batches + 1, Teleport: b.tele}}
 	}
-	for _, id := range ids {
+	for id, c := range b.inflow { // sums of quanta: any order gives the same cash
 		if out != nil && !s.Owns(s.Name(id)) {
-			out.Transfers = append(out.Transfers, Transfer{URL: s.Name(id), Cash: b.inflow[id]})
+			out.Transfers = append(out.Transfers, Transfer{URL: s.Name(id), Cash: c})
 			continue
 		}
-		s.cash[id] += b.inflow[id]
+		s.cash[id] += c
 	}
 	if out == nil {
 		s.spread(s.virtCash+b.tele, uint64(s.Len()), s.Len())
@@ -201,6 +196,8 @@ func (b *Batch) End() *Outbox {
 			s.cash[id] = 0
 		}
 	}
+	// The outbox in URL order, the same on every run.
+	slices.SortStableFunc(out.Transfers, func(a, b Transfer) int { return cmp.Compare(a.URL, b.URL) })
 	s.awaiting = true
 	s.sealed = s.Len()
 	return out
@@ -216,7 +213,7 @@ func (s *State) spread(total float64, n uint64, limit int) {
 	}
 	u := quantize(total / float64(n))
 	for id := range limit {
-		if s.ShardN <= 1 || s.Owns(s.Name(uint32(id))) {
+		if s.Owns(s.Name(uint32(id))) {
 			s.cash[id] += u
 		}
 	}
@@ -309,6 +306,10 @@ func (o *Outbox) AppendLines(b []byte) []byte {
 	return b
 }
 
+// WriteFile writes the outbox's lines to path crash-safely, as State.Save
+// writes a state.
+func (o *Outbox) WriteFile(path string) error { return writeFileSafe(path, o.AppendLines(nil)) }
+
 // Exchange completes a sharded state's batch with the outboxes of all
 // shards, this one's included: it takes in the cash sent to its pages, and
 // its share of the virtual page's cash. The inbox must hold one summary of
@@ -322,7 +323,7 @@ func (s *State) Exchange(in *Inbox) error {
 	var pages uint64
 	for _, m := range in.Summaries {
 		switch {
-		case m.Shards != s.ShardN:
+		case m.Shards != s.ShardN || m.Shard < 0 || m.Shard >= s.ShardN:
 			return fmt.Errorf("an outbox of shard %d/%d, but the state is shard %d/%d", m.Shard, m.Shards, s.ShardI, s.ShardN)
 		case m.Batch != s.batches+1:
 			return fmt.Errorf("the outbox of shard %d/%d is of batch %d, the state awaits batch %d", m.Shard, m.Shards, m.Batch, s.batches+1)

@@ -22,7 +22,7 @@ func Ranking(states []*State, n int) []Entry {
 	var sum float64
 	for _, s := range states {
 		for id := range uint32(s.Len()) {
-			if s.ShardN > 1 && !s.Owns(s.Name(id)) {
+			if !s.Owns(s.Name(id)) {
 				continue
 			}
 			p := s.Page(id)
@@ -52,7 +52,7 @@ func Frontier(states []*State, n int, dueBefore int64) []Entry {
 			if s.visits[id] != 0 && s.last[id] > dueBefore {
 				continue
 			}
-			if s.ShardN > 1 && !s.Owns(s.Name(id)) {
+			if !s.Owns(s.Name(id)) {
 				continue
 			}
 			due = append(due, Entry{URL: s.Name(id), Page: s.Page(id)})

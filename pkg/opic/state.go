@@ -280,11 +280,16 @@ func Load(path string) (*State, error) {
 // same directory, synced to disk, then renamed over path (and the directory
 // synced), so that path always holds either the old state or the new one,
 // never a part.
-func (s *State) Save(path string) (err error) {
+func (s *State) Save(path string) error {
 	data, err := s.MarshalBinary()
 	if err != nil {
 		return err
 	}
+	return writeFileSafe(path, data)
+}
+
+// writeFileSafe writes data to path as Save describes.
+func writeFileSafe(path string, data []byte) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

@@ -363,7 +363,7 @@ func update(c *cli.Context) error {
 	}
 	if box := b.End(); box != nil {
 		// The outbox first: a state that awaits an exchange always has one.
-		if err := writeFileAtomic(outbox, box.AppendLines(nil)); err != nil {
+		if err := box.WriteFile(outbox); err != nil {
 			return fmt.Errorf("writing the outbox: %w", err)
 		}
 	}
@@ -371,16 +371,6 @@ func update(c *cli.Context) error {
 		return fmt.Errorf("writing the state: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a
-// rename, so that path never holds a part.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func exchangeCommand() *cli.Command {
