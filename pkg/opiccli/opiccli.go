@@ -256,8 +256,8 @@ a page with no known links hands its cash to the virtual page.
 
 The visits of a batch happen at once: each hands on the cash its page held
 when the batch began, and the cash arrives, with the virtual page's share,
-when the batch ends; the order of the records does not matter. Cash is kept
-exact: the total stays 1.
+when the batch ends: no visit sees what another visit of the batch sends.
+Cash is kept exact: the total stays 1.
 
 Shards: a state made with --shard I/N holds the pages of the hosts of shard I.
 Give every shard the whole batch; each visits its own pages and writes to
