@@ -75,12 +75,15 @@ if ! flock -n 9; then
   exit 75
 fi
 
+# shards lists the shard numbers 0 to SHARDS-1, one a line, for parallel.
+shards() { seq 0 $((SHARDS - 1)); }
+
 # opic_states lists the opic state files, one a shard.
 opic_states() {
   if [[ "$SHARDS" -le 1 ]]; then
     echo "$state/opic.state"
   else
-    for i in $(seq 0 $((SHARDS - 1))); do echo "$state/opic.$i.state"; done
+    for i in $(shards); do echo "$state/opic.$i.state"; done
   fi
 }
 # state_args are the --state flags naming them all: the whole crawl.
@@ -119,9 +122,6 @@ step() {
   touch "$batch/$name.done"
   say "$name: took $(awk -v d=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", d / 1e9 }') s"
 }
-
-# shards lists the shard numbers 0 to SHARDS-1, one a line, for parallel.
-shards() { seq 0 $((SHARDS - 1)); }
 
 # by_value sorts records by crawl_value, highest first, then by url.
 by_value() {
