@@ -278,12 +278,7 @@ func TestShardsAgree(t *testing.T) {
 	}
 	later := time.Now().UTC().Add(48 * time.Hour).Format(time.RFC3339)
 	run := func(shards int) (turns [][]string, top []string, due [][]string) {
-		c := *w
-		c.crawl = filepath.Join(t.TempDir(), "crawl")
-		os.MkdirAll(c.crawl, 0o755)
-		for _, f := range []string{"seeds.txt", "good.txt"} {
-			copyFile(t, filepath.Join(w.crawl, f), filepath.Join(c.crawl, f))
-		}
+		c := w.fresh(t)
 		// No time window: history is then the sum of the cash a page
 		// handed on, the same whenever the two runs fetch, so importance
 		// can be compared to the last bit. (With a window it scales by the
@@ -302,26 +297,7 @@ func TestShardsAgree(t *testing.T) {
 			}
 		}
 		turns = c.fetchedURLs(t)
-		// The sharded crawl keeps one opic state a shard; show ranks them
-		// together.
-		states, _ := filepath.Glob(filepath.Join(c.crawl, "state", "opic*.state"))
-		if want := map[int]int{1: 1, 4: 4}[shards]; len(states) != want {
-			t.Fatalf("%d shards: opic states %v", shards, states)
-		}
-		args := []string{"show", "--top", "50", "--tsv"}
-		for _, st := range states {
-			args = append(args, "--state", st)
-		}
-		out, err := exec.Command(filepath.Join(c.bin, "opic"), args...).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// url, cash and history: the shards' are the unsharded state's to
-		// the last bit (importance is divided by a sum added up in another
-		// order).
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			top = append(top, strings.Join(strings.Split(line, "\t")[:3], " "))
-		}
+		top = c.ranking(t, shards, "--top", "50")
 		files, _ := filepath.Glob(filepath.Join(c.crawl, "batches", "*", "due.ndjson"))
 		for _, f := range files {
 			data, _ := os.ReadFile(f)
@@ -371,12 +347,7 @@ func TestShardedOpicStepResumes(t *testing.T) {
 	conf, _ := os.ReadFile(filepath.Join(w.crawl, "crawl.conf"))
 	real := w.bin
 	crawl := func(failing string) []string {
-		c := *w
-		c.crawl = filepath.Join(t.TempDir(), "crawl")
-		os.MkdirAll(c.crawl, 0o755)
-		for _, f := range []string{"seeds.txt", "good.txt"} {
-			copyFile(t, filepath.Join(w.crawl, f), filepath.Join(c.crawl, f))
-		}
+		c := w.fresh(t)
 		// No time window, so that history does not depend on when the
 		// crawls fetch (see TestShardsAgree).
 		os.WriteFile(filepath.Join(c.crawl, "crawl.conf"), append(conf, "SHARDS=2\nOPIC_ARGS=\"--window 0\"\n"...), 0o644)
@@ -407,20 +378,8 @@ exec %[3]s "$@"
 				t.Fatalf("turn %d: %v\n%s", turn, err, out)
 			}
 		}
-		states, _ := filepath.Glob(filepath.Join(c.crawl, "state", "opic.*.state"))
-		args := []string{"show", "--tsv"}
-		for _, st := range states {
-			args = append(args, "--state", st)
-		}
-		out, err := exec.Command(filepath.Join(real, "opic"), args...).Output()
-		if err != nil || len(states) != 2 {
-			t.Fatalf("opic show %v: %v", states, err)
-		}
-		var pages []string // url, cash, history
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			pages = append(pages, strings.Join(strings.Split(line, "\t")[:3], " "))
-		}
-		return pages
+		c.bin = real
+		return c.ranking(t, 2)
 	}
 	clean := crawl("")
 	for _, failing := range []string{"update", "exchange"} {
@@ -432,6 +391,44 @@ exec %[3]s "$@"
 	if len(clean) < 300 {
 		t.Errorf("only %d pages: the test checks little", len(clean))
 	}
+}
+
+// fresh returns the world with a new, empty crawl directory holding the
+// seeds and good URLs.
+func (w *world) fresh(t *testing.T) world {
+	t.Helper()
+	c := *w
+	c.crawl = filepath.Join(t.TempDir(), "crawl")
+	os.MkdirAll(c.crawl, 0o755)
+	for _, f := range []string{"seeds.txt", "good.txt"} {
+		copyFile(t, filepath.Join(w.crawl, f), filepath.Join(c.crawl, f))
+	}
+	return c
+}
+
+// ranking returns the crawl's pages by opic importance over the states of
+// all its shards (opic show with args), as "url cash history" lines: the
+// shards' cash and history are the unsharded state's to the last bit
+// (importance is divided by a sum added up in another order).
+func (w *world) ranking(t *testing.T, shards int, args ...string) []string {
+	t.Helper()
+	states, _ := filepath.Glob(filepath.Join(w.crawl, "state", "opic*.state"))
+	if len(states) != shards {
+		t.Fatalf("%d shards: opic states %v", shards, states)
+	}
+	args = append([]string{"show", "--tsv"}, args...)
+	for _, st := range states {
+		args = append(args, "--state", st)
+	}
+	out, err := exec.Command(filepath.Join(w.bin, "opic"), args...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pages = append(pages, strings.Join(strings.Split(line, "\t")[:3], " "))
+	}
+	return pages
 }
 
 // checkLastFilter checks the last turn's sekitei filter against its
