@@ -137,14 +137,14 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
+// varint reads a signed varint: binary.AppendVarint's zig-zag form of an
+// unsigned one.
 func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad number")
-		d.b = nil
-		return 0
+	u := d.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	d.b = d.b[n:]
 	return v
 }
 
