@@ -174,17 +174,9 @@ func freshInverseD(y, x, acc float64) (float64, float64) {
 		f := g - y
 		d1 := x * e
 		d2 := (1 - x) * e
-		den := 2*d1*d1 - f*d2
-		var nx float64
-		if den > 0 {
-			nx = x - 2*f*d1/den
-		} else if d1 > 0 {
-			nx = x - f/d1
-		} else {
+		nx, ok := halley(x, f, d1, d2)
+		if !ok {
 			return x, e
-		}
-		if nx <= 0 {
-			nx = x / 2
 		}
 		if dx := nx - x; math.Abs(dx) <= 1e-8*x {
 			// Halley converges cubically: the error left is ~1e-24.
@@ -193,6 +185,25 @@ func freshInverseD(y, x, acc float64) (float64, float64) {
 		x = nx
 	}
 	return x, math.Exp(-x)
+}
+
+// halley is one Halley step from x > 0 for a function at f above its
+// target, with first and second derivatives d1 and d2 there; it falls back
+// to Newton where Halley's denominator is not positive, keeps the step
+// positive, and reports false when neither step can be taken.
+func halley(x, f, d1, d2 float64) (float64, bool) {
+	var nx float64
+	if den := 2*d1*d1 - f*d2; den > 0 {
+		nx = x - 2*f*d1/den
+	} else if d1 > 0 {
+		nx = x - f/d1
+	} else {
+		return x, false
+	}
+	if nx <= 0 {
+		nx = x / 2
+	}
+	return nx, true
 }
 
 // freshGuess starts the inverse of g from tables accurate to about 1e-6, so
@@ -309,17 +320,9 @@ func harmonicInverseD(y, x float64) (float64, float64) {
 			d1 = x
 		}
 		d2 := e
-		den := 2*d1*d1 - f*d2
-		var nx float64
-		if den > 0 {
-			nx = x - 2*f*d1/den
-		} else if d1 > 0 {
-			nx = x - f/d1
-		} else {
+		nx, ok := halley(x, f, d1, d2)
+		if !ok {
 			return x, e
-		}
-		if nx <= 0 {
-			nx = x / 2
 		}
 		if dx := nx - x; math.Abs(dx) <= 1e-8*x {
 			// Halley converges cubically: the error left is ~1e-24.
