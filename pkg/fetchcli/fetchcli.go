@@ -66,7 +66,7 @@ Example:
    $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c`
 	app.Flags = append(clikit.InputFlags(), fetchFlags()...)
 	app.Action = run
-	app.Commands = []*cli.Command{robotsCommand()}
+	app.Commands = []*cli.Command{robotsCommand(), statsCommand()}
 	return app
 }
 
