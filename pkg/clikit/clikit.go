@@ -120,6 +120,16 @@ func Output(c *cli.Context) *record.Writer {
 	return w
 }
 
+// OutputTo returns a record writer on w, flushed like Output's.
+func OutputTo(c *cli.Context, w io.Writer) *record.Writer {
+	s := stateOf(c)
+	rw := record.NewWriter(w)
+	s.mu.Lock()
+	s.writers = append(s.writers, rw)
+	s.mu.Unlock()
+	return rw
+}
+
 func (s *state) flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -102,6 +102,7 @@ func fetchFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "ignore-nofollow", Usage: "put rel=nofollow links in links (default: in nofollow_links)"},
 		&cli.StringFlag{Name: "queue-memory", Value: "64MiB", Usage: "queued records kept in memory; more spill to a temporary file"},
 		&cli.StringFlag{Name: "spill-dir", Usage: "`DIR` of the spill file (default: the system temp dir)"},
+		&cli.StringFlag{Name: "resume", Usage: "append the records to `FILE` instead of stdout, and fetch none of the URLs an interrupted run already recorded there (a torn last line, and a torn last record of the --warc-prefix WARC files, are cut first)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr at the end"},
 		&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"},
 		&cli.StringFlag{Name: "memprofile", Hidden: true, Usage: "write a heap profile to `FILE` at the end"},
@@ -224,6 +225,13 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var res *resumption
+	if p := c.String("resume"); p != "" {
+		if res, err = openResume(p, c.String("warc"), c.String("warc-prefix"), env.Stderr); err != nil {
+			return err
+		}
+		defer res.file.Close()
+	}
 	if dir := c.String("warc"); dir != "" {
 		robotsPolicy := "obey"
 		if cfg.IgnoreRobots {
@@ -246,6 +254,9 @@ func run(c *cli.Context) error {
 		cfg.WARC = w
 	}
 	out := clikit.Output(c)
+	if res != nil {
+		out = clikit.OutputTo(c, res.file)
+	}
 	cfg.Emit = out.Write
 	cfg.EmitRaw = out.WriteLine
 	f, err := fetch.New(cfg)
@@ -289,8 +300,15 @@ func run(c *cli.Context) error {
 			}
 		}()
 	}
+	skipped := 0
 	runErr := f.Run(c.Context, func(add func(*record.Record) error) error {
-		return in.Each(c.Context, files, add)
+		return in.Each(c.Context, files, func(r *record.Record) error {
+			if res != nil && res.done[strings.TrimSpace(r.URL())] {
+				skipped++
+				return nil
+			}
+			return add(r)
+		})
 	})
 	close(stopBar)
 	barDone.Wait()
@@ -304,6 +322,17 @@ func run(c *cli.Context) error {
 		if pf, err := os.Create(p); err == nil {
 			pprof.Lookup("heap").WriteTo(pf, 0)
 			pf.Close()
+		}
+	}
+	if res != nil {
+		if err := out.Flush(); err != nil && runErr == nil {
+			runErr = err
+		}
+		if err := res.close(); err != nil && runErr == nil {
+			runErr = err
+		}
+		if skipped > 0 {
+			fmt.Fprintf(env.Stderr, "fetch: resumed: %d URLs already recorded in %s, not fetched again\n", skipped, c.String("resume"))
 		}
 	}
 	s := f.Stats()
