@@ -49,8 +49,8 @@ type Batch struct {
 
 // ApplyStats count what a batch did.
 type ApplyStats struct {
-	Applied bool   // false: this batch was applied before
-	Last    string // the last batch applied before this one
+	Applied                                                    bool   // false: this batch was applied before
+	Last                                                       string // the last batch applied before this one
 	Fetches, Observations, Unchanged, Changed, Failures, Stale int
 	NewPages, Weights, Deferred                                int
 	// Unweighted counts the pages written with the default weight, and
@@ -262,19 +262,19 @@ func (a *applier) apply(meta *bolt.Bucket, b Batch) error {
 	hostLast := map[string]int64{}
 	for i := range fs {
 		f := &fs[i]
-		if !a.keeps(f.Host) {
-			continue
+		if a.keeps(f.Host) {
+			a.st.Fetches++
+			t, err := a.get(f.URL, f.Host, true)
+			if err != nil {
+				return err
+			}
+			t.fetched = true
+			a.fetch(t.p, f, opt)
+			if at := f.At.Unix(); at > hostLast[f.Host] {
+				hostLast[f.Host] = at
+			}
 		}
-		a.st.Fetches++
-		t, err := a.get(f.URL, f.Host, true)
-		if err != nil {
-			return err
-		}
-		t.fetched = true
-		a.fetch(t.p, f, opt)
-		if at := f.At.Unix(); at > hostLast[f.Host] {
-			hostLast[f.Host] = at
-		}
+		// Links to this shard's hosts count from every shard's fetches.
 		for _, l := range f.Links {
 			h, err := urlx.Host(l)
 			if err != nil || h == "" || !a.keeps(h) {
@@ -433,7 +433,6 @@ func (a *applier) commit(meta *bolt.Bucket, def, wsum, wcount float64) error {
 	slices.Sort(urls)
 	count := map[cell]int64{}
 	pages := int64(getFloat(meta, kPages))
-	var buf []byte
 	for _, u := range urls {
 		t := a.seen[u]
 		p := t.p
@@ -459,8 +458,8 @@ func (a *applier) commit(meta *bolt.Bucket, def, wsum, wcount float64) error {
 		} else {
 			pages++
 		}
-		buf = p.encode(buf[:0])
-		if err := a.pages.Put([]byte(u), buf); err != nil {
+		// bbolt keeps the slices until the commit: a buffer each.
+		if err := a.pages.Put([]byte(u), p.encode(nil)); err != nil {
 			return err
 		}
 		var err error

@@ -190,6 +190,11 @@ func Open(path string, opt Options) (*Queue, error) {
 	case st.Size() == 0:
 		return nil, &StateError{path, "empty file (truncated?)"}
 	}
+	if err == nil {
+		if err := checkSize(path, st.Size()); err != nil {
+			return nil, err
+		}
+	}
 	q.db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: 30 * time.Second, ReadOnly: opt.ReadOnly,
 		NoSync: opt.NoSync, FreelistType: bolt.FreelistMapType})
 	if err != nil {
@@ -554,3 +559,35 @@ func blockedOf(k []byte) (int64, string) {
 }
 
 func hasPrefix(k, prefix []byte) bool { return bytes.HasPrefix(k, prefix) }
+
+// checkSize refuses a file shorter than its bbolt meta pages say: bbolt
+// maps the file and would fault reading past its end. A meta page holds,
+// after a 16-byte page header, the magic (offset 16), the page size (24)
+// and the high-water page id (56).
+func checkSize(path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 64)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return &StateError{path, "not a recrawl state (too short for a header)"}
+	}
+	const magic = 0xED0CDAED
+	if binary.LittleEndian.Uint32(head[16:]) != magic {
+		return &StateError{path, "not a recrawl state (not a bbolt file)"}
+	}
+	psize := int64(binary.LittleEndian.Uint32(head[24:]))
+	if psize < 512 || psize > 1<<20 {
+		return &StateError{path, fmt.Sprintf("corrupt header (page size %d)", psize)}
+	}
+	need := int64(binary.LittleEndian.Uint64(head[56:])) * psize
+	if _, err := f.ReadAt(head, psize); err == nil && binary.LittleEndian.Uint32(head[16:]) == magic {
+		need = max(need, int64(binary.LittleEndian.Uint64(head[56:]))*psize)
+	}
+	if size < need {
+		return &StateError{path, fmt.Sprintf("truncated: %d bytes, the store needs %d", size, need)}
+	}
+	return nil
+}
