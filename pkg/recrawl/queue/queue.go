@@ -591,3 +591,18 @@ func checkSize(path string, size int64) error {
 	}
 	return nil
 }
+
+// IsState reports whether the file at path is a bbolt file (a queue state,
+// as opposed to the JSON state file of recrawl rank).
+func IsState(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 20)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return false
+	}
+	return binary.LittleEndian.Uint32(head[16:]) == 0xED0CDAED
+}

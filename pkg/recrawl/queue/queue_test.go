@@ -65,7 +65,7 @@ func (w *world) fetch(i int, at time.Time) Fetch {
 		w.version[i]++
 	}
 	u := w.pages[i]
-	return Fetch{URL: u, Host: u[7:strings.IndexByte(u[7:], '/')+7], At: at, Status: 200,
+	return Fetch{URL: u, Host: u[7 : strings.IndexByte(u[7:], '/')+7], At: at, Status: 200,
 		Digest: fmt.Sprintf("sha1:%d-%d", i, w.version[i])}
 }
 
