@@ -62,7 +62,7 @@ func BenchmarkTurn(b *testing.B) {
 				var bt Batch
 				bt.Now = now
 				for k := 0; k < 700; k++ {
-					i := rng.IntN(n)
+					var i int
 					if k < 500 {
 						i = 3*rng.IntN(n/3) + 2 // a page only linked so far
 					} else {

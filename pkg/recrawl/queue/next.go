@@ -193,7 +193,6 @@ type selector struct {
 	gcap      int
 	cands     []Candidate
 	info      *NextInfo
-	hostLast  map[string]int64
 	cut       float64 // lambda_0, then the value of the gcap-th taken
 	cutURL    string  // set once the global cap is reached
 	full      bool
@@ -375,7 +374,7 @@ func (s *selector) scanCell(cur *bolt.Cursor, c cell) error {
 				// The rest of the never-fetched part is worse; go on
 				// to the fetched part.
 				k2 := append(slices.Clone(prefix), 1)
-				k, v = cur.Seek(k2)
+				k, _ = cur.Seek(k2)
 				if k == nil || !hasPrefix(k, prefix) {
 					return nil
 				}

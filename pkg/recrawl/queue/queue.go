@@ -75,6 +75,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
@@ -198,7 +199,7 @@ func Open(path string, opt Options) (*Queue, error) {
 	q.db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: 30 * time.Second, ReadOnly: opt.ReadOnly,
 		NoSync: opt.NoSync, FreelistType: bolt.FreelistMapType})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, &StateError{path, "locked by another process"}
 		}
 		return nil, &StateError{path, "not a readable recrawl state: " + err.Error()}
