@@ -1,7 +1,6 @@
 package sekitei
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -83,18 +82,19 @@ type admitHost struct {
 type Admission struct {
 	Verdict Verdict
 	Host    string
-	Segment int  // -1 when the host has no segments in the state
-	Mine    bool // the candidate's host belongs to one of the states' shards
+	Segment int // -1 when the host has no segments in the states
 }
 
-// NewAdmitter decides against states opened read-only: either one state of
-// any shard, or states of distinct shards of the same count. It holds a
-// read transaction on each until Close.
+// NewAdmitter decides against states opened read-only: one state of any
+// shard, or states of distinct shards of the same count. A candidate of a
+// shard without a state (or of a host without segments) passes, as it
+// would with no state at all. It holds a read transaction on each state
+// until Close.
 func NewAdmitter(states []*State, robotsBlock int) (*Admitter, error) {
-	if len(states) == 0 {
-		return nil, errors.New("no state")
+	a := &Admitter{n: 1, byShard: map[int]*admitState{}, robotsBlock: robotsBlock}
+	if len(states) > 0 {
+		a.n = 0
 	}
-	a := &Admitter{byShard: map[int]*admitState{}, robotsBlock: robotsBlock}
 	for _, st := range states {
 		sh := st.Shard()
 		n := max(sh.N, 1)
@@ -141,7 +141,6 @@ func (a *Admitter) Admit(r *record.Record) (ad Admission, err error) {
 	if as == nil {
 		return ad, nil
 	}
-	ad.Mine = true
 	defer guard(as.st.path, &err)()
 	ah := as.hosts[host]
 	if ah == nil {

@@ -485,7 +485,7 @@ func (s *State) Apply(batchID string, recs []*record.Record, good *GoodURLs) (st
 		if err != nil {
 			return err
 		}
-		stats.GoodMarked = marked
+		stats.GoodMarked += marked
 		quotasChanged := string(meta.Get(keyQuotas)) != s.quotaKey()
 		hosts := make([]string, 0, len(deltas))
 		for h := range deltas {
@@ -493,11 +493,12 @@ func (s *State) Apply(batchID string, recs []*record.Record, good *GoodURLs) (st
 		}
 		sort.Strings(hosts)
 		for _, h := range hosts {
-			n, re, err := s.applyHost(tx, h, deltas[h])
+			n, g, re, err := s.applyHost(tx, h, deltas[h])
 			if err != nil {
 				return err
 			}
 			stats.NewURLs += n
+			stats.GoodMarked += g
 			if re {
 				stats.Reclustered++
 			}
@@ -594,11 +595,12 @@ func (s *State) hostInfo(tx *bolt.Tx, host string) (*hostInfo, error) {
 }
 
 // applyHost applies one host's part of a batch and returns how many URLs
-// were new and whether the host was re-clustered.
-func (s *State) applyHost(tx *bolt.Tx, host string, hd *hostDelta) (int, bool, error) {
+// were new, how many of them were waiting to be marked good, and whether the
+// host was re-clustered.
+func (s *State) applyHost(tx *bolt.Tx, host string, hd *hostDelta) (newURLs, goodURLs int, recluster bool, err error) {
 	info, err := s.hostInfo(tx, host)
 	if err != nil {
-		return 0, false, err
+		return 0, 0, false, err
 	}
 	if info == nil {
 		info = &hostInfo{}
@@ -625,40 +627,40 @@ func (s *State) applyHost(tx *bolt.Tx, host string, hd *hostDelta) (int, bool, e
 		if isNew {
 			if pending.Get(k) != nil {
 				v.flags |= urlGood
+				goodURLs++
 				if err := pending.Delete(k); err != nil {
-					return 0, false, err
+					return 0, 0, false, err
 				}
 			}
 			info.Known++
 		} else if v, err = decodeURLValue(raw); err != nil {
-			return 0, false, &StateError{s.path, fmt.Errorf("URL %q: %v", u, err)}
+			return 0, 0, false, &StateError{s.path, fmt.Errorf("URL %q: %v", u, err)}
 		}
 		if isNew || d.fetched > 0 {
 			v.fetched += d.fetched
 			v.refused += d.refused
 			if err := urls.Put(k, v.encode()); err != nil {
-				return 0, false, err
+				return 0, 0, false, err
 			}
 		}
 		changes = append(changes, change{u, isNew, v.flags&urlGood != 0, d})
 	}
-	newURLs := 0
 	for _, c := range changes {
 		if c.isNew {
 			newURLs++
 		}
 	}
-	recluster := newURLs > 0 && (len(info.Segments) == 0 ||
+	recluster = newURLs > 0 && (len(info.Segments) == 0 ||
 		float64(info.Known) >= float64(info.ClusteredAt)*(1+s.opt.Regrow))
 	if recluster {
 		if err := s.recluster(tx, host, info); err != nil {
-			return 0, false, err
+			return 0, 0, false, err
 		}
 	} else if len(info.Segments) > 0 {
 		for _, c := range changes {
 			i, err := info.segmentOf(c.u)
 			if err != nil {
-				return 0, false, &StateError{s.path, fmt.Errorf("host %q: %v", host, err)}
+				return 0, 0, false, &StateError{s.path, fmt.Errorf("host %q: %v", host, err)}
 			}
 			if i < 0 {
 				continue
@@ -675,7 +677,7 @@ func (s *State) applyHost(tx *bolt.Tx, host string, hd *hostDelta) (int, bool, e
 		}
 	}
 	s.setQuotas(info)
-	return newURLs, recluster, tx.Bucket(bucketHosts).Put([]byte(host), info.encode())
+	return newURLs, goodURLs, recluster, tx.Bucket(bucketHosts).Put([]byte(host), info.encode())
 }
 
 // recluster builds the host's segments anew from all its known URLs (one
