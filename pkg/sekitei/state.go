@@ -403,9 +403,10 @@ type hostDelta struct {
 	urls map[string]*urlDelta
 }
 
+// urlDelta is what a batch brings to one URL: its fetch records and
+// robots.txt refusals.
 type urlDelta struct {
 	fetched, refused int
-	good             bool
 }
 
 // Apply adds one batch of fetch records to the state, in one transaction
