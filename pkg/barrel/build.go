@@ -107,7 +107,8 @@ type Builder struct {
 	done     bool
 	old      *Index
 	segs     map[int]*segment
-	rankOnly bool
+	rankOnly bool // RankIndex: no pages, ranks now
+	mergeAll bool // ForceMerge: no pages, one segment
 }
 
 type pendingAnchor struct {

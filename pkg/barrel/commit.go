@@ -129,7 +129,16 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	})
 	m.Docs = uint32(len(b.docs))
 	m.Generation = gen
-	if pick := pickMerge(m.Segments, b.opts.MergeFactor); len(pick) > 0 {
+	pick := pickMerge(m.Segments, b.opts.MergeFactor)
+	if b.mergeAll {
+		pick = nil
+		if len(m.Segments) > 1 {
+			for i := range m.Segments {
+				pick = append(pick, i)
+			}
+		}
+	}
+	if len(pick) > 0 {
 		if err := b.merge(&m, pick, create, writeWhole); err != nil {
 			return err
 		}
@@ -161,6 +170,7 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	if b.rankOnly {
 		m.RankedAt = m.Batches
 	}
+	maintenance := b.rankOnly || b.mergeAll
 
 	b.urls = mergeURLs(b.urls, b.batchSums)
 	lexBytes, _ := b.lex.MarshalBinary()
@@ -192,7 +202,7 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		return err
 	}
 	m.Format = formatNumber
-	if !b.rankOnly {
+	if !maintenance {
 		m.Batches++
 		if b.opts.Batch != "" {
 			m.LastBatch = b.opts.Batch
@@ -219,11 +229,19 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		b.old.Close()
 		b.old = nil
 	}
-	removeUnreferenced(b.dir, old, &m)
+	// Files of the old generation, and those written and merged away in
+	// this one, are no longer named by the manifest.
+	for name := range old.Files {
+		written = append(written, diskName(name, old.Generation))
+	}
+	removeUnreferenced(b.dir, written, &m)
 	return nil
 }
 
 func (b *Builder) rankDue() bool {
+	if b.mergeAll && !b.rankOnly {
+		return false
+	}
 	every := b.opts.PageRankEvery
 	if every <= 0 {
 		every = 1
@@ -263,10 +281,10 @@ func (b *Builder) closeSegments() {
 // into one.
 const DefaultMergeFactor = 4
 
-// sizeClass is the logarithmic size class of a segment by live documents.
-func sizeClass(live, factor int) int {
+// sizeClass is the logarithmic size class of a segment of docs documents.
+func sizeClass(docs, factor int) int {
 	c := 0
-	for n := max(1, live); n >= factor; n /= factor {
+	for n := max(1, docs); n >= factor; n /= factor {
 		c++
 	}
 	return c
@@ -274,7 +292,8 @@ func sizeClass(live, factor int) int {
 
 // pickMerge is the merge policy (logarithmic, as Lucene's
 // LogDocMergePolicy): segments fall in size classes by powers of factor of
-// their live documents; when a class holds factor segments, they are
+// their documents, deleted ones included (so that a merge reclaims them);
+// when a class holds factor segments, they are
 // merged. At most one merge runs per batch (the smallest class first), so
 // the work of a batch stays bounded and, amortised, every document is
 // rewritten once per class: O(log n) times. The number of segments stays
@@ -285,7 +304,7 @@ func pickMerge(segs []SegmentInfo, factor int) []int {
 	}
 	classes := map[int][]int{}
 	for i, s := range segs {
-		c := sizeClass(s.Live(), factor)
+		c := sizeClass(s.Docs, factor)
 		classes[c] = append(classes[c], i)
 	}
 	best := -1
@@ -359,14 +378,14 @@ func (b *Builder) merge(m *Manifest, pick []int, create func(string) (*genWriter
 	return nil
 }
 
-// removeUnreferenced deletes the files of old that m no longer names.
-func removeUnreferenced(dir string, old, m *Manifest) {
+// removeUnreferenced deletes the files among names that m does not name.
+func removeUnreferenced(dir string, names []string, m *Manifest) {
 	keep := map[string]bool{}
 	for name := range m.Files {
 		keep[diskName(name, m.Generation)] = true
 	}
-	for name := range old.Files {
-		if d := diskName(name, old.Generation); !keep[d] {
+	for _, d := range names {
+		if !keep[d] {
 			os.Remove(filepath.Join(dir, d))
 		}
 	}
@@ -423,6 +442,36 @@ func differenceSorted(a, b []uint32) []uint32 {
 		out = append(out, x)
 	}
 	return out
+}
+
+// RankIndex recomputes the ranks of every document of the index in dir now
+// (PageRank over the live links, or opts.Importance), outside any batch:
+// the `barrel pagerank` command.
+func RankIndex(dir string, opts Options) (*Stats, error) {
+	return maintain(dir, opts, func(b *Builder) { b.rankOnly = true })
+}
+
+// ForceMerge merges every segment of the index in dir into one, dropping
+// deleted postings: the `barrel merge` command.
+func ForceMerge(dir string, opts Options) (*Stats, error) {
+	return maintain(dir, opts, func(b *Builder) { b.mergeAll = true })
+}
+
+func maintain(dir string, opts Options, set func(*Builder)) (*Stats, error) {
+	if _, err := readManifest(dir); err != nil {
+		return nil, err
+	}
+	opts.Batch = ""
+	b, err := NewBuilder(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	set(b)
+	if err := b.Commit(); err != nil {
+		return nil, err
+	}
+	return &b.Stats, nil
 }
 
 func (b *Builder) rankByImportance() {
