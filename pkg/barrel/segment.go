@@ -62,8 +62,6 @@ type barrelSection struct {
 	fullN, shortN                            []uint32
 }
 
-func (s *barrelSection) words() int { return len(s.rels) }
-
 func encodeSegPtrs(secs *[lexicon.Barrels]barrelSection) []byte {
 	b := append([]byte(nil), segPtrsMagic...)
 	for i := range secs {

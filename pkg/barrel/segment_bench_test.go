@@ -55,7 +55,7 @@ func BenchmarkAddBatch(b *testing.B) {
 		sizes = append(sizes, n)
 	}
 	type row struct {
-		pages, segs          int
+		pages                int
 		bytes                int64
 		dur                  time.Duration
 		qSeg, qMerged        time.Duration

@@ -218,8 +218,6 @@ func syncFiles(paths []string) error {
 	return first
 }
 
-func (g *genWriter) abort() { g.f.Close(); os.Remove(g.f.Name()) }
-
 // checkFile verifies b against its manifest entry.
 func checkFile(name string, b []byte, want FileSum) error {
 	if int64(len(b)) != want.Size {
