@@ -1,10 +1,12 @@
 package recrawlcli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -210,6 +212,7 @@ func nextFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "host-rate", Usage: "default per-host limit k_i in `CRAWLS` per day (0: none)"},
 		&cli.StringFlag{Name: "host-rates", Usage: "`FILE` of per-host limits: host<TAB>crawls per day, or NDJSON {\"host\",\"host_rate\"}"},
 		&cli.Float64Flag{Name: "lambda0", Usage: "use this global threshold (e.g. from recrawl lambda0) instead of solving for it"},
+		&cli.StringFlag{Name: "lambda0-from", Usage: "read the global threshold from `FILE`, the output of recrawl lambda0 (the shards' reduce)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print lambda_0, the cut and the entries read on stderr"},
 	}
 }
@@ -227,8 +230,19 @@ func nextOptions(c *cli.Context) (queue.NextOptions, error) {
 	if opt.N < 0 || opt.Rate < 0 || math.IsInf(opt.Rate, 0) || math.IsNaN(opt.Rate) || (opt.N == 0 && !(opt.Rate > 0)) {
 		return opt, clikit.Usagef("%s needs --n N or --rate K0 (positive)", c.Command.Name)
 	}
+	if name := c.String("lambda0-from"); name != "" {
+		if c.IsSet("lambda0") {
+			return opt, clikit.Usagef("give --lambda0 or --lambda0-from, not both")
+		}
+		if opt.Lambda0, err = readLambda0(name); err != nil {
+			return opt, err
+		}
+		opt.FixLambda0 = true
+	}
 	if c.IsSet("lambda0") {
 		opt.Lambda0, opt.FixLambda0 = c.Float64("lambda0"), true
+	}
+	if opt.FixLambda0 {
 		if opt.Lambda0 < 0 || math.IsInf(opt.Lambda0, 0) || math.IsNaN(opt.Lambda0) {
 			return opt, clikit.Usagef("--lambda0 must be >= 0")
 		}
@@ -466,4 +480,19 @@ func summaryState(c *cli.Context) error {
 		return err
 	}
 	return clikit.Output(c).WriteLine(b)
+}
+
+// readLambda0 reads the {"lambda0": X} record recrawl lambda0 writes.
+func readLambda0(name string) (float64, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return 0, err
+	}
+	var v struct {
+		Lambda0 *float64 `json:"lambda0"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(data), &v); err != nil || v.Lambda0 == nil {
+		return 0, fmt.Errorf("%s: no lambda0 number in %q (want the output of recrawl lambda0)", name, clip(string(data)))
+	}
+	return *v.Lambda0, nil
 }
