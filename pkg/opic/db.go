@@ -46,6 +46,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 const dbVersion = 3
@@ -317,7 +318,7 @@ func (d *DB) initBuckets(tx *bolt.Tx) error {
 func openBoltFile(path string, readOnly bool) (*DB, error) {
 	b, err := bolt.Open(path, 0o644, &bolt.Options{ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
 	if err != nil {
-		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
+		if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
 			return nil, fmt.Errorf("%s: corrupt opic state: %w", path, err)
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)

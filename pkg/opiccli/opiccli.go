@@ -35,8 +35,8 @@ var (
 func App() *cli.App {
 	app := clikit.New("opic", "OPIC and adaptive OPIC page importance over a link graph",
 		"opic [--damping 0.85] [--policy greedy|random|cyclic] [--steps N | --until E] [--tsv] [FILE...]\n"+
-			"   opic update --state FILE [--window 720h] [--shard I/N --outbox OUT] [FILE...]\n"+
-			"   opic exchange --state FILE OUT...\n"+
+			"   opic update --state FILE [--batch ID] [--changes OUT] [--window 720h] [--shard I/N --outbox OUT] [FILE...]\n"+
+			"   opic exchange --state FILE [--batch ID] [--changes OUT] OUT...\n"+
 			"   opic next --state FILE [--state FILE...] [--n 100] [--min-age 24h]\n"+
 			"   opic show --state FILE [--state FILE...] [--top K] [--tsv]")
 	app.Description = `Computes page importance with OPIC (Abiteboul, Preda, Cobena, WWW 2003): every
@@ -244,7 +244,7 @@ func updateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "update",
 		Usage:     "apply a batch of fetch records to an adaptive OPIC state file",
-		UsageText: "opic update --state FILE [--window 720h] [--damping 0.85] [--shard I/N --outbox OUT] [FILE...]",
+		UsageText: "opic update --state FILE [--batch ID] [--changes FILE] [--window 720h] [--damping 0.85] [--shard I/N --outbox OUT] [FILE...]",
 		Description: `Reads a batch of fetch records (fetch's output: "url", "fetched_at", "links")
 and updates the state: each record with fetched_at is a visit of its page at
 that time; its links replace the page's links, and new pages are discovered.
@@ -266,15 +266,23 @@ Give every shard the whole batch; each visits its own pages and writes to
 'opic exchange' gives every shard the outboxes of all shards, and the
 shards together hold what one unsharded state would, to the last bit.
 
-The state is written crash-safely (a temporary file, fsync, rename): an
-interrupted or failed run leaves the previous state untouched. FILE.lock
-keeps a second update of the same state out (it fails at once). --window,
+The state is a bbolt file updated in one transaction a batch, reading and
+writing only the batch's pages: an interrupted, killed or failed run leaves
+the previous state. A format 2 file is migrated by the first update. FILE.lock
+keeps a second update of the same state out (it fails at once).
+
+--batch ID records the batch in the state with it: the same ID again does
+nothing (a note on stderr, exit 0) but write --changes and --outbox again.
+--changes FILE writes {"url","cash","history","importance"} for every page
+the batch changed other than by the even share (importance: (history + cash)
+over the crawl's total history plus the pages' cash). --window,
 --damping and --shard are stored in the state; given again they replace the
 stored values (--shard must match).
 
 Example:
    $ fetch < due.txt > batch.ndjson
    $ opic update --state crawl.opic batch.ndjson
+   $ opic update --state crawl.opic --batch 000042-20261123T100000Z --changes changes.ndjson batch.ndjson
    $ opic show --state crawl.opic --top 3 --tsv
    # two shards, as parallel or two machines would run them:
    $ opic update --state s0.opic --shard 0/2 --outbox out0.ndjson batch.ndjson
@@ -439,7 +447,7 @@ func exchangeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "exchange",
 		Usage:     "complete a sharded batch with the outboxes of all shards",
-		UsageText: "opic exchange --state FILE OUT...",
+		UsageText: "opic exchange --state FILE [--batch ID] [--changes FILE] OUT...",
 		Description: `Completes the batch that 'opic update --shard I/N --outbox OUT' applied to a
 sharded state: reads the outboxes of all N shards (this one's too, in any
 order or concatenated), adds the cash sent to this shard's pages, and shares
@@ -449,7 +457,9 @@ state awaits. A bad outbox line is an error, never skipped: cash would be lost.
 
 Example:
    $ opic update --state s1.opic --shard 1/2 --outbox out1.ndjson batch.ndjson
-   $ opic exchange --state s1.opic out0.ndjson out1.ndjson`,
+   $ opic exchange --state s1.opic out0.ndjson out1.ndjson
+   # with batch IDs; --changes lists the pages the whole batch changed:
+   $ opic exchange --state s1.opic --batch 000042-20261123T100000Z --changes ch1.ndjson out0.ndjson out1.ndjson`,
 		Flags:  []cli.Flag{stateFlag, batchFlag, changesFlag},
 		Action: exchange,
 	}
