@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
@@ -49,6 +50,10 @@ type Config struct {
 	MaxPathDepth int // path segments allowed (bot trap): 32
 	MaxRepeat    int // times one path segment may repeat (bot trap): 3
 	HostBudget   int // URLs accepted per host, 0: unlimited
+
+	// Normalizer gives each URL its normal form before it is fetched, and
+	// each link, canonical and refresh target written: urlnorm defaults.
+	Normalizer *urlnorm.Normalizer
 
 	MaxLinks       int  // links kept per page: 10000
 	IgnoreNofollow bool // put rel=nofollow links in "links" too

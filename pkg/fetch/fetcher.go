@@ -28,6 +28,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -40,6 +41,7 @@ import (
 
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/urlx"
 )
 
@@ -61,6 +63,7 @@ type Stats struct {
 type Fetcher struct {
 	cfg       Config
 	agent     string // robots product token
+	norm      *urlnorm.Normalizer
 	transport *http.Transport
 	res       *resolver
 
@@ -72,6 +75,7 @@ type Fetcher struct {
 	pending  int           // items queued or in flight
 	memUsed  int64
 	spill    spillFile
+	seen     map[uint64]int // hashes of the normalised input URLs, to their lines
 	inputEnd bool
 	fatal    error
 
@@ -93,8 +97,13 @@ func New(cfg Config) (*Fetcher, error) {
 	f := &Fetcher{
 		cfg:   cfg,
 		agent: robots.ProductToken(cfg.UserAgent),
+		norm:  cfg.Normalizer,
 		hosts: make(map[string]*hostQ),
+		seen:  make(map[uint64]int),
 		wake:  make(chan struct{}),
+	}
+	if f.norm == nil {
+		f.norm = urlnorm.New(urlnorm.Options{})
 	}
 	f.res = newResolver(cfg.LookupIP, cfg.DNSTTL)
 	f.transport = newTransport(&f.cfg, f.res)
@@ -233,6 +242,16 @@ func (f *Fetcher) add(rec *record.Record) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// One request per page: a second spelling of a URL already taken in is
+	// not fetched again (64-bit hashes keep the set small).
+	key := hashString(it.u.String())
+	if first, dup := f.seen[key]; dup {
+		f.mu.Unlock()
+		err := f.finish(rec, it, errorf(CodeDuplicate, "same URL as input line %d after normalisation: %s", first, clip(it.u.String(), 200)))
+		f.mu.Lock()
+		return err
+	}
+	f.seen[key] = rec.Line
 	h := f.host(host)
 	if f.cfg.HostBudget > 0 && h.accepted >= f.cfg.HostBudget {
 		f.mu.Unlock()
@@ -274,6 +293,15 @@ func (f *Fetcher) check(rec *record.Record) (*item, string, *codedError) {
 	if err != nil {
 		return nil, "", errorf(CodeURL, "%v", err)
 	}
+	if len(raw) > 8192 {
+		return nil, "", errorf(CodeURL, "URL longer than 8192 bytes")
+	}
+	// One spelling per page: what goes on the wire is the normal form.
+	if n, err := f.norm.Normalize(raw); err == nil {
+		raw = n
+	} else {
+		return nil, "", errorf(CodeURL, "%v", err)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, "", errorf(CodeURL, "%v", err)
@@ -290,6 +318,12 @@ func (f *Fetcher) check(rec *record.Record) (*item, string, *codedError) {
 		return nil, "", cerr
 	}
 	return &item{rec: rec, u: u, size: itemSize(rec)}, hostKey(u), nil
+}
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }
 
 func hostKey(u *url.URL) string { return urlx.NormalizeHost(u.Scheme, u.Host) }
@@ -657,12 +691,13 @@ func (f *Fetcher) count(code string, ok bool) {
 
 // ownedFields are the fields fetch writes; a new fetch replaces them all.
 var ownedFields = []string{"host", "status", "final_url", "fetched_at", "content_type", "length", "digest",
-	"title", "links", "nofollow_links", "canonical", "noindex", "redirects", "error", "truncated",
-	"warc_file", "warc_offset", "elapsed_ms", "etag", "last_modified"}
+	"charset", "charset_source", "title", "links", "nofollow_links", "canonical", "refresh", "robots", "noindex",
+	"text_simhash", "redirects", "error", "truncated", "warc_file", "warc_offset", "elapsed_ms", "etag", "last_modified"}
 
 // keptOn304 are the fields that still describe the page after a 304.
 var keptOn304 = map[string]bool{"content_type": true, "length": true, "digest": true, "title": true,
-	"links": true, "nofollow_links": true, "canonical": true, "noindex": true, "etag": true, "last_modified": true}
+	"links": true, "nofollow_links": true, "canonical": true, "noindex": true, "etag": true, "last_modified": true,
+	"charset": true, "charset_source": true, "refresh": true, "robots": true, "text_simhash": true}
 
 func clearOwned(rec *record.Record) {
 	for _, k := range ownedFields {

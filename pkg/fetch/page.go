@@ -12,10 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sekitei/crawlkit/pkg/charset"
+	"github.com/sekitei/crawlkit/pkg/directives"
 	"github.com/sekitei/crawlkit/pkg/fetch/content"
 	"github.com/sekitei/crawlkit/pkg/fetch/links"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/textsig"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
@@ -214,6 +217,11 @@ func (f *Fetcher) redirectTarget(it *item, x *exchange) (*url.URL, *codedError) 
 	if next.Scheme != "http" && next.Scheme != "https" || next.Hostname() == "" {
 		return nil, errorf(CodeRedirect, "Location %q is not an http(s) URL", clip(loc, 100))
 	}
+	if n, err := f.norm.Normalize(next.String()); err == nil {
+		if nu, err := url.Parse(n); err == nil {
+			next = nu
+		}
+	}
 	ns := next.String()
 	if ns == it.u.String() {
 		return nil, errorf(CodeLoop, "redirects to itself")
@@ -299,8 +307,19 @@ func (f *Fetcher) finishResponse(it *item, x *exchange, loc warc.Location, haveL
 	return f.emit(rec, code, code == "" && (x.status >= 200 && x.status < 300 || notModified))
 }
 
-// parsePage decodes an HTML body and records its title and links.
+// parsePage decodes an HTML body and records its charset, title, links,
+// directives, canonical URL, refresh target and main-text signature.
 func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct string) *codedError {
+	robotsSet := directives.For(f.agent)
+	robotsSet.Header(x.header.Values("X-Robots-Tag"))
+	defer func() {
+		if l := robotsSet.List(); l != nil {
+			rec.SetStrings("robots", l)
+		}
+		if robotsSet.Has(directives.NoIndex) {
+			rec.SetBool("noindex", true)
+		}
+	}()
 	if len(x.body) == 0 {
 		return nil
 	}
@@ -320,25 +339,63 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 	if mt != "text/html" && mt != "application/xhtml+xml" {
 		return cerr
 	}
-	text, _ := content.ToUTF8(body, ct)
-	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks})
+	text, cs := charset.Decode(body, ct)
+	rec.SetString("charset", cs.Name)
+	rec.SetString("charset_source", cs.Source)
+	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks, Agent: f.agent})
+	for _, d := range p.Robots {
+		robotsSet.Meta("robots", d)
+	}
 	if p.Title != "" {
 		rec.SetString("title", p.Title)
 	}
-	ls := p.Links
+	ls, nf := f.normalizeAll(p.Links), f.normalizeAll(p.Nofollow)
+	if robotsSet.Has(directives.NoFollow) {
+		ls, nf = nil, append(ls, nf...)
+	}
 	if f.cfg.IgnoreNofollow {
-		ls = append(ls, p.Nofollow...)
-	} else if len(p.Nofollow) > 0 {
-		rec.SetStrings("nofollow_links", p.Nofollow)
+		ls, nf = append(ls, nf...), nil
+	}
+	if len(nf) > 0 {
+		rec.SetStrings("nofollow_links", nf)
 	}
 	rec.SetStrings("links", nonNil(ls))
 	if p.Canonical != "" {
-		rec.SetString("canonical", p.Canonical)
+		rec.SetString("canonical", f.normalize(p.Canonical))
 	}
-	if p.NoIndex {
-		rec.SetBool("noindex", true)
+	if p.Refresh != "" {
+		rec.SetString("refresh", f.normalize(p.Refresh))
 	}
+	rec.SetString("text_simhash", textsig.Hex(textsig.Signature(text)))
 	return cerr
+}
+
+// normalize returns the normal form of an absolute URL, or the URL as it
+// is when it has none.
+func (f *Fetcher) normalize(u string) string {
+	if n, err := f.norm.Normalize(u); err == nil {
+		return n
+	}
+	return u
+}
+
+// normalizeAll normalises links and drops the duplicates normalisation
+// makes, keeping the first of each.
+func (f *Fetcher) normalizeAll(ls []string) []string {
+	if len(ls) == 0 {
+		return ls
+	}
+	seen := make(map[string]struct{}, len(ls))
+	out := ls[:0]
+	for _, l := range ls {
+		n := f.normalize(l)
+		if _, dup := seen[n]; dup {
+			continue
+		}
+		seen[n] = struct{}{}
+		out = append(out, n)
+	}
+	return out
 }
 
 func nonNil(s []string) []string {
