@@ -11,13 +11,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
-	"golang.org/x/net/html/charset"
+	"github.com/sekitei/crawlkit/pkg/charset"
 )
 
 // ErrTooLarge is returned (wrapped) when the decoded body passes the cap;
@@ -82,24 +81,11 @@ func readCapped(r io.Reader, limit int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ToUTF8 converts an HTML or text body to UTF-8 using, in order, a byte
-// order mark, the charset of contentType, a <meta> charset in the first
-// 1024 bytes, and a guess from the content (x/net/html/charset). It returns
-// the text and the name of the encoding used.
+// ToUTF8 converts an HTML or text body to UTF-8 by the one charset
+// decision of package charset (BOM, Content-Type, <meta>, then a guess that
+// tells windows-1251 and KOI8-R from windows-1252). It returns the text and
+// the name of the encoding used; charset.Decode also says how it was found.
 func ToUTF8(body []byte, contentType string) ([]byte, string) {
-	head := body
-	if len(head) > 1024 {
-		head = head[:1024]
-	}
-	enc, name, certain := charset.DetermineEncoding(head, contentType)
-	// Without a declaration the library guesses windows-1252 from the first
-	// 1024 bytes; a body that is valid UTF-8 throughout is UTF-8.
-	if name == "utf-8" || name == "" || !certain && utf8.Valid(body) {
-		return bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF")), "utf-8"
-	}
-	out, err := enc.NewDecoder().Bytes(body)
-	if err != nil {
-		return bytes.ToValidUTF8(body, []byte("\uFFFD")), name
-	}
-	return out, name
+	out, d := charset.Decode(body, contentType)
+	return out, d.Name
 }
