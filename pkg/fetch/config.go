@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -20,7 +21,12 @@ const DefaultUserAgent = "crawlkit/0.1 (+https://github.com/sekitei/crawlkit)"
 type Config struct {
 	UserAgent string // DefaultUserAgent
 
-	Workers int           // requests in flight at once over all hosts: 32
+	Workers int // requests in flight at once over all hosts: 32
+	// QueueBy chooses what politeness counts as one server: QueueByIP (the
+	// default, as Nutch and Heritrix do), QueueByDomain (registered domain,
+	// by the public suffix list) or QueueByHost. PerHost and the delay hold
+	// per queue; robots.txt stays per host.
+	QueueBy string
 	PerHost int           // requests in flight at once to one host: 1
 	Delay   time.Duration // pause between requests to one host: 1s; NoDelay for none
 	// MaxCrawlDelay caps a robots.txt Crawl-delay: 30s.
@@ -71,6 +77,13 @@ type Config struct {
 	EmitRaw func(line []byte) error
 }
 
+// Values of Config.QueueBy.
+const (
+	QueueByIP     = "ip"
+	QueueByDomain = "domain"
+	QueueByHost   = "host"
+)
+
 // Sentinels for fields whose zero value means a default.
 const (
 	NoDelay     = time.Duration(-1)
@@ -95,6 +108,13 @@ func (c *Config) setDefaults() error {
 	}
 	if c.PerHost <= 0 {
 		c.PerHost = 1
+	}
+	switch c.QueueBy {
+	case "":
+		c.QueueBy = QueueByIP
+	case QueueByIP, QueueByDomain, QueueByHost:
+	default:
+		return fmt.Errorf("fetch: queue by %q: want ip, domain or host", c.QueueBy)
 	}
 	def(&c.Delay, time.Second)
 	if c.Delay < 0 {

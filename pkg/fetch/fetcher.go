@@ -30,7 +30,9 @@ import (
 	"errors"
 	"hash/fnv"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"sort"
@@ -43,6 +45,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/robots"
 	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/urlx"
+	"golang.org/x/net/publicsuffix"
 )
 
 // Stats count what a run did; read them with Fetcher.Stats.
@@ -69,6 +72,7 @@ type Fetcher struct {
 
 	mu       sync.Mutex
 	hosts    map[string]*hostQ
+	slots    map[string]*slot
 	ready    readyHeap
 	seq      uint64
 	wake     chan struct{} // closed and replaced when the queues change
@@ -100,6 +104,7 @@ func New(cfg Config) (*Fetcher, error) {
 		norm:  cfg.Normalizer,
 		hosts: make(map[string]*hostQ),
 		seen:  make(map[uint64]int),
+		slots: make(map[string]*slot),
 		wake:  make(chan struct{}),
 	}
 	if f.norm == nil {
@@ -281,9 +286,60 @@ func (f *Fetcher) host(key string) *hostQ {
 	h := f.hosts[key]
 	if h == nil {
 		h = &hostQ{key: key, heapIdx: -1, delay: f.cfg.Delay}
+		switch f.cfg.QueueBy {
+		case QueueByHost:
+			h.slot = f.slotFor("host:" + key)
+		case QueueByDomain:
+			h.slot = f.slotFor("domain:" + registeredDomain(key))
+		}
 		f.hosts[key] = h
 	}
 	return h
+}
+
+func (f *Fetcher) slotFor(key string) *slot {
+	s := f.slots[key]
+	if s == nil {
+		s = &slot{key: key}
+		f.slots[key] = s
+	}
+	return s
+}
+
+// registeredDomain is the public suffix plus one label of a host[:port]
+// (golang.org/x/net/publicsuffix); an IP address or a bare suffix is its
+// own domain.
+func registeredDomain(hostport string) string {
+	name := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		name = h
+	}
+	name = strings.Trim(name, "[]")
+	if _, err := netip.ParseAddr(name); err == nil {
+		return name
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(name); err == nil {
+		return d
+	}
+	return name
+}
+
+// resolveSlot finds the address of a host queued by IP and gives it the
+// slot of that address; a name that does not resolve gets a slot of its
+// own, and its requests fail with the DNS error as usual.
+func (f *Fetcher) resolveSlot(ctx context.Context, h *hostQ) {
+	name := h.key
+	if hn, _, err := net.SplitHostPort(h.key); err == nil {
+		name = hn
+	}
+	key := "host:" + h.key
+	if addrs, err := f.res.resolve(ctx, strings.Trim(name, "[]")); err == nil && len(addrs) > 0 {
+		key = "ip:" + addrs[0].Unmap().String()
+	}
+	f.mu.Lock()
+	h.slot = f.slotFor(key)
+	h.resolving = false
+	f.mu.Unlock()
 }
 
 // check validates a record's URL and the bot-trap limits.
@@ -373,10 +429,11 @@ func clip(s string, n int) string {
 
 // A job is what a worker does next.
 type job struct {
-	host   *hostQ
-	it     *item       // a page request, or an item to write out (with skip)
-	skip   *codedError // write it out with this error, no request
-	robots int         // schemeIndex+1 of a robots.txt fetch, 0 if none
+	host    *hostQ
+	it      *item       // a page request, or an item to write out (with skip)
+	skip    *codedError // write it out with this error, no request
+	robots  int         // schemeIndex+1 of a robots.txt fetch, 0 if none
+	resolve bool        // find the host's address for its politeness slot
 }
 
 // take returns the next job, waiting for a host to be ready. It returns
@@ -438,6 +495,23 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 		return job{}, false
 	}
 	it := h.items[0]
+	if h.slot == nil {
+		if h.resolving || h.active > 0 {
+			return job{}, false
+		}
+		h.resolving = true
+		h.active++
+		return job{host: h, resolve: true}, true
+	}
+	sl := h.slot
+	if sl.active >= f.cfg.PerHost {
+		sl.waiting = append(sl.waiting, h) // done() re-readies it
+		return job{}, false
+	}
+	if sl.next.After(now) {
+		f.readyAt(h, sl.next)
+		return job{}, false
+	}
 	if !f.cfg.IgnoreRobots {
 		si := schemeIndex(it.u.Scheme)
 		rs := h.robots[si]
@@ -447,6 +521,7 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 			}
 			h.robots[si] = &robotsState{fetching: true}
 			h.active++
+			sl.active++
 			return job{host: h, robots: si + 1}, true
 		}
 		if rs.fetching {
@@ -467,7 +542,11 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 	}
 	f.popItem(h)
 	h.active++
+	sl.active++
 	h.next = now.Add(h.delay)
+	if h.next.After(sl.next) {
+		sl.next = h.next
+	}
 	f.maybeReady(h)
 	return job{host: h, it: it}, true
 }
@@ -513,7 +592,7 @@ func (f *Fetcher) done(j job, requeue *item, requeueHost string, wait time.Durat
 	h := j.host
 	h.active--
 	now := time.Now()
-	if j.skip == nil {
+	if j.skip == nil && !j.resolve {
 		// One connection per host by default: the delay runs from the end
 		// of the exchange, so the server sees gaps of at least the delay.
 		if f.cfg.PerHost == 1 {
@@ -525,6 +604,17 @@ func (f *Fetcher) done(j job, requeue *item, requeueHost string, wait time.Durat
 			if t := now.Add(wait); t.After(h.next) {
 				h.next = t
 			}
+		}
+		// The host's slot (its IP or domain) waits as long.
+		if sl := h.slot; sl != nil {
+			sl.active--
+			if h.next.After(sl.next) {
+				sl.next = h.next
+			}
+			for _, w := range sl.waiting {
+				f.maybeReady(w)
+			}
+			sl.waiting = sl.waiting[:0]
 		}
 	}
 	if requeue != nil {
@@ -561,6 +651,9 @@ func (f *Fetcher) worker(ctx, reqCtx context.Context, stop context.CancelFunc) {
 		}
 		var err error
 		switch {
+		case j.resolve:
+			f.resolveSlot(reqCtx, j.host)
+			f.done(j, nil, "", 0, 0)
 		case j.robots > 0:
 			f.fetchRobots(reqCtx, j)
 			f.done(j, nil, "", 0, 0)
