@@ -47,6 +47,21 @@ type Config struct {
 	RetryBackoff time.Duration // first backoff, doubled each retry: 2s
 	MaxRetryWait time.Duration // longest Retry-After honoured: 60s; beyond it the answer stands
 
+	// CAFile names a PEM file of root certificates trusted besides the
+	// system's (a national root CA, a test rig's own); Insecure skips
+	// certificate verification altogether (a test rig only).
+	CAFile   string
+	Insecure bool
+	// Proxy is the URL of an HTTP proxy for every request; "" takes
+	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment, "none"
+	// connects directly.
+	Proxy string
+	// Types are the media types fetched (package ctype patterns: "html",
+	// "image/*", "application/pdf", "all"): ctype.DefaultTypes (HTML) when
+	// empty. A URL whose extension names another type is not requested; a
+	// response whose Content-Type is another is not read.
+	Types []string
+
 	DNSTTL       time.Duration // DNS cache lifetime: 5m
 	AllowPrivate bool          // allow loopback, private, link-local, multicast addresses
 	// LookupIP resolves host names; default the system resolver. Tests map

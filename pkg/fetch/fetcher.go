@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sekitei/crawlkit/pkg/fetch/ctype"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/robots"
 	"github.com/sekitei/crawlkit/pkg/urlnorm"
@@ -67,6 +68,8 @@ type Fetcher struct {
 	cfg       Config
 	agent     string // robots product token
 	norm      *urlnorm.Normalizer
+	types     *ctype.Policy
+	proxy     func(*url.URL) (*url.URL, error) // nil: direct
 	transport *http.Transport
 	res       *resolver
 
@@ -110,8 +113,18 @@ func New(cfg Config) (*Fetcher, error) {
 	if f.norm == nil {
 		f.norm = urlnorm.New(urlnorm.Options{})
 	}
+	f.types = ctype.New(cfg.Types)
+	proxy, proxies, err := proxyFunc(&f.cfg)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := tlsConfig(&f.cfg)
+	if err != nil {
+		return nil, err
+	}
+	f.proxy = proxy
 	f.res = newResolver(cfg.LookupIP, cfg.DNSTTL)
-	f.transport = newTransport(&f.cfg, f.res)
+	f.transport = newTransport(&f.cfg, f.res, proxy, proxies, tc)
 	f.stats.codes = make(map[string]int64)
 	return f, nil
 }
@@ -372,6 +385,9 @@ func (f *Fetcher) check(rec *record.Record) (*item, string, *codedError) {
 	}
 	if cerr := f.trap(u); cerr != nil {
 		return nil, "", cerr
+	}
+	if mt, ok := f.types.AcceptsPath(u.Path); !ok {
+		return nil, "", errorf(CodeType, "%s by its extension: not requested (--types)", mt)
 	}
 	return &item{rec: rec, u: u, size: itemSize(rec)}, hostKey(u), nil
 }

@@ -34,7 +34,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
 	var group *robots.Group
 	var fail *codedError
 	for hops := 0; ; hops++ {
-		x := f.do(ctx, u, nil, robots.MaxSize)
+		x := f.do(ctx, u, nil, robots.MaxSize, nil)
 		f.stats.requests.Add(1)
 		f.stats.bytes.Add(int64(len(x.body)))
 		if x.status != 0 {
@@ -95,7 +95,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	if len(it.chain) == 0 {
 		extra = conditional(it.rec)
 	}
-	x := f.do(ctx, it.u, extra, f.cfg.MaxSize)
+	x := f.do(ctx, it.u, extra, f.cfg.MaxSize, f.acceptType)
 	defer x.release()
 	f.stats.requests.Add(1)
 	f.stats.bytes.Add(int64(len(x.body)))
@@ -106,7 +106,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	// The host is free as soon as the exchange is over: archiving and
 	// parsing below do not hold up its next request.
 	archive := func() (warc.Location, bool, error) {
-		if x.status == 0 || f.cfg.WARC == nil {
+		if x.status == 0 || f.cfg.WARC == nil || x.refused {
 			return warc.Location{}, false, nil
 		}
 		l, err := f.writeWARC(x)
@@ -203,6 +203,14 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// acceptType applies the content-type policy to a response header.
+func (f *Fetcher) acceptType(h http.Header) *codedError {
+	if mt, ok := f.types.AcceptsHeader(h.Get("Content-Type")); !ok {
+		return errorf(CodeType, "%s: body not read (--types)", mt)
+	}
+	return nil
+}
+
 // redirectTarget checks the Location of a 3xx answer.
 func (f *Fetcher) redirectTarget(it *item, x *exchange) (*url.URL, *codedError) {
 	loc := x.header.Get("Location")
@@ -279,13 +287,15 @@ func (f *Fetcher) finishResponse(it *item, x *exchange, loc warc.Location, haveL
 		if mt != "" {
 			rec.SetString("content_type", mt)
 		}
-		rec.SetInt("length", int64(len(x.body)))
-		rec.SetString("digest", x.digest())
-		if x.truncated != "" {
-			rec.SetString("truncated", x.truncated)
-		}
-		if perr := f.parsePage(rec, it, x, mt, ct); perr != nil && cerr == nil {
-			cerr = perr
+		if !x.refused {
+			rec.SetInt("length", int64(len(x.body)))
+			rec.SetString("digest", x.digest())
+			if x.truncated != "" {
+				rec.SetString("truncated", x.truncated)
+			}
+			if perr := f.parsePage(rec, it, x, mt, ct); perr != nil && cerr == nil {
+				cerr = perr
+			}
 		}
 	}
 	if haveLoc {

@@ -141,7 +141,7 @@ func TestRealWebDirectives(t *testing.T) {
 		{"/xrt", []string{"nofollow", "noindex"}, []string{}, []string{"/a", "/b"}, "", ""},
 		{"/xrt-other", nil, []string{"/a"}, nil, "", ""},
 		{"/xrt-ours", []string{"nofollow", "noindex"}, []string{}, []string{"/a"}, "", ""},
-		{"/xrt-pdf", []string{"noindex"}, nil, nil, "", ""},
+		{"/xrt-pdf", []string{"noindex"}, nil, nil, "", ""}, // testConfig fetches every type
 		{"/canon", nil, []string{}, nil, "/Canon/page?a=1&b=2", ""},
 		{"/refresh", nil, []string{"/~target/"}, nil, "", "/~target/"},
 	} {
