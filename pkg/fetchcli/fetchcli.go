@@ -21,6 +21,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/fetch"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/urlx"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
@@ -39,17 +40,31 @@ func App() *cli.App {
 	app.Description = `Reads URL records (plain URL lines or NDJSON objects with "url") from the
 files named or from stdin, fetches each over HTTP(S) and writes one record per
 URL on stdout with status, final_url, fetched_at, content_type, length,
-digest (sha1:BASE32 of the payload, as WARC-Payload-Digest), title, links
-(absolute, fragment-free, de-duplicated), canonical, redirects, error
-("code: message"; codes: url trap budget robots dns blocked connect tls
-timeout network http too_large decode redirect redirect_loop
-too_many_redirects interrupted), warc_file, warc_offset, elapsed_ms, etag and
-last_modified. Other fields pass through. Records come out in completion
-order.
+digest (sha1:BASE32 of the payload, as WARC-Payload-Digest), charset and
+charset_source (header, bom, meta or sniffed), title, links (absolute,
+normalised, de-duplicated), nofollow_links, canonical, refresh (a meta
+refresh target), robots (the meta robots and X-Robots-Tag directives for
+our agent, e.g. ["nofollow","noindex"]), text_simhash (16 hex digits: the
+SimHash of the main text, which clocks, counters and banners do not move),
+redirects, error ("code: message"; codes: url trap budget robots dns
+blocked connect tls timeout network http too_large decode redirect
+redirect_loop too_many_redirects duplicate type interrupted), warc_file,
+warc_offset, elapsed_ms, etag and last_modified. Other fields pass through.
+Records come out in completion order.
+
+URLs are normalised before they are fetched (host case and IDN to punycode,
+default port, percent-encoding, dot segments, sorted query, session ids and
+utm_* removed: --strip-params); a second spelling of a URL already taken in
+gets error "duplicate" and no request. --types chooses the media types
+fetched (HTML by default): a link to photo.jpg is not requested, a response
+served as application/zip is not read.
 
 Politeness: robots.txt (RFC 9309) per host, cached; a delay between requests
-to a host (--delay, or the robots Crawl-delay up to --max-crawl-delay);
---per-host connections per host; --workers requests at once in all.
+to one server (--delay, or the robots Crawl-delay up to --max-crawl-delay),
+where a server is an IP address (--queue-by ip, the default: six host names
+on one shared host get one request per delay between them), a registered
+domain (--queue-by domain) or a host (--queue-by host); --per-host
+connections per server; --workers requests at once in all.
 Records with etag / last_modified fields are fetched conditionally (304).
 Private, loopback, link-local and multicast addresses are refused unless
 --allow-private. SIGINT/SIGTERM stop cleanly: WARC files stay valid and
@@ -63,6 +78,10 @@ Example:
     "links":["https://www.iana.org/domains/example"],
     "warc_file":"crawl/fetch-20261121054000-00000.warc.gz","warc_offset":412,"elapsed_ms":140}
    $ fetch --delay 0 --per-host 4 --workers 256 --warc out/ urls.txt > fetched.ndjson
+   $ printf 'http://Example.COM:80/a/./b/../%%7euser/?b=2&a=1&utm_source=x\n' | fetch --quiet | jq -r .final_url
+   http://example.com/a/~user/?a=1&b=2
+   $ fetch --queue-by domain --types html,pdf --ca-file national-root.pem \
+       --proxy http://proxy.local:3128 urls.txt > fetched.ndjson
    $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c`
 	app.Flags = append(clikit.InputFlags(), fetchFlags()...)
 	app.Action = run
@@ -77,7 +96,8 @@ func fetchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "warc-size", Value: "1GiB", Usage: "start a new WARC file at `SIZE`"},
 		&cli.StringFlag{Name: "agent", Value: fetch.DefaultUserAgent, Usage: "User-Agent `STRING`; its first word is the robots.txt product token"},
 		&cli.IntFlag{Name: "workers", Value: 32, Usage: "requests in flight at once, over all hosts"},
-		&cli.IntFlag{Name: "per-host", Value: 1, Usage: "connections at once to one host"},
+		&cli.IntFlag{Name: "per-host", Value: 1, Usage: "connections at once to one politeness queue (see --queue-by)"},
+		&cli.StringFlag{Name: "queue-by", Value: fetch.QueueByIP, Usage: "what politeness counts as one server: ip (hosts on one address share the delay), domain (registered domain) or host"},
 		&cli.DurationFlag{Name: "delay", Value: time.Second, Usage: "pause between requests to one host"},
 		&cli.DurationFlag{Name: "max-crawl-delay", Value: 30 * time.Second, Usage: "cap on a robots.txt Crawl-delay"},
 		&cli.BoolFlag{Name: "ignore-robots", Usage: "do not fetch or obey robots.txt (only for your own sites)"},
@@ -93,6 +113,12 @@ func fetchFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-retry-wait", Value: 60 * time.Second, Usage: "longest Retry-After honoured"},
 		&cli.DurationFlag{Name: "dns-ttl", Value: 5 * time.Minute, Usage: "DNS cache lifetime"},
 		&cli.BoolFlag{Name: "allow-private", Usage: "allow private, loopback, link-local and multicast addresses"},
+		&cli.StringFlag{Name: "ca-file", Usage: "trust the root certificates in PEM `FILE` besides the system's"},
+		&cli.BoolFlag{Name: "insecure", Usage: "do not verify TLS certificates (a test rig only)"},
+		&cli.StringFlag{Name: "proxy", Usage: "send every request through the HTTP proxy `URL` (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY; \"none\": direct)"},
+		&cli.StringFlag{Name: "types", Value: "html", Usage: "media types fetched, comma-separated: html, xml, pdf, text, image, image/*, application/zip, all"},
+		&cli.StringFlag{Name: "strip-params", Value: strings.Join(urlnorm.DefaultStripParams, ","), Usage: "query parameters removed in normalisation (comma-separated; NAME* a prefix; \"\" none)"},
+		&cli.BoolFlag{Name: "keep-query-order", Usage: "do not sort query parameters in normalisation"},
 		&cli.StringSliceFlag{Name: "resolve", Usage: "resolve `HOST:IP` without DNS (repeatable), as curl --resolve"},
 		&cli.StringFlag{Name: "hosts-file", Usage: "resolve the names in `FILE` (/etc/hosts format) without DNS"},
 		&cli.IntFlag{Name: "max-depth", Value: 32, Usage: "bot trap: most path segments in a URL"},
@@ -169,6 +195,20 @@ func run(c *cli.Context) error {
 		MaxLinks:       c.Int("max-links"),
 		IgnoreNofollow: c.Bool("ignore-nofollow"),
 		SpillDir:       c.String("spill-dir"),
+		QueueBy:        c.String("queue-by"),
+		CAFile:         c.String("ca-file"),
+		Insecure:       c.Bool("insecure"),
+		Proxy:          c.String("proxy"),
+		Types:          splitList(c.String("types")),
+		Normalizer: urlnorm.New(urlnorm.Options{
+			StripParams:    append([]string{}, splitList(c.String("strip-params"))...),
+			KeepQueryOrder: c.Bool("keep-query-order"),
+		}),
+	}
+	switch cfg.QueueBy {
+	case fetch.QueueByIP, fetch.QueueByDomain, fetch.QueueByHost:
+	default:
+		return clikit.Usagef("--queue-by %q: want ip, domain or host", cfg.QueueBy)
 	}
 	for _, d := range []string{"delay", "max-crawl-delay", "robots-ttl", "timeout", "connect-timeout", "read-timeout", "retry-backoff", "max-retry-wait", "dns-ttl"} {
 		if c.Duration(d) < 0 {
@@ -314,6 +354,17 @@ func run(c *cli.Context) error {
 		}
 	}
 	return runErr
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var l []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			l = append(l, f)
+		}
+	}
+	return l
 }
 
 // staticHosts reads --resolve HOST:IP pairs and a hosts file.
