@@ -76,6 +76,7 @@ type Fetcher struct {
 	mu       sync.Mutex
 	hosts    map[string]*hostQ
 	slots    map[string]*slot
+	getNext  map[string]time.Time // when Get may next ask each host
 	ready    readyHeap
 	seq      uint64
 	wake     chan struct{} // closed and replaced when the queues change
