@@ -39,9 +39,13 @@ type Config struct {
 	ConnectTimeout time.Duration // DNS, TCP and TLS: 10s
 	ReadTimeout    time.Duration // waiting for headers or the next body bytes: 15s
 
-	MaxSize      int64 // body bytes kept; more is truncated and marked: 10 MiB
-	MaxDecoded   int64 // decoded (gunzipped...) bytes for parsing: 8 x MaxSize, at least 32 MiB
-	MaxRedirects int   // redirects followed: 10; NoRedirects for none
+	MaxSize    int64 // body bytes kept; more is truncated and marked: 10 MiB
+	MaxDecoded int64 // decoded (gunzipped...) bytes for parsing: 8 x MaxSize, at least 32 MiB
+	// LargeDecodes is how many bodies may be decoded past 1 MiB at once
+	// (the others wait): 2. Decoding memory is bounded by Workers x 1 MiB
+	// + LargeDecodes x 1.5 x MaxDecoded.
+	LargeDecodes int
+	MaxRedirects int // redirects followed: 10; NoRedirects for none
 
 	Retries      int           // retries on 429, 503 and network errors: 2; NoRetries for none
 	RetryBackoff time.Duration // first backoff, doubled each retry: 2s
@@ -145,6 +149,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MaxDecoded <= 0 {
 		c.MaxDecoded = max(8*c.MaxSize, 32<<20)
+	}
+	if c.LargeDecodes <= 0 {
+		c.LargeDecodes = 2
 	}
 	if c.MaxRedirects == 0 {
 		c.MaxRedirects = 10

@@ -65,13 +65,15 @@ type Stats struct {
 // A Fetcher fetches a stream of URL records. Make one with New and call Run
 // once.
 type Fetcher struct {
-	cfg       Config
-	agent     string // robots product token
-	norm      *urlnorm.Normalizer
-	types     *ctype.Policy
-	proxy     func(*url.URL) (*url.URL, error) // nil: direct
-	transport *http.Transport
-	res       *resolver
+	cfg   Config
+	agent string // robots product token
+	norm  *urlnorm.Normalizer
+	types *ctype.Policy
+	// largeDecodes holds a token per body being decoded past smallDecode.
+	largeDecodes chan struct{}
+	proxy        func(*url.URL) (*url.URL, error) // nil: direct
+	transport    *http.Transport
+	res          *resolver
 
 	mu       sync.Mutex
 	hosts    map[string]*hostQ
@@ -115,6 +117,7 @@ func New(cfg Config) (*Fetcher, error) {
 		f.norm = urlnorm.New(urlnorm.Options{})
 	}
 	f.types = ctype.New(cfg.Types)
+	f.largeDecodes = make(chan struct{}, f.cfg.LargeDecodes)
 	proxy, proxies, err := proxyFunc(&f.cfg)
 	if err != nil {
 		return nil, err

@@ -333,7 +333,8 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 	if len(x.body) == 0 {
 		return nil
 	}
-	body, err := content.Decode(x.body, x.header.Get("Content-Encoding"), f.cfg.MaxDecoded)
+	body, release, err := f.decode(x)
+	defer release()
 	var cerr *codedError
 	switch {
 	case errors.Is(err, content.ErrTooLarge):
@@ -378,6 +379,28 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 	}
 	rec.SetString("text_simhash", textsig.Hex(textsig.Signature(text)))
 	return cerr
+}
+
+// smallDecode is what every worker may decode at once; a body that decodes
+// to more waits for one of Config.LargeDecodes slots, so that memory stays
+// bounded by Workers x smallDecode + LargeDecodes x MaxDecoded whatever
+// the servers send (gzip bombs included).
+const smallDecode = 1 << 20
+
+// decode undoes the content coding of x's body within the memory bound.
+func (f *Fetcher) decode(x *exchange) ([]byte, func(), error) {
+	enc := x.header.Get("Content-Encoding")
+	if enc == "" || strings.EqualFold(enc, "identity") {
+		return x.body, func() {}, nil
+	}
+	small := min(int64(smallDecode), f.cfg.MaxDecoded)
+	body, err := content.Decode(x.body, enc, small)
+	if !errors.Is(err, content.ErrTooLarge) || small == f.cfg.MaxDecoded {
+		return body, func() {}, err
+	}
+	f.largeDecodes <- struct{}{}
+	body, err = content.Decode(x.body, enc, f.cfg.MaxDecoded)
+	return body, func() { <-f.largeDecodes }, err
 }
 
 // normalize returns the normal form of an absolute URL, or the URL as it

@@ -191,8 +191,17 @@ func SimHash(features []uint64) uint64 {
 	return s
 }
 
-// Signature is the SimHash of a UTF-8 HTML page's main text.
+// MaxPage is how much of a page Signature reads: the main text of a page
+// is in its first megabytes, and a bounded read keeps a decompression bomb
+// from costing more.
+const MaxPage = 2 << 20
+
+// Signature is the SimHash of the main text of a UTF-8 HTML page (of its
+// first MaxPage bytes).
 func Signature(page []byte) uint64 {
+	if len(page) > MaxPage {
+		page = page[:MaxPage]
+	}
 	return SimHash(Features(Words(MainText(page))))
 }
 

@@ -69,16 +69,32 @@ func Decode(body []byte, contentEncoding string, limit int64) ([]byte, error) {
 	return out, nil
 }
 
+// readCapped reads r up to limit bytes into a buffer grown by doubling but
+// never past limit+1, so a compression bomb costs at most about 1.5 x
+// limit (the last copy), not the next power of two above it.
 func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
-	if n > limit {
-		return buf.Bytes()[:limit], ErrTooLarge
+	buf := make([]byte, 0, min(64<<10, limit+1))
+	for {
+		if int64(len(buf)) > limit {
+			return buf[:limit], ErrTooLarge
+		}
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			if int64(len(buf)) > limit {
+				return buf[:limit], ErrTooLarge
+			}
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
 	}
-	if err != nil {
-		return buf.Bytes(), err
-	}
-	return buf.Bytes(), nil
 }
 
 // ToUTF8 converts an HTML or text body to UTF-8 by the one charset
