@@ -69,8 +69,8 @@ type Fetcher struct {
 	agent string // robots product token
 	norm  *urlnorm.Normalizer
 	types *ctype.Policy
-	// largeDecodes holds a token per body being decoded past smallDecode.
-	largeDecodes chan struct{}
+	// largeDecodes holds the buffers for bodies that decode past smallDecode.
+	largeDecodes chan *[]byte
 	proxy        func(*url.URL) (*url.URL, error) // nil: direct
 	transport    *http.Transport
 	res          *resolver
@@ -117,7 +117,10 @@ func New(cfg Config) (*Fetcher, error) {
 		f.norm = urlnorm.New(urlnorm.Options{})
 	}
 	f.types = ctype.New(cfg.Types)
-	f.largeDecodes = make(chan struct{}, f.cfg.LargeDecodes)
+	f.largeDecodes = make(chan *[]byte, f.cfg.LargeDecodes)
+	for i := 0; i < f.cfg.LargeDecodes; i++ {
+		f.largeDecodes <- new([]byte)
+	}
 	proxy, proxies, err := proxyFunc(&f.cfg)
 	if err != nil {
 		return nil, err

@@ -382,25 +382,35 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 }
 
 // smallDecode is what every worker may decode at once; a body that decodes
-// to more waits for one of Config.LargeDecodes slots, so that memory stays
-// bounded by Workers x smallDecode + LargeDecodes x MaxDecoded whatever
-// the servers send (gzip bombs included).
+// to more waits for one of Config.LargeDecodes buffers, which are reused
+// from body to body, so that decoding memory stays bounded by Workers x
+// smallDecode + LargeDecodes x MaxDecoded whatever the servers send (gzip
+// bombs included) and makes no garbage for the collector to fall behind on.
 const smallDecode = 1 << 20
 
-// decode undoes the content coding of x's body within the memory bound.
-func (f *Fetcher) decode(x *exchange) ([]byte, func(), error) {
+// decode undoes the content coding of x's body within the memory bound;
+// release gives back the buffer the result lives in.
+func (f *Fetcher) decode(x *exchange) (body []byte, release func(), err error) {
 	enc := x.header.Get("Content-Encoding")
 	if enc == "" || strings.EqualFold(enc, "identity") {
 		return x.body, func() {}, nil
 	}
 	small := min(int64(smallDecode), f.cfg.MaxDecoded)
-	body, err := content.Decode(x.body, enc, small)
+	body, err = content.Decode(x.body, enc, small)
 	if !errors.Is(err, content.ErrTooLarge) || small == f.cfg.MaxDecoded {
 		return body, func() {}, err
 	}
-	f.largeDecodes <- struct{}{}
-	body, err = content.Decode(x.body, enc, f.cfg.MaxDecoded)
-	return body, func() { <-f.largeDecodes }, err
+	buf := <-f.largeDecodes
+	if cap(*buf) == 0 {
+		// Made once at its full size: growing by doubling would leave
+		// garbage as large as the buffer.
+		*buf = make([]byte, 0, f.cfg.MaxDecoded+1)
+	}
+	body, err = content.DecodeInto(*buf, x.body, enc, f.cfg.MaxDecoded)
+	if cap(body) > cap(*buf) {
+		*buf = body[:0]
+	}
+	return body, func() { f.largeDecodes <- buf }, err
 }
 
 // normalize returns the normal form of an absolute URL, or the URL as it

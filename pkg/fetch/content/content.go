@@ -32,6 +32,13 @@ var ErrUnknownEncoding = errors.New("unknown content encoding")
 // returns at most limit decoded bytes. On a body cut short (a truncated
 // fetch) it returns what decoded cleanly and the error.
 func Decode(body []byte, contentEncoding string, limit int64) ([]byte, error) {
+	return DecodeInto(nil, body, contentEncoding, limit)
+}
+
+// DecodeInto is Decode writing the last coding's output into dst's
+// storage (grown if need be), so that a caller decoding body after body
+// reuses one buffer instead of making garbage of each.
+func DecodeInto(dst, body []byte, contentEncoding string, limit int64) ([]byte, error) {
 	codings := strings.Split(strings.ToLower(contentEncoding), ",")
 	out := body
 	for i := len(codings) - 1; i >= 0; i-- {
@@ -60,7 +67,11 @@ func Decode(body []byte, contentEncoding string, limit int64) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c, err)
 		}
-		dec, err := readCapped(r, limit)
+		var into []byte
+		if i == 0 {
+			into = dst[:0]
+		}
+		dec, err := readCapped(r, limit, into)
 		if err != nil {
 			return dec, fmt.Errorf("%s: %w", c, err)
 		}
@@ -72,8 +83,10 @@ func Decode(body []byte, contentEncoding string, limit int64) ([]byte, error) {
 // readCapped reads r up to limit bytes into a buffer grown by doubling but
 // never past limit+1, so a compression bomb costs at most about 1.5 x
 // limit (the last copy), not the next power of two above it.
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	buf := make([]byte, 0, min(64<<10, limit+1))
+func readCapped(r io.Reader, limit int64, buf []byte) ([]byte, error) {
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, min(64<<10, limit+1))
+	}
 	for {
 		if int64(len(buf)) > limit {
 			return buf[:limit], ErrTooLarge
