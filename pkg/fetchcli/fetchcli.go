@@ -110,6 +110,7 @@ func fetchFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "read-timeout", Value: 15 * time.Second, Usage: "limit on waiting for headers or more body bytes"},
 		&cli.StringFlag{Name: "max-size", Value: "10MiB", Usage: "keep at most `SIZE` of a body; the rest is cut off and marked"},
 		&cli.StringFlag{Name: "max-decoded", Value: "", Usage: "cap on a decoded (gunzipped) body, against compression bombs (default 8 x max-size, at least 32MiB)"},
+		&cli.IntFlag{Name: "large-decodes", Value: 2, Usage: "bodies decoded past 1 MiB at once (the others wait): bounds memory against gzip bombs"},
 		&cli.IntFlag{Name: "max-redirects", Value: 10, Usage: "redirects followed (0: none)"},
 		&cli.IntFlag{Name: "retries", Value: 2, Usage: "retries on 429, 503 and network errors (0: none)"},
 		&cli.DurationFlag{Name: "retry-backoff", Value: 2 * time.Second, Usage: "first retry wait, doubled each time (Retry-After wins)"},
@@ -199,6 +200,7 @@ func config(c *cli.Context) (fetch.Config, error) {
 		IgnoreNofollow: c.Bool("ignore-nofollow"),
 		SpillDir:       c.String("spill-dir"),
 		QueueBy:        c.String("queue-by"),
+		LargeDecodes:   c.Int("large-decodes"),
 		CAFile:         c.String("ca-file"),
 		Insecure:       c.Bool("insecure"),
 		Proxy:          c.String("proxy"),
@@ -218,7 +220,7 @@ func config(c *cli.Context) (fetch.Config, error) {
 			return cfg, clikit.Usagef("--%s %v: want a positive duration", d, c.Duration(d))
 		}
 	}
-	for _, n := range []string{"workers", "per-host", "max-redirects", "retries", "max-depth", "max-repeat", "host-budget", "max-links"} {
+	for _, n := range []string{"workers", "per-host", "large-decodes", "max-redirects", "retries", "max-depth", "max-repeat", "host-budget", "max-links"} {
 		if c.Int(n) < 0 {
 			return cfg, clikit.Usagef("--%s %d: want a number >= 0", n, c.Int(n))
 		}
