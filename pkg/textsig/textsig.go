@@ -21,7 +21,6 @@ package textsig
 
 import (
 	"bytes"
-	"hash/fnv"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -133,20 +132,53 @@ func init() {
 // digits and calendar words.
 func Words(text string) []string {
 	var words []string
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
-	}) {
+	for _, w := range strings.FieldsFunc(text, isSeparator) {
 		w = strings.Trim(w, "'’")
-		if w == "" || strings.IndexFunc(w, unicode.IsDigit) >= 0 {
+		if w == "" || strings.IndexFunc(w, isDigit) >= 0 {
 			continue
 		}
-		w = strings.ToLower(w)
+		w = strings.Map(lower, w)
 		if calendar[w] {
 			continue
 		}
 		words = append(words, w)
 	}
 	return words
+}
+
+// isSeparator, isDigit and lower answer ASCII and Cyrillic (most of the
+// pages this toolkit reads) without the Unicode tables.
+func isSeparator(r rune) bool {
+	switch {
+	case r < 0x80:
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '\'')
+	case r >= 0x400 && r <= 0x4ff:
+		return false
+	}
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '’'
+}
+
+func isDigit(r rune) bool {
+	if r < 0x80 {
+		return r >= '0' && r <= '9'
+	}
+	return unicode.IsDigit(r)
+}
+
+func lower(r rune) rune {
+	switch {
+	case r >= 'A' && r <= 'Z':
+		return r + 'a' - 'A'
+	case r < 0x80:
+		return r
+	case r >= 0x410 && r <= 0x42f: // А-Я
+		return r + 0x20
+	case r >= 0x400 && r <= 0x40f: // Ѐ-Џ (Ё among them)
+		return r + 0x50
+	case r >= 0x430 && r <= 0x45f:
+		return r
+	}
+	return unicode.ToLower(r)
 }
 
 // Features are the word pairs of words (the single word of a one-word
@@ -162,12 +194,19 @@ func Features(words []string) []uint64 {
 	return fs
 }
 
+// hash is FNV-1a (64 bits) of a, a zero byte and b, written out to
+// spare hash/fnv's allocations.
 func hash(a, b string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(a))
-	h.Write([]byte{0})
-	h.Write([]byte(b))
-	return h.Sum64()
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(a); i++ {
+		h = (h ^ uint64(a[i])) * prime
+	}
+	h *= prime // the zero byte
+	for i := 0; i < len(b); i++ {
+		h = (h ^ uint64(b[i])) * prime
+	}
+	return h
 }
 
 // SimHash returns the SimHash of features: bit i is set when more features

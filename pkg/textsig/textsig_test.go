@@ -2,9 +2,11 @@ package textsig
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // refSimHash is Charikar's definition written out slowly: each feature is a
@@ -105,6 +107,25 @@ func TestWords(t *testing.T) {
 	got := strings.Join(Words("Updated 21 November 2026, 12:05 — it's 3x faster; Мая 9 года"), " ")
 	if want := "updated it's faster года"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// The written-out FNV-1a agrees with hash/fnv.
+func TestHash(t *testing.T) {
+	for _, p := range [][2]string{{"", ""}, {"новости", "дня"}, {"a", "b"}} {
+		h := fnv.New64a()
+		h.Write([]byte(p[0] + "\x00" + p[1]))
+		if got := hash(p[0], p[1]); got != h.Sum64() {
+			t.Errorf("%q: %x, hash/fnv %x", p, got, h.Sum64())
+		}
+	}
+}
+
+func TestLower(t *testing.T) {
+	for _, r := range []rune("AZaz09ÀÉАЯЁЀЏабяёÄΣ") {
+		if got, want := lower(r), unicode.ToLower(r); got != want {
+			t.Errorf("%c: %c, want %c", r, got, want)
+		}
 	}
 }
 
