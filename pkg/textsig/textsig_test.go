@@ -122,7 +122,7 @@ func TestHash(t *testing.T) {
 }
 
 func TestLower(t *testing.T) {
-	for _, r := range []rune("AZaz09ÀÉАЯЁЀЏабяёÄΣ") {
+	for _, r := range "AZaz09ÀÉАЯЁЀЏабяёÄΣ" {
 		if got, want := lower(r), unicode.ToLower(r); got != want {
 			t.Errorf("%c: %c, want %c", r, got, want)
 		}
