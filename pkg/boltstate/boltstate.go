@@ -78,7 +78,8 @@ type Options struct {
 	ReadOnly bool
 	// NoSync skips fsync on commit (only for test and benchmark states).
 	NoSync bool
-	// Timeout is how long to wait for another process's lock (default 30s).
+	// Timeout is how long to wait for another process's lock (0: 30s;
+	// negative: for as long as it takes).
 	Timeout time.Duration
 }
 
@@ -94,8 +95,11 @@ func Open(path string, o Options) (*DB, error) {
 	if err := Sniff(path, o.Kind); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	if o.Timeout == 0 {
+	switch {
+	case o.Timeout == 0:
 		o.Timeout = 30 * time.Second
+	case o.Timeout < 0:
+		o.Timeout = 0 // bbolt's 0 waits
 	}
 	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: o.Timeout, ReadOnly: o.ReadOnly, NoSync: o.NoSync,
 		FreelistType: bolt.FreelistMapType})

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
 )
