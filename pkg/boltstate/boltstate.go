@@ -91,7 +91,10 @@ type DB struct {
 
 // Open checks the file at path with Sniff (unless it does not exist) and
 // opens it with bbolt, creating it if it is missing and not ReadOnly.
-func Open(path string, o Options) (*DB, error) {
+func Open(path string, o Options) (db *DB, err error) {
+	// bbolt reads the freelist page on opening for writing; a damaged one
+	// panics. (Its file stays open and locked until the process ends.)
+	defer Guard(path, &err)()
 	if err := Sniff(path, o.Kind); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
