@@ -52,6 +52,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -135,7 +136,7 @@ func (d *DB) Update(fn func(*Tx) error) error { return d.run(true, fn) }
 func (d *DB) run(write bool, fn func(*Tx) error) (err error) {
 	defer Guard(d.path, &err)()
 	body := func(btx *bolt.Tx) error {
-		tx := &Tx{tx: btx, path: d.path}
+		tx := d.newTx(btx)
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -155,7 +156,13 @@ func (d *DB) Begin(write bool) (tx *Tx, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.path, err)
 	}
-	return &Tx{tx: btx, path: d.path}, nil
+	return d.newTx(btx), nil
+}
+
+func (d *DB) newTx(btx *bolt.Tx) *Tx {
+	info := d.bolt.Info()
+	return &Tx{tx: btx, path: d.path, base: info.Data, size: uintptr(btx.Size()),
+		pageSize: uintptr(info.PageSize), leaves: map[uintptr]bool{}}
 }
 
 // Guard turns a panic or a memory fault (debug.SetPanicOnFault) in the
@@ -176,6 +183,24 @@ type Tx struct {
 	tx   *bolt.Tx
 	path string
 	err  error // the first record that failed its check
+
+	// The file's map, to tell which page a record sits in, and the leaf
+	// pages checked whole in this transaction.
+	base, size, pageSize uintptr
+	leaves               map[uintptr]bool
+}
+
+// pageOf returns the page of the file a stored key or value sits in;
+// false for one held in memory (written in this transaction).
+func (t *Tx) pageOf(b []byte) (uintptr, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	a := uintptr(unsafe.Pointer(&b[0]))
+	if a < t.base || a >= t.base+t.size {
+		return 0, false
+	}
+	return (a - t.base) / t.pageSize, true
 }
 
 // Err returns the first record of the transaction that failed its check.
@@ -268,9 +293,48 @@ func quoteKey(k []byte) string {
 	return strconv.Quote(string(k))
 }
 
-// Get returns the value of k (nil, nil if there is none), checked. The
-// value is valid for the life of the transaction and must not be changed.
+// checkLeaf checks every record of the leaf page where a lookup of k
+// lands, once a transaction: a record whose key was damaged no longer
+// sorts where it belongs, so its own lookup would miss it and read it as
+// absent. The cost is one page's checksums per leaf read.
+func (b *Bucket) checkLeaf(k []byte) error {
+	c := b.b.Cursor()
+	k1, v1 := c.Seek(k)
+	if k1 == nil {
+		k1, v1 = c.Last()
+	}
+	pg, ok := b.tx.pageOf(k1)
+	if !ok || b.tx.leaves[pg] {
+		return nil
+	}
+	b.tx.leaves[pg] = true
+	for kk, vv := k1, v1; kk != nil; kk, vv = c.Next() {
+		if p, ok := b.tx.pageOf(kk); !ok || p != pg {
+			break
+		}
+		if _, ok := unseal(kk, vv); !ok {
+			return b.corrupt(kk)
+		}
+	}
+	c.Seek(k1)
+	for kk, vv := c.Prev(); kk != nil; kk, vv = c.Prev() {
+		if p, ok := b.tx.pageOf(kk); !ok || p != pg {
+			break
+		}
+		if _, ok := unseal(kk, vv); !ok {
+			return b.corrupt(kk)
+		}
+	}
+	return nil
+}
+
+// Get returns the value of k (nil, nil if there is none), checked with
+// the rest of its leaf page. The value is valid for the life of the
+// transaction and must not be changed.
 func (b *Bucket) Get(k []byte) ([]byte, error) {
+	if err := b.checkLeaf(k); err != nil {
+		return nil, err
+	}
 	s := b.b.Get(k)
 	if s == nil {
 		return nil, nil
@@ -286,11 +350,22 @@ func (b *Bucket) Get(k []byte) ([]byte, error) {
 // telling a file of an older format, whose values carry no checksum.
 func (b *Bucket) Raw(k []byte) []byte { return b.b.Get(k) }
 
-// Put sets the value of k, with its checksum.
-func (b *Bucket) Put(k, v []byte) error { return b.b.Put(k, Seal(k, v)) }
+// Put sets the value of k, with its checksum. The leaf it goes into is
+// checked first: bbolt copies the rest of it into the new version.
+func (b *Bucket) Put(k, v []byte) error {
+	if err := b.checkLeaf(k); err != nil {
+		return err
+	}
+	return b.b.Put(k, Seal(k, v))
+}
 
-// Delete removes k.
-func (b *Bucket) Delete(k []byte) error { return b.b.Delete(k) }
+// Delete removes k, having checked its leaf (see Put).
+func (b *Bucket) Delete(k []byte) error {
+	if err := b.checkLeaf(k); err != nil {
+		return err
+	}
+	return b.b.Delete(k)
+}
 
 // ForEach calls fn for each key and checked value in key order; a record
 // failing its check stops it with the error.
@@ -340,8 +415,14 @@ func (c *Cursor) Next() ([]byte, []byte) { return c.check(c.c.Next()) }
 // Prev moves to the previous record.
 func (c *Cursor) Prev() ([]byte, []byte) { return c.check(c.c.Prev()) }
 
-// Seek moves to the first record at or after k.
-func (c *Cursor) Seek(k []byte) ([]byte, []byte) { return c.check(c.c.Seek(k)) }
+// Seek moves to the first record at or after k, having checked the leaf
+// page it lands in (see Get).
+func (c *Cursor) Seek(k []byte) ([]byte, []byte) {
+	if c.err == nil {
+		c.err = c.b.checkLeaf(k)
+	}
+	return c.check(c.c.Seek(k))
+}
 
 // Delete removes the record under the cursor.
 func (c *Cursor) Delete() error { return c.c.Delete() }
