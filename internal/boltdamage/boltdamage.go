@@ -34,8 +34,22 @@ func Locate(path string, bucket, key []byte) (off int64, n int, err error) {
 		if len(v) == 0 {
 			return fmt.Errorf("no record %q in %s", key, bucket)
 		}
-		// Values of a read transaction point into bbolt's map of the file.
+		// Values of a read transaction point into bbolt's map of the file,
+		// except those of a small bucket kept inline in its parent's page,
+		// which bbolt may copy: those are found by their key and value,
+		// stored side by side (the last copy: older ones are free pages).
 		off, n = int64(uintptr(unsafe.Pointer(&v[0]))-base), len(v)
+		if size := int64(db.Info().PageSize) * int64(tx.Size()/int64(db.Info().PageSize)); off < 0 || off+int64(n) > size {
+			file, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			i := bytes.LastIndex(file, append(bytes.Clone(key), v...))
+			if i < 0 {
+				return fmt.Errorf("record %q of %s not found in the file", key, bucket)
+			}
+			off = int64(i + len(key))
+		}
 		return nil
 	})
 	return off, n, err
