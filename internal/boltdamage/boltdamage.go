@@ -19,6 +19,7 @@ import (
 // Locate returns the file offset and length of the stored value (its
 // checksum included) of key in bucket: where a record's bytes sit on disk.
 func Locate(path string, bucket, key []byte) (off int64, n int, err error) {
+	var value []byte
 	db, err := bolt.Open(path, 0, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		return 0, 0, err
@@ -37,22 +38,63 @@ func Locate(path string, bucket, key []byte) (off int64, n int, err error) {
 		// Values of a read transaction point into bbolt's map of the file,
 		// except those of a small bucket kept inline in its parent's page,
 		// which bbolt may copy: those are found by their key and value,
-		// stored side by side (the last copy: older ones are free pages).
+		// stored side by side.
 		off, n = int64(uintptr(unsafe.Pointer(&v[0]))-base), len(v)
 		if size := int64(db.Info().PageSize) * int64(tx.Size()/int64(db.Info().PageSize)); off < 0 || off+int64(n) > size {
-			file, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			i := bytes.LastIndex(file, append(bytes.Clone(key), v...))
-			if i < 0 {
-				return fmt.Errorf("record %q of %s not found in the file", key, bucket)
-			}
-			off = int64(i + len(key))
+			off = -1
+			value = bytes.Clone(v)
 		}
 		return nil
 	})
-	return off, n, err
+	if err != nil || off >= 0 {
+		return off, n, err
+	}
+	db.Close()
+	// Free pages may hold older copies of the same bytes: the live one is
+	// the copy whose change changes what bbolt reads.
+	file, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	pair := append(bytes.Clone(key), value...)
+	for i := 0; ; i++ {
+		j := bytes.Index(file[i:], pair)
+		if j < 0 {
+			return 0, 0, fmt.Errorf("record %q of %s: no live copy found in the file", key, bucket)
+		}
+		i += j
+		at := int64(i + len(key))
+		if live(path, file, at, bucket, key, value) {
+			return at, len(value), nil
+		}
+	}
+}
+
+// live reports whether the value bytes at off are the ones bbolt reads for
+// key: a copy of the file with the last of them changed reads otherwise.
+func live(path string, file []byte, off int64, bucket, key, value []byte) bool {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".locate-*")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(tmp.Name())
+	b := bytes.Clone(file)
+	b[off+int64(len(value))-1] ^= 0x01
+	tmp.Write(b)
+	tmp.Close()
+	db, err := bolt.Open(tmp.Name(), 0, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	changed := false
+	db.View(func(tx *bolt.Tx) error {
+		if bk := tx.Bucket(bucket); bk != nil {
+			changed = !bytes.Equal(bk.Get(key), value)
+		}
+		return nil
+	})
+	return changed
 }
 
 // A Damage changes the file at path.

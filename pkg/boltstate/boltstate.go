@@ -50,6 +50,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"time"
 	"unsafe"
@@ -82,6 +83,11 @@ type Options struct {
 	// Timeout is how long to wait for another process's lock (0: 30s;
 	// negative: for as long as it takes).
 	Timeout time.Duration
+	// Buckets are the store's top-level buckets. A file that has any
+	// top-level bucket must have exactly these: bucket names live in the
+	// root page, which no value checksum covers, so a damaged name would
+	// otherwise make a bucket vanish and be created again, empty.
+	Buckets []string
 }
 
 // A DB is an open state file.
@@ -115,7 +121,46 @@ func Open(path string, o Options) (db *DB, err error) {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &DB{bolt: b, path: path}, nil
+	d := &DB{bolt: b, path: path}
+	if len(o.Buckets) > 0 {
+		if err := d.checkBuckets(o.Buckets); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// checkBuckets checks that the file's top-level buckets are none (a state
+// not written yet) or exactly want.
+func (d *DB) checkBuckets(want []string) (err error) {
+	defer Guard(d.path, &err)()
+	return d.bolt.View(func(tx *bolt.Tx) error {
+		have := map[string]bool{}
+		err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			if !slices.Contains(want, string(name)) {
+				return &Error{d.path, fmt.Sprintf("corrupt: an unknown top-level bucket %q (a damaged root page?)", clipName(name))}
+			}
+			have[string(name)] = true
+			return nil
+		})
+		if err != nil || len(have) == 0 {
+			return err
+		}
+		for _, w := range want {
+			if !have[w] {
+				return &Error{d.path, fmt.Sprintf("corrupt: the bucket %q is missing (a damaged root page?)", w)}
+			}
+		}
+		return nil
+	})
+}
+
+func clipName(b []byte) string {
+	if len(b) > 40 {
+		b = b[:40]
+	}
+	return string(b)
 }
 
 // Path returns the file's path.
@@ -162,7 +207,7 @@ func (d *DB) Begin(write bool) (tx *Tx, err error) {
 func (d *DB) newTx(btx *bolt.Tx) *Tx {
 	info := d.bolt.Info()
 	return &Tx{tx: btx, path: d.path, base: info.Data, size: uintptr(btx.Size()),
-		pageSize: uintptr(info.PageSize), leaves: map[uintptr]bool{}}
+		pageSize: uintptr(info.PageSize), leaves: map[uintptr]bool{}, inline: map[*bolt.Bucket]bool{}}
 }
 
 // Guard turns a panic or a memory fault (debug.SetPanicOnFault) in the
@@ -188,6 +233,7 @@ type Tx struct {
 	// pages checked whole in this transaction.
 	base, size, pageSize uintptr
 	leaves               map[uintptr]bool
+	inline               map[*bolt.Bucket]bool // inline buckets checked whole
 }
 
 // pageOf returns the page of the file a stored key or value sits in;
@@ -302,6 +348,23 @@ func (b *Bucket) checkLeaf(k []byte) error {
 	k1, v1 := c.Seek(k)
 	if k1 == nil {
 		k1, v1 = c.Last()
+	}
+	if b.b.Root() == 0 {
+		// An inline bucket (a small one, kept in its parent's page) may be
+		// a copy in memory: check all of it, once a transaction.
+		if b.tx.inline[b.b] {
+			return nil
+		}
+		b.tx.inline[b.b] = true
+		for kk, vv := c.First(); kk != nil; kk, vv = c.Next() {
+			if vv == nil {
+				continue // a nested bucket
+			}
+			if _, ok := unseal(kk, vv); !ok {
+				return b.corrupt(kk)
+			}
+		}
+		return nil
 	}
 	pg, ok := b.tx.pageOf(k1)
 	if !ok || b.tx.leaves[pg] {

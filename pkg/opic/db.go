@@ -320,7 +320,8 @@ func (d *DB) initBuckets(tx *boltstate.Tx) error {
 
 func openBoltFile(path string, readOnly bool) (*DB, error) {
 	// Wait for a writer as long as it takes: opic's own Lock says who writes.
-	b, err := boltstate.Open(path, boltstate.Options{Kind: "opic state", ReadOnly: readOnly, Timeout: -1})
+	b, err := boltstate.Open(path, boltstate.Options{Kind: "opic state", ReadOnly: readOnly, Timeout: -1,
+		Buckets: []string{string(bucketMeta), string(bucketID), string(bucketPage), string(bucketLink)}})
 	if err != nil {
 		return nil, err
 	}

@@ -115,7 +115,8 @@ func OpenState(path string, opt StateOptions) (st *State, err error) {
 	case fi.IsDir():
 		return nil, &StateError{path, errors.New("is a directory, not a state file")}
 	}
-	db, err := boltstate.Open(path, boltstate.Options{Kind: "sekitei state", ReadOnly: opt.ReadOnly, Timeout: lockTimeout})
+	db, err := boltstate.Open(path, boltstate.Options{Kind: "sekitei state", ReadOnly: opt.ReadOnly, Timeout: lockTimeout,
+		Buckets: []string{string(bucketHosts), string(bucketURLs), string(bucketGood), string(bucketMeta)}})
 	if err != nil {
 		var be *boltstate.Error
 		if errors.As(err, &be) {

@@ -191,7 +191,8 @@ func Open(path string, opt Options) (*Queue, error) {
 	case err != nil:
 		return nil, err
 	}
-	q.db, err = boltstate.Open(path, boltstate.Options{Kind: "recrawl state", ReadOnly: opt.ReadOnly, NoSync: opt.NoSync})
+	q.db, err = boltstate.Open(path, boltstate.Options{Kind: "recrawl state", ReadOnly: opt.ReadOnly, NoSync: opt.NoSync,
+		Buckets: bucketNames(bPages, bDue, bBlocked, bCells, bHosts, bMeta)})
 	if err != nil {
 		var be *boltstate.Error
 		switch {
@@ -570,3 +571,11 @@ func hasPrefix(k, prefix []byte) bool { return bytes.HasPrefix(k, prefix) }
 // IsState reports whether the file at path is a bbolt file (a queue state,
 // as opposed to the JSON state file of recrawl rank).
 func IsState(path string) bool { return boltstate.IsBolt(path) }
+
+func bucketNames(bs ...[]byte) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
+}
