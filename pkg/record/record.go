@@ -59,37 +59,28 @@ type field struct {
 // New returns a record holding only the given url.
 func New(url string) *Record {
 	r := &Record{}
-	src := make([]byte, 0, len(url)+16)
+	r.fields = r.small[:0]
+	r.setURLLine(url, nil)
+	r.url, r.urlDone = url, true
+	return r
+}
+
+// setURLLine makes r the record {"url":url}, built in buf's storage. It
+// reports whether the URL was written without escapes, so that it lies
+// as it is at src[8:].
+func (r *Record) setURLLine(url string, buf []byte) bool {
+	src := buf[:0]
+	if cap(src) < len(url)+16 {
+		src = make([]byte, 0, len(url)+16)
+	}
 	src = append(src, `{"url":`...)
 	src = AppendString(src, url)
 	end := len(src)
 	src = append(src, '}')
 	r.src = src
-	r.fields = append(r.small[:0], field{key: "url", raw: src[7:end:end], end: end})
+	r.fields = append(r.fields[:0], field{key: "url", raw: src[7:end:end], end: end})
 	r.keep, r.keepEnd = 1, end
-	r.url, r.urlDone = url, true
-	return r
-}
-
-// newURLRecord is New for a plain text line that is valid UTF-8. When the
-// URL needs no escaping, its string shares the record's one buffer.
-func newURLRecord(line []byte) *Record {
-	r := &Record{}
-	src := make([]byte, 0, len(line)+16)
-	src = append(src, `{"url":`...)
-	src = AppendString(src, unsafe.String(unsafe.SliceData(line), len(line)))
-	end := len(src)
-	src = append(src, '}')
-	r.src = src
-	r.fields = append(r.small[:0], field{key: "url", raw: src[7:end:end], end: end})
-	r.keep, r.keepEnd = 1, end
-	if end-7 == len(line)+2 {
-		r.url = unsafe.String(&src[8], len(line))
-	} else {
-		r.url = string(line)
-	}
-	r.urlDone = true
-	return r
+	return end-7 == len(url)+2
 }
 
 // ErrNotObject is returned by Parse for a line that starts like a JSON object
@@ -101,35 +92,65 @@ var ErrNotObject = errors.New("not a JSON object")
 // string "url"; any other line is a URL record. Parse keeps no reference to
 // line: the record holds one copy of it.
 func Parse(line []byte) (*Record, error) {
+	r := &Record{}
+	r.fields = r.small[:0]
+	if err := r.parseLine(line, false); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// parseLine fills r, which must be fresh or reset, from line. With reuse,
+// r's previous buffer holds the copy of the line and nothing r hands out
+// may share it.
+func (r *Record) parseLine(line []byte, reuse bool) error {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return nil, errors.New("blank line")
+		return errors.New("blank line")
 	}
+	buf := r.src[:0]
 	if line[0] != '{' {
-		if utf8.Valid(line) {
-			return newURLRecord(line), nil
+		if !utf8.Valid(line) {
+			r.url = urlFromText(line)
+			r.setURLLine(r.url, buf)
+		} else if r.setURLLine(unsafe.String(unsafe.SliceData(line), len(line)), buf) && !reuse {
+			r.url = unsafe.String(&r.src[8], len(line)) // shares the record's one buffer
+		} else {
+			r.url = string(line)
 		}
-		return New(urlFromText(line)), nil
+		r.urlDone = true
+		return nil
 	}
-	var src []byte
 	if utf8.Valid(line) {
-		src = make([]byte, len(line))
-		copy(src, line)
+		buf = append(buf, line...)
 	} else {
-		src = appendValidUTF8(make([]byte, 0, len(line)+32), line)
+		buf = appendValidUTF8(buf, line)
 	}
-	r := &Record{}
-	if err := r.parse(src); err != nil {
-		return nil, err
+	if err := r.parse(buf); err != nil {
+		return err
 	}
 	raw, ok := r.Raw("url")
 	if !ok {
-		return nil, errors.New(`record has no "url" field`)
+		return errors.New(`record has no "url" field`)
 	}
 	if len(raw) == 0 || raw[0] != '"' {
-		return nil, errors.New(`"url" is not a string`)
+		return errors.New(`"url" is not a string`)
 	}
-	return r, nil
+	return nil
+}
+
+// reset empties r for parseLine, keeping its buffers.
+func (r *Record) reset() {
+	clear(r.fields)
+	r.fields = r.fields[:0]
+	if r.fields == nil {
+		r.fields = r.small[:0]
+	}
+	r.src = r.src[:0]
+	if cap(r.src) > 4<<20 {
+		r.src = nil // do not keep a huge buffer alive after a huge line
+	}
+	r.Line, r.keep, r.keepEnd, r.url, r.urlDone = 0, 0, 0, "", false
 }
 
 // urlFromText makes a URL from a plain text line. Bytes that are not valid
@@ -158,7 +179,6 @@ func urlFromText(b []byte) string {
 // a getter asks for them. b becomes the record's and must not change.
 func (r *Record) parse(b []byte) error {
 	r.src = b
-	r.fields = r.small[:0]
 	// compact: no space between the top-level tokens and every key written
 	// as AppendString would write it, so b itself is the record's output.
 	compact := true
@@ -181,7 +201,7 @@ func (r *Record) parse(b []byte) error {
 				compact = false
 			} else {
 				key = unsafe.String(&b[i+1], ke-i-2)
-				if strings.Contains(key, "\u2028") || strings.Contains(key, "\u2029") {
+				if strings.IndexByte(key, 0xE2) >= 0 && (strings.Contains(key, "\u2028") || strings.Contains(key, "\u2029")) {
 					compact = false // AppendString escapes them
 				}
 			}
@@ -291,7 +311,7 @@ func (r *Record) URL() string {
 func (r *Record) Keys() []string {
 	keys := make([]string, len(r.fields))
 	for i, f := range r.fields {
-		keys[i] = f.key
+		keys[i] = strings.Clone(f.key) // parsed keys share the line's buffer
 	}
 	return keys
 }

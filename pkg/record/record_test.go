@@ -584,3 +584,44 @@ func TestDecodeFastPathsMatchEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestInputReuseGivesTheSameRecords(t *testing.T) {
+	in := "http://a/1\n" + `{"url":"http://b/\u00e9","l":["x","y"],"n":1}` + "\n{bad\n" +
+		`{"url":"http://c/` + strings.Repeat("c", 1<<20) + `","k":{"a":[1,2]}}` + "\n" +
+		"http://d/\"q\"\n" + `{ "url" : "http://e/", "z" : 2 }` + "\nhttp://f/\xff\n" +
+		`{"url":"http://g/","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}` + "\nhttp://h/\n"
+	run := func(reuse bool) (out, stderr string, urls []string) {
+		var o, e bytes.Buffer
+		w := NewWriter(&o)
+		input := &Input{Tool: "t", Stdin: strings.NewReader(in), Stderr: &e, Reuse: reuse}
+		err := input.Each(context.Background(), nil, func(r *Record) error {
+			urls = append(urls, r.URL())
+			var l []string
+			r.Decode("l", &l)
+			r.SetInt("n", int64(len(l)+r.Line))
+			return w.Write(r)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		return o.String(), e.String(), urls
+	}
+	out, stderr, urls := run(false)
+	rout, rstderr, rurls := run(true)
+	if rout != out || rstderr != stderr {
+		t.Fatalf("with Reuse:\n%.300s\n%s\nwithout:\n%.300s\n%s", rout, rstderr, out, stderr)
+	}
+	// The URLs kept from earlier records are intact.
+	if !slices.Equal(rurls, urls) || len(urls) != 8 || urls[0] != "http://a/1" || urls[3] != `http://d/"q"` {
+		for i := range rurls {
+			if i >= len(urls) || rurls[i] != urls[i] {
+				t.Errorf("url %d: %.80q, want %.80q", i, rurls[i], urls[i%len(urls)])
+			}
+		}
+		t.Fatalf("%d urls with Reuse, %d without", len(rurls), len(urls))
+	}
+	if strings.Count(out, "\n") != 8 || !strings.Contains(out, `{"url":"http://b/\u00e9","l":["x","y"],"n":4}`) {
+		t.Fatalf("output %.400s", out)
+	}
+}
