@@ -59,19 +59,20 @@ fi
 
 echo "== processes"
 printf '%-34s %9s %12s %8s %8s %10s %8s\n' tool MB/s records/s "vs cat" "vs jq" "vs library" "wall s"
-row() { # NAME FILE RECORDS LIBRATE CMD...
-  local name=$1 file=$2 n=$3 lib=$4; shift 4
+row() { # NAME FILE RECORDS LIBRATE JQPROGRAM CMD...
+  local name=$1 file=$2 n=$3 lib=$4 jqp=$5; shift 5
   local bytes; bytes=$(stat -c %s "$file")
   read -r c w < <(cpu "$file" "$@")
   read -r cc _ < <(cpu "$file" cat)
-  read -r jc _ < <(cpu "$file" jq -c .)
+  read -r jc _ < <(cpu "$file" jq -c $jqp)
   awk -v name="$name" -v b="$bytes" -v n="$n" -v c="$c" -v cc="$cc" -v jc="$jc" -v lib="$lib" -v w="$w" 'BEGIN {
     vl = lib == "" ? "-" : sprintf("%.2f", n / c / lib)
     printf "%-34s %9.0f %12.0f %8.3f %8.2f %10s %8.2f\n", name, b / c / 1e6, n / c, cc / c, jc / c, vl, w }'
 }
-row "recordcat (fetch records)" "$tmp/fetch.ndjson" "$nf" "$lib_record" "$tmp/recordcat"
-row "urlfeat (plain URLs)" "$tmp/urls.txt" "$nu" "$lib_urlfeat" "$tmp/urlfeat"
-row "urlfeat (fetch records)" "$tmp/fetch.ndjson" "$nf" "$lib_urlfeat" "$tmp/urlfeat"
-row "recrawl rank ($np pages)" "$tmp/pages.ndjson" "$np" "$lib_rank" \
+row "recordcat (fetch records)" "$tmp/fetch.ndjson" "$nf" "$lib_record" . "$tmp/recordcat"
+row "urlfeat (plain URLs)" "$tmp/urls.txt" "$nu" "$lib_urlfeat" "-R {url:.}" "$tmp/urlfeat"
+row "urlfeat (fetch records)" "$tmp/fetch.ndjson" "$nf" "$lib_urlfeat" . "$tmp/urlfeat"
+row "recrawl rank ($np pages)" "$tmp/pages.ndjson" "$np" "$lib_rank" . \
   "$tmp/recrawl" rank --now 2026-11-21T00:00:00Z --rate "$((np * 4 / 10))" --slot 1h
-echo "(CPU seconds; vs cat and vs jq: cat's and jq's CPU time over the tool's on the same file)"
+echo "(rates per CPU second; vs cat, vs jq: their CPU time over the tool's on the same file;"
+echo " jq runs 'jq -c .', on plain URLs 'jq -cR {url:.}')"
