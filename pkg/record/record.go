@@ -1,15 +1,25 @@
 // Package record is the toolkit's ground floor: the stream of newline-delimited
 // JSON records that every tool reads and writes.
 //
-// A record is a JSON object kept as an ordered list of keys and raw JSON values,
-// so a tool decodes only the fields it owns and every other field passes
-// through byte for byte, in its original order. A line that is not a JSON
-// object is a URL record: its trimmed text is the URL. This is what lets
-// `cat urls.txt | urlfeat | sekitei` and any other order of tools compose.
+// A record is a JSON object kept as its line plus an ordered list of keys and
+// raw JSON values, so a tool decodes only the fields it owns and every other
+// field passes through byte for byte, in its original order. A line that is
+// not a JSON object is a URL record: its trimmed text is the URL. This is what
+// lets `cat urls.txt | urlfeat | sekitei` and any other order of tools compose.
 //
-// The package knows nothing of crawling. JSON scanning goes through
-// github.com/json-iterator/go; string encoding is hand-written because it is
-// the hot path of every tool and needs no reflection.
+// Parsing a line is one hand-written pass (scan.go) that checks the whole
+// line against encoding/json's grammar and notes where each top-level key and
+// value lie, without decoding or copying anything; the values stay slices of
+// the record's one copy of the line and are decoded when a getter asks. A
+// record whose fields were not changed is written back as the bytes read.
+// The scanner is hand-written because the record layer, not the tools'
+// algorithms, was most of every streaming tool's time, and a scanner that only
+// finds boundaries can skip plain string bytes eight at a time and allocate
+// nothing; FuzzParse holds it to encoding/json, line by line. Values of types
+// not decoded here go through github.com/json-iterator/go; string encoding is
+// hand-written because it is the hot path of every tool.
+//
+// The package knows nothing of crawling.
 package record
 
 import (
