@@ -96,8 +96,12 @@ func NewQLinkStats(known []string, visits map[string]float64, segOf Segmenter) (
 	return st, nil
 }
 
-func smooth(t tally, prior float64) float64 {
-	return (float64(t.good) + priorWeight*prior) / (float64(t.urls) + priorWeight)
+func smooth(t tally, prior float64) float64 { return Rate(t.good, t.urls, prior) }
+
+// Rate is the smoothed QLink rate of qlinks among urls known URLs: the
+// share, pulled towards prior by two pseudo-URLs; finite for any counts.
+func Rate(qlinks, urls int, prior float64) float64 {
+	return (float64(qlinks) + priorWeight*prior) / (float64(urls) + priorWeight)
 }
 
 func (st *QLinkStats) globalRate() float64 { return smooth(st.all, 0.5) }
