@@ -66,16 +66,19 @@ func (t *Topic) Similarity(terms []string) float64 {
 	for _, w := range terms {
 		tf[w]++
 	}
+	// Sums in sorted word order: float addition depends on order, and a
+	// crawl must be the same every run.
 	var dot, nt, np float64
-	for w, c := range tf {
+	for _, w := range sortedWords(tf) {
+		c := tf[w]
 		x := c * t.idf(w)
 		np += x * x
 		if q, ok := t.tf[w]; ok {
 			dot += x * q * t.idf(w)
 		}
 	}
-	for w, q := range t.tf {
-		y := q * t.idf(w)
+	for _, w := range t.Words() {
+		y := t.tf[w] * t.idf(w)
 		nt += y * y
 	}
 	if dot == 0 || np == 0 || nt == 0 {
@@ -85,9 +88,11 @@ func (t *Topic) Similarity(terms []string) float64 {
 }
 
 // Words returns the topic's words, sorted.
-func (t *Topic) Words() []string {
-	ws := make([]string, 0, len(t.tf))
-	for w := range t.tf {
+func (t *Topic) Words() []string { return sortedWords(t.tf) }
+
+func sortedWords(m map[string]float64) []string {
+	ws := make([]string, 0, len(m))
+	for w := range m {
 		ws = append(ws, w)
 	}
 	sort.Strings(ws)
