@@ -1,6 +1,7 @@
 package sekitei
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/sekitei/crawlkit/pkg/urlx"
@@ -136,8 +137,7 @@ func queryRegex(b *strings.Builder, shapes []shapeOf) int {
 		}
 	}
 	if !same {
-		b.WriteString(".*")
-		return 0
+		return unorderedQueryRegex(b, split)
 	}
 	score := 0
 	vals := make([]string, len(shapes))
@@ -157,6 +157,57 @@ func queryRegex(b *strings.Builder, shapes []shapeOf) int {
 		}
 		score += generalise(b, vals, "[^&]")
 	}
+	return score
+}
+
+// unorderedQueryRegex writes the query regex of members whose queries have
+// the same parameter names in different orders (the lecture: the order of
+// the pairs does not matter on a normal site): one look-ahead per name,
+// names sorted, then exactly that many pairs. Other queries give ".*".
+func unorderedQueryRegex(b *strings.Builder, split [][]string) int {
+	byName := make([]map[string]string, len(split))
+	var names []string
+	for i, ps := range split {
+		byName[i] = map[string]string{}
+		for _, p := range ps {
+			name := paramName(p)
+			if _, dup := byName[i][name]; dup || !strings.Contains(p, "=") || name == "" {
+				b.WriteString(".*")
+				return 0
+			}
+			byName[i][name] = p[len(name)+1:]
+		}
+		if i == 0 {
+			for n := range byName[0] {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+		}
+		if len(byName[i]) != len(names) || len(names) > 8 {
+			b.WriteString(".*")
+			return 0
+		}
+		for _, n := range names {
+			if _, ok := byName[i][n]; !ok {
+				b.WriteString(".*")
+				return 0
+			}
+		}
+	}
+	score := 0
+	vals := make([]string, len(split))
+	for _, n := range names {
+		b.WriteString("(?=(?:[^&]*&)*")
+		b.WriteString(quoteMeta(n))
+		b.WriteByte('=')
+		for i := range split {
+			vals[i] = byName[i][n]
+		}
+		score += len(n) + generalise(b, vals, "[^&]")
+		b.WriteString("(?:&|$))")
+	}
+	b.WriteString(strings.Repeat("[^&]*&", len(names)-1))
+	b.WriteString("[^&]*")
 	return score
 }
 

@@ -159,6 +159,7 @@ func Build(host string, urls []Example, opt Options) (*Site, error) {
 type member struct {
 	subject string
 	feats   []string
+	good    bool
 }
 
 // featurize computes the features of the sample, skipping URLs urlfeat
@@ -173,7 +174,7 @@ func featurize(sample []Example) ([]member, *urlfeat.Counter) {
 			continue
 		}
 		p, _ := urlx.Split(e.URL)
-		members = append(members, member{subjectOf(p), f.Strings()})
+		members = append(members, member{subjectOf(p), f.Strings(), e.Good})
 		counter.Add(f)
 	}
 	return members, counter
@@ -244,7 +245,7 @@ func candidates(members []member, clusters [][]int, minSize int) []candidate {
 		if len(ms) < minSize {
 			continue
 		}
-		for _, part := range refine(ms, func(i int) string { return members[i].subject }, minSize) {
+		for _, part := range refine(ms, func(i int) string { return members[i].subject }, func(i int) bool { return members[i].good }, minSize) {
 			subjects := make([]string, len(part))
 			for i, m := range part {
 				subjects[i] = members[m].subject
@@ -541,7 +542,7 @@ func (s *Site) String() string {
 // smaller than minSize go back to the cluster's leftover part, whose regex
 // then generalises over them; a leftover smaller than minSize is left to the
 // other segments and the rest.
-func refine(ms []int, subject func(int) string, minSize int) [][]int {
+func refine(ms []int, subject func(int) string, good func(int) bool, minSize int) [][]int {
 	byLayout := map[string][]int{}
 	var order []string
 	shapes := map[int]shapeOf{}
@@ -562,7 +563,7 @@ func refine(ms []int, subject func(int) string, minSize int) [][]int {
 			leftover = append(leftover, g...)
 			continue
 		}
-		parts = append(parts, splitOnRocks(g, shapes, minSize, 3, &leftover)...)
+		parts = append(parts, splitOnRocks(g, shapes, good, minSize, 3, &leftover)...)
 	}
 	if len(leftover) >= minSize {
 		parts = append(parts, leftover)
@@ -571,28 +572,53 @@ func refine(ms []int, subject func(int) string, minSize int) [][]int {
 }
 
 // splitOnRocks splits a group of one layout on its most shared literal;
-// members left in a part smaller than minSize go to leftover.
-func splitOnRocks(g []int, shapes map[int]shapeOf, minSize, depth int, leftover *[]int) [][]int {
+// members left in a part smaller than minSize go to leftover. A literal that
+// is a value rather than a name (all digits, as a year, month or id; or a
+// query parameter's value) splits only where users treat the two sides
+// differently (their QLink shares differ, see splitsQLinks): the lecture
+// warns that splitting too finely disperses the QLinks, and a person writes
+// one ^/news/2026/[0-9]+/[0-9]+\.html$ rather than a segment a month.
+func splitOnRocks(g []int, shapes map[int]shapeOf, good func(int) bool, minSize, depth int, leftover *[]int) [][]int {
 	if depth == 0 || len(g) < 2*minSize {
 		return [][]int{g}
 	}
 	type rock struct {
 		pos  int
-		kind byte // 'v' whole value, 'p' prefix, 's' suffix
+		kind byte // 'v' whole value, 'p' prefix, 's' suffix, 'q' query name=value
 		text string
 	}
 	count := map[rock]int{}
+	goods := map[rock]int{}
+	allGood := 0
 	n := len(shapes[g[0]].segs)
-	keysOf := func(sh shapeOf, pos int) [3]rock {
+	keysOf := func(sh shapeOf, pos int) []rock {
+		if pos < 0 {
+			var ks []rock
+			if sh.hasQuery {
+				for _, p := range strings.Split(sh.query, "&") {
+					if strings.Contains(p, "=") {
+						ks = append(ks, rock{-1, 'q', p})
+					}
+				}
+			}
+			return ks
+		}
 		v := sh.segs[pos]
-		return [3]rock{{pos, 'v', v}, {pos, 'p', cutPrefix(v)}, {pos, 's', cutSuffix(v)}}
+		return []rock{{pos, 'v', v}, {pos, 'p', cutPrefix(v)}, {pos, 's', cutSuffix(v)}}
 	}
 	for _, m := range g {
 		sh := shapes[m]
-		for pos := 0; pos < n; pos++ {
+		gm := good(m)
+		if gm {
+			allGood++
+		}
+		for pos := -1; pos < n; pos++ {
 			for _, k := range keysOf(sh, pos) {
 				if k.text != "" {
 					count[k]++
+					if gm {
+						goods[k]++
+					}
 				}
 			}
 		}
@@ -601,6 +627,9 @@ func splitOnRocks(g []int, shapes map[int]shapeOf, minSize, depth int, leftover 
 	bestN := 0
 	for k, c := range count {
 		if c < minSize || c == len(g) {
+			continue
+		}
+		if (k.kind == 'q' || k.kind == 'v' && allDigits(k.text)) && !splitsQLinks(goods[k], c, allGood-goods[k], len(g)-c) {
 			continue
 		}
 		if c > bestN || c == bestN && (k.pos < best.pos || k.pos == best.pos && (k.kind < best.kind || k.kind == best.kind && k.text < best.text)) {
@@ -624,10 +653,27 @@ func splitOnRocks(g []int, shapes map[int]shapeOf, minSize, depth int, leftover 
 			out = append(out, m)
 		}
 	}
-	parts := splitOnRocks(in, shapes, minSize, depth-1, leftover)
+	parts := splitOnRocks(in, shapes, good, minSize, depth-1, leftover)
 	if len(out) < minSize {
 		*leftover = append(*leftover, out...)
 		return parts
 	}
-	return append(parts, splitOnRocks(out, shapes, minSize, depth, leftover)...)
+	return append(parts, splitOnRocks(out, shapes, good, minSize, depth, leftover)...)
+}
+
+// splitsQLinks reports whether g1 QLinks of n1 URLs and g2 of n2 are shares
+// users clearly treat differently: a two-proportion z-test at z >= 3, so
+// chance differences of a few URLs never split. Without QLinks on either
+// side (or all QLinks) there is nothing to tell them apart.
+func splitsQLinks(g1, n1, g2, n2 int) bool {
+	if n1 == 0 || n2 == 0 {
+		return false
+	}
+	p := float64(g1+g2) / float64(n1+n2)
+	if p == 0 || p == 1 {
+		return false
+	}
+	d := float64(g1)/float64(n1) - float64(g2)/float64(n2)
+	se := math.Sqrt(p * (1 - p) * (1/float64(n1) + 1/float64(n2)))
+	return math.Abs(d) >= 3*se
 }

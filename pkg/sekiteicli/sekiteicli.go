@@ -41,6 +41,7 @@ Example:
 	app.Commands = []*cli.Command{
 		segmentsCommand(), assignCommand(), explainCommand(), purityCommand(), quotaCommand(),
 		trainCommand(), filterCommand(), checkCommand(), updateCommand(), admitCommand(), stateCommand(),
+		orderCommand(), evaluateCommand(),
 	}
 	return app
 }
@@ -317,7 +318,10 @@ func explainCommand() *cli.Command {
 		Description: `For each URL prints one JSON object: its segment and regex, the segment's
 good share, its sekitei features, and which of the features shared by the
 segment's cluster it has ("matched_features") or lacks ("missing_features").
-With --model, also the model's score and the weights behind it.
+"qlink" gives the QLink rate the segments extrapolate to the URL, per site
+and per segment (see 'sekitei order --order qlink-segment'), and which
+extrapolation gave the higher. With --model, also the model's score and the
+weights behind it.
 
 Example:
    $ sekitei explain --segments segs.ndjson http://lenta.ru/news/2013/09/30/mid/
@@ -378,6 +382,7 @@ func explain(c *cli.Context) error {
 			}
 			r.SetStrings("matched_features", matched)
 			r.SetStrings("missing_features", missing)
+			r.SetRaw("qlink", qlinkExplain(sites[host], seg))
 		}
 		var sf []string
 		for _, f := range feats {

@@ -1,0 +1,5 @@
+package focuseval
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }

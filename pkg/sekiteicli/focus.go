@@ -1,0 +1,466 @@
+package sekiteicli
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sekitei/crawlkit/internal/focuseval"
+	"github.com/sekitei/crawlkit/internal/focusweb"
+	"github.com/sekitei/crawlkit/pkg/clikit"
+	"github.com/sekitei/crawlkit/pkg/crawlorder"
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/sekitei"
+)
+
+func evaluateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "evaluate",
+		Usage:     "the lecture's evaluation: QLinks in an index of fixed size, per crawl order and quota rule",
+		UsageText: "sekitei evaluate [--index N] [--min-quota M] [--topic TEXT] [--seed S] [--hosts 8] [--articles 450]\n   sekitei evaluate --good FILE --general FILE [--index N]",
+		Description: `Crawls to a fixed index size under every crawl order (see 'sekitei order')
+and quota rule (none, equal, greedy, visits, segments) and counts the QLinks
+the index holds, against the baselines "only QLinks" (the visit log alone)
+and "all URLs". The first two rows are the lecture's comparison: Sekitei's
+quota by segments against the greedy index with a site quota by visits, both
+in breadth-first order.
+
+Without --good: a generated web of --hosts sites with text, topics, links
+and visits (QLinks cluster by segment and topic; half of them are the
+crawler's visit log); "pages on the topic" counts the pages on --topic.
+With --good and --general: one site known by its URLs only; the first half
+of the good URLs is the visit log, and only the orders that need no text
+or links run. --min-quota 0 (the default) picks the MIN_QUOTA at which the
+quotas add up to the index size, so that rules compare at the same size.
+Seeded and deterministic.
+
+Example:
+   $ sekitei evaluate --index 1500 | head -4
+   | method | order | quota | MIN_QUOTA | index size | QLinks in index | share of QLinks | pages on the topic |
+   |---|---|---|---|---|---|---|---|
+   | Sekitei: quota by segments | bfs | segments | 3.6 | 1500 | 336 | 0.492 | 523 (0.357) |
+   | greedy index, site quota by visits | bfs | greedy | 17.7 | 1498 | 184 | 0.269 | 270 (0.184) |`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "good", Usage: "`FILE` of good (visited) URLs of one site, with --general"},
+			&cli.StringFlag{Name: "general", Usage: "`FILE` of general URLs of the site"},
+			&cli.IntFlag{Name: "index", Usage: "index size `N` (default: a fifth of the URLs)"},
+			&cli.Float64Flag{Name: "min-quota", Usage: "MIN_QUOTA `M` of the quota rules (0: quotas add up to the index size)"},
+			&cli.StringFlag{Name: "topic", Usage: "`TEXT` of the topic orders' topic (default: the generated web's first topic)"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random `SEED`"},
+			&cli.IntFlag{Name: "hosts", Value: 8, Usage: "sites of the generated web"},
+			&cli.IntFlag{Name: "articles", Value: 450, Usage: "articles per generated site"},
+		},
+		Action: func(c *cli.Context) error {
+			opt := focuseval.Options{IndexSize: c.Int("index"), MinQuota: c.Float64("min-quota"), Topic: c.String("topic"), Seed: c.Uint64("seed")}
+			switch {
+			case opt.IndexSize < 0:
+				return clikit.Usagef("--index %d: want a positive size", opt.IndexSize)
+			case opt.MinQuota < 0 || math.IsNaN(opt.MinQuota) || math.IsInf(opt.MinQuota, 0):
+				return clikit.Usagef("--min-quota %v: want a number of pages, 0 or more", opt.MinQuota)
+			case c.IsSet("topic") && len(crawlorder.Terms(opt.Topic)) == 0:
+				return clikit.Usagef("--topic %q: %v", opt.Topic, crawlorder.ErrEmptyTopic)
+			case (c.String("good") == "") != (c.String("general") == ""):
+				return clikit.Usagef("--good and --general go together")
+			case c.Int("hosts") < 1 || c.Int("articles") < 3:
+				return clikit.Usagef("--hosts wants at least 1 and --articles at least 3")
+			}
+			var rows []focuseval.Row
+			var err error
+			if c.String("good") != "" {
+				good, err := readLines(c.String("good"))
+				if err != nil {
+					return err
+				}
+				general, err := readLines(c.String("general"))
+				if err != nil {
+					return err
+				}
+				rows, err = focuseval.URLs(good, general, opt)
+				if err != nil {
+					return err
+				}
+			} else {
+				cfg := focusweb.DefaultConfig()
+				cfg.Seed, cfg.Hosts, cfg.Articles = opt.Seed, c.Int("hosts"), c.Int("articles")
+				if rows, err = focuseval.Web(focusweb.Generate(cfg), opt); err != nil {
+					return err
+				}
+			}
+			out := clikit.Output(c)
+			var b strings.Builder
+			if err := focuseval.WriteTable(&b, rows); err != nil {
+				return err
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+				if err := out.WriteLine([]byte(line)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// readLines reads the non-empty lines of a file of URLs.
+func readLines(name string) ([]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	s.Buffer(nil, 1<<20)
+	for s.Scan() {
+		if l := strings.TrimSpace(s.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out, s.Err()
+}
+
+// readVisits reads a visit log: a URL a line, optionally a tab and its
+// visits (1 when absent).
+func readVisits(name string) (map[string]float64, error) {
+	lines, err := readLines(name)
+	if err != nil {
+		return nil, err
+	}
+	v := map[string]float64{}
+	for i, l := range lines {
+		u, n, tab := strings.Cut(l, "\t")
+		x := 1.0
+		if tab {
+			x, err = strconv.ParseFloat(strings.TrimSpace(n), 64)
+			if err != nil || !(x >= 0) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("%s: line %d: visits %q: want a number, 0 or more", name, i+1, n)
+			}
+		}
+		v[u] += x
+	}
+	return v, nil
+}
+
+func orderCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "order",
+		Usage: "crawl-queue priorities of a batch's links by a crawl order, for recrawl's weights",
+		UsageText: "sekitei order --order NAME [--topic TEXT | --topic-pages FILE] [--good FILE] [--segments FILE]\n" +
+			"     [--coef 0.5] [--depth 3] [--rebalance 100] [--state FILE] [FETCH_RECORDS...]",
+		Description: `Reads fetch records ("url", "links"; the page's words from "terms", a list,
+or "text", else "title"; "anchors", a list beside "links", their anchor
+texts) and writes {"url","priority","order","why"} for every URL whose
+priority the order sets or changes, in the order first scored: the crawl
+loop passes them to 'recrawl update --weights FILE --weight-field priority'.
+"why" says which rule gave the score; fish and shark add "depth" (the
+budget left) and "dead": true (the fish died: do not crawl).
+
+Orders (see docs/sekitei.md for the rules and the papers):
+  bfs            breadth first: 1/(1+depth)
+  fish           fish search: budget --depth kept under relevant pages, -1 otherwise
+  shark          shark search: inherited and anchor relevance to --topic
+  best-first     TF-IDF closeness of the parent page to --topic
+  pagerank, hits over the graph of the records given, every --rebalance pages
+  qlink-site, qlink-links, qlink-segment
+                 the --good QLinks extrapolated per site, along links
+                 (ql(B) = --coef * ql(A)) or per segment (--segments)
+
+With --state FILE the order resumes from the scores it gave before (the
+file is created, and rewritten with every score after the run), so a turn
+reads only its batch. pagerank and hits need the whole graph: give them the
+fetch history.
+
+Example:
+   $ sekitei order --order fish --topic "roses garden" --depth 2 --state order.ndjson fetched.ndjson
+   {"url":"http://a.test/roses/","priority":2,"order":"fish","why":"parent relevant (closeness 0.7071): budget stays 2","depth":2}
+   $ sekitei order --order qlink-segment --good good.txt --segments segs.ndjson fetched.ndjson`,
+		Flags: append(clikit.InputFlags(),
+			&cli.StringFlag{Name: "order", Required: true, Usage: "crawl order `NAME`: " + strings.Join(crawlorder.Names, ", ")},
+			&cli.StringFlag{Name: "topic", Usage: "topic `TEXT` of fish, shark and best-first"},
+			&cli.StringFlag{Name: "topic-pages", Usage: "`FILE` of example pages' text, the topic (instead of --topic)"},
+			&cli.StringFlag{Name: "good", Usage: "visit log `FILE`: a QLink URL a line, optionally TAB and its visits"},
+			&cli.StringFlag{Name: "segments", Usage: "segments `FILE` of 'sekitei segments' (qlink-segment)"},
+			&cli.Float64Flag{Name: "coef", Value: 0.5, Usage: "qlink-links: ql(B) = `C` * ql(A)"},
+			&cli.IntFlag{Name: "depth", Value: 3, Usage: "fish and shark: depth budget `D` of a seed"},
+			&cli.IntFlag{Name: "rebalance", Value: 100, Usage: "pagerank and hits: recompute every `N` pages"},
+			&cli.StringFlag{Name: "state", Usage: "`FILE` of the scores given before; rewritten after the run"},
+		),
+		Action: order,
+	}
+}
+
+func order(c *cli.Context) error {
+	name := c.String("order")
+	cfg := crawlorder.Config{Depth: c.Int("depth"), Rebalance: c.Int("rebalance"), Coef: c.Float64("coef")}
+	if crawlorder.NeedsTopic(name) {
+		text := c.String("topic")
+		if f := c.String("topic-pages"); f != "" {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			text = string(b)
+		}
+		t, err := crawlorder.NewTopic(text)
+		if err != nil {
+			return clikit.Usagef("order %s: %v", name, err)
+		}
+		cfg.Topic = t
+	}
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	var pages []*crawlorder.Page
+	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+		p, err := pageOf(r)
+		if err != nil {
+			return r.Errorf("%v", err)
+		}
+		pages = append(pages, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if crawlorder.NeedsQLinks(name) {
+		if c.String("good") == "" {
+			return clikit.Usagef("order %s needs --good, the visit log", name)
+		}
+		visits, err := readVisits(c.String("good"))
+		if err != nil {
+			return err
+		}
+		var seg crawlorder.Segmenter
+		if f := c.String("segments"); f != "" {
+			sites, err := loadSegments(c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+			seg = segmenterOf(sites)
+		} else if name == "qlink-segment" {
+			return clikit.Usagef("order qlink-segment needs --segments")
+		}
+		var known []string
+		for _, p := range pages {
+			known = append(known, p.URL)
+			for _, l := range p.Links {
+				known = append(known, l.URL)
+			}
+		}
+		if cfg.Stats, err = crawlorder.NewQLinkStats(known, visits, seg); err != nil {
+			return err
+		}
+	}
+	o, err := crawlorder.New(name, cfg)
+	if err != nil {
+		return clikit.Usagef("%v", err)
+	}
+	// Scores of earlier turns: restored, and the pages without one are
+	// seeds.
+	prior := map[string]crawlorder.Score{}
+	var priorOrder []string
+	if f := c.String("state"); f != "" {
+		if prior, priorOrder, err = readScores(f); err != nil {
+			return err
+		}
+		if p, ok := o.(crawlorder.Prior); ok {
+			for _, u := range priorOrder {
+				p.Restore(prior[u])
+			}
+		}
+	}
+	changed := map[string]crawlorder.Score{}
+	var seq []string
+	note := func(s crawlorder.Score) {
+		if _, ok := changed[s.URL]; !ok {
+			seq = append(seq, s.URL)
+		}
+		changed[s.URL] = s
+	}
+	for _, p := range pages {
+		if _, ok := prior[p.URL]; !ok {
+			if _, ok := changed[p.URL]; !ok {
+				note(o.Seed(p.URL))
+			}
+		}
+		for _, s := range o.Visit(p) {
+			note(s)
+		}
+	}
+	out := clikit.Output(c)
+	for _, u := range seq {
+		if err := out.Write(scoreRecord(changed[u], name)); err != nil {
+			return err
+		}
+	}
+	if f := c.String("state"); f != "" {
+		for _, u := range seq {
+			if _, ok := prior[u]; !ok {
+				priorOrder = append(priorOrder, u)
+			}
+			prior[u] = changed[u]
+		}
+		return writeScores(f, prior, priorOrder, name)
+	}
+	return nil
+}
+
+func scoreRecord(s crawlorder.Score, name string) *record.Record {
+	r := record.New(s.URL)
+	p := s.Priority
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		p = 0
+	}
+	r.SetFloat("priority", p)
+	r.SetString("order", name)
+	r.SetString("why", s.Why)
+	if s.Depth > 0 || s.Dead {
+		r.SetInt("depth", int64(s.Depth))
+	}
+	if s.Dead {
+		r.SetBool("dead", true)
+	}
+	return r
+}
+
+// pageOf reads a fetch record as the orders see a page.
+func pageOf(r *record.Record) (*crawlorder.Page, error) {
+	p := &crawlorder.Page{URL: r.URL()}
+	var links, anchors, terms []string
+	if _, err := r.Decode("links", &links); err != nil {
+		return nil, err
+	}
+	if _, err := r.Decode("anchors", &anchors); err != nil {
+		return nil, err
+	}
+	if ok, err := r.Decode("terms", &terms); err != nil {
+		return nil, err
+	} else if ok {
+		for _, t := range terms {
+			p.Terms = append(p.Terms, crawlorder.Terms(t)...)
+		}
+	} else if text, ok := r.String("text"); ok {
+		p.Terms = crawlorder.Terms(text)
+	} else if title, ok := r.String("title"); ok {
+		p.Terms = crawlorder.Terms(title)
+	}
+	for i, l := range links {
+		lk := crawlorder.Link{URL: l}
+		if i < len(anchors) {
+			lk.Anchor, lk.Context = anchors[i], anchors[i]
+		}
+		p.Links = append(p.Links, lk)
+	}
+	return p, nil
+}
+
+func segmenterOf(sites map[string]*sekitei.Site) crawlorder.Segmenter {
+	return func(u string) (string, string) {
+		seg, err := sekitei.SegmentOf(sites, u)
+		if err != nil || seg == nil {
+			return "no segment", "no segment"
+		}
+		k := seg.Host + " " + strconv.Itoa(seg.ID)
+		return k, fmt.Sprintf("%d %s of %s", seg.ID, seg.Regex, seg.Host)
+	}
+}
+
+func readScores(name string) (map[string]crawlorder.Score, []string, error) {
+	m := map[string]crawlorder.Score{}
+	var order []string
+	f, err := os.Open(name)
+	if os.IsNotExist(err) {
+		return m, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	lr := record.NewLineReader(f)
+	for {
+		line, n, err := lr.Next()
+		if err != nil {
+			break
+		}
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		r, err := record.Parse(line)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: line %d: %v", name, n, err)
+		}
+		s := crawlorder.Score{URL: r.URL()}
+		var perr error
+		s.Priority, _, perr = r.Float("priority")
+		d, _, derr := r.Float("depth")
+		dead, _, berr := r.Bool("dead")
+		if perr != nil || derr != nil || berr != nil {
+			return nil, nil, fmt.Errorf("%s: line %d: not a score record of 'sekitei order'", name, n)
+		}
+		s.Depth, s.Dead = int(d), dead
+		s.Why, _ = r.String("why")
+		if _, ok := m[s.URL]; !ok {
+			order = append(order, s.URL)
+		}
+		m[s.URL] = s
+	}
+	return m, order, nil
+}
+
+// writeScores replaces the state file whole (a temporary file renamed in),
+// so a run killed half way leaves the old one.
+func writeScores(name string, m map[string]crawlorder.Score, order []string, orderName string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	w := record.NewWriter(tmp)
+	for _, u := range order {
+		if err := w.Write(scoreRecord(m[u], orderName)); err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
+
+// qlinkExplain says what the QLink extrapolations give a URL of seg, from
+// the segments' own counts: the site's rate and the segment's rate.
+func qlinkExplain(site *sekitei.Site, seg *sekitei.Segment) []byte {
+	var good, urls int
+	for _, s := range site.Segments {
+		good += s.Good
+		urls += s.URLs
+	}
+	siteRate := crawlorder.Rate(good, urls, crawlorder.Rate(0, 0, 0.5))
+	segRate := crawlorder.Rate(seg.Good, seg.URLs, siteRate)
+	by := "segment"
+	if siteRate > segRate {
+		by = "site"
+	}
+	b := []byte(`{"site":`)
+	b = record.AppendFloat(b, roundTo(siteRate, 4))
+	b = append(b, `,"segment":`...)
+	b = record.AppendFloat(b, roundTo(segRate, 4))
+	b = append(b, `,"why":`...)
+	b = record.AppendString(b, fmt.Sprintf("per site: %d QLinks of %d URLs; per segment %d: %d of %d; the %s rate is higher",
+		good, urls, seg.ID, seg.Good, seg.URLs, by))
+	return append(b, '}')
+}
