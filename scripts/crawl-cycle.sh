@@ -96,6 +96,21 @@ if ! flock -n 9; then
   exit 75
 fi
 
+# The number of shards is fixed for a crawl's life: a state holds its
+# shard's hosts only.
+if [[ -f "$state/shards" ]]; then
+  read -r made < "$state/shards"
+  if [[ "$made" != "$SHARDS" ]]; then
+    say "SHARDS=$SHARDS, but the crawl in $dir was made with SHARDS=$made ($state/shards); SHARDS must stay the same over a crawl's life"
+    exit 2
+  fi
+elif [[ -n "$(ls -A "$state" | grep -v '^history$' || true)" ]]; then
+  say "$state holds states but no shards file: not a crawl directory of this version of crawl-cycle.sh"
+  exit 2
+else
+  echo "$SHARDS" > "$state/shards"
+fi
+
 # Resume the newest unfinished turn, or start one.
 batch=""
 for b in "$dir"/batches/*/; do
