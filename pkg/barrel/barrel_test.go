@@ -258,9 +258,9 @@ func TestCorruption(t *testing.T) {
 	build(t, src, Options{}, site)
 	want := answers(t, open(t, src), queries)
 	m := open(t, src).Manifest()
-	names := []string{repoName, docInfoName}
+	names := []string{repoName, docInfoName, anchorsName}
 	for name := range m.Files {
-		names = append(names, genName(name, m.Generation))
+		names = append(names, diskName(name, m.Generation))
 	}
 	slices.Sort(names)
 	for _, name := range names {

@@ -163,85 +163,8 @@ func eachForward(path string, fn func(doc, rel uint32, hits []byte)) error {
 	}
 }
 
-// ptrTable is the word-to-inverted-list table the sorter writes (the
-// paper's DumpLexicon output): for each barrel and relative wordID, the
-// offsets of its lists in the short and full inverted barrels and their
-// document counts.
-type ptrTable struct {
-	shortOff, fullOff [lexicon.Barrels][]uint64 // count+1 entries
-	shortN, fullN     [lexicon.Barrels][]uint32
-}
-
-const ptrMagic = "BPTR1\n\x00\x00"
-
-func (p *ptrTable) count(b int) int {
-	if len(p.fullOff[b]) == 0 {
-		return 0
-	}
-	return len(p.fullOff[b]) - 1
-}
-
-func (p *ptrTable) encode() []byte {
-	var b []byte
-	b = append(b, ptrMagic...)
-	for i := range lexicon.Barrels {
-		b = binary.LittleEndian.AppendUint32(b, uint32(p.count(i)))
-	}
-	for i := range lexicon.Barrels {
-		n := p.count(i)
-		if n == 0 {
-			continue
-		}
-		for _, v := range p.shortOff[i] {
-			b = binary.LittleEndian.AppendUint64(b, v)
-		}
-		for _, v := range p.fullOff[i] {
-			b = binary.LittleEndian.AppendUint64(b, v)
-		}
-		for _, v := range p.shortN[i] {
-			b = binary.LittleEndian.AppendUint32(b, v)
-		}
-		for _, v := range p.fullN[i] {
-			b = binary.LittleEndian.AppendUint32(b, v)
-		}
-	}
-	return b
-}
-
-func decodePtrTable(b []byte, sizes func(barrel int) (short, full int64)) (*ptrTable, error) {
-	if len(b) < len(ptrMagic)+4*lexicon.Barrels || string(b[:len(ptrMagic)]) != ptrMagic {
-		return nil, corrupt("wordptrs: bad header")
-	}
-	p := &ptrTable{}
-	counts := b[len(ptrMagic):]
-	rest := counts[4*lexicon.Barrels:]
-	for i := range lexicon.Barrels {
-		n := int(binary.LittleEndian.Uint32(counts[4*i:]))
-		if n == 0 {
-			continue
-		}
-		need := 2*8*(n+1) + 2*4*n
-		if n > lexicon.MaxPerBarrel || need > len(rest) {
-			return nil, corrupt("wordptrs: truncated")
-		}
-		p.shortOff[i] = u64s(rest[:8*(n+1)])
-		p.fullOff[i] = u64s(rest[8*(n+1) : 16*(n+1)])
-		p.shortN[i] = u32s(rest[16*(n+1) : 16*(n+1)+4*n])
-		p.fullN[i] = u32s(rest[16*(n+1)+4*n : need])
-		rest = rest[need:]
-		ss, fs := sizes(i)
-		if !monotone(p.shortOff[i], ss) || !monotone(p.fullOff[i], fs) {
-			return nil, corrupt("wordptrs: barrel %d offsets out of range", i)
-		}
-	}
-	if len(rest) != 0 {
-		return nil, corrupt("wordptrs: trailing bytes")
-	}
-	return p, nil
-}
-
 func monotone(offs []uint64, size int64) bool {
-	if offs[0] != 0 || offs[len(offs)-1] != uint64(size) {
+	if len(offs) == 0 || offs[0] != 0 || offs[len(offs)-1] != uint64(size) {
 		return false
 	}
 	for i := 1; i < len(offs); i++ {
@@ -387,19 +310,20 @@ type basketItem struct {
 	rel, doc, seq, off, n uint32
 }
 
-// sortBarrel is the sorter of section 4.4 for one barrel: it merges the
-// batch's forward barrel into the old inverted barrels (dropping the
-// postings of re-indexed documents), sorting in baskets of at most budget
-// bytes by wordID range so memory stays bounded however large the barrel.
-func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, count int, dirty bitset,
-	budget int64, short, full *genWriter, np *ptrTable) error {
+// sortBarrel is the sorter of section 4.4 for one barrel: it sorts the
+// batch's forward barrel into the inverted lists of a new segment, in
+// baskets of at most budget bytes by wordID range so memory stays bounded
+// however large the barrel.
+func sortBarrel(fwdPath string, b, count int, budget int64, w *segWriter) error {
 	// Pass 1: bytes per word, to cut the wordID range into baskets; a
 	// forward barrel that fits the budget whole is one basket.
-	size := make([]int64, count)
+	w.begin(b)
+	defer w.end()
 	st, err := os.Stat(fwdPath)
-	if err != nil {
+	if err != nil || st.Size() == 0 {
 		return err
 	}
+	size := make([]int64, count)
 	var whole []byte // the forward barrel, when it fits the budget
 	var hitsCap, itemsCap int
 	if st.Size()*3 <= budget {
@@ -417,15 +341,9 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 	}); err != nil {
 		return err
 	}
-	np.shortOff[b] = make([]uint64, count+1)
-	np.fullOff[b] = make([]uint64, count+1)
-	np.shortN[b] = make([]uint32, count)
-	np.fullN[b] = make([]uint32, count)
-	shortBase, fullBase := short.n, full.n
-	oldCount := old.count(b)
 	items, sorted := make([]basketItem, 0, itemsCap), []basketItem(nil)
 	hits := make([]byte, 0, hitsCap)
-	var buf, sbuf, lbuf []byte
+	var buf, sbuf []byte
 	var shits []hit.Hit
 	for lo := 0; lo < count; {
 		hi, used := lo, int64(0)
@@ -434,66 +352,49 @@ func sortBarrel(fwdPath string, oldShort, oldFull []byte, old *ptrTable, b, coun
 			hi++
 		}
 		items, hits = items[:0], hits[:0]
-		if used > 0 {
-			var seq uint32
-			var bad error
-			collect := func(doc, rel uint32, h []byte) {
-				if int(rel) < lo || int(rel) >= hi {
-					return
-				}
-				if len(hits)+len(h) > 1<<31 {
-					bad = fmt.Errorf("sorter: basket over 2 GiB")
-					return
-				}
-				items = append(items, basketItem{rel: rel, doc: doc, seq: seq, off: uint32(len(hits)), n: uint32(len(h) / 2)})
-				hits = append(hits, h...)
-				seq++
-			}
-			var err error
-			if whole != nil {
-				err = eachForwardBytes(whole, collect)
-			} else {
-				err = eachForward(fwdPath, collect)
-			}
-			if err == nil {
-				err = bad
-			}
-			if err != nil {
-				return err
-			}
-			out := sortBasket(items, sorted, lo, hi)
-			sorted, items = items, out // two buffers, swapped per basket
+		if used == 0 {
+			lo = hi
+			continue
 		}
-		k := 0
-		for rel := lo; rel < hi; rel++ {
+		var seq uint32
+		var bad error
+		collect := func(doc, rel uint32, h []byte) {
+			if int(rel) < lo || int(rel) >= hi {
+				return
+			}
+			if len(hits)+len(h) > 1<<31 {
+				bad = fmt.Errorf("sorter: basket over 2 GiB")
+				return
+			}
+			items = append(items, basketItem{rel: rel, doc: doc, seq: seq, off: uint32(len(hits)), n: uint32(len(h) / 2)})
+			hits = append(hits, h...)
+			seq++
+		}
+		if whole != nil {
+			err = eachForwardBytes(whole, collect)
+		} else {
+			err = eachForward(fwdPath, collect)
+		}
+		if err == nil {
+			err = bad
+		}
+		if err != nil {
+			return err
+		}
+		out := sortBasket(items, sorted, lo, hi)
+		sorted, items = items, out // two buffers, swapped per basket
+		for k := 0; k < len(items); {
+			rel := items[k].rel
 			j := k
-			for j < len(items) && int(items[j].rel) == rel {
+			for j < len(items) && items[j].rel == rel {
 				j++
 			}
 			group := items[k:j]
 			k = j
-			var oldS, oldF []byte
-			if rel < oldCount {
-				oldS = oldShort[old.shortOff[b][rel]:old.shortOff[b][rel+1]]
-				oldF = oldFull[old.fullOff[b][rel]:old.fullOff[b][rel+1]]
-			}
 			var nf, ns uint32
-			var err error
-			buf, nf, err = mergeList(buf[:0], oldF, group, hits, dirty, nil)
-			if err != nil {
-				return fmt.Errorf("barrel %d word %d: %w", b, rel, err)
-			}
-			sbuf, ns, err = mergeList(sbuf[:0], oldS, group, hits, dirty, &shits)
-			if err != nil {
-				return fmt.Errorf("barrel %d word %d: %w", b, rel, err)
-			}
-			lbuf = appendList(lbuf[:0], buf, nf)
-			full.Write(lbuf)
-			lbuf = appendList(lbuf[:0], sbuf, ns)
-			short.Write(lbuf)
-			np.fullN[b][rel], np.shortN[b][rel] = nf, ns
-			np.fullOff[b][rel+1] = uint64(full.n - fullBase)
-			np.shortOff[b][rel+1] = uint64(short.n - shortBase)
+			buf, nf = postingsOf(buf[:0], group, hits, nil)
+			sbuf, ns = postingsOf(sbuf[:0], group, hits, &shits)
+			w.add(rel, buf, nf, sbuf, ns)
 		}
 		lo = hi
 	}
@@ -560,27 +461,13 @@ func cmpU32(a, b uint32) int {
 	return 0
 }
 
-// mergeList writes to out the old postings whose document is not dirty,
-// merged in docID order with the new ones; new entries of one document are
-// concatenated. With shortOnly non-nil only title and anchor hits are kept.
-func mergeList(out, old []byte, group []basketItem, hits []byte, dirty bitset, shortOnly *[]hit.Hit) ([]byte, uint32, error) {
-	it := newPostingIter(old)
-	more := it.next()
+// postingsOf writes the postings of a sorted group of forward entries;
+// entries of one document are concatenated. With shortOnly non-nil only
+// title and anchor hits are kept.
+func postingsOf(out []byte, group []basketItem, hits []byte, shortOnly *[]hit.Hit) ([]byte, uint32) {
 	var n uint32
-	k := 0
-	for more || k < len(group) {
-		if more && (k >= len(group) || it.doc < group[k].doc) {
-			if !dirty.has(it.doc) {
-				out = append(out, it.raw...)
-				n++
-			}
-			more = it.next()
-			continue
-		}
+	for k := 0; k < len(group); {
 		doc := group[k].doc
-		if more && it.doc == doc { // superseded by the new postings
-			more = it.next()
-		}
 		j := k
 		total := 0
 		for j < len(group) && group[j].doc == doc {
@@ -614,5 +501,5 @@ func mergeList(out, old []byte, group []basketItem, hits []byte, dirty bitset, s
 		}
 		k = j
 	}
-	return out, n, it.err
+	return out, n
 }

@@ -35,7 +35,23 @@ type Options struct {
 	// ZlibLevel is the repository compression level (default 6... see
 	// klauspost/compress/zlib); 1 is fastest.
 	ZlibLevel int
+	// PageRankEvery recomputes PageRank when this many batches have been
+	// applied since the last ranking (0 or 1: every batch). Between two
+	// rankings searches use the last ranks; new documents get the rank of
+	// a page nothing links to.
+	PageRankEvery int
+	// MergeFactor is how many segments of one size class are merged into
+	// one (default DefaultMergeFactor).
+	MergeFactor int
+	// Batch is the ID of the batch: the index records it atomically with
+	// the batch, and NewBuilder refuses the same ID again with
+	// ErrBatchApplied.
+	Batch string
 }
+
+// ErrBatchApplied is returned by NewBuilder for a batch ID the index has
+// already applied.
+var ErrBatchApplied = errors.New("batch already applied")
 
 // Stats counts what a build did.
 type Stats struct {
@@ -45,6 +61,12 @@ type Stats struct {
 	// Wall time of the phases of Commit: waiting for the last pages,
 	// anchors and re-indexing, sorting, ranking and writing.
 	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
+	// SegmentWords is the words of the batch's new segment; Deleted the
+	// documents it marked deleted in older segments; Merged the segments
+	// merged (MergedDocs their documents); Segments the live segments
+	// after the batch; Ranked whether ranks were recomputed.
+	SegmentWords, Deleted, Merged, MergedDocs, Segments int
+	Ranked                                              bool
 }
 
 // Builder adds one batch of pages to an index and commits it.
@@ -75,16 +97,18 @@ type Builder struct {
 	err     error
 
 	// reusable per-document buffers
-	page    htmldoc.Doc
-	keys    []uint64
-	hits    []hit.Hit
-	words   []wordHits
-	sorted  []hit.Hit
-	recbuf  []byte
-	Stats   Stats
-	done    bool
-	oldGens []string
-	old     *Index
+	page     htmldoc.Doc
+	keys     []uint64
+	hits     []hit.Hit
+	words    []wordHits
+	sorted   []hit.Hit
+	recbuf   []byte
+	Stats    Stats
+	done     bool
+	old      *Index
+	segs     map[int]*segment
+	rankOnly bool // RankIndex: no pages, ranks now
+	mergeAll bool // ForceMerge: no pages, one segment
 }
 
 type pendingAnchor struct {
@@ -130,27 +154,27 @@ func (b *Builder) load() error {
 		if _, serr := os.Stat(filepath.Join(b.dir, manifestName)); !os.IsNotExist(serr) {
 			return err
 		}
-		m = &Manifest{Format: formatNumber, Files: map[string]FileSum{}}
+		m = &Manifest{Format: formatNumber, Files: map[string]FileSum{}, NextSegment: 1}
 		b.lex = lexicon.New()
 	} else {
-		idx, err := Open(b.dir)
+		if b.opts.Batch != "" && m.LastBatch == b.opts.Batch {
+			return fmt.Errorf("%s: batch %s: %w", b.dir, b.opts.Batch, ErrBatchApplied)
+		}
+		idx, err := openManifest(b.dir, m)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", b.dir, err)
 		}
 		b.lex, b.docs, b.urls = idx.lex, idx.docs, idx.urls
 		b.old = idx
 	}
 	b.m = m
-	for name := range m.Files {
-		b.oldGens = append(b.oldGens, genName(name, m.Generation))
-	}
-	if b.repo, err = openAppend(filepath.Join(b.dir, repoName), m.Repository); err != nil {
+	if b.repo, err = openAppend(filepath.Join(b.dir, repoName), m.Repository, m.RepositoryCRC); err != nil {
 		return err
 	}
-	if b.info, err = openAppend(filepath.Join(b.dir, docInfoName), m.DocInfo); err != nil {
+	if b.info, err = openAppend(filepath.Join(b.dir, docInfoName), m.DocInfo, m.DocInfoCRC); err != nil {
 		return err
 	}
-	if b.anchorsF, err = openAppend(filepath.Join(b.dir, anchorsName), m.Anchors); err != nil {
+	if b.anchorsF, err = openAppend(filepath.Join(b.dir, anchorsName), m.Anchors, m.AnchorsCRC); err != nil {
 		return err
 	}
 	os.RemoveAll(filepath.Join(b.dir, "fwd.tmp"))
@@ -174,6 +198,7 @@ func (b *Builder) Close() error {
 	if b.old != nil {
 		b.old.Close()
 	}
+	b.closeSegments()
 	if b.lock != nil {
 		b.lock.Close()
 	}

@@ -6,19 +6,27 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
 
-func barrelName(kind string, b int) string { return fmt.Sprintf("%s-%02d", kind, b) }
-
-// commitFiles runs the sorter, ranks the documents and writes the new
-// generation: every rewritten file goes beside the old one under a new
-// generation number and is fsynced; the manifest is renamed in last.
+// commitFiles sorts the batch into a new segment, marks the documents it
+// re-indexed deleted in the older segments, runs one step of the merge
+// policy, ranks the documents when due, and writes the new generation:
+// every new file is fsynced and only then is the manifest renamed in.
 func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	gen := b.m.Generation + 1
-	files := map[string]FileSum{}
+	m := *b.m
+	m.Files = map[string]FileSum{}
+	m.Segments = slices.Clone(b.m.Segments)
+	for name, sum := range b.m.Files {
+		if strings.HasPrefix(name, segPrefix) {
+			m.Files[name] = sum
+		}
+	}
 	var written []string
 	ok := false
 	defer func() {
@@ -29,8 +37,8 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		}
 	}()
 	create := func(name string) (*genWriter, error) {
-		written = append(written, genName(name, gen))
-		return createGen(filepath.Join(b.dir, genName(name, gen)))
+		written = append(written, diskName(name, gen))
+		return createGen(filepath.Join(b.dir, diskName(name, gen)))
 	}
 	writeWhole := func(name string, data []byte) error {
 		w, err := create(name)
@@ -39,61 +47,130 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		}
 		w.Write(data)
 		sum, err := w.finish()
-		files[name] = sum
+		m.Files[name] = sum
 		return err
 	}
-
-	// Sorter, one barrel at a time.
-	t0 := time.Now()
-	np := &ptrTable{}
-	oldPtrs := &ptrTable{}
-	if b.old != nil {
-		oldPtrs = b.old.ptrs
+	// The documents whose postings this batch rebuilt.
+	var owned []uint32
+	for d := range uint32(len(b.docs)) {
+		if dirty.has(d) {
+			owned = append(owned, d)
+		}
 	}
-	for bb := range lexicon.Barrels {
-		var oldS, oldF []byte
-		if b.old != nil && oldPtrs.count(bb) > 0 {
-			var err error
-			if oldS, oldF, err = b.old.barrel(bb); err != nil {
+
+	// Sorter, one barrel at a time, into a new segment.
+	t0 := time.Now()
+	if len(owned) > 0 {
+		id := max(1, m.NextSegment)
+		m.NextSegment = id + 1
+		inv, err := create(segName(id, "inv"))
+		if err != nil {
+			return err
+		}
+		w := &segWriter{inv: inv}
+		for bb := range lexicon.Barrels {
+			if err := sortBarrel(b.fwd.path(bb), bb, b.lex.Count(bb), b.opts.SortMemory, w); err != nil {
+				inv.finish()
+				return err
+			}
+			os.Remove(b.fwd.path(bb))
+		}
+		sum, err := inv.finish()
+		if err != nil {
+			return err
+		}
+		m.Files[segName(id, "inv")] = sum
+		if err := writeWhole(segName(id, "ptrs"), encodeSegPtrs(&w.secs)); err != nil {
+			return err
+		}
+		if err := writeWhole(segName(id, "docs"), encodeDocList(owned)); err != nil {
+			return err
+		}
+		b.Stats.SegmentWords = w.words()
+		// Deletions: the batch's documents leave the segments that held them.
+		for i := range m.Segments {
+			si := &m.Segments[i]
+			s, err := b.segment(si.ID)
+			if err != nil {
+				return err
+			}
+			docs, err := s.docs(b.dir, b.m)
+			if err != nil {
+				return err
+			}
+			gone := intersectSorted(docs, owned)
+			if len(gone) == 0 {
+				continue
+			}
+			del := unionSorted(s.delList, gone)
+			if len(del) == len(s.delList) {
+				continue
+			}
+			delete(m.Files, si.Del)
+			si.Del = segName(si.ID, "del."+strconv.Itoa(gen))
+			si.Deleted = len(del)
+			b.Stats.Deleted += len(del) - len(s.delList)
+			if err := writeWhole(si.Del, encodeDocList(del)); err != nil {
 				return err
 			}
 		}
-		sw, err := create(barrelName("short", bb))
-		if err != nil {
-			return err
+		m.Segments = append(m.Segments, SegmentInfo{ID: id, Docs: len(owned), Batches: 1})
+	}
+	// Drop segments left with no live document.
+	m.Segments = slices.DeleteFunc(m.Segments, func(si SegmentInfo) bool {
+		if si.Live() > 0 {
+			return false
 		}
-		fw, err := create(barrelName("full", bb))
-		if err != nil {
-			sw.abort()
-			return err
+		for _, ext := range []string{"inv", "ptrs", "docs"} {
+			delete(m.Files, segName(si.ID, ext))
 		}
-		err = sortBarrel(b.fwd.path(bb), oldS, oldF, oldPtrs, bb, b.lex.Count(bb), dirty, b.opts.SortMemory, sw, fw, np)
-		ssum, serr := sw.finish()
-		fsum, ferr := fw.finish()
-		for _, e := range []error{err, serr, ferr} {
-			if e != nil {
-				return e
+		delete(m.Files, si.Del)
+		return true
+	})
+	m.Docs = uint32(len(b.docs))
+	m.Generation = gen
+	pick := pickMerge(m.Segments, b.opts.MergeFactor)
+	if b.mergeAll {
+		pick = nil
+		if len(m.Segments) > 1 {
+			for i := range m.Segments {
+				pick = append(pick, i)
 			}
 		}
-		files[barrelName("short", bb)] = ssum
-		files[barrelName("full", bb)] = fsum
-		os.Remove(b.fwd.path(bb))
 	}
-
+	if len(pick) > 0 {
+		if err := b.merge(&m, pick, create, writeWhole); err != nil {
+			return err
+		}
+	}
 	b.Stats.SortTime = time.Since(t0)
 	t0 = time.Now()
 	defer func() { b.Stats.FinishTime = time.Since(t0) }()
-	// Ranks.
-	if b.opts.Importance != nil {
+
+	// Ranks, when due; between two rankings a new document gets the rank
+	// of a page nothing links to.
+	switch {
+	case b.opts.Importance != nil:
 		b.rankByImportance()
-		b.m.RankSource = "importance"
-	} else {
+		m.RankSource, m.RankedAt = "importance", m.Batches+1
+		b.Stats.Ranked = true
+	case b.rankDue():
 		pr := PageRank(len(b.docs), edges, 0.85, 50, 1e-9)
 		for i := range b.docs {
 			b.docs[i].Rank = float32(pr[i])
 		}
-		b.m.RankSource = "pagerank"
+		m.RankSource, m.RankedAt = "pagerank", m.Batches+1
+		b.Stats.Ranked = true
+	default:
+		base := float32(0.15 / float64(max(1, len(b.docs))))
+		for i := int(b.m.Docs); i < len(b.docs); i++ {
+			b.docs[i].Rank = base
+		}
 	}
+	if b.rankOnly {
+		m.RankedAt = m.Batches
+	}
+	maintenance := b.rankOnly || b.mergeAll
 
 	b.urls = mergeURLs(b.urls, b.batchSums)
 	lexBytes, _ := b.lex.MarshalBinary()
@@ -104,7 +181,6 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		{"docindex", encodeDocIndex(b.docs)},
 		{"urls", encodeURLMap(b.urls)},
 		{"lexicon", lexBytes},
-		{"wordptrs", np.encode()},
 	} {
 		if err := writeWhole(f.name, f.data); err != nil {
 			return err
@@ -125,33 +201,277 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	if err := syncDir(b.dir); err != nil {
 		return err
 	}
-	m := *b.m
 	m.Format = formatNumber
-	m.Generation = gen
-	m.Docs = uint32(len(b.docs))
-	m.Batches++
+	if !maintenance {
+		m.Batches++
+		if b.opts.Batch != "" {
+			m.LastBatch = b.opts.Batch
+		}
+	}
 	m.Repository, m.DocInfo, m.Anchors = b.repo.off, b.info.off, b.anchorsF.off
+	m.RepositoryCRC, m.DocInfoCRC, m.AnchorsCRC = b.repo.crc, b.info.crc, b.anchorsF.crc
 	m.Fetched = 0
 	for i := range b.docs {
 		if b.docs[i].Status == StatusFetched {
 			m.Fetched++
 		}
 	}
-	m.Files = files
 	if err := writeManifest(b.dir, &m); err != nil {
 		return err
 	}
 	ok = true
 	b.Stats.NewWords = b.newWords
+	b.Stats.Segments = len(m.Segments)
+	old := b.m
 	b.m = &m
+	b.closeSegments()
 	if b.old != nil {
 		b.old.Close()
 		b.old = nil
 	}
-	for _, name := range b.oldGens {
-		os.Remove(filepath.Join(b.dir, name))
+	// Files of the old generation, and those written and merged away in
+	// this one, are no longer named by the manifest.
+	for name := range old.Files {
+		written = append(written, diskName(name, old.Generation))
 	}
+	removeUnreferenced(b.dir, written, &m)
 	return nil
+}
+
+func (b *Builder) rankDue() bool {
+	if b.mergeAll && !b.rankOnly {
+		return false
+	}
+	every := b.opts.PageRankEvery
+	if every <= 0 {
+		every = 1
+	}
+	return b.rankOnly || b.m.RankSource == "" || b.m.Batches+1-b.m.RankedAt >= every
+}
+
+// segment returns the open segment id of the index being built on.
+func (b *Builder) segment(id int) (*segment, error) {
+	if b.segs == nil {
+		b.segs = map[int]*segment{}
+	}
+	if s := b.segs[id]; s != nil {
+		return s, nil
+	}
+	for _, si := range b.m.Segments {
+		if si.ID == id {
+			s, err := openSegment(b.dir, si, b.m)
+			if err != nil {
+				return nil, err
+			}
+			b.segs[id] = s
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("no segment %d", id)
+}
+
+func (b *Builder) closeSegments() {
+	for _, s := range b.segs {
+		s.close()
+	}
+	b.segs = nil
+}
+
+// DefaultMergeFactor is how many segments of one size class are merged
+// into one.
+const DefaultMergeFactor = 4
+
+// sizeClass is the logarithmic size class of a segment of docs documents.
+func sizeClass(docs, factor int) int {
+	c := 0
+	for n := max(1, docs); n >= factor; n /= factor {
+		c++
+	}
+	return c
+}
+
+// pickMerge is the merge policy (logarithmic, as Lucene's
+// LogDocMergePolicy): segments fall in size classes by powers of factor of
+// their documents, deleted ones included (so that a merge reclaims them);
+// when a class holds factor segments, they are
+// merged. At most one merge runs per batch (the smallest class first), so
+// the work of a batch stays bounded and, amortised, every document is
+// rewritten once per class: O(log n) times. The number of segments stays
+// below factor per class, O(log n) in all.
+func pickMerge(segs []SegmentInfo, factor int) []int {
+	if factor < 2 {
+		factor = DefaultMergeFactor
+	}
+	classes := map[int][]int{}
+	for i, s := range segs {
+		c := sizeClass(s.Docs, factor)
+		classes[c] = append(classes[c], i)
+	}
+	best := -1
+	for c, idx := range classes {
+		if len(idx) >= factor && (best < 0 || c < best) {
+			best = c
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return classes[best][:factor]
+}
+
+// merge replaces the segments at positions pick by one holding their live
+// postings.
+func (b *Builder) merge(m *Manifest, pick []int, create func(string) (*genWriter, error), writeWhole func(string, []byte) error) error {
+	var segs []*segment
+	var owned []uint32
+	batches := 0
+	for _, i := range pick {
+		si := m.Segments[i]
+		s, err := openSegment(b.dir, si, m)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		segs = append(segs, s)
+		docs, err := s.docs(b.dir, m)
+		if err != nil {
+			return err
+		}
+		owned = unionSorted(owned, differenceSorted(docs, s.delList))
+		batches += si.Batches
+	}
+	id := m.NextSegment
+	m.NextSegment++
+	inv, err := create(segName(id, "inv"))
+	if err != nil {
+		return err
+	}
+	w := &segWriter{inv: inv}
+	if err := mergeSegments(segs, w); err != nil {
+		inv.finish()
+		return err
+	}
+	sum, err := inv.finish()
+	if err != nil {
+		return err
+	}
+	m.Files[segName(id, "inv")] = sum
+	if err := writeWhole(segName(id, "ptrs"), encodeSegPtrs(&w.secs)); err != nil {
+		return err
+	}
+	if err := writeWhole(segName(id, "docs"), encodeDocList(owned)); err != nil {
+		return err
+	}
+	gone := map[int]bool{}
+	for _, i := range pick {
+		si := m.Segments[i]
+		gone[si.ID] = true
+		for _, ext := range []string{"inv", "ptrs", "docs"} {
+			delete(m.Files, segName(si.ID, ext))
+		}
+		delete(m.Files, si.Del)
+		b.Stats.MergedDocs += si.Docs
+	}
+	m.Segments = slices.DeleteFunc(m.Segments, func(si SegmentInfo) bool { return gone[si.ID] })
+	m.Segments = append(m.Segments, SegmentInfo{ID: id, Docs: len(owned), Batches: batches})
+	b.Stats.Merged = len(pick)
+	return nil
+}
+
+// removeUnreferenced deletes the files among names that m does not name.
+func removeUnreferenced(dir string, names []string, m *Manifest) {
+	keep := map[string]bool{}
+	for name := range m.Files {
+		keep[diskName(name, m.Generation)] = true
+	}
+	for _, d := range names {
+		if !keep[d] {
+			os.Remove(filepath.Join(dir, d))
+		}
+	}
+}
+
+func intersectSorted(a, b []uint32) []uint32 {
+	var out []uint32
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+func unionSorted(a, b []uint32) []uint32 {
+	out := make([]uint32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+func differenceSorted(a, b []uint32) []uint32 {
+	var out []uint32
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// RankIndex recomputes the ranks of every document of the index in dir now
+// (PageRank over the live links, or opts.Importance), outside any batch:
+// the `barrel pagerank` command.
+func RankIndex(dir string, opts Options) (*Stats, error) {
+	return maintain(dir, opts, func(b *Builder) { b.rankOnly = true })
+}
+
+// ForceMerge merges every segment of the index in dir into one, dropping
+// deleted postings: the `barrel merge` command.
+func ForceMerge(dir string, opts Options) (*Stats, error) {
+	return maintain(dir, opts, func(b *Builder) { b.mergeAll = true })
+}
+
+func maintain(dir string, opts Options, set func(*Builder)) (*Stats, error) {
+	if _, err := readManifest(dir); err != nil {
+		return nil, err
+	}
+	opts.Batch = ""
+	b, err := NewBuilder(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	set(b)
+	if err := b.Commit(); err != nil {
+		return nil, err
+	}
+	return &b.Stats, nil
 }
 
 func (b *Builder) rankByImportance() {

@@ -28,10 +28,11 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(appendList(nil, many, 100))
 	f.Add(encodeDocIndex([]DocEntry{{Status: StatusFetched, RepoOff: 0, InfoOff: 0, Rank: 0.5}}))
 	f.Add(encodeURLMap([]urlEntry{{1, 0}, {5, 0}}))
-	p := &ptrTable{}
-	p.shortOff[0], p.fullOff[0] = []uint64{0, 4}, []uint64{0, 6}
-	p.shortN[0], p.fullN[0] = []uint32{1}, []uint32{1}
-	f.Add(p.encode())
+	var secs [lexicon.Barrels]barrelSection
+	secs[0] = barrelSection{fullLen: 6, shortStart: 6, shortLen: 4, rels: []uint32{3},
+		fullOff: []uint64{0, 6}, shortOff: []uint64{0, 4}, fullN: []uint32{1}, shortN: []uint32{1}}
+	f.Add(encodeSegPtrs(&secs))
+	f.Add(encodeDocList([]uint32{1, 4, 7}))
 	f.Add(appendDocInfo(nil, "http://x.test/", "T"))
 	f.Add(appendAnchor(nil, 1, 2, 0, "anchor text"))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -70,12 +71,23 @@ func FuzzDecoders(f *testing.F) {
 				}
 			}
 		}
-		if pt, err := decodePtrTable(b, func(int) (int64, int64) { return 4, 6 }); err == nil {
+		if secs, err := decodeSegPtrs(b, 10); err == nil {
 			for bb := range lexicon.Barrels {
-				for i := range pt.count(bb) {
-					if pt.fullOff[bb][i] > pt.fullOff[bb][i+1] || pt.fullOff[bb][i+1] > 6 {
+				s := &secs[bb]
+				if s.fullStart+s.fullLen > 10 || s.shortStart+s.shortLen > 10 {
+					t.Fatal("section out of range accepted")
+				}
+				for i := range s.rels {
+					if s.fullOff[i] > s.fullOff[i+1] || s.fullOff[i+1] > uint64(s.fullLen) || i > 0 && s.rels[i] <= s.rels[i-1] {
 						t.Fatal("bad offsets accepted")
 					}
+				}
+			}
+		}
+		if docs, err := decodeDocList(b, "docs", 10); err == nil {
+			for i, d := range docs {
+				if d >= 10 || i > 0 && d <= docs[i-1] {
+					t.Fatal("bad doc list accepted")
 				}
 			}
 		}

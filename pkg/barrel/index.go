@@ -19,12 +19,13 @@ package barrel
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"sync"
-	"syscall"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
@@ -35,7 +36,7 @@ type Index struct {
 	dir  string
 	m    *Manifest
 	lex  *lexicon.Lexicon
-	ptrs *ptrTable
+	segs []*segment
 	docs []DocEntry
 	urls []urlEntry
 	// rankLog is log2(1 + rank*N) per document: the PageRank part of the
@@ -43,15 +44,6 @@ type Index struct {
 	rankLog []float32
 	repo    *os.File
 	info    *os.File
-
-	mu      sync.Mutex
-	barrels [lexicon.Barrels]*barrelData
-	maps    [][]byte
-}
-
-type barrelData struct {
-	short, full []byte
-	err         error
 }
 
 // Open opens the index in dir.
@@ -60,6 +52,14 @@ func Open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	idx, err := openManifest(dir, m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return idx, nil
+}
+
+func openManifest(dir string, m *Manifest) (*Index, error) {
 	idx := &Index{dir: dir, m: m}
 	ok := false
 	defer func() {
@@ -67,25 +67,14 @@ func Open(dir string) (*Index, error) {
 			idx.Close()
 		}
 	}()
-	read := func(name string) ([]byte, error) {
-		want, found := m.Files[name]
-		if !found {
-			return nil, corrupt("%s missing from %s", name, manifestName)
-		}
-		b, err := os.ReadFile(filepath.Join(dir, genName(name, m.Generation)))
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, corrupt("%s: %v", name, err)
-			}
-			return nil, err
-		}
-		return b, checkFile(name, b, want)
-	}
-	for _, name := range []string{repoName, docInfoName} {
-		st, err := os.Stat(filepath.Join(dir, name))
-		want := map[string]int64{repoName: m.Repository, docInfoName: m.DocInfo}[name]
-		if err != nil || st.Size() < want {
-			return nil, corrupt("%s: shorter than the %d bytes committed (truncated)", name, want)
+	read := func(name string) ([]byte, error) { return readChecked(dir, name, m.Generation, m.Files) }
+	for _, f := range []struct {
+		name string
+		want int64
+	}{{repoName, m.Repository}, {docInfoName, m.DocInfo}, {anchorsName, m.Anchors}} {
+		st, err := os.Stat(filepath.Join(dir, f.name))
+		if err != nil || st.Size() < f.want {
+			return nil, corrupt("%s: shorter than the %d bytes committed (truncated)", f.name, f.want)
 		}
 	}
 	b, err := read("lexicon")
@@ -115,18 +104,16 @@ func Open(dir string) (*Index, error) {
 	if idx.urls, err = decodeURLMap(b, len(idx.docs)); err != nil {
 		return nil, err
 	}
-	if b, err = read("wordptrs"); err != nil {
-		return nil, err
-	}
-	idx.ptrs, err = decodePtrTable(b, func(bb int) (int64, int64) {
-		return m.Files[barrelName("short", bb)].Size, m.Files[barrelName("full", bb)].Size
-	})
-	if err != nil {
-		return nil, err
-	}
-	for bb := range lexicon.Barrels {
-		if idx.ptrs.count(bb) != idx.lex.Count(bb) {
-			return nil, corrupt("wordptrs and lexicon disagree on barrel %d", bb)
+	for _, si := range m.Segments {
+		s, err := openSegment(dir, si, m)
+		if err != nil {
+			return nil, err
+		}
+		idx.segs = append(idx.segs, s)
+		for bb := range lexicon.Barrels {
+			if r := s.secs[bb].rels; len(r) > 0 && int(r[len(r)-1]) >= idx.lex.Count(bb) {
+				return nil, corrupt("%s: barrel %d holds a word the lexicon does not", segName(si.ID, "ptrs"), bb)
+			}
 		}
 	}
 	if idx.repo, err = os.Open(filepath.Join(dir, repoName)); err != nil {
@@ -146,66 +133,10 @@ func (idx *Index) Close() error {
 			f.Close()
 		}
 	}
-	idx.mu.Lock()
-	for _, m := range idx.maps {
-		syscall.Munmap(m)
+	for _, s := range idx.segs {
+		s.close()
 	}
-	idx.maps = nil
-	idx.mu.Unlock()
 	return nil
-}
-
-// barrel maps the inverted barrels of bb and checks their checksums once.
-func (idx *Index) barrel(bb int) (short, full []byte, err error) {
-	idx.mu.Lock()
-	defer idx.mu.Unlock()
-	if d := idx.barrels[bb]; d != nil {
-		return d.short, d.full, d.err
-	}
-	d := &barrelData{}
-	idx.barrels[bb] = d
-	for _, kind := range []string{"short", "full"} {
-		name := barrelName(kind, bb)
-		want := idx.m.Files[name]
-		data, err := idx.mapFile(filepath.Join(idx.dir, genName(name, idx.m.Generation)), want.Size)
-		if err == nil {
-			err = checkFile(name, data, want)
-		}
-		if err != nil {
-			d.err = err
-			return nil, nil, err
-		}
-		if kind == "short" {
-			d.short = data
-		} else {
-			d.full = data
-		}
-	}
-	return d.short, d.full, nil
-}
-
-func (idx *Index) mapFile(path string, size int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, corrupt("%s: %v", filepath.Base(path), err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() != size {
-		return nil, corrupt("%s: %d bytes, manifest says %d (truncated?)", filepath.Base(path), st.Size(), size)
-	}
-	if size == 0 {
-		return []byte{}, nil
-	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, err
-	}
-	idx.maps = append(idx.maps, m)
-	return m, nil
 }
 
 // Manifest returns the index's manifest.
@@ -271,57 +202,120 @@ func (idx *Index) Page(doc uint32) (url string, body []byte, err error) {
 	return rec.URL, body, err
 }
 
-// BarrelStats describes one barrel.
+// BarrelStats describes one barrel over all segments.
 type BarrelStats struct {
 	Barrel     int   `json:"barrel"`
 	Words      int   `json:"words"`
 	ShortBytes int64 `json:"short_bytes"`
 	FullBytes  int64 `json:"full_bytes"`
-	Postings   int64 `json:"postings"`
+	Postings   int64 `json:"postings"` // deleted documents' postings included
 }
 
-// Barrels describes the inverted barrels.
+// Barrels describes the inverted barrels, summed over the segments.
 func (idx *Index) Barrels() []BarrelStats {
 	out := make([]BarrelStats, lexicon.Barrels)
 	for bb := range out {
-		var p int64
-		for _, n := range idx.ptrs.fullN[bb] {
-			p += int64(n)
+		out[bb] = BarrelStats{Barrel: bb, Words: idx.lex.Count(bb)}
+		for _, s := range idx.segs {
+			sec := &s.secs[bb]
+			out[bb].ShortBytes += sec.shortLen
+			out[bb].FullBytes += sec.fullLen
+			for _, n := range sec.fullN {
+				out[bb].Postings += int64(n)
+			}
 		}
-		out[bb] = BarrelStats{Barrel: bb, Words: idx.lex.Count(bb), ShortBytes: idx.m.Files[barrelName("short", bb)].Size,
-			FullBytes: idx.m.Files[barrelName("full", bb)].Size, Postings: p}
 	}
 	return out
 }
 
+// Segments describes the live segments, oldest first.
+func (idx *Index) Segments() []SegmentInfo { return slices.Clone(idx.m.Segments) }
+
 // Words returns the number of words in the lexicon.
 func (idx *Index) Words() int { return idx.lex.Len() }
 
-// Verify reads every file of the index and checks its checksums.
+// Verify reads every file of the index and checks it: the checksum of
+// every barrel section and the structure of every inverted list, every
+// repository, docinfo and anchors record, and the CRC-32C of the whole of
+// the append-only files against the manifest.
 func (idx *Index) Verify() error {
-	for bb := range lexicon.Barrels {
-		short, full, err := idx.barrel(bb)
-		if err != nil {
-			return err
-		}
-		for i := range idx.ptrs.count(bb) {
-			for _, l := range []struct {
-				data []byte
-				off  []uint64
-				n    []uint32
-			}{{short, idx.ptrs.shortOff[bb], idx.ptrs.shortN[bb]}, {full, idx.ptrs.fullOff[bb], idx.ptrs.fullN[bb]}} {
-				it := newPostingIter(l.data[l.off[i]:l.off[i+1]])
-				k := uint32(0)
-				for it.next() {
-					k++
-				}
-				if it.err != nil || k != l.n[i] {
-					return corrupt("barrel %d word %d: bad list", bb, i)
+	for _, s := range idx.segs {
+		for bb := range lexicon.Barrels {
+			full, short, err := s.barrel(bb)
+			if err != nil {
+				return err
+			}
+			sec := &s.secs[bb]
+			for i := range sec.rels {
+				for _, l := range []struct {
+					data []byte
+					off  []uint64
+					n    []uint32
+				}{{short, sec.shortOff, sec.shortN}, {full, sec.fullOff, sec.fullN}} {
+					it := newPostingIter(l.data[l.off[i]:l.off[i+1]])
+					k := uint32(0)
+					for it.next() {
+						k++
+					}
+					if it.err != nil || k != l.n[i] {
+						return corrupt("%s barrel %d word %d: bad list", segName(s.info.ID, "inv"), bb, sec.rels[i])
+					}
 				}
 			}
 		}
+		if _, err := s.docs(idx.dir, idx.m); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		n    int64
+		crc  uint32
+	}{{repoName, idx.m.Repository, idx.m.RepositoryCRC}, {docInfoName, idx.m.DocInfo, idx.m.DocInfoCRC}, {anchorsName, idx.m.Anchors, idx.m.AnchorsCRC}} {
+		got, err := fileCRC(filepath.Join(idx.dir, f.name), f.n)
+		if err != nil {
+			return err
+		}
+		if got != f.crc {
+			return corrupt("%s: checksum mismatch over the %d bytes committed", f.name, f.n)
+		}
+	}
+	anchors, err := readPrefix(filepath.Join(idx.dir, anchorsName), idx.m.Anchors)
+	if err != nil {
+		return err
+	}
+	n := uint32(len(idx.docs))
+	if err := eachAnchor(anchors, func(from, to uint32, _ uint64, _ []byte) error {
+		if from >= n || to >= n {
+			return corrupt("anchors: docID out of range")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for d := range idx.docs {
+		if idx.docs[d].Status == StatusNone {
+			continue
+		}
+		if _, _, err := idx.Info(uint32(d)); err != nil {
+			return err
+		}
 	}
 	return scanRepo(filepath.Join(idx.dir, repoName), idx.m.Repository, func(*RepoRecord) error { return nil })
+}
+
+// fileCRC is the CRC-32C of the first n bytes of a file.
+func fileCRC(path string, n int64) (uint32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, corrupt("%s: %v", filepath.Base(path), err)
+	}
+	defer f.Close()
+	h := crc32.New(castagnoli)
+	if k, err := io.Copy(h, io.LimitReader(f, n)); err != nil || k != n {
+		return 0, corrupt("%s: shorter than the %d bytes committed", filepath.Base(path), n)
+	}
+	return h.Sum32(), nil
 }
 
 // Size returns the bytes of the index's committed files.

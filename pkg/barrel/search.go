@@ -9,7 +9,6 @@ import (
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
-	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
 
 // Hit types for weighting: plain hits by font size 0-6, then the fancy
@@ -210,7 +209,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	// barrels), so words on every page (a site's name) do not decide.
 	q.idf = make([]float64, len(q.ids))
 	for i, id := range q.ids {
-		_, df, err := idx.list(id, false)
+		df, err := idx.docFreq(id)
 		if err != nil {
 			return nil, err
 		}
@@ -252,16 +251,23 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	return resp, nil
 }
 
-func (idx *Index) list(id uint32, short bool) ([]byte, uint32, error) {
-	bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
-	s, f, err := idx.barrel(bb)
-	if err != nil {
-		return nil, 0, err
+// docFreq is the number of live documents holding word id, over all
+// segments: the global statistic that keeps scores comparable across
+// segments.
+func (idx *Index) docFreq(id uint32) (int, error) {
+	df := 0
+	for _, sg := range idx.segs {
+		list, n, err := sg.list(id, false)
+		if err != nil {
+			return 0, err
+		}
+		live, err := sg.liveCount(list, n)
+		if err != nil {
+			return 0, err
+		}
+		df += int(live)
 	}
-	if short {
-		return s[idx.ptrs.shortOff[bb][rel]:idx.ptrs.shortOff[bb][rel+1]], idx.ptrs.shortN[bb][rel], nil
-	}
-	return f[idx.ptrs.fullOff[bb][rel]:idx.ptrs.fullOff[bb][rel+1]], idx.ptrs.fullN[bb][rel], nil
+	return df, nil
 }
 
 // scan intersects the doclists of ids and keeps the best opt.N.
@@ -292,37 +298,103 @@ func (q *parsedQuery) countWeight(c int, cap float64) float64 {
 	return countWeight(c, cap)
 }
 
+// segScan is what one segment's scan found.
+type segScan struct {
+	top     []scored
+	matched []uint32 // docIDs of the matches, in order
+}
+
+// scan runs the query over every segment and merges the results so that
+// they are those of one index holding the same documents: each segment is
+// scanned in docID order for documents holding every word (a document's
+// postings are all in one segment), scores use global statistics, and when
+// the segments together pass opt.MaxMatches, the scan is cut at the same
+// docID a single index would stop at.
 func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored, int, bool, error) {
-	ids := q.ids
-	cs := make([]cursor, len(ids))
-	order := make([]int, len(ids)) // rarest list first
-	ns := make([]uint32, len(ids))
-	for i, id := range ids {
-		data, n, err := idx.list(id, short)
-		if err != nil {
-			return nil, 0, false, err
-		}
-		if n == 0 {
-			return nil, 0, false, nil
-		}
-		cs[i].it = newPostingIter(data)
-		cs[i].ok = cs[i].it.next()
-		if cs[i].it.err != nil {
-			return nil, 0, false, cs[i].it.err
-		}
-		ns[i], order[i] = n, i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmpU32(ns[a], ns[b]) })
-	lists := make([][]byte, len(ids))
-	var top []scored
 	rerank := len(q.seq) > 1
 	depth := opt.N
 	if rerank {
 		depth = max(RerankDepth, 10*opt.N)
 	}
-	matches := 0
+	found := make([]segScan, len(idx.segs))
+	total := 0
+	for i, sg := range idx.segs {
+		var err error
+		if found[i], err = idx.scanSegment(sg, q, short, opt, depth, math.MaxUint32); err != nil {
+			return nil, 0, false, err
+		}
+		total += len(found[i].matched)
+	}
+	matches := total
+	if total > opt.MaxMatches {
+		matches = opt.MaxMatches
+		all := make([]uint32, 0, total)
+		for _, f := range found {
+			all = append(all, f.matched...)
+		}
+		slices.Sort(all)
+		cut := all[opt.MaxMatches-1]
+		for i, sg := range idx.segs {
+			if m := found[i].matched; len(m) > 0 && m[len(m)-1] > cut {
+				var err error
+				if found[i], err = idx.scanSegment(sg, q, short, opt, depth, cut); err != nil {
+					return nil, 0, false, err
+				}
+			}
+		}
+	}
+	var top []scored
+	for _, f := range found {
+		for _, s := range f.top {
+			top = keepTop(top, s, depth)
+		}
+	}
+	if rerank {
+		for i := range top {
+			top[i].score = idx.score(top[i].doc, top[i].lists, q, opt.Weights, nil, true)
+		}
+		slices.SortFunc(top, func(a, b scored) int {
+			switch {
+			case a.score > b.score:
+				return -1
+			case a.score < b.score:
+				return 1
+			}
+			return cmpU32(a.doc, b.doc)
+		})
+	}
+	return top[:min(len(top), opt.N)], matches, matches >= opt.MaxMatches, nil
+}
+
+// scanSegment intersects the doclists of the query's words in one segment,
+// up to opt.MaxMatches matches and docIDs up to last, and keeps the best
+// depth (ranked without proximity when the query will be re-ranked).
+func (idx *Index) scanSegment(sg *segment, q *parsedQuery, short bool, opt SearchOptions, depth int, last uint32) (segScan, error) {
+	var out segScan
+	ids := q.ids
+	cs := make([]cursor, len(ids))
+	order := make([]int, len(ids)) // rarest list first
+	ns := make([]uint32, len(ids))
+	for i, id := range ids {
+		data, n, err := sg.list(id, short)
+		if err != nil {
+			return out, err
+		}
+		if n == 0 {
+			return out, nil
+		}
+		cs[i].it = newPostingIter(data)
+		cs[i].ok = cs[i].it.next()
+		if cs[i].it.err != nil {
+			return out, cs[i].it.err
+		}
+		ns[i], order[i] = n, i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpU32(ns[a], ns[b]) })
+	lists := make([][]byte, len(ids))
+	rerank := len(q.seq) > 1
 	lead := &cs[order[0]]
-	for lead.ok && matches < opt.MaxMatches {
+	for lead.ok && len(out.matched) < opt.MaxMatches && lead.it.doc <= last {
 		target := lead.it.doc
 		all := true
 		for _, i := range order[1:] {
@@ -346,36 +418,26 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 		if !all {
 			continue
 		}
+		if sg.del.has(target) { // superseded by a later segment
+			lead.ok = lead.it.next()
+			continue
+		}
 		for i := range cs {
 			lists[i] = cs[i].it.hits
 		}
-		matches++
+		out.matched = append(out.matched, target)
 		s := idx.score(target, lists, q, opt.Weights, nil, !rerank)
-		if n := len(top); n < depth || s > top[n-1].score || s == top[n-1].score && target < top[n-1].doc {
-			top = keepTop(top, scored{target, s, slices.Clone(lists)}, depth)
+		if n := len(out.top); n < depth || s > out.top[n-1].score || s == out.top[n-1].score && target < out.top[n-1].doc {
+			out.top = keepTop(out.top, scored{target, s, slices.Clone(lists)}, depth)
 		}
 		lead.ok = lead.it.next()
 	}
 	for i := range cs {
 		if cs[i].it.err != nil {
-			return nil, 0, false, cs[i].it.err
+			return out, cs[i].it.err
 		}
 	}
-	if rerank {
-		for i := range top {
-			top[i].score = idx.score(top[i].doc, top[i].lists, q, opt.Weights, nil, true)
-		}
-		slices.SortFunc(top, func(a, b scored) int {
-			switch {
-			case a.score > b.score:
-				return -1
-			case a.score < b.score:
-				return 1
-			}
-			return cmpU32(a.doc, b.doc)
-		})
-	}
-	return top[:min(len(top), opt.N)], matches, matches >= opt.MaxMatches, nil
+	return out, nil
 }
 
 // keepTop inserts s into top (best first, ties by docID) keeping n.
@@ -396,23 +458,26 @@ func keepTop(top []scored, s scored, n int) []scored {
 	return top
 }
 
-// docLists returns the hit lists of doc for each word.
+// docLists returns the hit lists of doc for each word, from the segment
+// where doc is live.
 func (idx *Index) docLists(ids []uint32, doc uint32, short bool) ([][]byte, error) {
 	out := make([][]byte, len(ids))
-	for i, id := range ids {
-		data, _, err := idx.list(id, short)
-		if err != nil {
-			return nil, err
+	for _, sg := range idx.segs {
+		if sg.del.has(doc) {
+			continue
 		}
-		it := newPostingIter(data)
-		for it.next() {
-			if it.doc == doc {
-				out[i] = it.hits
-				break
+		for i, id := range ids {
+			data, _, err := sg.list(id, short)
+			if err != nil {
+				return nil, err
 			}
-		}
-		if it.err != nil {
-			return nil, it.err
+			it := newPostingIter(data)
+			if it.seek(doc) && it.doc == doc {
+				out[i] = it.hits
+			}
+			if it.err != nil {
+				return nil, it.err
+			}
 		}
 	}
 	return out, nil

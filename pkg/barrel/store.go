@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -31,21 +32,41 @@ type FileSum struct {
 	CRC  uint32 `json:"crc32c"`
 }
 
-// Manifest is the commit point of an index: the files of the current
-// generation with their checksums and the committed lengths of the
-// append-only files. It is replaced by write-beside, fsync and rename, so a
-// build that dies leaves the previous generation intact.
+// Manifest is the commit point of an index: the live segments, the files
+// of the current generation with their checksums, and the committed
+// lengths and CRC-32C of the append-only files. It is replaced by
+// write-beside, fsync and rename, so a build that dies leaves the previous
+// generation intact.
 type Manifest struct {
-	Format     int                `json:"format"`
-	Generation int                `json:"generation"`
-	Docs       uint32             `json:"docs"`    // docIDs assigned
-	Fetched    uint32             `json:"fetched"` // documents in the repository
-	Batches    int                `json:"batches"`
-	Repository int64              `json:"repository_bytes"`
-	DocInfo    int64              `json:"docinfo_bytes"`
-	Anchors    int64              `json:"anchors_bytes"`
-	RankSource string             `json:"rank_source"`
-	Files      map[string]FileSum `json:"files"`
+	Format     int    `json:"format"`
+	Generation int    `json:"generation"`
+	Docs       uint32 `json:"docs"`    // docIDs assigned
+	Fetched    uint32 `json:"fetched"` // documents in the repository
+	Batches    int    `json:"batches"`
+	// LastBatch is the ID of the last batch applied (--batch): the same ID
+	// again is a no-op.
+	LastBatch     string `json:"last_batch,omitempty"`
+	Repository    int64  `json:"repository_bytes"`
+	RepositoryCRC uint32 `json:"repository_crc32c"`
+	DocInfo       int64  `json:"docinfo_bytes"`
+	DocInfoCRC    uint32 `json:"docinfo_crc32c"`
+	Anchors       int64  `json:"anchors_bytes"`
+	AnchorsCRC    uint32 `json:"anchors_crc32c"`
+	RankSource    string `json:"rank_source"`
+	// RankedAt is the batch count when ranks were last computed.
+	RankedAt    int                `json:"ranked_at_batch"`
+	Segments    []SegmentInfo      `json:"segments"`
+	NextSegment int                `json:"next_segment"`
+	Files       map[string]FileSum `json:"files"`
+}
+
+// diskName is the file holding manifest entry name: segment files are
+// immutable and named once; the others carry the generation.
+func diskName(name string, gen int) string {
+	if strings.HasPrefix(name, segPrefix) {
+		return name
+	}
+	return genName(name, gen)
 }
 
 const (
@@ -53,12 +74,18 @@ const (
 	repoName     = "repository"
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
-	formatNumber = 1
+	// formatNumber 2: segments. Format 1 (one set of barrels rewritten per
+	// batch) is read only by rebuild.
+	formatNumber = 2
 )
 
 func genName(name string, gen int) string { return name + "." + strconv.Itoa(gen) }
 
-func readManifest(dir string) (*Manifest, error) {
+func readManifest(dir string) (*Manifest, error) { return readManifestFormat(dir, false) }
+
+// readManifestFormat reads the manifest; with anyFormat an older format is
+// returned too (rebuild needs only the repository's committed length).
+func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	b, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -71,10 +98,13 @@ func readManifest(dir string) (*Manifest, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, corrupt("%s: %v", manifestName, err)
+		return nil, corrupt("%s: %v", filepath.Join(dir, manifestName), err)
 	}
-	if m.Format != formatNumber {
-		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d", dir, m.Format, formatNumber)
+	if m.Format != formatNumber && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
+	}
+	if m.Files == nil {
+		m.Files = map[string]FileSum{}
 	}
 	return &m, nil
 }
@@ -188,8 +218,6 @@ func syncFiles(paths []string) error {
 	return first
 }
 
-func (g *genWriter) abort() { g.f.Close(); os.Remove(g.f.Name()) }
-
 // checkFile verifies b against its manifest entry.
 func checkFile(name string, b []byte, want FileSum) error {
 	if int64(len(b)) != want.Size {
@@ -207,9 +235,10 @@ type appendFile struct {
 	f   *os.File
 	w   *bufio.Writer
 	off int64
+	crc uint32 // CRC-32C of the whole file, kept as it grows
 }
 
-func openAppend(path string, committed int64) (*appendFile, error) {
+func openAppend(path string, committed int64, committedCRC uint32) (*appendFile, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
@@ -233,12 +262,13 @@ func openAppend(path string, committed int64) (*appendFile, error) {
 		f.Close()
 		return nil, err
 	}
-	return &appendFile{f: f, w: bufio.NewWriterSize(f, 1<<20), off: committed}, nil
+	return &appendFile{f: f, w: bufio.NewWriterSize(f, 1<<20), off: committed, crc: committedCRC}, nil
 }
 
 func (a *appendFile) Write(b []byte) (int, error) {
 	n, err := a.w.Write(b)
 	a.off += int64(n)
+	a.crc = crc32.Update(a.crc, castagnoli, b[:n])
 	return n, err
 }
 

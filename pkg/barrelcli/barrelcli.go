@@ -31,15 +31,17 @@ var indexFlag = &cli.StringFlag{Name: "index", Aliases: []string{"i"}, Required:
 // App returns the barrel application.
 func App() *cli.App {
 	app := clikit.New("barrel", "the 1998 Google repository, barrels, lexicon, sorter and searcher",
-		"barrel build --index DIR [--warc FILE... | --html-dir DIR --base-url URL | RECORDS...]\n"+
+		"barrel build --index DIR [--batch ID] [--pagerank-every N] [--warc FILE... | --html-dir DIR --base-url URL | RECORDS...]\n"+
 			"   barrel search --index DIR [--n 10] [--explain] QUERY\n"+
-			"   barrel get --index DIR URL|DOCID\n   barrel stats --index DIR\n   barrel rebuild --index DIR")
+			"   barrel get --index DIR URL|DOCID\n   barrel stats --index DIR [--segments]\n"+
+			"   barrel pagerank --index DIR\n   barrel merge --index DIR\n   barrel rebuild --index DIR")
 	app.Description = `barrel stores crawled pages in a repository of zlib-compressed documents and
 indexes them as section 4 of "The Anatomy of a Large-Scale Hypertextual Web
 Search Engine" (Brin and Page, 1998) describes: document index, lexicon,
 forward barrels of 2-byte hits, anchors and PageRank, a sorter into short
 and full inverted barrels, and a searcher ranking by type, proximity and
-PageRank. Each build adds a batch to the index; see docs/barrel.md.
+PageRank. Each build adds a batch to the index as a new segment; segments
+of similar size are merged as batches come; see docs/barrel.md.
 
 Example:
    $ barrel build --index idx fetched.ndjson     # fetch records + their WARC files
@@ -47,7 +49,8 @@ Example:
    $ barrel search --index idx --n 1 json encoder
    {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — Python 3.11.2
     documentation","score":318.0599,"snippet":"Table of Contents <b>json</b> — <b>JSON</b> <b>encoder</b> and decoder ..."}`
-	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), getCommand(), statsCommand(), evalCommand()}
+	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), getCommand(), statsCommand(), evalCommand(),
+		pagerankCommand(), mergeCommand()}
 	return app
 }
 
@@ -55,7 +58,7 @@ func buildCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "build",
 		Usage: "add a batch of fetched pages to the index",
-		UsageText: "barrel build --index DIR [--importance FILE] [RECORDS...]\n" +
+		UsageText: "barrel build --index DIR [--batch ID] [--pagerank-every N] [--importance FILE] [RECORDS...]\n" +
 			"   barrel build --index DIR --warc FILE [--warc FILE...]\n" +
 			"   barrel build --index DIR --html-dir DIR --base-url URL",
 		Description: `Reads fetch records (NDJSON with url, status, content_type, warc_file,
@@ -70,7 +73,22 @@ the current one). Ranks are PageRank over the links found, or, with
 The new batch is committed atomically: an interrupted build leaves the
 previous index intact.
 
+Each batch becomes a new segment of the index (its own inverted barrels;
+pages it re-indexes are marked deleted in older segments), and one step
+of the merge policy runs: when --merge-factor segments of one size class
+(documents, by powers of the factor) exist, they are merged into one. So
+a batch writes about its own size, and the number of segments stays
+logarithmic. PageRank is recomputed over all links every --pagerank-every
+batches (and by the first build and "barrel pagerank"); in between,
+searches use the last ranks and new pages get the rank of an unlinked page.
+--batch ID records the batch's ID with it; the same ID again is a no-op
+(a note, exit 0), so a step that died can be rerun.
+
 Example:
+   $ barrel build --index idx --batch 000042-20261123T100000Z fetched.ndjson
+   barrel: batch 42: 512 added, 188 re-indexed, 0 unchanged, 3 skipped, 9120 anchors; ...
+   $ barrel build --index idx --batch 000042-20261123T100000Z fetched.ndjson
+   barrel: idx: batch 000042-20261123T100000Z already applied; nothing to do
    $ barrel build --index idx fetched.ndjson
    $ barrel build --index idx --warc crawl.warc.gz
    $ barrel build --index idx --html-dir /usr/share/doc/python3.11/html \
@@ -83,6 +101,9 @@ Example:
 			&cli.StringFlag{Name: "warc-dir", Usage: "`DIR` holding the WARC files named by relative warc_file fields"},
 			&cli.StringFlag{Name: "importance", Usage: "rank by the importance field of the records in `FILE` instead of PageRank"},
 			&cli.IntFlag{Name: "sort-memory", Value: 64, Usage: "memory bound of one sorter basket, in `MB`"},
+			&cli.StringFlag{Name: "batch", Usage: "record the batch `ID`; an ID already applied is a no-op"},
+			&cli.IntFlag{Name: "pagerank-every", Value: 24, Usage: "recompute PageRank every `N` batches (1: every batch)"},
+			&cli.IntFlag{Name: "merge-factor", Value: barrel.DefaultMergeFactor, Usage: "merge `K` segments of one size class into one"},
 		),
 		Action: build,
 	}
@@ -93,6 +114,13 @@ func builderOptions(c *cli.Context) (barrel.Options, error) {
 	if c.Int("sort-memory") < 1 {
 		return opts, clikit.Usagef("--sort-memory %d: want at least 1 (MB)", c.Int("sort-memory"))
 	}
+	if c.IsSet("pagerank-every") && c.Int("pagerank-every") < 1 {
+		return opts, clikit.Usagef("--pagerank-every %d: want at least 1", c.Int("pagerank-every"))
+	}
+	if c.IsSet("merge-factor") && c.Int("merge-factor") < 2 {
+		return opts, clikit.Usagef("--merge-factor %d: want at least 2", c.Int("merge-factor"))
+	}
+	opts.PageRankEvery, opts.MergeFactor, opts.Batch = c.Int("pagerank-every"), c.Int("merge-factor"), c.String("batch")
 	if f := c.String("importance"); f != "" {
 		imp, err := readImportance(c, f)
 		if err != nil {
@@ -143,6 +171,10 @@ func build(c *cli.Context) error {
 	env := clikit.EnvOf(c)
 	start := time.Now()
 	b, err := barrel.NewBuilder(c.String("index"), opts)
+	if errors.Is(err, barrel.ErrBatchApplied) {
+		fmt.Fprintf(env.Stderr, "barrel: %s: batch %s already applied; nothing to do\n", c.String("index"), opts.Batch)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -192,8 +224,78 @@ func build(c *cli.Context) error {
 	m := idx.Manifest()
 	s := b.Stats
 	fmt.Fprintf(env.Stderr, "barrel: batch %d: %d added, %d re-indexed, %d unchanged, %d skipped, %d anchors; "+
-		"%d pages, %d docIDs, %d words, %.1fs\n", m.Batches, s.Added, s.Reindexed, s.Unchanged, skipped, s.Anchors,
-		m.Fetched, m.Docs, idx.Words(), time.Since(start).Seconds())
+		"%d pages, %d docIDs, %d words, %d segments%s%s, %.1fs\n", m.Batches, s.Added, s.Reindexed, s.Unchanged, skipped, s.Anchors,
+		m.Fetched, m.Docs, idx.Words(), s.Segments, map[bool]string{true: fmt.Sprintf(" (%d merged)", s.Merged)}[s.Merged > 0],
+		map[bool]string{true: ", ranked"}[s.Ranked], time.Since(start).Seconds())
+	return nil
+}
+
+func pagerankCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pagerank",
+		Usage:     "recompute the ranks of every document now",
+		UsageText: "barrel pagerank --index DIR [--importance FILE]",
+		Description: `Recomputes PageRank over every live link of the index (or, with
+--importance, takes opic's importance field) and commits the new ranks,
+outside any batch: for a crawl loop that builds with a large
+--pagerank-every and ranks on its own schedule.
+
+Example:
+   $ barrel pagerank --index idx
+   barrel: ranked 4707 docIDs (pagerank)`,
+		Flags: []cli.Flag{indexFlag,
+			&cli.StringFlag{Name: "importance", Usage: "rank by the importance field of the records in `FILE` instead of PageRank"},
+			&cli.IntFlag{Name: "sort-memory", Value: 64, Usage: "memory bound of one sorter basket, in `MB`"},
+		},
+		Action: func(c *cli.Context) error {
+			opts, err := builderOptions(c)
+			if err != nil {
+				return err
+			}
+			if _, err := barrel.RankIndex(c.String("index"), opts); err != nil {
+				return err
+			}
+			return reportIndex(c, "ranked %d docIDs (%s)", func(m barrel.Manifest) []any { return []any{m.Docs, m.RankSource} })
+		},
+	}
+}
+
+func mergeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "merge",
+		Usage:     "merge every segment into one",
+		UsageText: "barrel merge --index DIR",
+		Description: `Merges every segment of the index into one, dropping the postings of
+deleted (re-indexed) documents, as a build's merge policy does for
+segments of one size class. Searches answer the same before and after.
+
+Example:
+   $ barrel merge --index idx
+   barrel: 1 segment, 4707 docIDs`,
+		Flags: []cli.Flag{indexFlag,
+			&cli.IntFlag{Name: "sort-memory", Value: 64, Usage: "memory bound of one sorter basket, in `MB`"},
+		},
+		Action: func(c *cli.Context) error {
+			opts, err := builderOptions(c)
+			if err != nil {
+				return err
+			}
+			if _, err := barrel.ForceMerge(c.String("index"), opts); err != nil {
+				return err
+			}
+			return reportIndex(c, "%d segment(s), %d docIDs", func(m barrel.Manifest) []any { return []any{len(m.Segments), m.Docs} })
+		},
+	}
+}
+
+// reportIndex prints a line about the committed index on stderr.
+func reportIndex(c *cli.Context, format string, args func(barrel.Manifest) []any) error {
+	idx, err := barrel.Open(c.String("index"))
+	if err != nil {
+		return err
+	}
+	defer idx.Close()
+	fmt.Fprintf(clikit.EnvOf(c).Stderr, "barrel: "+format+"\n", args(idx.Manifest())...)
 	return nil
 }
 
@@ -453,11 +555,13 @@ func statsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "stats",
 		Usage:     "sizes, counts and barrels of an index",
-		UsageText: "barrel stats --index DIR [--barrels] [--verify]",
-		Description: `Prints one JSON object: documents, words, batches, the size of each part of
-the index, and with --barrels the words, postings and bytes of each of the
-64 barrels. --verify reads every file and checks every checksum and
-posting list first (exit 1 on damage).
+		UsageText: "barrel stats --index DIR [--barrels] [--segments] [--verify]",
+		Description: `Prints one JSON object: documents, words, batches, the last batch ID, the
+number of segments, the size of each part of the index, and with --barrels
+the words, postings and bytes of each of the 64 barrels, with --segments
+each segment's documents, deleted documents and batches. --verify reads
+every file and checks every checksum, record and posting list first
+(exit 1 on damage).
 
 Example:
    $ barrel stats --index idx
@@ -465,6 +569,7 @@ Example:
 		Flags: []cli.Flag{indexFlag,
 			&cli.BoolFlag{Name: "barrels", Usage: "add per-barrel figures"},
 			&cli.BoolFlag{Name: "verify", Usage: "check every file and list before printing"},
+			&cli.BoolFlag{Name: "segments", Usage: "add each segment's figures"},
 		},
 		Action: stats,
 	}
@@ -495,8 +600,11 @@ func stats(c *cli.Context) error {
 		"repository_bytes": m.Repository, "docinfo_bytes": m.DocInfo, "anchors_bytes": m.Anchors,
 		"short_barrel_bytes": short, "full_barrel_bytes": full,
 		"lexicon_bytes": m.Files["lexicon"].Size, "docindex_bytes": m.Files["docindex"].Size,
-		"urls_bytes": m.Files["urls"].Size, "wordptrs_bytes": m.Files["wordptrs"].Size,
-		"rank_source": m.RankSource,
+		"urls_bytes": m.Files["urls"].Size, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
+		"rank_source": m.RankSource, "ranked_at_batch": m.RankedAt,
+	}
+	if c.Bool("segments") {
+		out["segments"] = idx.Segments()
 	}
 	if c.Bool("verify") {
 		out["verified"] = true

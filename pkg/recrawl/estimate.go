@@ -100,6 +100,11 @@ func solveRate(o Observations, n, x int, interval, a, b float64) float64 {
 		}
 		return s
 	}
+	return bisectRate(score)
+}
+
+// bisectRate finds the root of a score decreasing in r, in 1e-9..1e6 a day.
+func bisectRate(score func(r float64) float64) float64 {
 	lo, hi := 1e-9, 1e6
 	if score(hi) > 0 {
 		return hi

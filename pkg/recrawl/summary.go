@@ -116,7 +116,19 @@ func ReduceLambda0(sums []Summary, rate float64) (float64, error) {
 		return t
 	}
 	if total(lo) <= rate {
-		return lo, errors.New("reduce: the global rate exceeds what the shards' pages can use at the lowest threshold summarised")
+		// Below the summarised range the curves follow their end slopes,
+		// or stay at the hosts' limits; a budget they never reach is more
+		// than the pages can use, so every page is worth its crawl.
+		found := false
+		for m := lo / 10; m > lo*1e-30; m /= 10 {
+			if total(m) > rate {
+				hi, lo, found = m*10, m, true
+				break
+			}
+		}
+		if !found {
+			return 0, nil
+		}
 	}
 	for total(hi) > rate {
 		hi *= 10

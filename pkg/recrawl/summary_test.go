@@ -48,3 +48,20 @@ func TestSummaryReduce(t *testing.T) {
 		t.Error("no summaries accepted")
 	}
 }
+
+// A global budget above what the shards' hosts allow is not an error: every
+// page is worth its crawl, lambda_0 = 0.
+func TestReduceBudgetAboveDemand(t *testing.T) {
+	ps := &Pages{HostRateOf: func(h string) float64 { return 2 }}
+	for i := 0; i < 50; i++ {
+		ps.Add(PageInput{Host: fmt.Sprintf("h%d.example", i%5), W: 1, Delta: 0.5, Tau: 1})
+	}
+	s := Summarize(ps, Freshness, 0.1)
+	got, err := ReduceLambda0([]Summary{s, s}, 3000) // the hosts allow 20 a day
+	if err != nil || got != 0 {
+		t.Fatalf("budget 3000 over limits of 20: lambda_0 %v, %v; want 0, nil", got, err)
+	}
+	if got, err := ReduceLambda0([]Summary{s, s}, 10); err != nil || !(got > 0) {
+		t.Fatalf("budget 10 under limits of 20: lambda_0 %v, %v; want > 0", got, err)
+	}
+}

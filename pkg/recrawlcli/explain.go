@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sekitei/crawlkit/pkg/clikit"
+	"github.com/sekitei/crawlkit/pkg/recrawl/queue"
 )
 
 func explainCommand() *cli.Command {
@@ -25,11 +26,26 @@ state, how many of its pages compete for how many crawls).
 Example:
    $ recrawl explain --now 2026-11-21T00:00:00Z --rate 24 https://a.example/old pages.ndjson
    url:          https://a.example/old
-   decision:     never: its crawl value can not exceed w/delta = 100 ...`,
+   decision:     never: its crawl value can not exceed w/delta = 100 ...
+
+With --state naming a crawl state (recrawl update), explains each URL
+from the state as recrawl next with the same flags (--n, --rate, --slot,
+host limits, --lambda0, --now) would decide, new pages as old:
+   $ recrawl explain --state crawl.recrawl --n 700 --now 2026-11-23T10:00:00Z https://b.example/new
+   url:          https://b.example/new
+   host:         b.example, limit none
+   weight:       1 (the default: no importance yet)
+   change rate:  0.2 a day (the prior (0 fetches, 0 changes: too little history))
+   tau:          infinite (never fetched)
+   crawl value:  V = 5 of at most 5 (w/delta)
+   ...`,
 		Flags: cmd.Flags,
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 {
 				return clikit.Usagef("explain needs a URL")
+			}
+			if st := c.String("state"); st != "" && queue.IsState(st) {
+				return explainState(c)
 			}
 			url := c.Args().First()
 			rk, err := rankInput(c, c.Args().Slice()[1:], true)

@@ -1,7 +1,9 @@
 // Package recrawlcli is the command line of recrawl: crawl-value ranking
 // under host and global rate limits (rank), the exact static optimum
-// (solve), change-rate estimation (estimate), per-page diagnosis (explain)
-// and the policy simulator (simulate). The methods live in pkg/recrawl.
+// (solve), change-rate estimation (estimate), per-page diagnosis (explain),
+// the policy simulator (simulate), and the crawl state with its one queue
+// (update, next, merge). The methods live in pkg/recrawl and
+// pkg/recrawl/queue.
 package recrawlcli
 
 import (
@@ -31,7 +33,7 @@ func Main(args []string, env clikit.Env) int {
 // App returns the recrawl application.
 func App() *cli.App {
 	app := clikit.New("recrawl", "decide what to recrawl: crawl values under host and global rate limits",
-		"recrawl rank|solve|estimate|explain|simulate|summary|lambda0 [flags] [FILE...]")
+		"recrawl rank|solve|estimate|explain|simulate|summary|lambda0|update|next|merge [flags] [FILE...]")
 	app.Description = `Pages have a weight w, a Poisson change rate delta (per day) and a time tau
 since their last fetch. recrawl ranks them by the crawl value
   V(tau) = (w/delta)(1 - e^(-delta tau)) - w tau e^(-delta tau)
@@ -48,9 +50,13 @@ Example:
    $ recrawl solve --rate 5 five.ndjson               # the static optimum
    $ recrawl simulate --markdown                      # policies compared
    $ recrawl summary --shard 0/4 --rate 50000 pages.ndjson > sum0.json   # map ...
-   $ recrawl lambda0 --rate 50000 sum*.json                               # ... and reduce lambda_0`
+   $ recrawl lambda0 --rate 50000 sum*.json                               # ... and reduce lambda_0
+
+The crawl loop keeps a state instead of re-reading history:
+   $ recrawl update --state crawl.recrawl --batch 000042-20261123T100000Z --weights imp.ndjson fetched.ndjson
+   $ recrawl next --state crawl.recrawl --n 700 --rate 16800 --host-rate 240 > candidates.ndjson`
 	app.Commands = []*cli.Command{rankCommand(), solveCommand(), estimateCommand(), explainCommand(), simulateCommand(),
-		summaryCommand(), lambda0Command()}
+		summaryCommand(), lambda0Command(), updateCommand(), nextCommand(), mergeCommand()}
 	return app
 }
 

@@ -29,11 +29,18 @@ Example:
    $ for i in 0 1 2 3; do recrawl summary --shard $i/4 --rate 200000 pages.ndjson > sum$i.json; done
    $ recrawl lambda0 --rate 200000 sum*.json
    {"lambda0":0.0123}
-   $ recrawl rank --shard 0/4 --lambda0 0.0123 --host-rates limits.tsv pages.ndjson`,
-		Flags: pageFlags(),
+   $ recrawl rank --shard 0/4 --lambda0 0.0123 --host-rates limits.tsv pages.ndjson
+
+With --state PATH the shard's crawl state (recrawl update) is summarised
+instead of page records, from its per-cell aggregates:
+   $ recrawl summary --state crawl.0.recrawl --shard 0/4 --rate 16800 > sum0.json`,
+		Flags: append(pageFlags(), stateFlag()),
 		Action: func(c *cli.Context) error {
 			if !(c.Float64("rate") > 0) {
 				return clikit.Usagef("summary needs --rate (the global rate)")
+			}
+			if c.String("state") != "" {
+				return summaryState(c)
 			}
 			set, err := loadPages(c, c.Args().Slice(), false)
 			if err != nil {

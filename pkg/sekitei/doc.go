@@ -61,4 +61,24 @@
 // URLs and takes in every URL it sees. Good URLs, which score high, are
 // fetched wherever they come in the stream, and the quota is spent evenly on
 // the best of the rest: neither used up before the stream's end nor left over.
+//
+// # A crawl's state
+//
+// State keeps, for a crawl loop that runs for months, what the segment
+// quotas need across turns, and updates it from each batch alone:
+//
+//	st, err := OpenState(path, StateOptions{SiteQuota: 500, MinQuota: 20})
+//	stats, err := st.Apply(batchID, fetchRecords, good) // once per batch ID
+//	err = st.Close()
+//
+// Per host it holds the known URLs (fetched URLs and their links; each with
+// its good mark and its fetches and robots.txt refusals), the segments with
+// their quotas and use. A host is re-clustered when it has grown by Regrow
+// (a quarter) since its last clustering, reading only its own URLs, so the
+// work per turn stays flat as the crawl ages. The state is a bbolt file
+// (go.etcd.io/bbolt): one transaction per batch gives crash safety and
+// exactly-once batches, and a key range per host gives the per-host reads.
+//
+// Admitter applies the loop's filter rule (Decide) to a turn's candidates
+// against one or more states opened read-only.
 package sekitei

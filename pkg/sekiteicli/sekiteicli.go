@@ -40,7 +40,7 @@ Example:
    $ cat new-urls.txt | sekitei filter --model model.json > to-fetch.txt`
 	app.Commands = []*cli.Command{
 		segmentsCommand(), assignCommand(), explainCommand(), purityCommand(), quotaCommand(),
-		trainCommand(), filterCommand(), checkCommand(),
+		trainCommand(), filterCommand(), checkCommand(), updateCommand(), admitCommand(), stateCommand(),
 	}
 	return app
 }

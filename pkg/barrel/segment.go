@@ -1,0 +1,496 @@
+package barrel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
+)
+
+// A segment is the inverted barrels of one batch, or of several merged, as
+// Lucene keeps its index: a batch writes a new segment instead of rewriting
+// the barrels, and a merge policy combines segments of similar size so that
+// their number stays logarithmic in the index size. DocIDs are global (one
+// document index and lexicon for the whole index), and a document's
+// postings live in exactly one segment: when a later batch re-indexes it
+// (its page changed, or anchors to it came or went), its docID goes into the
+// deletion list of the segment that held it, and a merge drops it.
+//
+// Files of segment N (immutable once written, except the deletion list):
+//
+//	seg-N.inv    per barrel, the full lists then the short lists of the
+//	             words the segment holds (the format of appendList)
+//	seg-N.ptrs   per barrel: section offsets, lengths and CRC-32C, then the
+//	             sorted relative wordIDs with their list offsets and counts
+//	seg-N.docs   the sorted docIDs whose postings the segment holds
+//	seg-N.del.G  the sorted docIDs of those superseded since (generation G)
+
+const (
+	segPrefix    = "seg-"
+	segPtrsMagic = "BSEG2\n\x00\x00"
+	docListMagic = "BDOC2\n\x00\x00"
+	secHeader    = 4 + 8 + 8 + 4 + 8 + 8 + 4
+)
+
+// SegmentInfo is a segment's entry in the manifest.
+type SegmentInfo struct {
+	ID      int    `json:"id"`
+	Docs    int    `json:"docs"`          // documents it holds postings for
+	Deleted int    `json:"deleted"`       // of those, superseded by a later segment
+	Del     string `json:"del,omitempty"` // its deletion list file
+	Batches int    `json:"batches"`       // batches merged into it
+}
+
+// Live is the number of documents the segment answers for.
+func (s SegmentInfo) Live() int { return s.Docs - s.Deleted }
+
+func segName(id int, ext string) string { return fmt.Sprintf("%s%06d.%s", segPrefix, id, ext) }
+
+// barrelSection locates one barrel in a segment: where its full and short
+// lists lie in the .inv file, and the segment's words of that barrel.
+type barrelSection struct {
+	fullStart, fullLen, shortStart, shortLen int64
+	fullCRC, shortCRC                        uint32
+	rels                                     []uint32 // sorted relative wordIDs
+	fullOff, shortOff                        []uint64 // len(rels)+1, from the section start
+	fullN, shortN                            []uint32
+}
+
+func encodeSegPtrs(secs *[lexicon.Barrels]barrelSection) []byte {
+	b := append([]byte(nil), segPtrsMagic...)
+	for i := range secs {
+		s := &secs[i]
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.rels)))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.fullStart))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.fullLen))
+		b = binary.LittleEndian.AppendUint32(b, s.fullCRC)
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.shortStart))
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.shortLen))
+		b = binary.LittleEndian.AppendUint32(b, s.shortCRC)
+	}
+	for i := range secs {
+		s := &secs[i]
+		if len(s.rels) == 0 {
+			continue
+		}
+		for _, v := range s.rels {
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+		for _, offs := range [][]uint64{s.fullOff, s.shortOff} {
+			for _, v := range offs {
+				b = binary.LittleEndian.AppendUint64(b, v)
+			}
+		}
+		for _, ns := range [][]uint32{s.fullN, s.shortN} {
+			for _, v := range ns {
+				b = binary.LittleEndian.AppendUint32(b, v)
+			}
+		}
+	}
+	return b
+}
+
+func decodeSegPtrs(b []byte, invSize int64) (*[lexicon.Barrels]barrelSection, error) {
+	secs := &[lexicon.Barrels]barrelSection{}
+	if len(b) < len(segPtrsMagic)+secHeader*lexicon.Barrels || string(b[:len(segPtrsMagic)]) != segPtrsMagic {
+		return nil, corrupt("ptrs: bad header")
+	}
+	h := b[len(segPtrsMagic):]
+	rest := h[secHeader*lexicon.Barrels:]
+	for i := range secs {
+		s, x := &secs[i], h[secHeader*i:]
+		n := int(binary.LittleEndian.Uint32(x))
+		s.fullStart, s.fullLen = int64(binary.LittleEndian.Uint64(x[4:])), int64(binary.LittleEndian.Uint64(x[12:]))
+		s.fullCRC = binary.LittleEndian.Uint32(x[20:])
+		s.shortStart, s.shortLen = int64(binary.LittleEndian.Uint64(x[24:])), int64(binary.LittleEndian.Uint64(x[32:]))
+		s.shortCRC = binary.LittleEndian.Uint32(x[40:])
+		for _, r := range [][2]int64{{s.fullStart, s.fullLen}, {s.shortStart, s.shortLen}} {
+			if r[0] < 0 || r[1] < 0 || r[0] > invSize || r[1] > invSize-r[0] {
+				return nil, corrupt("ptrs: barrel %d section out of range", i)
+			}
+		}
+		if n == 0 {
+			if s.fullLen != 0 || s.shortLen != 0 {
+				return nil, corrupt("ptrs: barrel %d has bytes but no words", i)
+			}
+			continue
+		}
+		need := 4*n + 2*8*(n+1) + 2*4*n
+		if n > lexicon.MaxPerBarrel || need > len(rest) {
+			return nil, corrupt("ptrs: truncated")
+		}
+		s.rels = u32s(rest[:4*n])
+		p := 4 * n
+		s.fullOff = u64s(rest[p : p+8*(n+1)])
+		p += 8 * (n + 1)
+		s.shortOff = u64s(rest[p : p+8*(n+1)])
+		p += 8 * (n + 1)
+		s.fullN = u32s(rest[p : p+4*n])
+		s.shortN = u32s(rest[p+4*n : need])
+		rest = rest[need:]
+		for k := range s.rels {
+			if s.rels[k] >= lexicon.MaxPerBarrel || k > 0 && s.rels[k] <= s.rels[k-1] {
+				return nil, corrupt("ptrs: barrel %d words out of order", i)
+			}
+		}
+		if !monotone(s.fullOff, s.fullLen) || !monotone(s.shortOff, s.shortLen) {
+			return nil, corrupt("ptrs: barrel %d offsets out of range", i)
+		}
+	}
+	if len(rest) != 0 {
+		return nil, corrupt("ptrs: trailing bytes")
+	}
+	return secs, nil
+}
+
+func encodeDocList(docs []uint32) []byte {
+	b := make([]byte, 0, len(docListMagic)+4*len(docs))
+	b = append(b, docListMagic...)
+	for _, d := range docs {
+		b = binary.LittleEndian.AppendUint32(b, d)
+	}
+	return b
+}
+
+func decodeDocList(b []byte, name string, docs uint32) ([]uint32, error) {
+	if len(b) < len(docListMagic) || string(b[:len(docListMagic)]) != docListMagic || (len(b)-len(docListMagic))%4 != 0 {
+		return nil, corrupt("%s: bad header or size", name)
+	}
+	out := u32s(b[len(docListMagic):])
+	for i, d := range out {
+		if d >= docs || i > 0 && d <= out[i-1] {
+			return nil, corrupt("%s: docID %d out of order or range", name, d)
+		}
+	}
+	return out, nil
+}
+
+// segment is an open segment.
+type segment struct {
+	info    SegmentInfo
+	path    string // of the .inv file
+	invSize int64
+	secs    *[lexicon.Barrels]barrelSection
+	del     bitset // nil when nothing is deleted
+	delList []uint32
+
+	mu      sync.Mutex
+	inv     []byte
+	mapped  bool
+	checked [lexicon.Barrels]bool
+	err     error
+}
+
+// readChecked reads manifest file name from dir and checks it.
+func readChecked(dir, name string, gen int, files map[string]FileSum) ([]byte, error) {
+	want, found := files[name]
+	if !found {
+		return nil, corrupt("%s missing from %s", name, manifestName)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, diskName(name, gen)))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, corrupt("%s: %v", name, err)
+		}
+		return nil, err
+	}
+	return b, checkFile(name, b, want)
+}
+
+// openSegment reads a segment's word pointers and deletion list; its
+// barrels are mapped and checked the first time a query touches them.
+func openSegment(dir string, info SegmentInfo, m *Manifest) (*segment, error) {
+	s := &segment{info: info, path: filepath.Join(dir, segName(info.ID, "inv"))}
+	inv, ok := m.Files[segName(info.ID, "inv")]
+	if !ok {
+		return nil, corrupt("%s missing from %s", segName(info.ID, "inv"), manifestName)
+	}
+	s.invSize = inv.Size
+	b, err := readChecked(dir, segName(info.ID, "ptrs"), m.Generation, m.Files)
+	if err != nil {
+		return nil, err
+	}
+	if s.secs, err = decodeSegPtrs(b, s.invSize); err != nil {
+		return nil, fmt.Errorf("%s: %w", segName(info.ID, "ptrs"), err)
+	}
+	if info.Del != "" {
+		b, err := readChecked(dir, info.Del, m.Generation, m.Files)
+		if err != nil {
+			return nil, err
+		}
+		if s.delList, err = decodeDocList(b, info.Del, m.Docs); err != nil {
+			return nil, err
+		}
+		if len(s.delList) != info.Deleted {
+			return nil, corrupt("%s: %d docIDs, manifest says %d", info.Del, len(s.delList), info.Deleted)
+		}
+		s.del = newBitset(m.Docs)
+		for _, d := range s.delList {
+			s.del.set(d)
+		}
+	}
+	return s, nil
+}
+
+// docs reads the segment's document list (needed by builds only).
+func (s *segment) docs(dir string, m *Manifest) ([]uint32, error) {
+	b, err := readChecked(dir, segName(s.info.ID, "docs"), m.Generation, m.Files)
+	if err != nil {
+		return nil, err
+	}
+	d, err := decodeDocList(b, segName(s.info.ID, "docs"), m.Docs)
+	if err == nil && len(d) != s.info.Docs {
+		err = corrupt("%s: %d docIDs, manifest says %d", segName(s.info.ID, "docs"), len(d), s.info.Docs)
+	}
+	return d, err
+}
+
+func (s *segment) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.inv) > 0 {
+		syscall.Munmap(s.inv)
+	}
+	s.inv, s.mapped = nil, false
+}
+
+// barrel returns the full and short sections of barrel bb, mapping the
+// segment and checking the sections' CRC-32C the first time.
+func (s *segment) barrel(bb int) (full, short []byte, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil, nil, s.err
+	}
+	if !s.mapped {
+		s.inv, s.err = mapFile(s.path, s.invSize)
+		if s.err != nil {
+			return nil, nil, s.err
+		}
+		s.mapped = true
+	}
+	sec := &s.secs[bb]
+	full = s.inv[sec.fullStart : sec.fullStart+sec.fullLen]
+	short = s.inv[sec.shortStart : sec.shortStart+sec.shortLen]
+	if !s.checked[bb] {
+		if crc(full) != sec.fullCRC || crc(short) != sec.shortCRC {
+			return nil, nil, corrupt("%s: barrel %d checksum mismatch", filepath.Base(s.path), bb)
+		}
+		s.checked[bb] = true
+	}
+	return full, short, nil
+}
+
+// list returns the list of wordID id in the short or full barrels of the
+// segment, and its posting count (deleted documents included).
+func (s *segment) list(id uint32, short bool) ([]byte, uint32, error) {
+	bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
+	sec := &s.secs[bb]
+	i, found := slices.BinarySearch(sec.rels, rel)
+	if !found {
+		return nil, 0, nil
+	}
+	full, sh, err := s.barrel(bb)
+	if err != nil {
+		return nil, 0, err
+	}
+	if short {
+		return sh[sec.shortOff[i]:sec.shortOff[i+1]], sec.shortN[i], nil
+	}
+	return full[sec.fullOff[i]:sec.fullOff[i+1]], sec.fullN[i], nil
+}
+
+// liveCount is the number of postings of a list whose document is not
+// deleted: n less the deleted documents found in it (by seeking, when the
+// deletion list is the shorter).
+func (s *segment) liveCount(list []byte, n uint32) (uint32, error) {
+	if s.del == nil || n == 0 {
+		return n, nil
+	}
+	dead := uint32(0)
+	it := newPostingIter(list)
+	if len(s.delList) < int(n) {
+		for _, d := range s.delList {
+			if !it.seek(d) {
+				break
+			}
+			if it.doc == d {
+				dead++
+			}
+		}
+	} else {
+		for it.next() {
+			if s.del.has(it.doc) {
+				dead++
+			}
+		}
+	}
+	return n - dead, it.err
+}
+
+func mapFile(path string, size int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, corrupt("%s: %v", filepath.Base(path), err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() != size {
+		return nil, corrupt("%s: %d bytes, manifest says %d (truncated?)", filepath.Base(path), st.Size(), size)
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	return syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+}
+
+// segWriter writes a segment's .inv file barrel by barrel: full lists are
+// streamed, the barrel's short lists (a fraction of the size) are held and
+// written after them.
+type segWriter struct {
+	inv   *genWriter
+	secs  [lexicon.Barrels]barrelSection
+	bb    int
+	short []byte
+	lbuf  []byte
+	full  uint32 // running CRC of the barrel's full section
+	base  int64
+}
+
+func (w *segWriter) begin(bb int) {
+	w.bb, w.short, w.full, w.base = bb, w.short[:0], 0, w.inv.n
+	s := &w.secs[bb]
+	s.fullOff, s.shortOff = []uint64{0}, []uint64{0}
+}
+
+// add writes one word's lists, given as postings (no skip table yet).
+func (w *segWriter) add(rel uint32, full []byte, nf uint32, short []byte, ns uint32) {
+	if nf == 0 && ns == 0 {
+		return
+	}
+	s := &w.secs[w.bb]
+	w.lbuf = appendList(w.lbuf[:0], full, nf)
+	w.inv.Write(w.lbuf)
+	w.full = crc32.Update(w.full, castagnoli, w.lbuf)
+	w.short = appendList(w.short, short, ns)
+	s.rels = append(s.rels, rel)
+	s.fullN, s.shortN = append(s.fullN, nf), append(s.shortN, ns)
+	s.fullOff = append(s.fullOff, uint64(w.inv.n-w.base))
+	s.shortOff = append(s.shortOff, uint64(len(w.short)))
+}
+
+func (w *segWriter) end() {
+	s := &w.secs[w.bb]
+	if len(s.rels) == 0 {
+		s.fullOff, s.shortOff = nil, nil
+		s.fullStart, s.shortStart = 0, 0
+		return
+	}
+	s.fullStart, s.fullLen, s.fullCRC = w.base, w.inv.n-w.base, w.full
+	s.shortStart, s.shortLen, s.shortCRC = w.inv.n, int64(len(w.short)), crc(w.short)
+	w.inv.Write(w.short)
+}
+
+func (w *segWriter) words() int {
+	n := 0
+	for i := range w.secs {
+		n += len(w.secs[i].rels)
+	}
+	return n
+}
+
+// mergeSegments writes to w the live postings of segs, barrel by barrel and
+// word by word, dropping deleted documents. Live documents of different
+// segments are distinct, so the merged lists stay in strict docID order.
+func mergeSegments(segs []*segment, w *segWriter) error {
+	var fbuf, sbuf []byte
+	for bb := range lexicon.Barrels {
+		w.begin(bb)
+		pos := make([]int, len(segs))
+		for {
+			rel := uint32(lexicon.MaxPerBarrel)
+			for i, s := range segs {
+				if r := s.secs[bb].rels; pos[i] < len(r) && r[pos[i]] < rel {
+					rel = r[pos[i]]
+				}
+			}
+			if rel == lexicon.MaxPerBarrel {
+				break
+			}
+			var fits, sits []postingIter
+			var fdel, sdel []bitset
+			for i, s := range segs {
+				sec := &s.secs[bb]
+				if pos[i] >= len(sec.rels) || sec.rels[pos[i]] != rel {
+					continue
+				}
+				k := pos[i]
+				pos[i]++
+				full, short, err := s.barrel(bb)
+				if err != nil {
+					return err
+				}
+				fits = append(fits, newPostingIter(full[sec.fullOff[k]:sec.fullOff[k+1]]))
+				sits = append(sits, newPostingIter(short[sec.shortOff[k]:sec.shortOff[k+1]]))
+				fdel, sdel = append(fdel, s.del), append(sdel, s.del)
+			}
+			var nf, ns uint32
+			var err error
+			if fbuf, nf, err = mergePostings(fbuf[:0], fits, fdel); err != nil {
+				return fmt.Errorf("barrel %d word %d: %w", bb, rel, err)
+			}
+			if sbuf, ns, err = mergePostings(sbuf[:0], sits, sdel); err != nil {
+				return fmt.Errorf("barrel %d word %d: %w", bb, rel, err)
+			}
+			w.add(rel, fbuf, nf, sbuf, ns)
+		}
+		w.end()
+	}
+	return nil
+}
+
+// mergePostings appends the postings of its not deleted in docID order.
+func mergePostings(out []byte, its []postingIter, dels []bitset) ([]byte, uint32, error) {
+	ok := make([]bool, len(its))
+	for i := range its {
+		ok[i] = its[i].next()
+	}
+	var n uint32
+	last := int64(-1)
+	for {
+		best := -1
+		for i := range its {
+			if ok[i] && (best < 0 || its[i].doc < its[best].doc) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		it := &its[best]
+		if !dels[best].has(it.doc) {
+			if int64(it.doc) <= last {
+				return nil, 0, corrupt("segments: docID %d live in two segments", it.doc)
+			}
+			out = append(out, it.raw...)
+			last = int64(it.doc)
+			n++
+		}
+		ok[best] = it.next()
+	}
+	for i := range its {
+		if its[i].err != nil {
+			return nil, 0, its[i].err
+		}
+	}
+	return out, n, nil
+}

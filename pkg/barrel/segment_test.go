@@ -1,0 +1,332 @@
+package barrel
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
+)
+
+// batchOf builds one batch of pages (URL to body) with opts.
+func batchOf(t testing.TB, dir string, opts Options, urls []string, body func(string) []byte) *Stats {
+	t.Helper()
+	b, err := NewBuilder(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, u := range urls {
+		if err := b.Add(u, body(u)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return &b.Stats
+}
+
+// byURL summarises results by URL and score, ties ordered by URL, so that
+// two indexes of the same pages with different docIDs compare equal.
+func byURL(t testing.TB, idx *Index, queries []string, opt SearchOptions) string {
+	t.Helper()
+	var sb strings.Builder
+	for _, q := range queries {
+		r, err := idx.Search(q, opt)
+		if err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		lines := make([]string, len(r.Results))
+		for i, x := range r.Results {
+			lines[i] = fmt.Sprintf("%.4f %s %q", x.Score, x.URL, x.Title)
+		}
+		slices.SortFunc(lines, func(a, b string) int { return -strings.Compare(a, b) })
+		fmt.Fprintf(&sb, "%s (%d matches, %s): %s\n", q, r.Matches, r.Barrels, strings.Join(lines, " | "))
+	}
+	return sb.String()
+}
+
+// exact summarises results with docIDs, in rank order.
+func exact(t testing.TB, idx *Index, queries []string, opt SearchOptions) string {
+	t.Helper()
+	var sb strings.Builder
+	for _, q := range queries {
+		r, err := idx.Search(q, opt)
+		if err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		fmt.Fprintf(&sb, "%s (%d matches, %s, stopped %v):", q, r.Matches, r.Barrels, r.Stopped)
+		for _, x := range r.Results {
+			fmt.Fprintf(&sb, " %d %.9f", x.Doc, x.Score)
+		}
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+// segmentedSite builds 600 synthetic pages in 12 batches, re-crawling (with
+// new content) 10 earlier pages per batch, and returns the final content.
+func segmentedSite(t testing.TB, dir string, opts Options) (*synth.Site, map[string][]byte, int) {
+	merged := 0
+	site := synth.New(600, 3000, 7)
+	final := map[string][]byte{}
+	for batch := range 12 {
+		var urls []string
+		for i := batch * 50; i < (batch+1)*50; i++ {
+			urls = append(urls, site.URL(i))
+			final[site.URL(i)] = site.Page(i)
+		}
+		for k := range 10 { // re-crawls: an earlier page, changed
+			if batch == 0 {
+				break
+			}
+			i := (batch*37 + k*13) % (batch * 50)
+			u := site.URL(i)
+			final[u] = site.Page((i + batch*101) % 600)
+			urls = append(urls, u)
+		}
+		merged += batchOf(t, dir, opts, urls, func(u string) []byte { return final[u] }).Merged
+	}
+	return site, final, merged
+}
+
+// TestSegmentedAsOneShot: an index built in batches, as segments merged by
+// the policy, with pages re-crawled, answers as the index built in one go
+// from the final pages, and as itself once merged into one segment.
+// noProx leaves proximity out of the comparison with the one-shot index:
+// an anchor hit holds 4 bits of a hash of the docID it sits in (section
+// 4.2.5), and the two build orders give pages different docIDs, so the
+// proximity class of anchor hits differs. The comparison after ForceMerge
+// (same docIDs) includes proximity.
+var noProx = func() Weights { w := DefaultWeights; w.ProxScale = 0; return w }()
+
+func TestSegmentedAsOneShot(t *testing.T) {
+	dir := t.TempDir()
+	site, final, merges := segmentedSite(t, dir, Options{MergeFactor: 2})
+	idx := open(t, dir)
+	segs := idx.Segments()
+	if len(segs) < 2 {
+		t.Fatalf("want several segments, got %+v", segs)
+	}
+	deleted := 0
+	for _, s := range segs {
+		deleted += s.Deleted
+	}
+	if merges == 0 {
+		t.Errorf("no merge in 12 batches: %+v", segs)
+	}
+	if deleted == 0 {
+		t.Errorf("no deletions recorded: %+v", segs)
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	queries := append(site.Queries(60), "zzzunknown")
+	opt := SearchOptions{N: 10, NoSnippets: true, Weights: &noProx}
+	got := byURL(t, idx, queries, opt)
+
+	one := t.TempDir()
+	urls := make([]string, 0, len(final))
+	for u := range final {
+		urls = append(urls, u)
+	}
+	slices.Sort(urls)
+	batchOf(t, one, Options{}, urls, func(u string) []byte { return final[u] })
+	if want := byURL(t, open(t, one), queries, opt); got != want {
+		g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+		for i := range g {
+			if g[i] != w[i] {
+				t.Errorf("segmented index answers\n%s\none-shot index\n%s", g[i], w[i])
+			}
+		}
+	}
+
+	// Same docIDs once merged: the answers are equal to the bit, also when
+	// the scan stops at a small MaxMatches cut-off across segments.
+	small := SearchOptions{N: 5, NoSnippets: true, MaxMatches: 7}
+	before, beforeSmall := exact(t, idx, queries, opt), exact(t, idx, queries, small)
+	idx.Close()
+	if _, err := ForceMerge(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	merged := open(t, dir)
+	if s := merged.Segments(); len(s) != 1 || s[0].Deleted != 0 {
+		t.Fatalf("after ForceMerge: %+v", s)
+	}
+	if after := exact(t, merged, queries, opt); after != before {
+		t.Errorf("merged index answers\n%s\nsegmented\n%s", after, before)
+	}
+	if after := exact(t, merged, queries, small); after != beforeSmall {
+		t.Errorf("with MaxMatches 7, merged index answers\n%s\nsegmented\n%s", after, beforeSmall)
+	}
+	if !strings.Contains(beforeSmall, "stopped true") {
+		t.Errorf("no query reached the cut-off:\n%s", beforeSmall)
+	}
+	if err := merged.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMergePolicy: segments stay few (under factor per size class) over
+// many batches, and each batch writes one new segment.
+func TestMergePolicy(t *testing.T) {
+	dir := t.TempDir()
+	site := synth.New(400, 2000, 3)
+	maxSegs := 0
+	merges := 0
+	for batch := range 40 {
+		var urls []string
+		for i := batch * 10; i < (batch+1)*10; i++ {
+			urls = append(urls, site.URL(i))
+		}
+		st := batchOf(t, dir, Options{MergeFactor: 4}, urls, func(u string) []byte {
+			var i int
+			fmt.Sscanf(u[strings.LastIndex(u, "/")+1:], "%d.html", &i)
+			return site.Page(i)
+		})
+		maxSegs = max(maxSegs, st.Segments)
+		if st.Merged > 0 {
+			merges++
+		}
+	}
+	idx := open(t, dir)
+	classes := map[int]int{}
+	for _, s := range idx.Segments() {
+		classes[sizeClass(s.Docs, 4)]++
+	}
+	for c, n := range classes {
+		if n >= 4 {
+			t.Errorf("size class %d holds %d segments", c, n)
+		}
+	}
+	if merges == 0 || maxSegs > 12 {
+		t.Errorf("%d merges, up to %d segments", merges, maxSegs)
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	// Only the files the manifest names are left (and the append-only ones).
+	m := idx.Manifest()
+	want := map[string]bool{manifestName: true, "LOCK": true, repoName: true, docInfoName: true, anchorsName: true}
+	for name := range m.Files {
+		want[diskName(name, m.Generation)] = true
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !want[e.Name()] {
+			t.Errorf("stray file %s", e.Name())
+		}
+	}
+}
+
+func TestPickMerge(t *testing.T) {
+	segs := []SegmentInfo{{ID: 1, Docs: 100}, {ID: 2, Docs: 9}, {ID: 3, Docs: 8}, {ID: 4, Docs: 6, Deleted: 5}, {ID: 5, Docs: 7}}
+	// Sizes 100, 9, 8, 6, 7: classes (factor 4) 3, 1, 1, 1, 1.
+	if got := pickMerge(segs, 4); !slices.Equal(got, []int{1, 2, 3, 4}) {
+		t.Errorf("pickMerge = %v", got)
+	}
+	if got := pickMerge(segs[:4], 4); got != nil {
+		t.Errorf("pickMerge of 3 small = %v", got)
+	}
+}
+
+// TestBatchID: a batch ID is recorded with the batch; the same ID again is
+// refused before anything is written.
+func TestBatchID(t *testing.T) {
+	dir := t.TempDir()
+	batchOf(t, dir, Options{Batch: "000001-20261123T100000Z"}, []string{"http://s.test/a.html"}, func(u string) []byte { return []byte(site[u]) })
+	m := open(t, dir).Manifest()
+	if m.LastBatch != "000001-20261123T100000Z" || m.Batches != 1 {
+		t.Fatalf("manifest %+v", m)
+	}
+	_, err := NewBuilder(dir, Options{Batch: "000001-20261123T100000Z"})
+	if !errors.Is(err, ErrBatchApplied) {
+		t.Fatalf("same batch again: %v", err)
+	}
+	batchOf(t, dir, Options{Batch: "000002-20261123T110000Z"}, []string{"http://s.test/b.html"}, func(u string) []byte { return []byte(site[u]) })
+	if m2 := open(t, dir).Manifest(); m2.LastBatch != "000002-20261123T110000Z" || m2.Batches != 2 {
+		t.Fatalf("manifest %+v", m2)
+	}
+}
+
+// TestPageRankEvery: ranks are recomputed every N batches, new documents
+// in between get the rank of an unlinked page, and RankIndex ranks now.
+func TestPageRankEvery(t *testing.T) {
+	dir := t.TempDir()
+	us := []string{"http://s.test/a.html", "http://s.test/b.html", "http://s.test/c.html"}
+	body := func(u string) []byte { return []byte(site[u]) }
+	var ranked []bool
+	for i, u := range us {
+		st := batchOf(t, dir, Options{PageRankEvery: 2}, []string{u}, body)
+		ranked = append(ranked, st.Ranked)
+		if m := open(t, dir).Manifest(); m.RankedAt != []int{1, 1, 3}[i] {
+			t.Errorf("batch %d: ranked at %d", i+1, m.RankedAt)
+		}
+	}
+	if !slices.Equal(ranked, []bool{true, false, true}) {
+		t.Errorf("ranked %v", ranked)
+	}
+	batchOf(t, dir, Options{PageRankEvery: 2}, []string{"http://s.test/d.html"}, func(string) []byte { return []byte("<title>Delta</title>") })
+	idx := open(t, dir)
+	d, _, _ := idx.Lookup("http://s.test/d.html")
+	e, _ := idx.Doc(d)
+	if want := float32(0.15 / float64(idx.Docs())); e.Rank != want {
+		t.Errorf("new page between rankings: rank %v, want %v", e.Rank, want)
+	}
+	idx.Close()
+	if st, err := RankIndex(dir, Options{}); err != nil || !st.Ranked {
+		t.Fatalf("RankIndex: %v %+v", err, st)
+	}
+	idx = open(t, dir)
+	m := idx.Manifest()
+	if m.RankedAt != 4 || m.Batches != 4 {
+		t.Errorf("after RankIndex: ranked at %d, %d batches", m.RankedAt, m.Batches)
+	}
+	ref := t.TempDir()
+	all := map[string]string{"http://s.test/d.html": "<title>Delta</title>"}
+	for _, u := range us {
+		all[u] = site[u]
+	}
+	build(t, ref, Options{}, all)
+	if got, want := byURL(t, idx, queries, SearchOptions{N: 10}), byURL(t, open(t, ref), queries, SearchOptions{N: 10}); got != want {
+		t.Errorf("after RankIndex\n%s\none-shot\n%s", got, want)
+	}
+}
+
+// TestAppendFilesChecked: an emptied anchors file is refused on open; a
+// bit flip in a superseded docinfo or anchors record is found by Verify.
+func TestAppendFilesChecked(t *testing.T) {
+	src := t.TempDir()
+	build(t, src, Options{}, site)
+	changed := maps(site)
+	changed["http://s.test/a.html"] = strings.Replace(site["http://s.test/a.html"], "Alpha", "Apricot", 1)
+	build(t, src, Options{}, changed)
+
+	dir := t.TempDir()
+	copyDir(t, src, dir)
+	os.WriteFile(filepath.Join(dir, anchorsName), nil, 0o644)
+	if _, err := Open(dir); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("emptied anchors: %v", err)
+	}
+	for _, name := range []string{docInfoName, anchorsName} {
+		dir := t.TempDir()
+		copyDir(t, src, dir)
+		p := filepath.Join(dir, name)
+		data, _ := os.ReadFile(p)
+		data[10] ^= 1 // in the first batch's records
+		os.WriteFile(p, data, 0o644)
+		idx, err := Open(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := idx.Verify(); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("bit flip in %s: Verify says %v", name, err)
+		}
+		idx.Close()
+	}
+}

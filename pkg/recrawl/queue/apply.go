@@ -1,0 +1,507 @@
+package queue
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/recrawl"
+	"github.com/sekitei/crawlkit/pkg/urlx"
+)
+
+// A Fetch is what the state needs of one fetch record.
+type Fetch struct {
+	URL, Host string
+	At        time.Time
+	Status    int
+	Error     string // non-empty for a failed fetch
+	Digest    string
+	Simhash   uint64
+	HasSim    bool
+	Links     []string
+}
+
+// A Weight is one page's importance from opic (0: none).
+type Weight struct {
+	URL, Host  string
+	Importance float64
+}
+
+// A Batch is what one crawl turn brings.
+type Batch struct {
+	// Now is the batch's time: deferrals count from it and retry and
+	// deferral times before it have expired.
+	Now      time.Time
+	Fetches  []Fetch
+	Weights  []Weight
+	Deferred []string // URLs of candidates not fetched this turn
+}
+
+// ApplyStats count what a batch did.
+type ApplyStats struct {
+	Applied                                                    bool   // false: this batch was applied before
+	Last                                                       string // the last batch applied before this one
+	Fetches, Observations, Unchanged, Changed, Failures, Stale int
+	NewPages, Weights, Deferred                                int
+	// Unweighted counts the pages written with the default weight, and
+	// ZeroWeights the importances of 0 treated as none.
+	Unweighted, ZeroWeights int
+	DefaultWeight           float64
+	Pages                   int // pages in the state after the batch
+}
+
+// ParseFetch reads a fetch record: url, host, fetched_at, status, error,
+// digest, text_simhash and links.
+func ParseFetch(r *record.Record) (Fetch, error) {
+	f := Fetch{URL: r.URL(), Host: record.RecordHost(r)}
+	if f.URL == "" {
+		return f, errors.New(`no "url"`)
+	}
+	if f.Host == "" {
+		return f, fmt.Errorf("no host in url %q", clip(f.URL))
+	}
+	at, ok, err := r.Time("fetched_at")
+	if err != nil {
+		return f, err
+	}
+	if !ok {
+		return f, errors.New(`no "fetched_at"`)
+	}
+	f.At = at.UTC()
+	if s, ok, err := r.Float("status"); err != nil {
+		return f, err
+	} else if ok {
+		f.Status = int(s)
+	}
+	if e, ok := r.String("error"); ok {
+		f.Error = e
+	} else if !r.IsNull("error") {
+		return f, errors.New(`field "error": not a string`)
+	}
+	f.Digest, _ = r.String("digest")
+	if s, ok := r.String("text_simhash"); ok && s != "" {
+		v, err := strconv.ParseUint(s, 16, 64)
+		if err != nil || len(s) > 16 {
+			return f, fmt.Errorf(`field "text_simhash": want 16 hex digits, got %q`, clip(s))
+		}
+		f.Simhash, f.HasSim = v, true
+	}
+	if _, err := r.Decode("links", &f.Links); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// Failed reports whether the fetch failed (an error, or a 4xx or 5xx).
+func (f *Fetch) Failed() bool { return f.Error != "" || f.Status >= 400 }
+
+// RetryAfter is how long a page waits after its n-th consecutive failure:
+// the first wait doubles with each failure, up to a cap.
+//
+//	robots.txt refused        1 day, up to 30 days (robots.txt changes rarely)
+//	410 Gone                  30 days, up to 180 days
+//	404 Not Found             7 days, up to 90 days (often a temporary mistake)
+//	other 4xx                 3 days, up to 60 days
+//	5xx, 429, timeouts, other 1 hour, up to 7 days (the server is struggling)
+func RetryAfter(f *Fetch, n int) time.Duration {
+	first, limit := time.Hour, 7*24*time.Hour
+	switch {
+	case strings.HasPrefix(f.Error, "robots:"):
+		first, limit = 24*time.Hour, 30*24*time.Hour
+	case f.Status == 410:
+		first, limit = 30*24*time.Hour, 180*24*time.Hour
+	case f.Status == 404:
+		first, limit = 7*24*time.Hour, 90*24*time.Hour
+	case f.Status >= 400 && f.Status < 500 && f.Status != 429:
+		first, limit = 3*24*time.Hour, 60*24*time.Hour
+	}
+	return doubled(first, n, limit)
+}
+
+func doubled(first time.Duration, n int, limit time.Duration) time.Duration {
+	d := first
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// BatchTime reads the time of a batch ID such as 000042-20261123T100000Z
+// (the part after the last '-'); ok is false for IDs without one.
+func BatchTime(id string) (time.Time, bool) {
+	i := strings.LastIndexByte(id, '-')
+	t, err := time.Parse("20060102T150405Z", id[i+1:])
+	return t, err == nil
+}
+
+// touched is a page read (or created) by Apply, with where it was indexed.
+type touched struct {
+	p       *page
+	oldKey  []byte // its due or blocked key before the batch; nil if new
+	oldDue  bool
+	oldCell cell
+	fetched bool
+}
+
+type applier struct {
+	q     *Queue
+	tx    *bolt.Tx
+	pages *bolt.Bucket
+	seen  map[string]*touched
+	now   int64
+	st    ApplyStats
+}
+
+// get returns the page of url, reading it from the store or creating a
+// page never fetched.
+func (a *applier) get(url, host string, create bool) (*touched, error) {
+	if t, ok := a.seen[url]; ok {
+		return t, nil
+	}
+	v := a.pages.Get([]byte(url))
+	if v == nil {
+		if !create {
+			return nil, nil
+		}
+		t := &touched{p: &page{Host: host, Delta: a.q.opt.Update.Prior.Rate, Prior: true}}
+		a.seen[url] = t
+		a.st.NewPages++
+		return t, nil
+	}
+	p, err := decodePage(v)
+	if err != nil {
+		return nil, a.q.corrupt(bPages, []byte(url), err)
+	}
+	t := &touched{p: p, oldCell: p.cell()}
+	if u := p.blockedUntil(); u > 0 {
+		t.oldKey = blockedKey(u, url)
+	} else {
+		t.oldKey, t.oldDue = p.dueKey(url), true
+	}
+	a.seen[url] = t
+	return t, nil
+}
+
+func (a *applier) keeps(host string) bool {
+	s := a.q.opt.Shard
+	return s.N <= 1 || record.ShardOf(host, s.N) == s.I
+}
+
+// Apply folds one batch into the state in one transaction. A batch whose ID
+// is not after the last one applied changes nothing (Applied false).
+func (q *Queue) Apply(batchID string, b Batch) (ApplyStats, error) {
+	if q.db == nil || q.opt.ReadOnly {
+		return ApplyStats{}, &StateError{q.path, "opened read-only"}
+	}
+	if batchID == "" {
+		return ApplyStats{}, errors.New("a batch needs an ID")
+	}
+	var st ApplyStats
+	err := q.db.Update(func(tx *bolt.Tx) error {
+		meta, err := q.init(tx)
+		if err != nil {
+			return err
+		}
+		last := string(meta.Get(kBatch))
+		st.Last = last
+		if last != "" && batchID <= last {
+			return nil
+		}
+		a := &applier{q: q, tx: tx, pages: tx.Bucket(bPages), seen: map[string]*touched{}, now: b.Now.Unix()}
+		if err := a.apply(meta, b); err != nil {
+			return err
+		}
+		a.st.Applied, a.st.Last = true, last
+		st = a.st
+		return meta.Put(kBatch, []byte(batchID))
+	})
+	return st, err
+}
+
+// init creates the buckets and meta of a new state.
+func (q *Queue) init(tx *bolt.Tx) (*bolt.Bucket, error) {
+	if m := tx.Bucket(bMeta); m != nil {
+		return m, nil
+	}
+	for _, name := range [][]byte{bPages, bDue, bBlocked, bCells, bHosts} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return nil, err
+		}
+	}
+	m, err := tx.CreateBucket(bMeta)
+	if err != nil {
+		return nil, err
+	}
+	err = errors.Join(m.Put(kFormat, []byte(formatName)),
+		m.Put(kVersion, binary.AppendUvarint(nil, FormatVersion)),
+		m.Put(kShard, []byte(shardString(q.opt.Shard))))
+	return m, err
+}
+
+func (a *applier) apply(meta *bolt.Bucket, b Batch) error {
+	opt := &a.q.opt.Update
+	// Fetches in time order, so that intervals are folded as they happened.
+	fs := slices.Clone(b.Fetches)
+	slices.SortStableFunc(fs, func(x, y Fetch) int {
+		if c := x.At.Compare(y.At); c != 0 {
+			return c
+		}
+		return strings.Compare(x.URL, y.URL)
+	})
+	hosts := tx(a).Bucket(bHosts)
+	hostLast := map[string]int64{}
+	for i := range fs {
+		f := &fs[i]
+		if a.keeps(f.Host) {
+			a.st.Fetches++
+			t, err := a.get(f.URL, f.Host, true)
+			if err != nil {
+				return err
+			}
+			t.fetched = true
+			a.fetch(t.p, f, opt)
+			if at := f.At.Unix(); at > hostLast[f.Host] {
+				hostLast[f.Host] = at
+			}
+		}
+		// Links to this shard's hosts count from every shard's fetches.
+		for _, l := range f.Links {
+			h, err := urlx.Host(l)
+			if err != nil || h == "" || !a.keeps(h) {
+				continue
+			}
+			if _, err := a.get(l, h, true); err != nil {
+				return err
+			}
+		}
+	}
+	for h, at := range hostLast {
+		if old, n := binary.Varint(hosts.Get([]byte(h))); n > 0 && old >= at {
+			continue
+		}
+		if err := hosts.Put([]byte(h), binary.AppendVarint(nil, at)); err != nil {
+			return err
+		}
+	}
+	wsum, wcount := getFloat(meta, kWSum), getFloat(meta, kWCount)
+	for _, w := range b.Weights {
+		if !a.keeps(w.Host) {
+			continue
+		}
+		t, err := a.get(w.URL, w.Host, true)
+		if err != nil {
+			return err
+		}
+		a.st.Weights++
+		if !(w.Importance > 0) || math.IsInf(w.Importance, 0) {
+			a.st.ZeroWeights++
+			continue
+		}
+		if t.p.HasWeight {
+			wsum -= t.p.W
+			wcount--
+		}
+		t.p.W, t.p.HasWeight = w.Importance, true
+		wsum += w.Importance
+		wcount++
+	}
+	def := opt.DefaultWeight
+	if !(def > 0) {
+		def = 1
+		if wcount > 0 && wsum > 0 {
+			def = wsum / wcount
+		}
+	}
+	a.st.DefaultWeight = def
+	for _, u := range b.Deferred {
+		h, err := urlx.Host(u)
+		if err != nil || h == "" || !a.keeps(h) {
+			continue
+		}
+		t, err := a.get(u, h, true)
+		if err != nil {
+			return err
+		}
+		if t.fetched {
+			continue // fetched after all
+		}
+		a.st.Deferred++
+		p := t.p
+		if p.Defers < 60 {
+			p.Defers++
+		}
+		p.DeferTo = a.now + int64(doubled(opt.DeferFor, int(p.Defers), opt.DeferCap)/time.Second)
+	}
+	// Pages whose retry or deferral expired since the last batch go back
+	// to the due index.
+	c := tx(a).Bucket(bBlocked).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) < 8 {
+			return a.q.corrupt(bBlocked, k, errors.New("short key"))
+		}
+		until, url := blockedOf(k)
+		if until > a.now {
+			break
+		}
+		if _, err := a.get(url, "", false); err != nil {
+			return err
+		}
+	}
+	return a.commit(meta, def, wsum, wcount)
+}
+
+func tx(a *applier) *bolt.Tx { return a.tx }
+
+// fetch folds one fetch into a page.
+func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
+	at := f.At.Unix()
+	if f.Failed() {
+		a.st.Failures++
+		if p.Failures < 60 {
+			p.Failures++
+		}
+		p.RetryAt = max(p.RetryAt, at+int64(RetryAfter(f, int(p.Failures))/time.Second))
+		return
+	}
+	if p.LastFetch != 0 && at <= p.LastFetch {
+		a.st.Stale++ // an older fetch, or the same one again
+		return
+	}
+	var hash uint64
+	hasDigest := f.Digest != ""
+	if hasDigest {
+		h := fnv.New64a()
+		h.Write([]byte(f.Digest))
+		hash = h.Sum64()
+	}
+	if p.LastFetch != 0 {
+		gap := float64(at-p.LastFetch) / 86400
+		changed, known := false, true
+		switch {
+		case f.Status == 304:
+		case f.HasSim && p.Flags&flagSimhash != 0:
+			changed = bits.OnesCount64(f.Simhash^p.Simhash) > opt.SimhashThreshold
+		case hasDigest && p.Flags&flagDigest != 0:
+			changed = hash != p.Digest
+		default:
+			known = false
+		}
+		if known {
+			a.st.Observations++
+			if changed {
+				a.st.Changed++
+			} else {
+				a.st.Unchanged++
+			}
+			p.Stats.Add(gap, changed)
+		}
+	}
+	if f.Status != 304 {
+		p.Flags &^= flagDigest | flagSimhash
+		if hasDigest {
+			p.Digest = hash
+			p.Flags |= flagDigest
+		}
+		if f.HasSim {
+			p.Simhash = f.Simhash
+			p.Flags |= flagSimhash
+		}
+	}
+	p.LastFetch = at
+	p.Failures, p.RetryAt, p.Defers, p.DeferTo = 0, 0, 0, 0
+	rate, method := recrawl.EstimateStats(&p.Stats, opt.Prior)
+	p.Delta, p.Prior = rate, method == recrawl.MethodPrior
+}
+
+// commit writes the touched pages and moves their index entries.
+func (a *applier) commit(meta *bolt.Bucket, def, wsum, wcount float64) error {
+	due, blocked, cells := a.tx.Bucket(bDue), a.tx.Bucket(bBlocked), a.tx.Bucket(bCells)
+	urls := make([]string, 0, len(a.seen))
+	for u := range a.seen {
+		urls = append(urls, u)
+	}
+	slices.Sort(urls)
+	count := map[cell]int64{}
+	pages := int64(getFloat(meta, kPages))
+	for _, u := range urls {
+		t := a.seen[u]
+		p := t.p
+		if !p.HasWeight {
+			p.W = def
+			a.st.Unweighted++
+		}
+		if p.RetryAt <= a.now {
+			p.RetryAt = 0
+		}
+		if p.DeferTo <= a.now {
+			p.DeferTo = 0
+		}
+		if t.oldKey != nil {
+			bucket := blocked
+			if t.oldDue {
+				bucket = due
+				count[t.oldCell]--
+			}
+			if err := bucket.Delete(t.oldKey); err != nil {
+				return err
+			}
+		} else {
+			pages++
+		}
+		// bbolt keeps the slices until the commit: a buffer each.
+		if err := a.pages.Put([]byte(u), p.encode(nil)); err != nil {
+			return err
+		}
+		var err error
+		if until := p.blockedUntil(); until > 0 {
+			err = blocked.Put(blockedKey(until, u), nil)
+		} else {
+			count[p.cell()]++
+			err = due.Put(p.dueKey(u), p.dueValue())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for c, d := range count {
+		if d == 0 {
+			continue
+		}
+		k := c.key()
+		n, _ := binary.Varint(cells.Get(k))
+		n += d
+		var err error
+		if n <= 0 {
+			err = cells.Delete(k)
+		} else {
+			err = cells.Put(k, binary.AppendVarint(nil, n))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	a.st.Pages = int(pages)
+	return errors.Join(putFloat(meta, kWSum, wsum), putFloat(meta, kWCount, wcount), putFloat(meta, kPages, float64(pages)))
+}
+
+func getFloat(b *bolt.Bucket, k []byte) float64 {
+	v := b.Get(k)
+	if len(v) != 8 {
+		return 0
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(v))
+}
+
+func putFloat(b *bolt.Bucket, k []byte, v float64) error {
+	return b.Put(k, binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)))
+}

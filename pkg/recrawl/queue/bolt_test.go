@@ -1,0 +1,5 @@
+package queue
+
+import bolt "go.etcd.io/bbolt"
+
+type boltTx = bolt.Tx
