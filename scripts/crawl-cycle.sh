@@ -58,10 +58,12 @@ SITE_QUOTA=0      # sekitei: pages per host for the whole crawl (0: no quota fil
 MIN_QUOTA=20      # sekitei: the least quota of a segment
 ROBOTS_BLOCK=5    # a segment tried this often and refused by robots.txt every time gets no more candidates (0: never)
 SHARDS=1          # per-host steps run as this many shards
+KEEP_BATCHES=48   # turn directories kept (older ones are removed: their fetch records are in state/history)
 NOW=""            # the turn's time for recrawl and opic (RFC 3339; default: now)
 FETCH_ARGS=""     # e.g. --delay 1s --workers 64; a local site: --allow-private --hosts-file FILE
 OPIC_ARGS="--window 720h"
-RECRAWL_ARGS="--default-change-rate 0.2"   # flags of recrawl next and update
+RECRAWL_ARGS="--default-change-rate 0.2"   # flags of recrawl update (the prior change rate, ...)
+NEXT_ARGS=""      # flags of recrawl next (e.g. --host-rate 240)
 [[ -f "$dir/crawl.conf" ]] && source "$dir/crawl.conf"
 TURN_N=${TURN_N:-$((FRONTIER_N + RECRAWL_N))}
 
@@ -111,18 +113,16 @@ else
   echo "$SHARDS" > "$state/shards"
 fi
 
-# Resume the newest unfinished turn, or start one.
-batch=""
-for b in "$dir"/batches/*/; do
-  [[ -d "$b" && ! -f "$b/DONE" ]] && batch=${b%/}
-done
-if [[ -z "$batch" ]]; then
-  turns=$(find "$dir/batches" -mindepth 1 -maxdepth 1 -type d | wc -l)
-  batch=$dir/batches/$(printf '%06d' $((turns + 1)))-$(date -u +%Y%m%dT%H%M%SZ)
+# Resume the newest unfinished turn, or start one numbered after the newest.
+newest=$(find "$dir/batches" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | LC_ALL=C sort | tail -n 1)
+if [[ -n "$newest" && ! -f "$dir/batches/$newest/DONE" ]]; then
+  batch=$dir/batches/$newest
+  say "turn $newest: resume"
+else
+  number=${newest%%-*}
+  batch=$dir/batches/$(printf '%06d' $((10#${number:-0} + 1)))-$(date -u +%Y%m%dT%H%M%SZ)
   mkdir -p "$batch"
   say "turn $(basename "$batch"): start"
-else
-  say "turn $(basename "$batch"): resume"
 fi
 id=$(basename "$batch")
 
@@ -189,6 +189,7 @@ outbox_flag() { if ((SHARDS > 1)); then echo "--outbox=$batch/$1.$2.ndjson"; fi;
 now_args=()
 [[ -n "$NOW" ]] && now_args=(--now "$NOW")
 read -r -a recrawl_args <<< "$RECRAWL_ARGS"
+read -r -a next_args <<< "$NEXT_ARGS"
 read -r -a opic_args <<< "$OPIC_ARGS"
 read -r -a fetch_args <<< "$FETCH_ARGS"
 
@@ -225,35 +226,49 @@ seed() {
   echo "seed: $(lines "$dir/seeds.txt") seed URLs in the queue" >&2
 }
 
+# slot_days prints SLOT (a duration: 90s, 30m, 1h, 1d) in days.
+slot_days() {
+  local n=${SLOT%[smhd]} unit=${SLOT##*[0-9.]}
+  case "$unit" in
+  s | "") awk -v n="$n" 'BEGIN { print n / 86400 }' ;;
+  m) awk -v n="$n" 'BEGIN { print n / 1440 }' ;;
+  h) awk -v n="$n" 'BEGIN { print n / 24 }' ;;
+  d) echo "$n" ;;
+  esac
+}
+
+summary_shard() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/recrawl" summary --state "$(shard_state recrawl "$i")" $(shard_flag "$i") --rate "$rate" \
+    ${host_args[@]+"${host_args[@]}"} "${now_args[@]}" > "$batch/summary.$i.json"
+}
 next_shard() {
   local i=$1
   # shellcheck disable=SC2046
-  "$BIN/recrawl" next --state "$(shard_state recrawl "$i")" --n "$TURN_N" --slot "$SLOT" \
-    ${rate_args[@]+"${rate_args[@]}"} "${recrawl_args[@]}" "${now_args[@]}" > "$batch/candidates.$i.tmp"
-}
-summary_shard() {
-  "$BIN/recrawl" summary --state "$(shard_state recrawl "$1")" --rate "$RATE" --slot "$SLOT" \
-    "${recrawl_args[@]}" "${now_args[@]}" > "$batch/summary.$1.json"
+  "$BIN/recrawl" next --state "$(shard_state recrawl "$i")" $(shard_flag "$i") --n "$TURN_N" --slot "$SLOT" \
+    --lambda0-from "$batch/lambda0.json" ${host_args[@]+"${host_args[@]}"} ${next_args[@]+"${next_args[@]}"} \
+    "${now_args[@]}" > "$batch/candidates.$i.tmp"
 }
 select_pages() {
-  rate_args=()
-  [[ "$RATE" != 0 ]] && rate_args+=(--rate "$RATE")
-  [[ -n "$HOST_RATES" ]] && rate_args+=(--host-rates "$HOST_RATES")
-  if ((SHARDS > 1)) && [[ "$RATE" != 0 ]]; then
-    # lambda_0 by map and reduce: each shard's summary, then their sum.
-    each_shard summary_shard
-    "$BIN/recrawl" lambda0 --rate "$RATE" --output "$batch/lambda0.json" "$batch"/summary.*.json
-    rate_args+=(--lambda0-from "$batch/lambda0.json")
-  fi
+  # lambda_0, the threshold a page's crawl value must reach, by map and
+  # reduce over the shards' queues: RATE crawls a day, or TURN_N a turn.
+  rate=$RATE
+  [[ "$rate" == 0 ]] && rate=$(awk -v n="$TURN_N" -v d="$(slot_days)" 'BEGIN { print n / d }')
+  host_args=()
+  [[ -n "$HOST_RATES" ]] && host_args=(--host-rates "$HOST_RATES")
+  each_shard summary_shard
+  "$BIN/recrawl" lambda0 --rate "$rate" "$batch"/summary.*.json > "$batch/lambda0.json"
   each_shard next_shard
   if ((SHARDS > 1)); then
     "$BIN/recrawl" merge --n "$TURN_N" "$batch"/candidates.*.tmp > "$batch/candidates.tmp"
-    rm -f "$batch"/candidates.*.tmp "$batch"/summary.*.json
+    rm -f "$batch"/candidates.*.tmp
   else
     mv "$batch/candidates.0.tmp" "$batch/candidates.tmp"
   fi
+  rm -f "$batch"/summary.*.json
   mv "$batch/candidates.tmp" "$batch/candidates.ndjson"
-  echo "select: $(lines "$batch/candidates.ndjson") candidates from the crawl queue" >&2
+  echo "select: $(lines "$batch/candidates.ndjson") candidates from the crawl queue (lambda_0 $(cat "$batch/lambda0.json"))" >&2
 }
 
 filter_pages() {
@@ -348,6 +363,9 @@ step recrawl update_recrawl
 step index index_pages
 step archive archive_batch
 touch "$batch/DONE"
+# Old turn directories go: what they hold is in the states and the history.
+find "$dir/batches" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | LC_ALL=C sort |
+  head -n -"$KEEP_BATCHES" | while read -r old; do rm -rf "${dir:?}/batches/$old"; done
 
 # Progress: pages fetched, or why none were.
 stat() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$batch/fetch-stats.tsv"; }
