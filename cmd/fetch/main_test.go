@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,12 +22,12 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// TestScripts runs the txtar scripts in testdata/script. Two commands of
-// its own help them: "serve IP DIR" serves DIR over HTTP on a free port of
+// TestScripts runs the txtar scripts in testdata/script. Three commands of
+// its own help them: "gzipfile SRC DST" writes SRC gzipped to DST; "serve IP DIR" serves DIR over HTTP on a free port of
 // the loopback address IP and sets $SERVER to its base URL and $PORT to its
 // port; "expand FILE" replaces $VARIABLES in FILE by their values.
 func TestScripts(t *testing.T) {
-	scripttest.Run(t, map[string]scripttest.Cmd{"serve": serve, "expand": expand})
+	scripttest.Run(t, map[string]scripttest.Cmd{"serve": serve, "expand": expand, "gzipfile": gzipFile})
 }
 
 func serve(ts *testscript.TestScript, neg bool, args []string) {
@@ -48,4 +50,17 @@ func expand(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		ts.Check(os.WriteFile(path, []byte(os.Expand(string(b), ts.Getenv)), 0o644))
 	}
+}
+
+func gzipFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: gzipfile SRC DST")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	ts.Check(zw.Close())
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), buf.Bytes(), 0o644))
 }

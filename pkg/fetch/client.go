@@ -4,19 +4,24 @@ import (
 	"context"
 	"crypto/sha1"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/warc"
+	"golang.org/x/net/http/httpproxy"
 )
 
 // exchange is one HTTP request and what came back.
@@ -34,6 +39,7 @@ type exchange struct {
 	err       *codedError // nil if a response arrived in full
 	bufp      *[]byte     // pooled buffer behind body
 	sum       string      // payload digest, once computed
+	refused   bool        // the content-type policy refused the body: not read, not archived
 }
 
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
@@ -57,12 +63,78 @@ func (x *exchange) release() {
 	}
 }
 
-func newTransport(cfg *Config, res *resolver) *http.Transport {
+// proxyFunc returns the proxy choice of cfg and the host:port of the
+// proxies it may name (the dialer lets those through the address check:
+// a proxy on the local network is the usual case).
+func proxyFunc(cfg *Config) (func(*url.URL) (*url.URL, error), map[string]bool, error) {
+	hostport := func(u *url.URL) string {
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"https": "443"}[u.Scheme]
+			if port == "" {
+				port = "80"
+			}
+		}
+		return net.JoinHostPort(u.Hostname(), port)
+	}
+	switch cfg.Proxy {
+	case "none":
+		return nil, nil, nil
+	case "":
+		env := httpproxy.FromEnvironment()
+		allowed := map[string]bool{}
+		for _, p := range []string{env.HTTPProxy, env.HTTPSProxy} {
+			if p == "" {
+				continue
+			}
+			if !strings.Contains(p, "://") {
+				p = "http://" + p
+			}
+			if u, err := url.Parse(p); err == nil {
+				allowed[hostport(u)] = true
+			}
+		}
+		if len(allowed) == 0 {
+			return nil, nil, nil
+		}
+		return env.ProxyFunc(), allowed, nil
+	}
+	u, err := url.Parse(cfg.Proxy)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, nil, fmt.Errorf("fetch: proxy %q: want http://host:port", cfg.Proxy)
+	}
+	return func(*url.URL) (*url.URL, error) { return u, nil }, map[string]bool{hostport(u): true}, nil
+}
+
+// tlsConfig trusts the system roots plus those of cfg.CAFile.
+func tlsConfig(cfg *Config) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.Insecure}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("fetch: CA file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("fetch: CA file %s: no PEM certificate in it", cfg.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	return tc, nil
+}
+
+func newTransport(cfg *Config, res *resolver, proxy func(*url.URL) (*url.URL, error), proxies map[string]bool, tc *tls.Config) *http.Transport {
 	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, err
+		}
+		if proxies[addr] {
+			return dialer.DialContext(ctx, network, addr)
 		}
 		addrs, err := res.resolve(ctx, host)
 		if err != nil {
@@ -91,10 +163,14 @@ func newTransport(cfg *Config, res *resolver) *http.Transport {
 		}
 		return nil, firstErr
 	}
+	var proxyReq func(*http.Request) (*url.URL, error)
+	if proxy != nil {
+		proxyReq = func(r *http.Request) (*url.URL, error) { return proxy(r.URL) }
+	}
 	return &http.Transport{
-		Proxy:                  nil, // a crawler connects where DNS says: no proxy from the environment
+		Proxy:                  proxyReq,
 		DialContext:            dial,
-		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSClientConfig:        tc,
 		TLSHandshakeTimeout:    cfg.ConnectTimeout,
 		ResponseHeaderTimeout:  cfg.ReadTimeout,
 		DisableCompression:     true, // we ask for and decode codings ourselves, keeping raw bytes for WARC
@@ -109,6 +185,27 @@ func newTransport(cfg *Config, res *resolver) *http.Transport {
 	}
 }
 
+// proxyCheck applies the address check to a URL that goes through a
+// proxy: the proxy resolves the name, so the check is made here first.
+func (f *Fetcher) proxyCheck(ctx context.Context, u *url.URL) *codedError {
+	if f.proxy == nil || f.cfg.AllowPrivate {
+		return nil
+	}
+	if p, err := f.proxy(u); err != nil || p == nil {
+		return nil
+	}
+	addrs, err := f.res.resolve(ctx, u.Hostname())
+	if err != nil {
+		return classify(err, false, false)
+	}
+	for _, a := range addrs {
+		if !publicAddr(a) {
+			return classify(&blockedError{host: u.Hostname(), addr: a}, false, false)
+		}
+	}
+	return nil
+}
+
 func mustPort(p string) uint16 {
 	n, _ := strconv.ParseUint(p, 10, 16)
 	return uint16(n)
@@ -116,7 +213,10 @@ func mustPort(p string) uint16 {
 
 // do performs one GET of u with extra request headers. The body is read up
 // to limit bytes. do never returns nil.
-func (f *Fetcher) do(ctx context.Context, u *url.URL, extra http.Header, limit int64) *exchange {
+//
+// accept, if not nil, sees the header of a 2xx response first; when it
+// refuses, the body is not read and x.refused is set.
+func (f *Fetcher) do(ctx context.Context, u *url.URL, extra http.Header, limit int64, accept func(http.Header) *codedError) *exchange {
 	x := &exchange{url: u, start: time.Now()}
 	defer func() { x.elapsed = time.Since(x.start) }()
 
@@ -143,6 +243,10 @@ func (f *Fetcher) do(ctx context.Context, u *url.URL, extra http.Header, limit i
 	}
 	x.reqHeader = req.Header
 
+	if cerr := f.proxyCheck(ctx, u); cerr != nil {
+		x.err = cerr
+		return x
+	}
 	resp, err := f.transport.RoundTrip(req)
 	if err != nil {
 		x.err = classify(err, false, f.stopping.Load())
@@ -150,6 +254,12 @@ func (f *Fetcher) do(ctx context.Context, u *url.URL, extra http.Header, limit i
 	}
 	defer resp.Body.Close()
 	x.status, x.proto, x.header = resp.StatusCode, resp.Proto, resp.Header
+	if accept != nil && x.status >= 200 && x.status < 300 {
+		if cerr := accept(x.header); cerr != nil {
+			x.err, x.refused = cerr, true
+			return x
+		}
+	}
 
 	// The body: bounded in size, and in time between reads.
 	timer := time.AfterFunc(f.cfg.ReadTimeout, func() { idle.Store(true); cancel() })

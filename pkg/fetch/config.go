@@ -3,10 +3,12 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
@@ -19,7 +21,12 @@ const DefaultUserAgent = "crawlkit/0.1 (+https://github.com/sekitei/crawlkit)"
 type Config struct {
 	UserAgent string // DefaultUserAgent
 
-	Workers int           // requests in flight at once over all hosts: 32
+	Workers int // requests in flight at once over all hosts: 32
+	// QueueBy chooses what politeness counts as one server: QueueByIP (the
+	// default, as Nutch and Heritrix do), QueueByDomain (registered domain,
+	// by the public suffix list) or QueueByHost. PerHost and the delay hold
+	// per queue; robots.txt stays per host.
+	QueueBy string
 	PerHost int           // requests in flight at once to one host: 1
 	Delay   time.Duration // pause between requests to one host: 1s; NoDelay for none
 	// MaxCrawlDelay caps a robots.txt Crawl-delay: 30s.
@@ -32,13 +39,32 @@ type Config struct {
 	ConnectTimeout time.Duration // DNS, TCP and TLS: 10s
 	ReadTimeout    time.Duration // waiting for headers or the next body bytes: 15s
 
-	MaxSize      int64 // body bytes kept; more is truncated and marked: 10 MiB
-	MaxDecoded   int64 // decoded (gunzipped...) bytes for parsing: 8 x MaxSize, at least 32 MiB
-	MaxRedirects int   // redirects followed: 10; NoRedirects for none
+	MaxSize    int64 // body bytes kept; more is truncated and marked: 10 MiB
+	MaxDecoded int64 // decoded (gunzipped...) bytes for parsing: 8 x MaxSize, at least 32 MiB
+	// LargeDecodes is how many bodies may be decoded past 1 MiB at once
+	// (the others wait): 2. Decoding memory is bounded by Workers x 1 MiB
+	// + LargeDecodes x 1.5 x MaxDecoded.
+	LargeDecodes int
+	MaxRedirects int // redirects followed: 10; NoRedirects for none
 
 	Retries      int           // retries on 429, 503 and network errors: 2; NoRetries for none
 	RetryBackoff time.Duration // first backoff, doubled each retry: 2s
 	MaxRetryWait time.Duration // longest Retry-After honoured: 60s; beyond it the answer stands
+
+	// CAFile names a PEM file of root certificates trusted besides the
+	// system's (a national root CA, a test rig's own); Insecure skips
+	// certificate verification altogether (a test rig only).
+	CAFile   string
+	Insecure bool
+	// Proxy is the URL of an HTTP proxy for every request; "" takes
+	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment, "none"
+	// connects directly.
+	Proxy string
+	// Types are the media types fetched (package ctype patterns: "html",
+	// "image/*", "application/pdf", "all"): ctype.DefaultTypes (HTML) when
+	// empty. A URL whose extension names another type is not requested; a
+	// response whose Content-Type is another is not read.
+	Types []string
 
 	DNSTTL       time.Duration // DNS cache lifetime: 5m
 	AllowPrivate bool          // allow loopback, private, link-local, multicast addresses
@@ -49,6 +75,10 @@ type Config struct {
 	MaxPathDepth int // path segments allowed (bot trap): 32
 	MaxRepeat    int // times one path segment may repeat (bot trap): 3
 	HostBudget   int // URLs accepted per host, 0: unlimited
+
+	// Normalizer gives each URL its normal form before it is fetched, and
+	// each link, canonical and refresh target written: urlnorm defaults.
+	Normalizer *urlnorm.Normalizer
 
 	MaxLinks       int  // links kept per page: 10000
 	IgnoreNofollow bool // put rel=nofollow links in "links" too
@@ -65,6 +95,13 @@ type Config struct {
 	// that saves parsing: the "interrupted" records of a stopped run.
 	EmitRaw func(line []byte) error
 }
+
+// Values of Config.QueueBy.
+const (
+	QueueByIP     = "ip"
+	QueueByDomain = "domain"
+	QueueByHost   = "host"
+)
 
 // Sentinels for fields whose zero value means a default.
 const (
@@ -91,6 +128,13 @@ func (c *Config) setDefaults() error {
 	if c.PerHost <= 0 {
 		c.PerHost = 1
 	}
+	switch c.QueueBy {
+	case "":
+		c.QueueBy = QueueByIP
+	case QueueByIP, QueueByDomain, QueueByHost:
+	default:
+		return fmt.Errorf("fetch: queue by %q: want ip, domain or host", c.QueueBy)
+	}
 	def(&c.Delay, time.Second)
 	if c.Delay < 0 {
 		c.Delay = 0
@@ -105,6 +149,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MaxDecoded <= 0 {
 		c.MaxDecoded = max(8*c.MaxSize, 32<<20)
+	}
+	if c.LargeDecodes <= 0 {
+		c.LargeDecodes = 2
 	}
 	if c.MaxRedirects == 0 {
 		c.MaxRedirects = 10

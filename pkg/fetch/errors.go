@@ -31,6 +31,8 @@ const (
 	CodeLoop        = "redirect_loop"
 	CodeRedirects   = "too_many_redirects"
 	CodeInterrupted = "interrupted" // not fetched: the run was stopped
+	CodeDuplicate   = "duplicate"   // its normal form was already fetched in this run
+	CodeType        = "type"        // a content type the policy refuses (--types)
 )
 
 // codedError is an error with its code.

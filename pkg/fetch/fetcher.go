@@ -28,8 +28,11 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"hash/fnv"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"sort"
@@ -38,9 +41,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sekitei/crawlkit/pkg/fetch/ctype"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/urlx"
+	"golang.org/x/net/publicsuffix"
 )
 
 // Stats count what a run did; read them with Fetcher.Stats.
@@ -59,19 +65,27 @@ type Stats struct {
 // A Fetcher fetches a stream of URL records. Make one with New and call Run
 // once.
 type Fetcher struct {
-	cfg       Config
-	agent     string // robots product token
-	transport *http.Transport
-	res       *resolver
+	cfg   Config
+	agent string // robots product token
+	norm  *urlnorm.Normalizer
+	types *ctype.Policy
+	// largeDecodes holds the buffers for bodies that decode past smallDecode.
+	largeDecodes chan *[]byte
+	proxy        func(*url.URL) (*url.URL, error) // nil: direct
+	transport    *http.Transport
+	res          *resolver
 
 	mu       sync.Mutex
 	hosts    map[string]*hostQ
+	slots    map[string]*slot
+	getNext  map[string]time.Time // when Get may next ask each host
 	ready    readyHeap
 	seq      uint64
 	wake     chan struct{} // closed and replaced when the queues change
 	pending  int           // items queued or in flight
 	memUsed  int64
 	spill    spillFile
+	seen     map[uint64]int // hashes of the normalised input URLs, to their lines
 	inputEnd bool
 	fatal    error
 
@@ -93,11 +107,31 @@ func New(cfg Config) (*Fetcher, error) {
 	f := &Fetcher{
 		cfg:   cfg,
 		agent: robots.ProductToken(cfg.UserAgent),
+		norm:  cfg.Normalizer,
 		hosts: make(map[string]*hostQ),
+		seen:  make(map[uint64]int),
+		slots: make(map[string]*slot),
 		wake:  make(chan struct{}),
 	}
+	if f.norm == nil {
+		f.norm = urlnorm.New(urlnorm.Options{})
+	}
+	f.types = ctype.New(cfg.Types)
+	f.largeDecodes = make(chan *[]byte, f.cfg.LargeDecodes)
+	for i := 0; i < f.cfg.LargeDecodes; i++ {
+		f.largeDecodes <- new([]byte)
+	}
+	proxy, proxies, err := proxyFunc(&f.cfg)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := tlsConfig(&f.cfg)
+	if err != nil {
+		return nil, err
+	}
+	f.proxy = proxy
 	f.res = newResolver(cfg.LookupIP, cfg.DNSTTL)
-	f.transport = newTransport(&f.cfg, f.res)
+	f.transport = newTransport(&f.cfg, f.res, proxy, proxies, tc)
 	f.stats.codes = make(map[string]int64)
 	return f, nil
 }
@@ -233,6 +267,16 @@ func (f *Fetcher) add(rec *record.Record) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// One request per page: a second spelling of a URL already taken in is
+	// not fetched again (64-bit hashes keep the set small).
+	key := hashString(it.u.String())
+	if first, dup := f.seen[key]; dup {
+		f.mu.Unlock()
+		err := f.finish(rec, it, errorf(CodeDuplicate, "same URL as input line %d after normalisation: %s", first, clip(it.u.String(), 200)))
+		f.mu.Lock()
+		return err
+	}
+	f.seen[key] = rec.Line
 	h := f.host(host)
 	if f.cfg.HostBudget > 0 && h.accepted >= f.cfg.HostBudget {
 		f.mu.Unlock()
@@ -262,9 +306,60 @@ func (f *Fetcher) host(key string) *hostQ {
 	h := f.hosts[key]
 	if h == nil {
 		h = &hostQ{key: key, heapIdx: -1, delay: f.cfg.Delay}
+		switch f.cfg.QueueBy {
+		case QueueByHost:
+			h.slot = f.slotFor("host:" + key)
+		case QueueByDomain:
+			h.slot = f.slotFor("domain:" + registeredDomain(key))
+		}
 		f.hosts[key] = h
 	}
 	return h
+}
+
+func (f *Fetcher) slotFor(key string) *slot {
+	s := f.slots[key]
+	if s == nil {
+		s = &slot{key: key}
+		f.slots[key] = s
+	}
+	return s
+}
+
+// registeredDomain is the public suffix plus one label of a host[:port]
+// (golang.org/x/net/publicsuffix); an IP address or a bare suffix is its
+// own domain.
+func registeredDomain(hostport string) string {
+	name := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		name = h
+	}
+	name = strings.Trim(name, "[]")
+	if _, err := netip.ParseAddr(name); err == nil {
+		return name
+	}
+	if d, err := publicsuffix.EffectiveTLDPlusOne(name); err == nil {
+		return d
+	}
+	return name
+}
+
+// resolveSlot finds the address of a host queued by IP and gives it the
+// slot of that address; a name that does not resolve gets a slot of its
+// own, and its requests fail with the DNS error as usual.
+func (f *Fetcher) resolveSlot(ctx context.Context, h *hostQ) {
+	name := h.key
+	if hn, _, err := net.SplitHostPort(h.key); err == nil {
+		name = hn
+	}
+	key := "host:" + h.key
+	if addrs, err := f.res.resolve(ctx, strings.Trim(name, "[]")); err == nil && len(addrs) > 0 {
+		key = "ip:" + addrs[0].Unmap().String()
+	}
+	f.mu.Lock()
+	h.slot = f.slotFor(key)
+	h.resolving = false
+	f.mu.Unlock()
 }
 
 // check validates a record's URL and the bot-trap limits.
@@ -272,6 +367,15 @@ func (f *Fetcher) check(rec *record.Record) (*item, string, *codedError) {
 	raw := strings.TrimSpace(rec.URL())
 	p, err := urlx.Split(raw)
 	if err != nil {
+		return nil, "", errorf(CodeURL, "%v", err)
+	}
+	if len(raw) > 8192 {
+		return nil, "", errorf(CodeURL, "URL longer than 8192 bytes")
+	}
+	// One spelling per page: what goes on the wire is the normal form.
+	if n, err := f.norm.Normalize(raw); err == nil {
+		raw = n
+	} else {
 		return nil, "", errorf(CodeURL, "%v", err)
 	}
 	u, err := url.Parse(raw)
@@ -289,7 +393,16 @@ func (f *Fetcher) check(rec *record.Record) (*item, string, *codedError) {
 	if cerr := f.trap(u); cerr != nil {
 		return nil, "", cerr
 	}
+	if mt, ok := f.types.AcceptsPath(u.Path); !ok {
+		return nil, "", errorf(CodeType, "%s by its extension: not requested (--types)", mt)
+	}
 	return &item{rec: rec, u: u, size: itemSize(rec)}, hostKey(u), nil
+}
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }
 
 func hostKey(u *url.URL) string { return urlx.NormalizeHost(u.Scheme, u.Host) }
@@ -339,10 +452,11 @@ func clip(s string, n int) string {
 
 // A job is what a worker does next.
 type job struct {
-	host   *hostQ
-	it     *item       // a page request, or an item to write out (with skip)
-	skip   *codedError // write it out with this error, no request
-	robots int         // schemeIndex+1 of a robots.txt fetch, 0 if none
+	host    *hostQ
+	it      *item       // a page request, or an item to write out (with skip)
+	skip    *codedError // write it out with this error, no request
+	robots  int         // schemeIndex+1 of a robots.txt fetch, 0 if none
+	resolve bool        // find the host's address for its politeness slot
 }
 
 // take returns the next job, waiting for a host to be ready. It returns
@@ -404,6 +518,23 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 		return job{}, false
 	}
 	it := h.items[0]
+	if h.slot == nil {
+		if h.resolving || h.active > 0 {
+			return job{}, false
+		}
+		h.resolving = true
+		h.active++
+		return job{host: h, resolve: true}, true
+	}
+	sl := h.slot
+	if sl.active >= f.cfg.PerHost {
+		sl.waiting = append(sl.waiting, h) // done() re-readies it
+		return job{}, false
+	}
+	if sl.next.After(now) {
+		f.readyAt(h, sl.next)
+		return job{}, false
+	}
 	if !f.cfg.IgnoreRobots {
 		si := schemeIndex(it.u.Scheme)
 		rs := h.robots[si]
@@ -413,6 +544,7 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 			}
 			h.robots[si] = &robotsState{fetching: true}
 			h.active++
+			sl.active++
 			return job{host: h, robots: si + 1}, true
 		}
 		if rs.fetching {
@@ -433,7 +565,11 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 	}
 	f.popItem(h)
 	h.active++
+	sl.active++
 	h.next = now.Add(h.delay)
+	if h.next.After(sl.next) {
+		sl.next = h.next
+	}
 	f.maybeReady(h)
 	return job{host: h, it: it}, true
 }
@@ -479,7 +615,7 @@ func (f *Fetcher) done(j job, requeue *item, requeueHost string, wait time.Durat
 	h := j.host
 	h.active--
 	now := time.Now()
-	if j.skip == nil {
+	if j.skip == nil && !j.resolve {
 		// One connection per host by default: the delay runs from the end
 		// of the exchange, so the server sees gaps of at least the delay.
 		if f.cfg.PerHost == 1 {
@@ -491,6 +627,17 @@ func (f *Fetcher) done(j job, requeue *item, requeueHost string, wait time.Durat
 			if t := now.Add(wait); t.After(h.next) {
 				h.next = t
 			}
+		}
+		// The host's slot (its IP or domain) waits as long.
+		if sl := h.slot; sl != nil {
+			sl.active--
+			if h.next.After(sl.next) {
+				sl.next = h.next
+			}
+			for _, w := range sl.waiting {
+				f.maybeReady(w)
+			}
+			sl.waiting = sl.waiting[:0]
 		}
 	}
 	if requeue != nil {
@@ -527,6 +674,9 @@ func (f *Fetcher) worker(ctx, reqCtx context.Context, stop context.CancelFunc) {
 		}
 		var err error
 		switch {
+		case j.resolve:
+			f.resolveSlot(reqCtx, j.host)
+			f.done(j, nil, "", 0, 0)
 		case j.robots > 0:
 			f.fetchRobots(reqCtx, j)
 			f.done(j, nil, "", 0, 0)
@@ -657,12 +807,13 @@ func (f *Fetcher) count(code string, ok bool) {
 
 // ownedFields are the fields fetch writes; a new fetch replaces them all.
 var ownedFields = []string{"host", "status", "final_url", "fetched_at", "content_type", "length", "digest",
-	"title", "links", "nofollow_links", "canonical", "noindex", "redirects", "error", "truncated",
-	"warc_file", "warc_offset", "elapsed_ms", "etag", "last_modified"}
+	"charset", "charset_source", "title", "links", "nofollow_links", "canonical", "refresh", "robots", "noindex",
+	"text_simhash", "redirects", "error", "truncated", "warc_file", "warc_offset", "elapsed_ms", "etag", "last_modified"}
 
 // keptOn304 are the fields that still describe the page after a 304.
 var keptOn304 = map[string]bool{"content_type": true, "length": true, "digest": true, "title": true,
-	"links": true, "nofollow_links": true, "canonical": true, "noindex": true, "etag": true, "last_modified": true}
+	"links": true, "nofollow_links": true, "canonical": true, "noindex": true, "etag": true, "last_modified": true,
+	"charset": true, "charset_source": true, "refresh": true, "robots": true, "text_simhash": true}
 
 func clearOwned(rec *record.Record) {
 	for _, k := range ownedFields {

@@ -80,9 +80,10 @@ type emitted struct {
 	at  time.Time
 }
 
-// testConfig is fast and allows loopback.
+// testConfig is fast, allows loopback and fetches every content type.
 func testConfig() Config {
 	return Config{
+		Types:          []string{"all"},
 		AllowPrivate:   true,
 		Delay:          NoDelay,
 		Workers:        16,

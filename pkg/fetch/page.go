@@ -12,10 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sekitei/crawlkit/pkg/charset"
+	"github.com/sekitei/crawlkit/pkg/directives"
 	"github.com/sekitei/crawlkit/pkg/fetch/content"
 	"github.com/sekitei/crawlkit/pkg/fetch/links"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/textsig"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
@@ -31,7 +34,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
 	var group *robots.Group
 	var fail *codedError
 	for hops := 0; ; hops++ {
-		x := f.do(ctx, u, nil, robots.MaxSize)
+		x := f.do(ctx, u, nil, robots.MaxSize, nil)
 		f.stats.requests.Add(1)
 		f.stats.bytes.Add(int64(len(x.body)))
 		if x.status != 0 {
@@ -92,7 +95,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	if len(it.chain) == 0 {
 		extra = conditional(it.rec)
 	}
-	x := f.do(ctx, it.u, extra, f.cfg.MaxSize)
+	x := f.do(ctx, it.u, extra, f.cfg.MaxSize, f.acceptType)
 	defer x.release()
 	f.stats.requests.Add(1)
 	f.stats.bytes.Add(int64(len(x.body)))
@@ -103,7 +106,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	// The host is free as soon as the exchange is over: archiving and
 	// parsing below do not hold up its next request.
 	archive := func() (warc.Location, bool, error) {
-		if x.status == 0 || f.cfg.WARC == nil {
+		if x.status == 0 || f.cfg.WARC == nil || x.refused {
 			return warc.Location{}, false, nil
 		}
 		l, err := f.writeWARC(x)
@@ -200,6 +203,14 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// acceptType applies the content-type policy to a response header.
+func (f *Fetcher) acceptType(h http.Header) *codedError {
+	if mt, ok := f.types.AcceptsHeader(h.Get("Content-Type")); !ok {
+		return errorf(CodeType, "%s: body not read (--types)", mt)
+	}
+	return nil
+}
+
 // redirectTarget checks the Location of a 3xx answer.
 func (f *Fetcher) redirectTarget(it *item, x *exchange) (*url.URL, *codedError) {
 	loc := x.header.Get("Location")
@@ -213,6 +224,11 @@ func (f *Fetcher) redirectTarget(it *item, x *exchange) (*url.URL, *codedError) 
 	next.Fragment, next.RawFragment = "", ""
 	if next.Scheme != "http" && next.Scheme != "https" || next.Hostname() == "" {
 		return nil, errorf(CodeRedirect, "Location %q is not an http(s) URL", clip(loc, 100))
+	}
+	if n, err := f.norm.Normalize(next.String()); err == nil {
+		if nu, err := url.Parse(n); err == nil {
+			next = nu
+		}
 	}
 	ns := next.String()
 	if ns == it.u.String() {
@@ -271,13 +287,15 @@ func (f *Fetcher) finishResponse(it *item, x *exchange, loc warc.Location, haveL
 		if mt != "" {
 			rec.SetString("content_type", mt)
 		}
-		rec.SetInt("length", int64(len(x.body)))
-		rec.SetString("digest", x.digest())
-		if x.truncated != "" {
-			rec.SetString("truncated", x.truncated)
-		}
-		if perr := f.parsePage(rec, it, x, mt, ct); perr != nil && cerr == nil {
-			cerr = perr
+		if !x.refused {
+			rec.SetInt("length", int64(len(x.body)))
+			rec.SetString("digest", x.digest())
+			if x.truncated != "" {
+				rec.SetString("truncated", x.truncated)
+			}
+			if perr := f.parsePage(rec, it, x, mt, ct); perr != nil && cerr == nil {
+				cerr = perr
+			}
 		}
 	}
 	if haveLoc {
@@ -299,12 +317,24 @@ func (f *Fetcher) finishResponse(it *item, x *exchange, loc warc.Location, haveL
 	return f.emit(rec, code, code == "" && (x.status >= 200 && x.status < 300 || notModified))
 }
 
-// parsePage decodes an HTML body and records its title and links.
+// parsePage decodes an HTML body and records its charset, title, links,
+// directives, canonical URL, refresh target and main-text signature.
 func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct string) *codedError {
+	robotsSet := directives.For(f.agent)
+	robotsSet.Header(x.header.Values("X-Robots-Tag"))
+	defer func() {
+		if l := robotsSet.List(); l != nil {
+			rec.SetStrings("robots", l)
+		}
+		if robotsSet.Has(directives.NoIndex) {
+			rec.SetBool("noindex", true)
+		}
+	}()
 	if len(x.body) == 0 {
 		return nil
 	}
-	body, err := content.Decode(x.body, x.header.Get("Content-Encoding"), f.cfg.MaxDecoded)
+	body, release, err := f.decode(x)
+	defer release()
 	var cerr *codedError
 	switch {
 	case errors.Is(err, content.ErrTooLarge):
@@ -320,25 +350,95 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 	if mt != "text/html" && mt != "application/xhtml+xml" {
 		return cerr
 	}
-	text, _ := content.ToUTF8(body, ct)
-	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks})
+	text, cs := charset.Decode(body, ct)
+	rec.SetString("charset", cs.Name)
+	rec.SetString("charset_source", cs.Source)
+	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks, Agent: f.agent})
+	for _, d := range p.Robots {
+		robotsSet.Meta("robots", d)
+	}
 	if p.Title != "" {
 		rec.SetString("title", p.Title)
 	}
-	ls := p.Links
+	ls, nf := f.normalizeAll(p.Links), f.normalizeAll(p.Nofollow)
+	if robotsSet.Has(directives.NoFollow) {
+		ls, nf = nil, append(ls, nf...)
+	}
 	if f.cfg.IgnoreNofollow {
-		ls = append(ls, p.Nofollow...)
-	} else if len(p.Nofollow) > 0 {
-		rec.SetStrings("nofollow_links", p.Nofollow)
+		ls, nf = append(ls, nf...), nil
+	}
+	if len(nf) > 0 {
+		rec.SetStrings("nofollow_links", nf)
 	}
 	rec.SetStrings("links", nonNil(ls))
 	if p.Canonical != "" {
-		rec.SetString("canonical", p.Canonical)
+		rec.SetString("canonical", f.normalize(p.Canonical))
 	}
-	if p.NoIndex {
-		rec.SetBool("noindex", true)
+	if p.Refresh != "" {
+		rec.SetString("refresh", f.normalize(p.Refresh))
 	}
+	rec.SetString("text_simhash", textsig.Hex(textsig.Signature(text)))
 	return cerr
+}
+
+// smallDecode is what every worker may decode at once; a body that decodes
+// to more waits for one of Config.LargeDecodes buffers, which are reused
+// from body to body, so that decoding memory stays bounded by Workers x
+// smallDecode + LargeDecodes x MaxDecoded whatever the servers send (gzip
+// bombs included) and makes no garbage for the collector to fall behind on.
+const smallDecode = 1 << 20
+
+// decode undoes the content coding of x's body within the memory bound;
+// release gives back the buffer the result lives in.
+func (f *Fetcher) decode(x *exchange) (body []byte, release func(), err error) {
+	enc := x.header.Get("Content-Encoding")
+	if enc == "" || strings.EqualFold(enc, "identity") {
+		return x.body, func() {}, nil
+	}
+	small := min(int64(smallDecode), f.cfg.MaxDecoded)
+	body, err = content.Decode(x.body, enc, small)
+	if !errors.Is(err, content.ErrTooLarge) || small == f.cfg.MaxDecoded {
+		return body, func() {}, err
+	}
+	buf := <-f.largeDecodes
+	if cap(*buf) == 0 {
+		// Made once at its full size: growing by doubling would leave
+		// garbage as large as the buffer.
+		*buf = make([]byte, 0, f.cfg.MaxDecoded+1)
+	}
+	body, err = content.DecodeInto(*buf, x.body, enc, f.cfg.MaxDecoded)
+	if cap(body) > cap(*buf) {
+		*buf = body[:0]
+	}
+	return body, func() { f.largeDecodes <- buf }, err
+}
+
+// normalize returns the normal form of an absolute URL, or the URL as it
+// is when it has none.
+func (f *Fetcher) normalize(u string) string {
+	if n, err := f.norm.Normalize(u); err == nil {
+		return n
+	}
+	return u
+}
+
+// normalizeAll normalises links and drops the duplicates normalisation
+// makes, keeping the first of each.
+func (f *Fetcher) normalizeAll(ls []string) []string {
+	if len(ls) == 0 {
+		return ls
+	}
+	seen := make(map[string]struct{}, len(ls))
+	out := ls[:0]
+	for _, l := range ls {
+		n := f.normalize(l)
+		if _, dup := seen[n]; dup {
+			continue
+		}
+		seen[n] = struct{}{}
+		out = append(out, n)
+	}
+	return out
 }
 
 func nonNil(s []string) []string {

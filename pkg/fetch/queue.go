@@ -46,6 +46,20 @@ type hostQ struct {
 	robots   [2]*robotsState
 	heapIdx  int // -1 when not in the ready heap
 	seq      uint64
+	// slot is the politeness queue the host shares with the hosts of its
+	// IP address or registered domain (its own with QueueByHost); nil
+	// until its address is known with QueueByIP.
+	slot      *slot
+	resolving bool
+}
+
+// A slot is one politeness queue: the requests of all its hosts are spaced
+// by the delay and limited to PerHost at a time, as if they were one host.
+type slot struct {
+	key     string
+	next    time.Time
+	active  int
+	waiting []*hostQ // hosts ready but for the slot's connections
 }
 
 type robotsState struct {

@@ -4,6 +4,7 @@ package fetchcli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -21,6 +22,8 @@ import (
 	"github.com/sekitei/crawlkit/pkg/fetch"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/sitemap"
+	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/urlx"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
@@ -35,21 +38,36 @@ func Main(args []string, env clikit.Env) int {
 func App() *cli.App {
 	app := clikit.New("fetch", "fetch URLs politely into records and WARC files",
 		"fetch [--warc DIR] [--delay 1s] [--workers 32] [options] [FILE...]\n"+
-			"   fetch robots --robots FILE [--agent NAME] [URL...]")
+			"   fetch robots --robots FILE [--agent NAME] [URL...]\n"+
+			"   fetch sitemaps [options] [FILE...]")
 	app.Description = `Reads URL records (plain URL lines or NDJSON objects with "url") from the
 files named or from stdin, fetches each over HTTP(S) and writes one record per
 URL on stdout with status, final_url, fetched_at, content_type, length,
-digest (sha1:BASE32 of the payload, as WARC-Payload-Digest), title, links
-(absolute, fragment-free, de-duplicated), canonical, redirects, error
-("code: message"; codes: url trap budget robots dns blocked connect tls
-timeout network http too_large decode redirect redirect_loop
-too_many_redirects interrupted), warc_file, warc_offset, elapsed_ms, etag and
-last_modified. Other fields pass through. Records come out in completion
-order.
+digest (sha1:BASE32 of the payload, as WARC-Payload-Digest), charset and
+charset_source (header, bom, meta or sniffed), title, links (absolute,
+normalised, de-duplicated), nofollow_links, canonical, refresh (a meta
+refresh target), robots (the meta robots and X-Robots-Tag directives for
+our agent, e.g. ["nofollow","noindex"]), text_simhash (16 hex digits: the
+SimHash of the main text, which clocks, counters and banners do not move),
+redirects, error ("code: message"; codes: url trap budget robots dns
+blocked connect tls timeout network http too_large decode redirect
+redirect_loop too_many_redirects duplicate type interrupted), warc_file,
+warc_offset, elapsed_ms, etag and last_modified. Other fields pass through.
+Records come out in completion order.
+
+URLs are normalised before they are fetched (host case and IDN to punycode,
+default port, percent-encoding, dot segments, sorted query, session ids and
+utm_* removed: --strip-params); a second spelling of a URL already taken in
+gets error "duplicate" and no request. --types chooses the media types
+fetched (HTML by default): a link to photo.jpg is not requested, a response
+served as application/zip is not read.
 
 Politeness: robots.txt (RFC 9309) per host, cached; a delay between requests
-to a host (--delay, or the robots Crawl-delay up to --max-crawl-delay);
---per-host connections per host; --workers requests at once in all.
+to one server (--delay, or the robots Crawl-delay up to --max-crawl-delay),
+where a server is an IP address (--queue-by ip, the default: six host names
+on one shared host get one request per delay between them), a registered
+domain (--queue-by domain) or a host (--queue-by host); --per-host
+connections per server; --workers requests at once in all.
 Records with etag / last_modified fields are fetched conditionally (304).
 Private, loopback, link-local and multicast addresses are refused unless
 --allow-private. SIGINT/SIGTERM stop cleanly: WARC files stay valid and
@@ -63,10 +81,14 @@ Example:
     "links":["https://www.iana.org/domains/example"],
     "warc_file":"crawl/fetch-20261121054000-00000.warc.gz","warc_offset":412,"elapsed_ms":140}
    $ fetch --delay 0 --per-host 4 --workers 256 --warc out/ urls.txt > fetched.ndjson
+   $ printf 'http://Example.COM:80/a/./b/../%%7euser/?b=2&a=1&utm_source=x\n' | fetch --quiet | jq -r .final_url
+   http://example.com/a/~user/?a=1&b=2
+   $ fetch --queue-by domain --types html,pdf --ca-file national-root.pem \
+       --proxy http://proxy.local:3128 urls.txt > fetched.ndjson
    $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c`
 	app.Flags = append(clikit.InputFlags(), fetchFlags()...)
 	app.Action = run
-	app.Commands = []*cli.Command{robotsCommand(), statsCommand()}
+	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand()}
 	return app
 }
 
@@ -77,7 +99,8 @@ func fetchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "warc-size", Value: "1GiB", Usage: "start a new WARC file at `SIZE`"},
 		&cli.StringFlag{Name: "agent", Value: fetch.DefaultUserAgent, Usage: "User-Agent `STRING`; its first word is the robots.txt product token"},
 		&cli.IntFlag{Name: "workers", Value: 32, Usage: "requests in flight at once, over all hosts"},
-		&cli.IntFlag{Name: "per-host", Value: 1, Usage: "connections at once to one host"},
+		&cli.IntFlag{Name: "per-host", Value: 1, Usage: "connections at once to one politeness queue (see --queue-by)"},
+		&cli.StringFlag{Name: "queue-by", Value: fetch.QueueByIP, Usage: "what politeness counts as one server: ip (hosts on one address share the delay), domain (registered domain) or host"},
 		&cli.DurationFlag{Name: "delay", Value: time.Second, Usage: "pause between requests to one host"},
 		&cli.DurationFlag{Name: "max-crawl-delay", Value: 30 * time.Second, Usage: "cap on a robots.txt Crawl-delay"},
 		&cli.BoolFlag{Name: "ignore-robots", Usage: "do not fetch or obey robots.txt (only for your own sites)"},
@@ -87,12 +110,19 @@ func fetchFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "read-timeout", Value: 15 * time.Second, Usage: "limit on waiting for headers or more body bytes"},
 		&cli.StringFlag{Name: "max-size", Value: "10MiB", Usage: "keep at most `SIZE` of a body; the rest is cut off and marked"},
 		&cli.StringFlag{Name: "max-decoded", Value: "", Usage: "cap on a decoded (gunzipped) body, against compression bombs (default 8 x max-size, at least 32MiB)"},
+		&cli.IntFlag{Name: "large-decodes", Value: 2, Usage: "bodies decoded past 1 MiB at once (the others wait): bounds memory against gzip bombs"},
 		&cli.IntFlag{Name: "max-redirects", Value: 10, Usage: "redirects followed (0: none)"},
 		&cli.IntFlag{Name: "retries", Value: 2, Usage: "retries on 429, 503 and network errors (0: none)"},
 		&cli.DurationFlag{Name: "retry-backoff", Value: 2 * time.Second, Usage: "first retry wait, doubled each time (Retry-After wins)"},
 		&cli.DurationFlag{Name: "max-retry-wait", Value: 60 * time.Second, Usage: "longest Retry-After honoured"},
 		&cli.DurationFlag{Name: "dns-ttl", Value: 5 * time.Minute, Usage: "DNS cache lifetime"},
 		&cli.BoolFlag{Name: "allow-private", Usage: "allow private, loopback, link-local and multicast addresses"},
+		&cli.StringFlag{Name: "ca-file", Usage: "trust the root certificates in PEM `FILE` besides the system's"},
+		&cli.BoolFlag{Name: "insecure", Usage: "do not verify TLS certificates (a test rig only)"},
+		&cli.StringFlag{Name: "proxy", Usage: "send every request through the HTTP proxy `URL` (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY; \"none\": direct)"},
+		&cli.StringFlag{Name: "types", Value: "html", Usage: "media types fetched, comma-separated: html, xml, pdf, text, image, image/*, application/zip, all"},
+		&cli.StringFlag{Name: "strip-params", Value: strings.Join(urlnorm.DefaultStripParams, ","), Usage: "query parameters removed in normalisation (comma-separated; NAME* a prefix; \"\" none)"},
+		&cli.BoolFlag{Name: "keep-query-order", Usage: "do not sort query parameters in normalisation"},
 		&cli.StringSliceFlag{Name: "resolve", Usage: "resolve `HOST:IP` without DNS (repeatable), as curl --resolve"},
 		&cli.StringFlag{Name: "hosts-file", Usage: "resolve the names in `FILE` (/etc/hosts format) without DNS"},
 		&cli.IntFlag{Name: "max-depth", Value: 32, Usage: "bot trap: most path segments in a URL"},
@@ -145,8 +175,8 @@ func sizeFlag(c *cli.Context, name string) (int64, error) {
 	return n, nil
 }
 
-func run(c *cli.Context) error {
-	env := clikit.EnvOf(c)
+// config reads the flags shared by fetch and fetch sitemaps.
+func config(c *cli.Context) (fetch.Config, error) {
 	cfg := fetch.Config{
 		UserAgent:      c.String("agent"),
 		Workers:        c.Int("workers"),
@@ -170,19 +200,34 @@ func run(c *cli.Context) error {
 		MaxLinks:       c.Int("max-links"),
 		IgnoreNofollow: c.Bool("ignore-nofollow"),
 		SpillDir:       c.String("spill-dir"),
+		QueueBy:        c.String("queue-by"),
+		LargeDecodes:   c.Int("large-decodes"),
+		CAFile:         c.String("ca-file"),
+		Insecure:       c.Bool("insecure"),
+		Proxy:          c.String("proxy"),
+		Types:          splitList(c.String("types")),
+		Normalizer: urlnorm.New(urlnorm.Options{
+			StripParams:    append([]string{}, splitList(c.String("strip-params"))...),
+			KeepQueryOrder: c.Bool("keep-query-order"),
+		}),
+	}
+	switch cfg.QueueBy {
+	case fetch.QueueByIP, fetch.QueueByDomain, fetch.QueueByHost:
+	default:
+		return cfg, clikit.Usagef("--queue-by %q: want ip, domain or host", cfg.QueueBy)
 	}
 	for _, d := range []string{"delay", "max-crawl-delay", "robots-ttl", "timeout", "connect-timeout", "read-timeout", "retry-backoff", "max-retry-wait", "dns-ttl"} {
 		if c.Duration(d) < 0 {
-			return clikit.Usagef("--%s %v: want a positive duration", d, c.Duration(d))
+			return cfg, clikit.Usagef("--%s %v: want a positive duration", d, c.Duration(d))
 		}
 	}
-	for _, n := range []string{"workers", "per-host", "max-redirects", "retries", "max-depth", "max-repeat", "host-budget", "max-links"} {
+	for _, n := range []string{"workers", "per-host", "large-decodes", "max-redirects", "retries", "max-depth", "max-repeat", "host-budget", "max-links"} {
 		if c.Int(n) < 0 {
-			return clikit.Usagef("--%s %d: want a number >= 0", n, c.Int(n))
+			return cfg, clikit.Usagef("--%s %d: want a number >= 0", n, c.Int(n))
 		}
 	}
 	if c.Int("workers") == 0 || c.Int("per-host") == 0 {
-		return clikit.Usagef("--workers and --per-host must be at least 1")
+		return cfg, clikit.Usagef("--workers and --per-host must be at least 1")
 	}
 	if cfg.Delay == 0 {
 		cfg.Delay = fetch.NoDelay
@@ -194,11 +239,11 @@ func run(c *cli.Context) error {
 		cfg.Retries = fetch.NoRetries
 	}
 	if strings.TrimSpace(cfg.UserAgent) == "" || robots.ProductToken(cfg.UserAgent) == "" {
-		return clikit.Usagef("--agent %q: want a name starting with letters, like \"mybot/1.0 (+https://example.com/bot)\"", cfg.UserAgent)
+		return cfg, clikit.Usagef("--agent %q: want a name starting with letters, like \"mybot/1.0 (+https://example.com/bot)\"", cfg.UserAgent)
 	}
 	static, err := staticHosts(c.StringSlice("resolve"), c.String("hosts-file"))
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	if len(static) > 0 {
 		cfg.LookupIP = func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -209,12 +254,21 @@ func run(c *cli.Context) error {
 		}
 	}
 	if cfg.MaxSize, err = sizeFlag(c, "max-size"); err != nil {
-		return err
+		return cfg, err
 	}
 	if cfg.MaxDecoded, err = sizeFlag(c, "max-decoded"); err != nil {
-		return err
+		return cfg, err
 	}
 	if cfg.QueueMemory, err = sizeFlag(c, "queue-memory"); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+func run(c *cli.Context) error {
+	env := clikit.EnvOf(c)
+	cfg, err := config(c)
+	if err != nil {
 		return err
 	}
 	warcSize, err := sizeFlag(c, "warc-size")
@@ -343,6 +397,17 @@ func run(c *cli.Context) error {
 		}
 	}
 	return runErr
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var l []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			l = append(l, f)
+		}
+	}
+	return l
 }
 
 // staticHosts reads --resolve HOST:IP pairs and a hosts file.
@@ -527,4 +592,120 @@ func clip(s string) string {
 		return s[:100] + "..."
 	}
 	return s
+}
+
+func sitemapsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sitemaps",
+		Usage:     "list the URLs of sites' sitemaps, with lastmod, changefreq and priority",
+		UsageText: "fetch sitemaps [--delay 1s] [--allow-private] [fetch options] [FILE...]",
+		Description: `Reads URL records from the files named or stdin. For the URL of a site
+(path "/" or "/robots.txt") it reads the site's robots.txt, the sitemaps its
+Sitemap: lines name, and the sitemaps of a sitemap index; any other URL is
+read as a sitemap itself. Sitemaps may be XML (urlset or sitemapindex),
+gzipped, or plain text of one URL a line. One record is written per URL
+listed: "url", "host", "sitemap" (the file that listed it), and when given
+"lastmod" (RFC 3339, UTC), "changefreq" and "priority".
+
+The protocol's limits hold: 50,000 URLs and 50 MB (uncompressed) per file,
+an index inside an index is not read, at most 1000 sitemaps per site, and a
+sitemap may list only URLs of its own host (and, when not named in
+robots.txt, under its own directory). What breaks them, and sitemaps that
+are not sitemaps, gzip bombs and loops, are reported on stderr as
+"fetch: sitemaps: URL: what is wrong"; the rest goes on. Requests go through
+fetch's transport (address check, --ca-file, --proxy, --resolve) with --delay
+between two requests to one host.
+
+Example:
+   $ echo https://example.com/ | fetch sitemaps --delay 0.5s
+   {"url":"https://example.com/news/1","host":"example.com","sitemap":"https://example.com/sitemap-news.xml.gz",
+    "lastmod":"2026-11-20T07:30:00Z","changefreq":"hourly","priority":0.9}
+   $ fetch sitemaps sites.txt | fetch --warc crawl/ > fetched.ndjson`,
+		Flags:  append(clikit.InputFlags(), fetchFlags()...),
+		Action: sitemaps,
+	}
+}
+
+func sitemaps(c *cli.Context) error {
+	env := clikit.EnvOf(c)
+	cfg, err := config(c)
+	if err != nil {
+		return err
+	}
+	cfg.Emit = func(*record.Record) error { return nil } // Get writes no records
+	f, err := fetch.New(cfg)
+	if err != nil {
+		return err
+	}
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	out := clikit.Output(c)
+	warn := func(s string) { fmt.Fprintf(env.Stderr, "fetch: sitemaps: %s\n", s) }
+	opt := sitemap.Options{Warn: warn}
+	g := getter{f}
+	listed := 0
+	emit := func(fd sitemap.Found) error {
+		rec := record.New(fd.Loc)
+		if h, err := urlx.Host(fd.Loc); err == nil {
+			rec.SetString("host", h)
+		}
+		rec.SetString("sitemap", fd.Sitemap)
+		if fd.LastMod != "" {
+			rec.SetString("lastmod", fd.LastMod)
+		}
+		if fd.ChangeFreq != "" {
+			rec.SetString("changefreq", fd.ChangeFreq)
+		}
+		if fd.Priority >= 0 {
+			rec.SetFloat("priority", fd.Priority)
+		}
+		listed++
+		if err := out.Write(rec); err != nil {
+			return outputError{err}
+		}
+		return nil
+	}
+	sites := 0
+	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+		u := strings.TrimSpace(r.URL())
+		p, err := urlx.Split(u)
+		if err != nil {
+			warn(fmt.Sprintf("%s: %v", u, err))
+			return nil
+		}
+		sites++
+		var derr error
+		if p.Path == "" || p.Path == "/" || p.Path == "/robots.txt" {
+			derr = sitemap.Discover(c.Context, g, u, opt, emit)
+		} else {
+			derr = sitemap.Read(c.Context, g, u, opt, emit)
+		}
+		var oe outputError
+		if derr != nil && c.Context.Err() == nil && !errors.As(derr, &oe) {
+			warn(derr.Error())
+			return nil
+		}
+		if errors.As(derr, &oe) {
+			return oe.err
+		}
+		return derr
+	})
+	if !c.Bool("quiet") {
+		fmt.Fprintf(env.Stderr, "fetch: sitemaps: %d sites or sitemaps read, %d URLs listed\n", sites, listed)
+	}
+	return err
+}
+
+// outputError is a failure to write a record: it ends the command.
+type outputError struct{ err error }
+
+func (e outputError) Error() string { return e.err.Error() }
+
+// getter adapts the fetcher to sitemap.Getter.
+type getter struct{ f *fetch.Fetcher }
+
+func (g getter) Get(ctx context.Context, u string) (int, []byte, error) {
+	return g.f.Get(ctx, u, sitemap.MaxBytes)
 }

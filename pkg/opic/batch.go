@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/urlx"
@@ -144,25 +145,33 @@ func (b *Batch) Add(it Item) {
 // H <- C*T/S.
 func (s *State) record(id uint32, t int64, c float64) {
 	old := s.hist[id]
+	h := historyAfter(old, c, t, s.last[id], s.visits[id], s.Window)
+	s.hist[id] = h
+	s.totalHist += h - old
+	s.last[id] = t
+	s.visits[id]++
+	s.steps++
+}
+
+// historyAfter is a page's history after a visit at time t with cash c,
+// its history being old, its last visit (or discovery) last and its visits
+// so far visits.
+func historyAfter(old, c float64, t, last int64, visits uint32, window time.Duration) float64 {
 	h := old + c
-	if s.Window > 0 {
+	if window > 0 {
 		// A page of unknown discovery time (0) has no past to scale.
-		S := float64(max(t-s.last[id], 0))
-		if s.visits[id] == 0 && s.last[id] == 0 {
+		S := float64(max(t-last, 0))
+		if visits == 0 && last == 0 {
 			S = 0
 		}
-		T := s.Window.Seconds()
+		T := window.Seconds()
 		if S < T {
 			h = old*(1-S/T) + c
 		} else {
 			h = c * T / S
 		}
 	}
-	s.hist[id] = h
-	s.totalHist += h - old
-	s.last[id] = t
-	s.visits[id]++
-	s.steps++
+	return h
 }
 
 // End completes the batch and returns nil; for a sharded state it returns
@@ -237,6 +246,11 @@ type Summary struct {
 	Batch         uint64  // the number of the batch in the state's life, from 1
 	Teleport      float64 // the cash the shard's visits sent to the virtual page
 	Pages         uint64  // the pages of the shard known at the end of its batch
+	// BatchID is the crawl's name of the batch (opic update --batch), if
+	// any; History the sum of the shard's pages' histories after its
+	// visits, so that every shard knows the whole crawl's total.
+	BatchID string
+	History float64
 }
 
 // A Transfer is cash sent to a page of another shard.
@@ -262,6 +276,8 @@ func (in *Inbox) Add(line []byte) error {
 		Batch    json.Number `json:"opic_batch"`
 		Teleport json.Number `json:"opic_teleport"`
 		Pages    json.Number `json:"opic_pages"`
+		BatchID  string      `json:"opic_batch_id"`
+		History  json.Number `json:"opic_history"`
 	}
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.UseNumber() // exact: strconv reads back what AppendLines wrote
@@ -287,6 +303,14 @@ func (in *Inbox) Add(line []byte) error {
 	if errors.Join(err1, err2, err3) != nil || m.Batch < 1 || !(m.Teleport >= 0 && m.Teleport <= 1) {
 		return errors.New(`a summary needs "opic_batch", "opic_teleport" and "opic_pages"`)
 	}
+	m.BatchID = v.BatchID
+	if v.History != "" {
+		h, err := strconv.ParseFloat(string(v.History), 64)
+		if err != nil || !(h >= 0) || math.IsInf(h, 0) {
+			return errors.New(`"opic_history" is not a number >= 0`)
+		}
+		m.History = h
+	}
 	in.Summaries = append(in.Summaries, m)
 	return nil
 }
@@ -297,7 +321,15 @@ func (o *Outbox) AppendLines(b []byte) []byte {
 	m := o.Summary
 	b = fmt.Appendf(b, `{"opic_shard":"%d/%d","opic_batch":%d,"opic_teleport":`, m.Shard, m.Shards, m.Batch)
 	b = strconv.AppendFloat(b, m.Teleport, 'g', -1, 64)
-	b = fmt.Appendf(b, `,"opic_pages":%d}`+"\n", m.Pages)
+	b = fmt.Appendf(b, `,"opic_pages":%d`, m.Pages)
+	if m.BatchID != "" {
+		b = fmt.Appendf(b, `,"opic_batch_id":%q`, m.BatchID) // IDs are checked to need no escapes
+	}
+	if m.History != 0 {
+		b = append(b, `,"opic_history":`...)
+		b = strconv.AppendFloat(b, m.History, 'g', -1, 64)
+	}
+	b = append(b, "}\n"...)
 	for _, t := range o.Transfers {
 		r := record.New(t.URL)
 		r.SetFloat("opic_cash", t.Cash)

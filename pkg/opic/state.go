@@ -329,3 +329,11 @@ func writeFileSafe(path string, data []byte) (err error) {
 	}
 	return nil
 }
+
+// WriteFileSafe writes data to path as Save writes a state (a temporary
+// file beside it, fsync, rename), first removing the temporary files a
+// killed run left there.
+func WriteFileSafe(path string, data []byte) error {
+	removeStaleTemps(path)
+	return writeFileSafe(path, data)
+}

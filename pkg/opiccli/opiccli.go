@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -34,8 +35,8 @@ var (
 func App() *cli.App {
 	app := clikit.New("opic", "OPIC and adaptive OPIC page importance over a link graph",
 		"opic [--damping 0.85] [--policy greedy|random|cyclic] [--steps N | --until E] [--tsv] [FILE...]\n"+
-			"   opic update --state FILE [--window 720h] [--shard I/N --outbox OUT] [FILE...]\n"+
-			"   opic exchange --state FILE OUT...\n"+
+			"   opic update --state FILE [--batch ID] [--changes OUT] [--window 720h] [--shard I/N --outbox OUT] [FILE...]\n"+
+			"   opic exchange --state FILE [--batch ID] [--changes OUT] OUT...\n"+
 			"   opic next --state FILE [--state FILE...] [--n 100] [--min-age 24h]\n"+
 			"   opic show --state FILE [--state FILE...] [--top K] [--tsv]")
 	app.Description = `Computes page importance with OPIC (Abiteboul, Preda, Cobena, WWW 2003): every
@@ -230,7 +231,7 @@ var (
 func loadStates(c *cli.Context) ([]*opic.State, error) {
 	var states []*opic.State
 	for _, path := range c.StringSlice("state") {
-		s, err := opic.Load(path)
+		s, err := opic.LoadState(path)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +244,7 @@ func updateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "update",
 		Usage:     "apply a batch of fetch records to an adaptive OPIC state file",
-		UsageText: "opic update --state FILE [--window 720h] [--damping 0.85] [--shard I/N --outbox OUT] [FILE...]",
+		UsageText: "opic update --state FILE [--batch ID] [--changes FILE] [--window 720h] [--damping 0.85] [--shard I/N --outbox OUT] [FILE...]",
 		Description: `Reads a batch of fetch records (fetch's output: "url", "fetched_at", "links")
 and updates the state: each record with fetched_at is a visit of its page at
 that time; its links replace the page's links, and new pages are discovered.
@@ -265,15 +266,23 @@ Give every shard the whole batch; each visits its own pages and writes to
 'opic exchange' gives every shard the outboxes of all shards, and the
 shards together hold what one unsharded state would, to the last bit.
 
-The state is written crash-safely (a temporary file, fsync, rename): an
-interrupted or failed run leaves the previous state untouched. FILE.lock
-keeps a second update of the same state out (it fails at once). --window,
+The state is a bbolt file updated in one transaction a batch, reading and
+writing only the batch's pages: an interrupted, killed or failed run leaves
+the previous state. A format 2 file is migrated by the first update. FILE.lock
+keeps a second update of the same state out (it fails at once).
+
+--batch ID records the batch in the state with it: the same ID again does
+nothing (a note on stderr, exit 0) but write --changes and --outbox again.
+--changes FILE writes {"url","cash","history","importance"} for every page
+the batch changed other than by the even share (importance: (history + cash)
+over the crawl's total history plus the pages' cash). --window,
 --damping and --shard are stored in the state; given again they replace the
 stored values (--shard must match).
 
 Example:
    $ fetch < due.txt > batch.ndjson
    $ opic update --state crawl.opic batch.ndjson
+   $ opic update --state crawl.opic --batch 000042-20261123T100000Z --changes changes.ndjson batch.ndjson
    $ opic show --state crawl.opic --top 3 --tsv
    # two shards, as parallel or two machines would run them:
    $ opic update --state s0.opic --shard 0/2 --outbox out0.ndjson batch.ndjson
@@ -284,28 +293,82 @@ Example:
 		Flags: append(clikit.InputFlags(), stateFlag, dampingFlag,
 			&cli.DurationFlag{Name: "window", Value: 720 * time.Hour,
 				Usage: "adaptive OPIC's time window `T` (0: keep all history)"},
-			&cli.StringFlag{Name: "outbox", Usage: "a sharded state's cash for other shards goes to `OUT` (NDJSON), for opic exchange"}),
+			&cli.StringFlag{Name: "outbox", Usage: "a sharded state's cash for other shards goes to `OUT` (NDJSON), for opic exchange"},
+			batchFlag, changesFlag),
 		Action: update,
 	}
 }
 
-// openState locks and loads the state at path, or makes a new one if
-// there is none and fresh is not nil.
-func openState(path string, fresh func() *opic.State) (*opic.State, func(), error) {
+// openDB locks and opens the state at path, creating it with the
+// settings of fresh if there is none and fresh is not nil.
+func openDB(path string, fresh *opic.DBOptions) (*opic.DB, func(), error) {
 	unlock, err := opic.Lock(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := opic.Load(path)
-	if errors.Is(err, os.ErrNotExist) && fresh != nil {
-		return fresh(), unlock, nil
+	if fresh == nil {
+		if _, err := os.Stat(path); err != nil {
+			unlock()
+			return nil, nil, err
+		}
+		fresh = &opic.DBOptions{}
 	}
+	d, err := opic.Open(path, *fresh)
 	if err != nil {
 		unlock()
 		return nil, nil, err
 	}
-	return s, unlock, nil
+	return d, func() { d.Close(); unlock() }, nil
 }
+
+// batchID returns --batch, checked: letters, digits and . _ : - only, so
+// that it sorts and quotes plainly.
+func batchID(c *cli.Context) (string, error) {
+	id := c.String("batch")
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:-", r)) {
+			return "", clikit.Usagef("--batch %q: want letters, digits and . _ : - only", id)
+		}
+	}
+	return id, nil
+}
+
+// writeStep writes a step's outbox and change records, if asked for,
+// crash-safely.
+func writeStep(c *cli.Context, res *opic.StepResult) error {
+	if out := c.String("outbox"); out != "" && res.Outbox != nil {
+		if err := opic.WriteFileSafe(out, res.Outbox); err != nil {
+			return fmt.Errorf("writing the outbox: %w", err)
+		}
+	}
+	if ch := c.String("changes"); ch != "" {
+		if err := opic.WriteFileSafe(ch, res.Changes); err != nil {
+			return fmt.Errorf("writing the changes: %w", err)
+		}
+	}
+	return nil
+}
+
+// applied handles a batch applied already: a note, and the step's files
+// written again from the state (a rerun after a kill may have lost them).
+func applied(c *cli.Context, d *opic.DB, id string) error {
+	fmt.Fprintf(c.App.ErrWriter, "opic: %s: batch %s already applied; nothing to do\n", d.Path(), id)
+	changes, outbox, err := d.LastChanges()
+	if err != nil {
+		return err
+	}
+	if !d.Awaiting() {
+		outbox = nil // the exchange is done: the outbox is of no use
+	}
+	return writeStep(c, &opic.StepResult{Changes: changes, Outbox: outbox})
+}
+
+var (
+	batchFlag = &cli.StringFlag{Name: "batch",
+		Usage: "the batch's `ID` (e.g. 000042-20261123T100000Z): recorded in the state with the batch; the same ID again does nothing"}
+	changesFlag = &cli.StringFlag{Name: "changes",
+		Usage: "write to `FILE` a record {url, cash, history, importance} for every page this step changed (NDJSON)"}
+)
 
 func update(c *cli.Context) error {
 	d, err := checkDamping(c)
@@ -315,41 +378,48 @@ func update(c *cli.Context) error {
 	if c.Duration("window") < 0 {
 		return clikit.Usagef("--window %v: want T >= 0", c.Duration("window"))
 	}
+	id, err := batchID(c)
+	if err != nil {
+		return err
+	}
 	in, err := clikit.Input(c)
 	if err != nil {
 		return err
 	}
 	path := c.String("state")
-	s, unlock, err := openState(path, func() *opic.State {
-		s := opic.New(d)
-		s.Window = c.Duration("window")
-		s.ShardI, s.ShardN = in.Shard.I, in.Shard.N
-		return s
-	})
+	db, closeDB, err := openDB(path, &opic.DBOptions{Damping: d, Window: c.Duration("window"), ShardI: in.Shard.I, ShardN: in.Shard.N})
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	if c.IsSet("damping") {
-		s.Damping = d
-	}
-	if c.IsSet("window") {
-		s.Window = c.Duration("window")
-	}
-	if c.IsSet("shard") && (in.Shard.I != s.ShardI || in.Shard.N != s.ShardN) {
-		return clikit.Usagef("--shard %v: the state %s holds shard %d/%d", in.Shard, path, s.ShardI, s.ShardN)
+	defer closeDB()
+	set := db.Settings()
+	if c.IsSet("shard") && (in.Shard.I != set.ShardI || in.Shard.N != set.ShardN) {
+		return clikit.Usagef("--shard %v: the state %s holds shard %d/%d", in.Shard, path, set.ShardI, set.ShardN)
 	}
 	outbox := c.String("outbox")
-	if s.ShardN > 1 && outbox == "" {
-		return clikit.Usagef("the state %s holds shard %d/%d: give --outbox OUT for the other shards' cash", path, s.ShardI, s.ShardN)
+	if set.ShardN > 1 && outbox == "" {
+		return clikit.Usagef("the state %s holds shard %d/%d: give --outbox OUT for the other shards' cash", path, set.ShardI, set.ShardN)
 	}
-	if s.ShardN <= 1 && outbox != "" {
+	if set.ShardN <= 1 && outbox != "" {
 		return clikit.Usagef("--outbox: the state %s is not sharded (--shard I/N on its first update)", path)
 	}
-	b, err := s.Begin()
-	if errors.Is(err, opic.ErrAwaitingExchange) {
+	b, err := db.Begin(id)
+	switch {
+	case errors.Is(err, opic.ErrBatchApplied):
+		return applied(c, db, id)
+	case errors.Is(err, opic.ErrAwaitingExchange):
 		return fmt.Errorf("%s: %w: run opic exchange first", path, err)
+	case err != nil:
+		return fmt.Errorf("%s: %w", path, err)
 	}
+	defer b.Rollback() // after Commit, a no-op
+	if c.IsSet("damping") {
+		set.Damping = d
+	}
+	if c.IsSet("window") {
+		set.Window = c.Duration("window")
+	}
+	b.SetSettings(set.Damping, set.Window)
 	files := c.Args().Slice()
 	bar := clikit.Progress(c, clikit.InputSize(files), "opic: update", true)
 	clikit.TrackInput(in, bar)
@@ -361,23 +431,23 @@ func update(c *cli.Context) error {
 	if err != nil {
 		return err // the old state stays as it was
 	}
-	if box := b.End(); box != nil {
-		// The outbox first: a state that awaits an exchange always has one.
-		if err := box.WriteFile(outbox); err != nil {
-			return fmt.Errorf("writing the outbox: %w", err)
-		}
+	res, err := b.End()
+	if err != nil {
+		return err
 	}
-	if err := s.Save(path); err != nil {
-		return fmt.Errorf("writing the state: %w", err)
+	// The files first: a state that holds the batch always has them, and
+	// a rerun after a kill before the commit writes them again.
+	if err := writeStep(c, res); err != nil {
+		return err
 	}
-	return nil
+	return b.Commit(res)
 }
 
 func exchangeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "exchange",
 		Usage:     "complete a sharded batch with the outboxes of all shards",
-		UsageText: "opic exchange --state FILE OUT...",
+		UsageText: "opic exchange --state FILE [--batch ID] [--changes FILE] OUT...",
 		Description: `Completes the batch that 'opic update --shard I/N --outbox OUT' applied to a
 sharded state: reads the outboxes of all N shards (this one's too, in any
 order or concatenated), adds the cash sent to this shard's pages, and shares
@@ -387,24 +457,30 @@ state awaits. A bad outbox line is an error, never skipped: cash would be lost.
 
 Example:
    $ opic update --state s1.opic --shard 1/2 --outbox out1.ndjson batch.ndjson
-   $ opic exchange --state s1.opic out0.ndjson out1.ndjson`,
-		Flags:  []cli.Flag{stateFlag},
+   $ opic exchange --state s1.opic out0.ndjson out1.ndjson
+   # with batch IDs; --changes lists the pages the whole batch changed:
+   $ opic exchange --state s1.opic --batch 000042-20261123T100000Z --changes ch1.ndjson out0.ndjson out1.ndjson`,
+		Flags:  []cli.Flag{stateFlag, batchFlag, changesFlag},
 		Action: exchange,
 	}
 }
 
 func exchange(c *cli.Context) error {
+	id, err := batchID(c)
+	if err != nil {
+		return err
+	}
 	in, err := clikit.Input(c)
 	if err != nil {
 		return err
 	}
 	in.Strict = true // a skipped transfer would lose its cash
 	path := c.String("state")
-	s, unlock, err := openState(path, nil)
+	db, closeDB, err := openDB(path, nil)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer closeDB()
 	var inbox opic.Inbox
 	err = in.EachLine(c.Context, c.Args().Slice(), func(_ string, line []byte, n int) error {
 		if err := inbox.Add(line); err != nil {
@@ -415,13 +491,14 @@ func exchange(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Exchange(&inbox); err != nil {
+	res, err := db.Exchange(id, &inbox)
+	if errors.Is(err, opic.ErrBatchApplied) {
+		return applied(c, db, id)
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := s.Save(path); err != nil {
-		return fmt.Errorf("writing the state: %w", err)
-	}
-	return nil
+	return writeStep(c, res)
 }
 
 func nextCommand() *cli.Command {

@@ -48,7 +48,9 @@ in the state), with one warning per run. Every URL of the weights file or
 of a fetch record's "links" that the state does not know becomes a page
 never crawled. --deferred lists candidates the loop did not fetch: each is
 not offered for --defer-for, twice as long when deferred again (up to
---defer-cap), its statistics untouched.
+--defer-cap), its statistics untouched. A record with neither fetched_at,
+status nor error is a URL to know (a seed, a sitemap entry): a page never
+crawled, if the state does not know it yet.
 
 The state records the batch ID in the same transaction: a batch whose ID is
 not after the last one applied changes nothing (a note, exit 0), so a turn
@@ -112,6 +114,15 @@ func update(c *cli.Context) error {
 	var b queue.Batch
 	var latest time.Time
 	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+		if !r.Has("fetched_at") && !r.Has("status") && !r.Has("error") {
+			// A URL to know, not a fetch: a seed, a sitemap entry.
+			d := queue.Weight{URL: strings.TrimSpace(r.URL()), Host: record.RecordHost(r)}
+			if d.Host == "" {
+				return r.Errorf("no host in url %q", clip(d.URL))
+			}
+			b.Discovered = append(b.Discovered, d)
+			return nil
+		}
 		f, err := queue.ParseFetch(r)
 		if err != nil {
 			return r.Errorf("%v", err)

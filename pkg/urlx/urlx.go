@@ -9,7 +9,9 @@ package urlx
 
 import (
 	"errors"
+	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -100,7 +102,7 @@ func Split(raw string) (Parts, error) {
 }
 
 // NormalizeHost returns host[:port] in lower case, with an internationalised
-// name in its ASCII (punycode) form and the scheme's default port dropped.
+// name (as Unicode or percent-encoded UTF-8) in its ASCII (punycode) form and the scheme's default port dropped.
 // A name IDNA refuses is returned lower-cased as it is.
 func NormalizeHost(scheme, host string) string {
 	name, port := host, ""
@@ -115,6 +117,13 @@ func NormalizeHost(scheme, host string) string {
 		port = ""
 	}
 	name = strings.TrimSuffix(name, ".")
+	if strings.IndexByte(name, '%') >= 0 {
+		// A percent-encoded UTF-8 name (what url.URL.String makes of an IDN
+		// host) is the same host as its Unicode and punycode forms.
+		if d, err := url.PathUnescape(name); err == nil && utf8.ValidString(d) {
+			name = d
+		}
+	}
 	if !isASCIILower(name) {
 		if a, err := idna.Lookup.ToASCII(name); err == nil {
 			name = a

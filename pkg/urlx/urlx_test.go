@@ -67,9 +67,11 @@ func TestNormalizeHost(t *testing.T) {
 		{"http", "example.com:443"}:   "example.com:443",
 		{"http", "Bücher.DE"}:         "xn--bcher-kva.de",
 		{"http", "xn--bcher-kva.de."}: "xn--bcher-kva.de",
-		{"http", "[::1]:80"}:          "[::1]",
-		{"http", "[::1]:8080"}:        "[::1]:8080",
-		{"http", "127.0.0.1:8080"}:    "127.0.0.1:8080",
+		{"http", "%d0%bf%d1%80%d0%b8%d0%bc%d0%b5%d1%80.%D1%80%D1%84:8080"}: "xn--e1afmkfd.xn--p1ai:8080",
+		{"http", "пример.рф"}:                                              "xn--e1afmkfd.xn--p1ai",
+		{"http", "[::1]:80"}:                                               "[::1]",
+		{"http", "[::1]:8080"}:                                             "[::1]:8080",
+		{"http", "127.0.0.1:8080"}:                                         "127.0.0.1:8080",
 	} {
 		if got := NormalizeHost(in[0], in[1]); got != want {
 			t.Errorf("NormalizeHost(%q, %q) = %q, want %q", in[0], in[1], got, want)

@@ -11,13 +11,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
-	"golang.org/x/net/html/charset"
+	"github.com/sekitei/crawlkit/pkg/charset"
 )
 
 // ErrTooLarge is returned (wrapped) when the decoded body passes the cap;
@@ -33,6 +32,13 @@ var ErrUnknownEncoding = errors.New("unknown content encoding")
 // returns at most limit decoded bytes. On a body cut short (a truncated
 // fetch) it returns what decoded cleanly and the error.
 func Decode(body []byte, contentEncoding string, limit int64) ([]byte, error) {
+	return DecodeInto(nil, body, contentEncoding, limit)
+}
+
+// DecodeInto is Decode writing the last coding's output into dst's
+// storage (grown if need be), so that a caller decoding body after body
+// reuses one buffer instead of making garbage of each.
+func DecodeInto(dst, body []byte, contentEncoding string, limit int64) ([]byte, error) {
 	codings := strings.Split(strings.ToLower(contentEncoding), ",")
 	out := body
 	for i := len(codings) - 1; i >= 0; i-- {
@@ -61,7 +67,11 @@ func Decode(body []byte, contentEncoding string, limit int64) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c, err)
 		}
-		dec, err := readCapped(r, limit)
+		var into []byte
+		if i == 0 {
+			into = dst[:0]
+		}
+		dec, err := readCapped(r, limit, into)
 		if err != nil {
 			return dec, fmt.Errorf("%s: %w", c, err)
 		}
@@ -70,36 +80,41 @@ func Decode(body []byte, contentEncoding string, limit int64) ([]byte, error) {
 	return out, nil
 }
 
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
-	if n > limit {
-		return buf.Bytes()[:limit], ErrTooLarge
+// readCapped reads r up to limit bytes into a buffer grown by doubling but
+// never past limit+1, so a compression bomb costs at most about 1.5 x
+// limit (the last copy), not the next power of two above it.
+func readCapped(r io.Reader, limit int64, buf []byte) ([]byte, error) {
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, min(64<<10, limit+1))
 	}
-	if err != nil {
-		return buf.Bytes(), err
+	for {
+		if int64(len(buf)) > limit {
+			return buf[:limit], ErrTooLarge
+		}
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			if int64(len(buf)) > limit {
+				return buf[:limit], ErrTooLarge
+			}
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
 	}
-	return buf.Bytes(), nil
 }
 
-// ToUTF8 converts an HTML or text body to UTF-8 using, in order, a byte
-// order mark, the charset of contentType, a <meta> charset in the first
-// 1024 bytes, and a guess from the content (x/net/html/charset). It returns
-// the text and the name of the encoding used.
+// ToUTF8 converts an HTML or text body to UTF-8 by the one charset
+// decision of package charset (BOM, Content-Type, <meta>, then a guess that
+// tells windows-1251 and KOI8-R from windows-1252). It returns the text and
+// the name of the encoding used; charset.Decode also says how it was found.
 func ToUTF8(body []byte, contentType string) ([]byte, string) {
-	head := body
-	if len(head) > 1024 {
-		head = head[:1024]
-	}
-	enc, name, certain := charset.DetermineEncoding(head, contentType)
-	// Without a declaration the library guesses windows-1252 from the first
-	// 1024 bytes; a body that is valid UTF-8 throughout is UTF-8.
-	if name == "utf-8" || name == "" || !certain && utf8.Valid(body) {
-		return bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF")), "utf-8"
-	}
-	out, err := enc.NewDecoder().Bytes(body)
-	if err != nil {
-		return bytes.ToValidUTF8(body, []byte("\uFFFD")), name
-	}
-	return out, name
+	out, d := charset.Decode(body, contentType)
+	return out, d.Name
 }

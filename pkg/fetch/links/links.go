@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sekitei/crawlkit/pkg/directives"
 	"golang.org/x/net/html"
 )
 
@@ -28,7 +29,15 @@ type Page struct {
 	Links     []string // followable links, in document order
 	Nofollow  []string // links marked rel=nofollow (all links when the page is nofollow)
 	Canonical string   // absolute rel=canonical URL, "" if none
-	// NoFollowPage and NoIndex come from <meta name="robots">.
+	// Refresh is the absolute target of the first <meta http-equiv=refresh>
+	// naming another URL, RefreshDelay its delay in seconds; the target is
+	// also a link.
+	Refresh      string
+	RefreshDelay int
+	// Robots are the directives of <meta name="robots"> and of the meta
+	// named after Options.Agent (package directives); NoFollowPage and
+	// NoIndex say whether they hold nofollow and noindex.
+	Robots                []string
 	NoFollowPage, NoIndex bool
 }
 
@@ -36,6 +45,9 @@ type Page struct {
 type Options struct {
 	MaxLinks int // keep at most this many links (0: 10000)
 	MaxTitle int // title length in bytes (0: 1000)
+	// Agent is the robots product token whose own <meta name=...> counts
+	// besides <meta name="robots">; "" for robots only.
+	Agent string
 }
 
 // rawText are the elements whose content the HTML tokenizer reads as text
@@ -52,6 +64,7 @@ type extractor struct {
 	p        Page
 	title    []byte
 	hasTitle bool
+	robots   *directives.Set
 }
 
 // Extract parses the UTF-8 HTML body of the page at pageURL.
@@ -66,9 +79,13 @@ func Extract(body []byte, pageURL string, opt Options) Page {
 	if err != nil {
 		return Page{}
 	}
-	e := &extractor{opt: opt, base: base, seen: map[string]struct{}{}, resolved: map[string]string{}}
+	e := &extractor{opt: opt, base: base, seen: map[string]struct{}{}, resolved: map[string]string{},
+		robots: directives.For(opt.Agent)}
 	e.scan(body)
 	e.p.Title = cleanTitle(e.title, opt.MaxTitle)
+	e.p.Robots = e.robots.List()
+	e.p.NoIndex = e.robots.Has(directives.NoIndex)
+	e.p.NoFollowPage = e.robots.Has(directives.NoFollow)
 	if e.p.NoFollowPage {
 		e.p.Nofollow = append(e.p.Links, e.p.Nofollow...)
 		e.p.Links = nil
@@ -77,7 +94,7 @@ func Extract(body []byte, pageURL string, opt Options) Page {
 }
 
 func (e *extractor) scan(b []byte) {
-	var attrs [4]string // href/src/content, rel, name
+	var attrs [4]string // href/src/content, rel, name, http-equiv
 	i := 0
 	for {
 		if i >= len(b) {
@@ -132,6 +149,8 @@ func (e *extractor) scan(b []byte) {
 					attrs[1] = strings.ToLower(unescape(val))
 				case attrs[2] == "" && string(key) == "name":
 					attrs[2] = strings.ToLower(unescape(val))
+				case attrs[3] == "" && string(key) == "http-equiv":
+					attrs[3] = strings.ToLower(strings.TrimSpace(unescape(val)))
 				}
 			})
 		} else {
@@ -142,7 +161,7 @@ func (e *extractor) scan(b []byte) {
 		}
 		selfClosing := i >= 2 && b[i-2] == '/'
 		if want != "" {
-			e.tag(name, attrs[0], attrs[1], attrs[2], selfClosing)
+			e.tag(name, attrs[0], attrs[1], attrs[2], attrs[3], selfClosing)
 		}
 		if rawText[name] {
 			if name == "plaintext" {
@@ -176,13 +195,19 @@ func wanted(name string) string {
 	return ""
 }
 
-func (e *extractor) tag(name, ref, rel, metaName string, selfClosing bool) {
+func (e *extractor) tag(name, ref, rel, metaName, httpEquiv string, selfClosing bool) {
 	switch name {
 	case "meta":
-		if metaName == "robots" {
-			c := strings.ToLower(ref)
-			e.p.NoFollowPage = e.p.NoFollowPage || strings.Contains(c, "nofollow") || strings.Contains(c, "none")
-			e.p.NoIndex = e.p.NoIndex || strings.Contains(c, "noindex") || strings.Contains(c, "none")
+		if metaName != "" {
+			e.robots.Meta(metaName, ref)
+		}
+		if httpEquiv == "refresh" && e.p.Refresh == "" {
+			if delay, target, ok := directives.ParseRefresh(ref); ok && target != "" {
+				if abs := resolve(e.base, target); abs != "" {
+					e.p.Refresh, e.p.RefreshDelay = abs, delay
+					e.link(abs, "")
+				}
+			}
 		}
 		return
 	case "base":
@@ -209,6 +234,10 @@ func (e *extractor) tag(name, ref, rel, metaName string, selfClosing bool) {
 		}
 		return
 	}
+	e.link(abs, rel)
+}
+
+func (e *extractor) link(abs, rel string) {
 	if _, dup := e.seen[abs]; dup || len(e.p.Links)+len(e.p.Nofollow) >= e.opt.MaxLinks {
 		return
 	}

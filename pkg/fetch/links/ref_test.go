@@ -8,6 +8,7 @@ import (
 
 	"net/url"
 
+	"github.com/sekitei/crawlkit/pkg/directives"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -31,6 +32,18 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 	resolved := make(map[string]string) // pages repeat their links
 	var title []byte
 	inTitle, titleDone := false, false
+	robots := directives.For(opt.Agent)
+	addLink := func(abs, rel string) {
+		if _, dup := seen[abs]; dup || len(p.Links)+len(p.Nofollow) >= opt.MaxLinks {
+			return
+		}
+		seen[abs] = struct{}{}
+		if hasWord(rel, "nofollow") {
+			p.Nofollow = append(p.Nofollow, abs)
+		} else {
+			p.Links = append(p.Links, abs)
+		}
+	}
 
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
@@ -38,6 +51,8 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 		switch tt {
 		case html.ErrorToken:
 			p.Title = cleanTitle(title, opt.MaxTitle)
+			p.Robots = robots.List()
+			p.NoIndex, p.NoFollowPage = robots.Has(directives.NoIndex), robots.Has(directives.NoFollow)
 			if p.NoFollowPage {
 				p.Nofollow = append(p.Links, p.Nofollow...)
 				p.Links = nil
@@ -73,8 +88,8 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 			if !hasAttr {
 				continue
 			}
-			var ref, rel, metaName string
-			var gotRef, gotRel, gotName bool
+			var ref, rel, metaName, equiv string
+			var gotRef, gotRel, gotName, gotEquiv bool
 			for {
 				k, v, more := z.TagAttr()
 				switch string(k) {
@@ -90,6 +105,10 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 					if !gotName {
 						metaName, gotName = strings.ToLower(string(v)), true
 					}
+				case "http-equiv":
+					if !gotEquiv {
+						equiv, gotEquiv = strings.ToLower(strings.TrimSpace(string(v))), true
+					}
 				}
 				if !more {
 					break
@@ -97,10 +116,16 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 			}
 			switch a {
 			case atom.Meta:
-				if metaName == "robots" {
-					c := strings.ToLower(ref)
-					p.NoFollowPage = p.NoFollowPage || strings.Contains(c, "nofollow") || strings.Contains(c, "none")
-					p.NoIndex = p.NoIndex || strings.Contains(c, "noindex") || strings.Contains(c, "none")
+				if metaName != "" {
+					robots.Meta(metaName, ref)
+				}
+				if equiv == "refresh" && p.Refresh == "" {
+					if delay, target, ok := directives.ParseRefresh(ref); ok && target != "" {
+						if abs := resolve(base, target); abs != "" {
+							p.Refresh, p.RefreshDelay = abs, delay
+							addLink(abs, "")
+						}
+					}
 				}
 				continue
 			case atom.Base:
@@ -127,18 +152,7 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 				}
 				continue
 			}
-			if _, dup := seen[abs]; dup {
-				continue
-			}
-			if len(p.Links)+len(p.Nofollow) >= opt.MaxLinks {
-				continue
-			}
-			seen[abs] = struct{}{}
-			if hasWord(rel, "nofollow") {
-				p.Nofollow = append(p.Nofollow, abs)
-			} else {
-				p.Links = append(p.Links, abs)
-			}
+			addLink(abs, rel)
 		}
 	}
 }
@@ -147,13 +161,14 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 func FuzzDifferential(f *testing.F) {
 	f.Add([]byte(`<!doctype html><title>T &amp; U</title><base href="/d/"><a href=x.html>x</a><A HREF='Y.html' REL=NOFOLLOW>`), "http://h.test/p")
 	f.Add([]byte(`<!-- <a href=c1> --><script>"<a href=s>"</script><a href="ok" title="a>b">`), "http://h.test/")
+	f.Add([]byte(`<meta http-equiv=Refresh content="0; url='/next'"><meta name=CrawlKit content="none"><a href=/x>`), "http://h.test/")
 	f.Add([]byte(`<link rel=canonical href=/c><link rel=stylesheet href=s.css><meta name=robots content=noindex><iframe src=f></iframe>`), "https://h.test/a/")
 	f.Add([]byte(`<a href="&#104;ttp://e.test/&lt;x&gt;">`+"<style>a{}</STYLE><a\thref=t>"+`<!--->`+`<a href=after>`), "http://h.test/")
 	f.Add([]byte(`<title/>x<a href=in-title></title><a href=z><textarea><a href=no></textarea><noscript><a href=ns></noscript>`), "http://h.test/")
 	f.Add([]byte(`</a href=end><? pi ><a =x href=y><a href = "sp" ><area href=ar /><frame src=fr>`), "http://h.test/")
 	f.Fuzz(func(t *testing.T, body []byte, u string) {
-		got := Extract(body, u, Options{MaxLinks: 100})
-		want := extractRef(body, u, Options{MaxLinks: 100})
+		got := Extract(body, u, Options{MaxLinks: 100, Agent: "crawlkit"})
+		want := extractRef(body, u, Options{MaxLinks: 100, Agent: "crawlkit"})
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("scanner and tokenizer differ on %q\n got %+v\nwant %+v", body, got, want)
 		}

@@ -45,6 +45,9 @@ type Batch struct {
 	Fetches  []Fetch
 	Weights  []Weight
 	Deferred []string // URLs of candidates not fetched this turn
+	// Discovered are pages to know without a fetch (seeds, sitemap
+	// entries): each unknown one becomes a page never crawled.
+	Discovered []Weight
 }
 
 // ApplyStats count what a batch did.
@@ -290,6 +293,14 @@ func (a *applier) apply(meta *bolt.Bucket, b Batch) error {
 			continue
 		}
 		if err := hosts.Put([]byte(h), binary.AppendVarint(nil, at)); err != nil {
+			return err
+		}
+	}
+	for _, d := range b.Discovered {
+		if !a.keeps(d.Host) {
+			continue
+		}
+		if _, err := a.get(d.URL, d.Host, true); err != nil {
 			return err
 		}
 	}

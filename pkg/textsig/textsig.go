@@ -1,0 +1,269 @@
+// Package textsig signs the main text of an HTML page, so that a crawler
+// can tell a meaningful change from a new clock, visitor counter or banner.
+// "Crawling the internet: data science within a large engineering system"
+// (Richoux, 2018) makes the point that the change rate to estimate is that
+// of meaningful changes.
+//
+// MainText keeps the text of the page's content blocks: script, style,
+// navigation, header, footer, aside, forms and similar elements are
+// dropped, and so is a block whose text is mostly link text (menus,
+// banners, "related" lists). Words then lose numbers and dates: a word with
+// a digit is dropped, and so are month and weekday names (English and
+// Russian). SimHash ("Similarity estimation techniques from rounding
+// algorithms", Charikar, 2002; used for near-duplicate pages in "Detecting
+// near-duplicates for web crawling", Manku, Jain and Das Sarma, 2007) of
+// the word pairs gives a 64-bit signature whose Hamming distance (Distance)
+// grows with how much of the text changed.
+//
+// The SimHash is written here (no maintained Go module for it is served by
+// the module proxy); the tests hold it to a slow reference implementation.
+package textsig
+
+import (
+	"bytes"
+	"math/bits"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// DefaultThreshold is the Hamming distance above which two signatures are
+// taken for a meaningful change: Manku et al. found 3 of 64 bits right for
+// near-duplicate web pages.
+const DefaultThreshold = 3
+
+// skipped are elements whose text is never main text.
+var skipped = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Svg: true,
+	atom.Nav: true, atom.Header: true, atom.Footer: true, atom.Aside: true, atom.Form: true,
+	atom.Select: true, atom.Option: true, atom.Button: true, atom.Iframe: true, atom.Object: true,
+	atom.Textarea: true, atom.Head: true, atom.Time: true, atom.Menu: true,
+}
+
+// blocks end a text block.
+var blocks = map[atom.Atom]bool{
+	atom.P: true, atom.Div: true, atom.Li: true, atom.Td: true, atom.Th: true, atom.Tr: true,
+	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
+	atom.Article: true, atom.Section: true, atom.Main: true, atom.Blockquote: true, atom.Pre: true,
+	atom.Ul: true, atom.Ol: true, atom.Dl: true, atom.Dd: true, atom.Dt: true, atom.Table: true,
+	atom.Br: true, atom.Hr: true, atom.Body: true, atom.Figcaption: true, atom.Address: true,
+}
+
+// maxLinkDensity is the share of a block's text inside links above which
+// the block is boilerplate.
+const maxLinkDensity = 0.5
+
+// MainText returns the main text of a UTF-8 HTML page, blocks separated
+// by newlines.
+func MainText(page []byte) string {
+	var out strings.Builder
+	var block, linked strings.Builder
+	skip, inLink := 0, 0
+	flush := func() {
+		text := strings.Join(strings.Fields(block.String()), " ")
+		lt := len(strings.Join(strings.Fields(linked.String()), " "))
+		if text != "" && float64(lt) <= maxLinkDensity*float64(len(text)) {
+			out.WriteString(text)
+			out.WriteByte('\n')
+		}
+		block.Reset()
+		linked.Reset()
+	}
+	z := html.NewTokenizer(bytes.NewReader(page))
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			flush()
+			return out.String()
+		case html.TextToken:
+			if skip == 0 {
+				t := z.Text()
+				block.Write(t)
+				block.WriteByte(' ')
+				if inLink > 0 {
+					linked.Write(t)
+					linked.WriteByte(' ')
+				}
+			}
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if blocks[a] {
+				flush()
+			}
+			if tt == html.SelfClosingTagToken {
+				continue
+			}
+			delta := 1
+			if tt == html.EndTagToken {
+				delta = -1
+			}
+			switch {
+			case skipped[a]:
+				skip = max(0, skip+delta)
+			case a == atom.A:
+				inLink = max(0, inLink+delta)
+			}
+		}
+	}
+}
+
+// calendar are month and weekday names (English and Russian, in their
+// common forms and abbreviations): dates are not content.
+var calendar = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`january february march april may june july august september
+		october november december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday
+		wednesday thursday friday saturday sunday mon tue wed thu fri sat sun am pm today yesterday
+		январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь января
+		февраля марта апреля мая июня июля августа сентября октября ноября декабря янв фев мар апр
+		июн июл авг сен сент окт ноя дек понедельник вторник среда среду четверг пятница пятницу
+		суббота субботу воскресенье пн вт ср чт пт сб вс сегодня вчера`) {
+		calendar[w] = true
+	}
+}
+
+// Words splits text into lower-case words of letters, dropping words with
+// digits and calendar words.
+func Words(text string) []string {
+	var words []string
+	for _, w := range strings.FieldsFunc(text, isSeparator) {
+		w = strings.Trim(w, "'’")
+		if w == "" || strings.IndexFunc(w, isDigit) >= 0 {
+			continue
+		}
+		w = strings.Map(lower, w)
+		if calendar[w] {
+			continue
+		}
+		words = append(words, w)
+	}
+	return words
+}
+
+// isSeparator, isDigit and lower answer ASCII and Cyrillic (most of the
+// pages this toolkit reads) without the Unicode tables.
+func isSeparator(r rune) bool {
+	switch {
+	case r < 0x80:
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '\'')
+	case r >= 0x400 && r <= 0x4ff:
+		return false
+	}
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '’'
+}
+
+func isDigit(r rune) bool {
+	if r < 0x80 {
+		return r >= '0' && r <= '9'
+	}
+	return unicode.IsDigit(r)
+}
+
+func lower(r rune) rune {
+	switch {
+	case r >= 'A' && r <= 'Z':
+		return r + 'a' - 'A'
+	case r < 0x80:
+		return r
+	case r >= 0x410 && r <= 0x42f: // А-Я
+		return r + 0x20
+	case r >= 0x400 && r <= 0x40f: // Ѐ-Џ (Ё among them)
+		return r + 0x50
+	case r >= 0x430 && r <= 0x45f:
+		return r
+	}
+	return unicode.ToLower(r)
+}
+
+// Features are the word pairs of words (the single word of a one-word
+// text), hashed with 64-bit FNV-1a.
+func Features(words []string) []uint64 {
+	if len(words) == 1 {
+		return []uint64{hash(words[0], "")}
+	}
+	fs := make([]uint64, 0, len(words))
+	for i := 0; i+1 < len(words); i++ {
+		fs = append(fs, hash(words[i], words[i+1]))
+	}
+	return fs
+}
+
+// hash is FNV-1a (64 bits) of a, a zero byte and b, written out to
+// spare hash/fnv's allocations.
+func hash(a, b string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(a); i++ {
+		h = (h ^ uint64(a[i])) * prime
+	}
+	h *= prime // the zero byte
+	for i := 0; i < len(b); i++ {
+		h = (h ^ uint64(b[i])) * prime
+	}
+	return h
+}
+
+// SimHash returns the SimHash of features: bit i is set when more features
+// have bit i set than clear (ties clear). No features give 0.
+func SimHash(features []uint64) uint64 {
+	var ones [64]int32
+	for _, f := range features {
+		for f != 0 {
+			i := bits.TrailingZeros64(f)
+			ones[i]++
+			f &= f - 1
+		}
+	}
+	var s uint64
+	n := int32(len(features))
+	for i, c := range ones {
+		if 2*c > n {
+			s |= 1 << uint(i)
+		}
+	}
+	return s
+}
+
+// MaxPage is how much of a page Signature reads: the main text of a page
+// is in its first megabytes, and a bounded read keeps a decompression bomb
+// from costing more.
+const MaxPage = 2 << 20
+
+// Signature is the SimHash of the main text of a UTF-8 HTML page (of its
+// first MaxPage bytes).
+func Signature(page []byte) uint64 {
+	if len(page) > MaxPage {
+		page = page[:MaxPage]
+	}
+	return SimHash(Features(Words(MainText(page))))
+}
+
+// Distance is the number of bits in which two signatures differ.
+func Distance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
+
+// Changed reports whether two signatures differ by more than threshold
+// bits (DefaultThreshold when threshold < 0).
+func Changed(a, b uint64, threshold int) bool {
+	if threshold < 0 {
+		threshold = DefaultThreshold
+	}
+	return Distance(a, b) > threshold
+}
+
+// Hex writes a signature as 16 lower-case hex digits, the form of the
+// record field "text_simhash".
+func Hex(s uint64) string {
+	h := strconv.FormatUint(s, 16)
+	return strings.Repeat("0", 16-len(h)) + h
+}
+
+// ParseHex reads a signature written by Hex.
+func ParseHex(h string) (uint64, error) {
+	return strconv.ParseUint(h, 16, 64)
+}
