@@ -128,8 +128,10 @@ id=$(basename "$batch")
 
 # A failing command stops the turn; the log says which step and why.
 current=""
+exec 8>&2 # the turn's own stderr, for messages from inside a step
 failed() {
   local rc=$1
+  exec 2>&8
   if [[ -n "$current" && -f "$batch/$current.err" ]]; then
     cat "$batch/$current.err" >&2
     say "$current: failed (exit $rc):"
@@ -199,7 +201,7 @@ seed_shard() {
   local i=$1
   # shellcheck disable=SC2046
   "$BIN/opic" update --state "$(shard_state opic "$i")" --batch 000000-seeds $(shard_flag "$i") $(outbox_flag seed-out "$i") \
-    --changes "$batch/seed-weights.$i.u.ndjson" "${opic_args[@]}" "${now_args[@]}" "$dir/seeds.txt"
+    --changes "$batch/seed-weights.$i.u.ndjson" "${opic_args[@]}" "$dir/seeds.txt"
 }
 seed_exchange() {
   local i=$1
@@ -306,7 +308,7 @@ opic_shard() {
   local i=$1
   # shellcheck disable=SC2046
   "$BIN/opic" update --state "$(shard_state opic "$i")" --batch "$id" $(shard_flag "$i") $(outbox_flag opic-out "$i") \
-    --changes "$batch/weights.$i.u.ndjson" "${opic_args[@]}" "${now_args[@]}" "$batch/fetched.ndjson"
+    --changes "$batch/weights.$i.u.ndjson" "${opic_args[@]}" "$batch/fetched.ndjson"
 }
 opic_exchange() {
   local i=$1
