@@ -492,7 +492,7 @@ func (w *world) fresh(t *testing.T) *world {
 
 // opicStates returns the crawl's opic states, one a shard.
 func (w *world) opicStates(t *testing.T) []string {
-	states, _ := filepath.Glob(filepath.Join(w.crawl, "state", "opic.*"))
+	states, _ := filepath.Glob(filepath.Join(w.crawl, "state", "opic*.db"))
 	return states
 }
 
