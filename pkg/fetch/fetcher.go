@@ -16,7 +16,7 @@
 // memory stays bounded for any number of input URLs.
 //
 // Each input record comes out once, with the fetch's fields set (see
-// DESIGN.md): status, final_url, fetched_at, content_type, length, digest,
+// docs/design.md): status, final_url, fetched_at, content_type, length, digest,
 // title, links, canonical, redirects, error, warc_file, warc_offset,
 // elapsed_ms, etag, last_modified, truncated. Fields it does not own pass
 // through.

@@ -20,6 +20,10 @@ type Summary struct {
 	Hosts     int          `json:"hosts"`
 	Limited   float64      `json:"limited_rate"` // sum of the finite k_i
 	Points    [][2]float64 `json:"points"`       // (mu, F_s(mu)), mu increasing
+	// Cells, from a crawl state: the page count of each (weight, rate)
+	// cell, [weight bin, rate bin, pages]. Counts add exactly, so the
+	// reduce of shards' cells solves the same equation as one state.
+	Cells [][3]int64 `json:"cells,omitempty"`
 }
 
 // summaryPoints spans the shard's estimate by 10^(+-3) in steps of 10^(1/8).

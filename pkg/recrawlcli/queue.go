@@ -323,7 +323,7 @@ Example:
 			out := clikit.Output(c)
 			for _, cd := range cands {
 				r := record.New(cd.URL)
-				r.SetFloat("crawl_value", roundSig(cd.Value))
+				r.SetFloat("crawl_value", cd.Value) // exact: recrawl merge of shards compares it
 				r.SetBool("due", true)
 				r.SetFloat("weight", roundSig(cd.W))
 				r.SetFloat("change_rate", roundSig(cd.Delta))

@@ -12,6 +12,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/clikit"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
+	"github.com/sekitei/crawlkit/pkg/recrawl/queue"
 )
 
 func summaryCommand() *cli.Command {
@@ -118,11 +119,15 @@ Example:
 				}
 				f.Close()
 			}
-			l0, err := recrawl.ReduceLambda0(sums, rate)
-			if err != nil {
-				return err
+			l0, exact := queue.ReduceCells(sums, rate)
+			if !exact {
+				var err error
+				if l0, err = recrawl.ReduceLambda0(sums, rate); err != nil {
+					return err
+				}
+				l0 = roundSig(l0)
 			}
-			return clikit.Output(c).WriteLine([]byte(fmt.Sprintf(`{"lambda0":%s}`, record.AppendFloat(nil, roundSig(l0)))))
+			return clikit.Output(c).WriteLine([]byte(fmt.Sprintf(`{"lambda0":%s}`, record.AppendFloat(nil, l0))))
 		},
 	}
 }

@@ -1,8 +1,10 @@
 package queue
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -131,6 +133,7 @@ func (q *Queue) Summary(center float64) (recrawl.Summary, error) {
 	}
 	for _, c := range cs {
 		s.Pages += int(c.n)
+		s.Cells = append(s.Cells, [3]int64{int64(c.c.wb), int64(c.c.db), c.n})
 	}
 	const points, step = 49, 0.125
 	for g := 0; g < points; g++ {
@@ -138,4 +141,28 @@ func (q *Queue) Summary(center float64) (recrawl.Summary, error) {
 		s.Points = append(s.Points, [2]float64{mu, demand(cs, mu)})
 	}
 	return s, nil
+}
+
+// ReduceCells solves lambda_0 for rate from shards' summaries that carry
+// their cells (Summary of a crawl state): the counts are added, and the
+// equation solved as Next solves it for one state holding every page, to
+// the last bit. ok is false if a summary has no cells (made from page
+// records): reduce its curves instead (recrawl.ReduceLambda0).
+func ReduceCells(sums []recrawl.Summary, rate float64) (l0 float64, ok bool) {
+	counts := map[cell]int64{}
+	for _, s := range sums {
+		if len(s.Cells) == 0 && s.Pages > 0 {
+			return 0, false
+		}
+		for _, c := range s.Cells {
+			counts[cell{int16(c[0]), int16(c[1])}] += c[2]
+		}
+	}
+	cs := make([]cellCount, 0, len(counts))
+	for c, n := range counts {
+		cs = append(cs, cellCount{c, n})
+	}
+	// In key order, as readCells reads them, so the sums are the same.
+	slices.SortFunc(cs, func(a, b cellCount) int { return bytes.Compare(a.c.key(), b.c.key()) })
+	return solveLambda0(cs, rate), true
 }

@@ -381,7 +381,19 @@ func TestShardsEqualWhole(t *testing.T) {
 		}
 		sums = append(sums, s)
 	}
-	l0, err := recrawl.ReduceLambda0(sums, opt.Rate)
+	l0, exact := ReduceCells(sums, opt.Rate)
+	if !exact || l0 != info.Lambda0 {
+		t.Fatalf("lambda_0 reduced from the shards' cells %v (exact %v), the whole state's %v: want the same to the bit", l0, exact, info.Lambda0)
+	}
+	// The curves of the summaries give it approximately, as for page
+	// records (which carry no cells).
+	for i := range sums {
+		sums[i].Cells = nil
+	}
+	if _, exact := ReduceCells(sums, opt.Rate); exact {
+		t.Fatal("summaries without cells reduced as exact")
+	}
+	l0, err = recrawl.ReduceLambda0(sums, opt.Rate)
 	if err != nil || math.Abs(l0-info.Lambda0) > 1e-3*info.Lambda0 {
 		t.Fatalf("reduced lambda_0 %v (%v), whole %v", l0, err, info.Lambda0)
 	}
