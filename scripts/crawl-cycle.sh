@@ -70,7 +70,8 @@ TURN_N=${TURN_N:-$((FRONTIER_N + RECRAWL_N))}
 state=$dir/state
 mkdir -p "$state/history" "$dir/batches" "$dir/logs" "$dir/warc"
 log=$dir/logs/cycle.log
-say() { printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" | tee -a "$log" >&2; }
+# say logs a line to stderr and the log (a full disk must not stop it).
+say() { printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" | { tee -a "$log" >&2 || true; }; }
 lines() { if [[ -f "$1" ]]; then grep -c . "$1" || true; else echo 0; fi; }
 
 # The tools: CRAWLKIT_BIN, or bin/ of this checkout (built when missing).
@@ -128,14 +129,13 @@ id=$(basename "$batch")
 
 # A failing command stops the turn; the log says which step and why.
 current=""
-exec 8>&2 # the turn's own stderr, for messages from inside a step
 failed() {
   local rc=$1
-  exec 2>&8
-  if [[ -n "$current" && -f "$batch/$current.err" ]]; then
-    cat "$batch/$current.err" >&2
+  if [[ -n "$current" ]]; then
     say "$current: failed (exit $rc):"
-    tail -n 20 "$batch/$current.err" | sed 's/^/    /' >> "$log"
+    if [[ -s "$batch/$current.err" ]]; then
+      tail -n 20 "$batch/$current.err" | sed 's/^/    /' >> "$log" || true
+    fi
   else
     say "turn $id: failed (exit $rc) at line $2 of $0"
   fi
@@ -143,8 +143,9 @@ failed() {
 }
 trap 'failed $? $LINENO' ERR
 
-# step NAME FUNCTION runs a step once: its stderr goes to NAME.err (shown
-# after it), a NAME.done mark records it done.
+# step NAME FUNCTION runs a step once, in a subshell: its stderr goes to
+# the turn's stderr and to NAME.err (for the log, should it fail); a
+# NAME.done mark records it done.
 step() {
   local name=$1
   shift
@@ -155,9 +156,11 @@ step() {
   local t0
   t0=$(date +%s%N)
   current=$name
-  "$@" 2> "$batch/$name.err"
+  { (
+    trap - ERR
+    "$@"
+  ) 2>&1 1>&3 3>&- | { tee "$batch/$name.err" >&2 || true; }; } 3>&1
   current=""
-  cat "$batch/$name.err" >&2
   touch "$batch/$name.done"
   say "$name: took $(awk -v d=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", d / 1e9 }') s"
 }
