@@ -77,10 +77,14 @@ func ParseFetch(r *record.Record) (Fetch, error) {
 	if err != nil {
 		return f, err
 	}
-	if !ok {
+	if !ok && !r.Has("error") {
 		return f, errors.New(`no "fetched_at"`)
 	}
-	f.At = at.UTC()
+	// A URL refused before any request (by its type, say) has an error
+	// and no fetched_at: it failed at the batch's time (At zero here).
+	if ok {
+		f.At = at.UTC()
+	}
 	if s, ok, err := r.Float("status"); err != nil {
 		return f, err
 	} else if ok {
@@ -112,6 +116,9 @@ func (f *Fetch) Failed() bool { return f.Error != "" || f.Status >= 400 }
 // the first wait doubles with each failure, up to a cap.
 //
 //	robots.txt refused        1 day, up to 30 days (robots.txt changes rarely)
+//	refused by fetch's policy 30 days, up to 180 days (type: a content type
+//	(type, duplicate)         not fetched; duplicate: another spelling of a
+//	                          URL fetched)
 //	410 Gone                  30 days, up to 180 days
 //	404 Not Found             7 days, up to 90 days (often a temporary mistake)
 //	other 4xx                 3 days, up to 60 days
@@ -121,6 +128,8 @@ func RetryAfter(f *Fetch, n int) time.Duration {
 	switch {
 	case strings.HasPrefix(f.Error, "robots:"):
 		first, limit = 24*time.Hour, 30*24*time.Hour
+	case strings.HasPrefix(f.Error, "type:"), strings.HasPrefix(f.Error, "duplicate:"):
+		first, limit = 30*24*time.Hour, 180*24*time.Hour
 	case f.Status == 410:
 		first, limit = 30*24*time.Hour, 180*24*time.Hour
 	case f.Status == 404:
@@ -255,6 +264,11 @@ func (a *applier) apply(meta *bolt.Bucket, b Batch) error {
 	opt := &a.q.opt.Update
 	// Fetches in time order, so that intervals are folded as they happened.
 	fs := slices.Clone(b.Fetches)
+	for i := range fs {
+		if fs[i].At.IsZero() {
+			fs[i].At = b.Now
+		}
+	}
 	slices.SortStableFunc(fs, func(x, y Fetch) int {
 		if c := x.At.Compare(y.At); c != 0 {
 			return c
