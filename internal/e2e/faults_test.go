@@ -106,7 +106,7 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	kills := 0
 	for i := 1; i <= 3; i++ {
-		for k := 0; k < 4; k++ {
+		for k := 0; k < 5; k++ {
 			cmd := killed.cycle()
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := cmd.Start(); err != nil {
@@ -115,7 +115,7 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			select {
-			case <-time.After(time.Duration(rng.Float64() * float64(turnTime))):
+			case <-time.After(time.Duration((0.05 + 0.6*rng.Float64()) * float64(turnTime))):
 				killSession(cmd.Process.Pid)
 				<-done
 				kills++
