@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/sekitei/crawlkit/internal/boltdamage"
 )
 
 // Cmd is a custom testscript command.
@@ -23,13 +25,16 @@ type Cmd = func(ts *testscript.TestScript, neg bool, args []string)
 //	sleep D          waits for the duration D
 //	mkfifo NAME      makes a named pipe: an input that never ends
 //	truncate FILE N  cuts FILE to N bytes, as a crash mid-write would
+//	flip FILE BUCKET KEY  inverts 256 bytes of the bbolt file FILE centred
+//	                 on the stored value of KEY in BUCKET (Go-quoted escapes
+//	                 allowed in KEY): a damaged data page
 func Run(t *testing.T, extra map[string]Cmd) {
 	t.Helper()
 	td, err := filepath.Abs("../../testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmds := map[string]Cmd{"sleep": sleep, "mkfifo": mkfifo, "truncate": truncate}
+	cmds := map[string]Cmd{"sleep": sleep, "mkfifo": mkfifo, "truncate": truncate, "flip": flip}
 	for name, c := range extra {
 		cmds[name] = c
 	}
@@ -66,4 +71,22 @@ func truncate(ts *testscript.TestScript, neg bool, args []string) {
 	n, err := strconv.ParseInt(args[1], 10, 64)
 	ts.Check(err)
 	ts.Check(os.Truncate(ts.MkAbs(args[0]), n))
+}
+
+func flip(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: flip FILE BUCKET KEY")
+	}
+	key, err := strconv.Unquote(`"` + args[2] + `"`)
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	off, n, err := boltdamage.Locate(path, []byte(args[1]), []byte(key))
+	ts.Check(err)
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	start := max(0, off+int64(n)/2-128)
+	for i := start; i < start+256 && i < int64(len(b)); i++ {
+		b[i] ^= 0xFF
+	}
+	ts.Check(os.WriteFile(path, b, 0o644))
 }

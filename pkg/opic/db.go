@@ -1,7 +1,11 @@
 package opic
 
-// The adaptive state on disk (format 3): a bbolt file, updated in place,
-// one transaction a batch.
+// The adaptive state on disk (format 4): a bbolt file, updated in place,
+// one transaction a batch. It is opened and read through pkg/boltstate:
+// the file is checked before it is mapped, and every value carries a
+// CRC-32C of its key and bytes (format 4; 3 had none), checked as it is
+// read, so a damaged file is reported with its path and the record and
+// the batch is not applied.
 //
 // Why bbolt: a turn changes a few thousand of millions of pages, so the
 // state must be read and written by page, and a crash at any moment must
@@ -16,7 +20,7 @@ package opic
 //
 // Buckets:
 //
-//	meta  "version" (uint32 LE, 3), "state" (the state's fields),
+//	meta  "version" (uint32 LE, 4), "state" (the state's fields),
 //	      "changes" (the last step's change records, NDJSON), "outbox"
 //	      (a sharded batch's outbox until its exchange), "touched" (the ids
 //	      of the pages that batch changed)
@@ -37,7 +41,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,11 +48,11 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 )
 
-const dbVersion = 3
+// dbVersion is the bbolt state's format: 4 added a checksum to every value.
+const dbVersion = 4
 
 var (
 	bucketMeta = []byte("meta")
@@ -238,7 +241,7 @@ func decodeLinks(id uint32, v []byte, pages uint64) ([]uint32, error) {
 // A DB is an adaptive OPIC state on disk; see Open.
 type DB struct {
 	path string
-	bolt *bolt.DB
+	bolt *boltstate.DB
 	meta dbMeta
 
 	// pageReads and pageWrites count page records read and written, for
@@ -293,7 +296,7 @@ func create(path string, o DBOptions) (*DB, error) {
 		return nil, err
 	}
 	d.meta = dbMeta{Damping: o.Damping, Window: o.Window, ShardI: o.ShardI, ShardN: o.ShardN, VirtCash: 1}
-	err = d.bolt.Update(func(tx *bolt.Tx) error { return d.initBuckets(tx) })
+	err = d.bolt.Update(func(tx *boltstate.Tx) error { return d.initBuckets(tx) })
 	if err != nil {
 		d.bolt.Close()
 		os.Remove(path)
@@ -302,7 +305,7 @@ func create(path string, o DBOptions) (*DB, error) {
 	return d, nil
 }
 
-func (d *DB) initBuckets(tx *bolt.Tx) error {
+func (d *DB) initBuckets(tx *boltstate.Tx) error {
 	for _, b := range [][]byte{bucketMeta, bucketID, bucketPage, bucketLink} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
@@ -316,12 +319,11 @@ func (d *DB) initBuckets(tx *bolt.Tx) error {
 }
 
 func openBoltFile(path string, readOnly bool) (*DB, error) {
-	b, err := bolt.Open(path, 0o644, &bolt.Options{ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
+	// Wait for a writer as long as it takes: opic's own Lock says who writes.
+	b, err := boltstate.Open(path, boltstate.Options{Kind: "opic state", ReadOnly: readOnly, Timeout: -1,
+		Buckets: []string{string(bucketMeta), string(bucketID), string(bucketPage), string(bucketLink)}})
 	if err != nil {
-		if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
-			return nil, fmt.Errorf("%s: corrupt opic state: %w", path, err)
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return &DB{path: path, bolt: b}, nil
 }
@@ -331,37 +333,50 @@ func openBolt(path string, readOnly bool) (d *DB, err error) {
 	if err != nil {
 		return nil, err
 	}
-	err = d.view(func(tx *bolt.Tx) error {
+	err = d.view(func(tx *boltstate.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil || tx.Bucket(bucketID) == nil || tx.Bucket(bucketPage) == nil || tx.Bucket(bucketLink) == nil {
 			return ErrNotState
 		}
-		v := m.Get(keyVersion)
+		// Format 3 stored its values bare: tell it by its version value.
+		if raw := m.Raw(keyVersion); len(raw) == 4 && binary.LittleEndian.Uint32(raw) < dbVersion {
+			return fmt.Errorf("opic state format version %d, this opic reads version %d (and migrates version 2)", binary.LittleEndian.Uint32(raw), dbVersion)
+		}
+		v, err := m.Get(keyVersion)
+		if err != nil {
+			return err
+		}
 		if len(v) != 4 {
 			return errors.New("corrupt opic state: no format version")
 		}
 		if ver := binary.LittleEndian.Uint32(v); ver != dbVersion {
 			return fmt.Errorf("opic state format version %d, this opic reads version %d (and migrates version 2)", ver, dbVersion)
 		}
-		return d.meta.decode(m.Get(keyState))
+		st, err := m.Get(keyState)
+		if err != nil {
+			return err
+		}
+		return d.meta.decode(st)
 	})
 	if err != nil {
 		d.bolt.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, withPath(path, err)
 	}
 	return d, nil
 }
 
-// view runs fn in a read transaction; a panic of bbolt on a corrupt page
-// becomes an error.
-func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("corrupt opic state: %v", r)
-		}
-	}()
-	return d.bolt.View(fn)
+// withPath prefixes err with path unless it names it already.
+func withPath(path string, err error) error {
+	var be *boltstate.Error
+	if errors.As(err, &be) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
+
+// view runs fn in a read transaction; a panic of bbolt on a corrupt page
+// becomes an error (boltstate).
+func (d *DB) view(fn func(*boltstate.Tx) error) error { return d.bolt.View(fn) }
 
 // Close closes the state.
 func (d *DB) Close() error { return d.bolt.Close() }
@@ -388,11 +403,12 @@ func (d *DB) Len() int { return int(d.meta.Pages) }
 // its --changes file holds), and the outbox of a sharded batch awaiting
 // its exchange: what a rerun of an applied step writes again.
 func (d *DB) LastChanges() (changes, outbox []byte, err error) {
-	err = d.view(func(tx *bolt.Tx) error {
+	err = d.view(func(tx *boltstate.Tx) error {
 		m := tx.Bucket(bucketMeta)
-		changes = append([]byte(nil), m.Get(keyChanges)...)
-		outbox = append([]byte(nil), m.Get(keyOutbox)...)
-		return nil
+		c, err1 := m.Get(keyChanges)
+		o, err2 := m.Get(keyOutbox)
+		changes, outbox = append([]byte(nil), c...), append([]byte(nil), o...)
+		return errors.Join(err1, err2)
 	})
 	return changes, outbox, err
 }
@@ -410,7 +426,7 @@ func (d *DB) State() (*State, error) {
 	s.last = make([]int64, 0, n)
 	s.visits = make([]uint32, 0, n)
 	s.g.off = make([]uint64, 1, n+1)
-	err := d.view(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *boltstate.Tx) error {
 		lc := tx.Bucket(bucketLink).Cursor()
 		lk, lv := lc.First()
 		c := tx.Bucket(bucketPage).Cursor()
@@ -442,13 +458,16 @@ func (d *DB) State() (*State, error) {
 			}
 			s.g.off = append(s.g.off, uint64(len(s.g.dst)))
 		}
+		if err := errors.Join(c.Err(), lc.Err()); err != nil {
+			return err
+		}
 		if len(s.cash) != n {
 			return fmt.Errorf("corrupt opic state: %d pages, the state says %d", len(s.cash), n)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", d.path, err)
+		return nil, withPath(d.path, err)
 	}
 	s.g.n = n
 	if s.awaiting {
@@ -482,56 +501,24 @@ const (
 	kindBolt
 )
 
-// sniff tells a format 2 file from a bbolt one, and refuses a foreign or
-// truncated file before bbolt maps it (a read past the end of a mapped
-// file is a SIGBUS, not an error).
+// sniff tells a format 2 file from a bbolt one, and refuses a foreign,
+// empty or truncated file before bbolt maps it (boltstate.Sniff).
 func sniff(path string) (fileKind, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	head := make([]byte, 96)
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	if len(head) >= len(stateMagic) && string(head[:len(stateMagic)]) == stateMagic {
+	head := make([]byte, len(stateMagic))
+	n, _ := f.Read(head)
+	f.Close()
+	if n == len(stateMagic) && string(head) == stateMagic {
 		return kindV2, nil
 	}
-	// bbolt's two meta pages: a page header of 16 bytes, then magic,
-	// version, page size, flags, root bucket (16), freelist, high-water
-	// page id, txid and checksum. The later valid one is the state.
-	const boltMagic = 0xED0CDAED
-	le := binary.LittleEndian
-	var pageSize, highWater, txid uint64
-	found := false
-	read := func(meta []byte) {
-		if len(meta) >= 64 && le.Uint32(meta) == boltMagic && (!found || le.Uint64(meta[48:]) >= txid) {
-			pageSize, highWater, txid, found = uint64(le.Uint32(meta[8:])), le.Uint64(meta[40:]), le.Uint64(meta[48:]), true
-		}
-	}
-	second := int64(4096)
-	if len(head) >= 80 {
-		read(head[16:])
-		if found && pageSize >= 512 && pageSize <= 1<<20 {
-			second = int64(pageSize)
-		}
-	}
-	buf := make([]byte, 80)
-	if k, _ := f.ReadAt(buf, second); k == len(buf) {
-		read(buf[16:])
-	}
-	if !found {
-		if st.Size() == 0 {
-			return 0, fmt.Errorf("%s: truncated opic state: 0 bytes", path)
-		}
+	if n > 0 && !boltstate.IsBolt(path) {
 		return 0, fmt.Errorf("%s: %w", path, ErrNotState)
 	}
-	if want := highWater * pageSize; uint64(st.Size()) < want || pageSize < 512 {
-		return 0, fmt.Errorf("%s: truncated opic state: %d bytes, want %d", path, st.Size(), want)
+	if err := boltstate.Sniff(path, "opic state"); err != nil {
+		return 0, err
 	}
 	return kindBolt, nil
 }
@@ -599,12 +586,14 @@ func migrate(path string, s *State) (err error) {
 	d.meta = dbMeta{Damping: s.Damping, Window: s.Window, ShardI: s.ShardI, ShardN: s.ShardN, Now: s.Now,
 		VirtCash: s.virtCash, VirtHist: s.virtHist, TotalHist: s.totalHist, Steps: s.steps,
 		Batches: s.batches, Awaiting: s.awaiting, Pages: uint64(s.Len())}
-	err = d.bolt.Update(func(tx *bolt.Tx) error {
+	err = d.bolt.Update(func(tx *boltstate.Tx) error {
 		if err := d.initBuckets(tx); err != nil {
 			return err
 		}
 		ids, pages, links := tx.Bucket(bucketID), tx.Bucket(bucketPage), tx.Bucket(bucketLink)
-		ids.FillPercent, pages.FillPercent, links.FillPercent = 1, 1, 1 // appended in key order
+		for _, b := range []*boltstate.Bucket{ids, pages, links} {
+			b.SetFillPercent(1) // appended in key order
+		}
 		for id := range uint32(s.Len()) {
 			p := dbPage{id: id, name: s.Name(id), owned: s.Owns(s.Name(id)), cash: s.cash[id],
 				hist: s.hist[id], last: s.last[id], visits: s.visits[id]}

@@ -9,8 +9,7 @@ import (
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/record"
 )
 
@@ -20,7 +19,7 @@ import (
 // their links name, and Commit writes only those, in one transaction.
 type DBBatch struct {
 	d  *DB
-	tx *bolt.Tx
+	tx *boltstate.Tx
 	id string
 	m  dbMeta // the state's fields as the batch changes them
 
@@ -69,7 +68,15 @@ func (b *DBBatch) Rollback() { b.tx.Rollback() }
 
 func (b *DBBatch) fail(err error) {
 	if b.err == nil {
-		b.err = fmt.Errorf("%s: %w", b.d.path, err)
+		b.err = withPath(b.d.path, err)
+	}
+}
+
+// failOn makes *err, set by a boltstate.Guard deferred after it, the
+// batch's error: a panic of bbolt on a damaged page.
+func (b *DBBatch) failOn(err *error) {
+	if *err != nil {
+		b.fail(*err)
 	}
 }
 
@@ -78,7 +85,11 @@ func (b *DBBatch) lookup(name string) (uint32, bool) {
 	if id, ok := b.ids[name]; ok {
 		return id, true
 	}
-	v := b.tx.Bucket(bucketID).Get([]byte(name))
+	v, err := b.tx.Bucket(bucketID).Get([]byte(name))
+	if err != nil {
+		b.fail(err)
+		return 0, false
+	}
 	if v == nil {
 		return 0, false
 	}
@@ -118,7 +129,11 @@ func (b *DBBatch) page(id uint32) *dbPage {
 		return &dbPage{id: id}
 	}
 	b.d.pageReads++
-	v := b.tx.Bucket(bucketPage).Get(idKey(id))
+	v, err := b.tx.Bucket(bucketPage).Get(idKey(id))
+	if err != nil {
+		b.fail(err)
+		return &dbPage{id: id}
+	}
 	p, err := decodePage(id, v)
 	if v == nil {
 		err = fmt.Errorf("corrupt opic state: page %d missing", id)
@@ -140,7 +155,11 @@ func (b *DBBatch) links(id uint32) []uint32 {
 	if b.added[id] || b.err != nil {
 		return nil
 	}
-	v := b.tx.Bucket(bucketLink).Get(idKey(id))
+	v, err := b.tx.Bucket(bucketLink).Get(idKey(id))
+	if err != nil {
+		b.fail(err)
+		return nil
+	}
 	if v == nil {
 		return nil
 	}
@@ -156,6 +175,9 @@ func (b *DBBatch) Add(it Item) {
 	if b.err != nil {
 		return
 	}
+	var perr error
+	defer b.failOn(&perr)
+	defer boltstate.Guard(b.d.path, &perr)()
 	m := &b.m
 	var t int64
 	if it.Kind == RecordItem && !it.FetchedAt.IsZero() {
@@ -235,10 +257,18 @@ type StepResult struct {
 // End completes the batch's arithmetic and returns what Commit will
 // write: the change records and, for a sharded state, the outbox. It
 // writes nothing; call Commit, or Rollback.
-func (b *DBBatch) End() (*StepResult, error) {
+func (b *DBBatch) End() (res *StepResult, err error) {
 	if b.err != nil {
 		return nil, b.err
 	}
+	defer func() {
+		if b.err != nil {
+			res, err = nil, b.err
+		}
+	}()
+	var perr error
+	defer b.failOn(&perr)
+	defer boltstate.Guard(b.d.path, &perr)()
 	m := &b.m
 	sharded := m.ShardN > 1
 	var box *Outbox
@@ -258,7 +288,7 @@ func (b *DBBatch) End() (*StepResult, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
-	res := &StepResult{}
+	res = &StepResult{}
 	if !sharded {
 		b.spread(m.VirtCash+b.tele, m.Owned)
 		m.Batches++
@@ -335,6 +365,10 @@ func (b *DBBatch) Commit(res *StepResult) error {
 	} else {
 		b.tx.Rollback()
 	}
+	var be *boltstate.Error
+	if errors.As(err, &be) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("%s: writing the state: %w", b.d.path, err)
 	}
@@ -342,7 +376,8 @@ func (b *DBBatch) Commit(res *StepResult) error {
 	return nil
 }
 
-func (b *DBBatch) write(res *StepResult) error {
+func (b *DBBatch) write(res *StepResult) (err error) {
+	defer boltstate.Guard(b.d.path, &err)()
 	tx := b.tx
 	ids, pages, links := tx.Bucket(bucketID), tx.Bucket(bucketPage), tx.Bucket(bucketLink)
 	for _, id := range slices.Sorted(maps.Keys(b.pages)) {
@@ -479,24 +514,33 @@ func (d *DB) Exchange(batchID string, in *Inbox) (*StepResult, error) {
 		ids: map[string]uint32{}, pages: map[uint32]*dbPage{}, added: map[uint32]bool{},
 		over: map[uint32][]uint32{}, pend: map[uint32][]uint32{}, inflow: map[uint32]float64{},
 		touched: map[uint32]bool{}}
-	t := tx.Bucket(bucketMeta).Get(keyTouched)
-	for k := 0; k+4 <= len(t); k += 4 {
-		id := binary.BigEndian.Uint32(t[k:])
-		b.page(id)
-		b.touched[id] = true
+	t, err := tx.Bucket(bucketMeta).Get(keyTouched)
+	if err != nil {
+		tx.Rollback()
+		return nil, err
 	}
-	// The share of this batch goes to the pages known when the update
-	// ended: those added now take their cash after it.
-	b.spread(total, pages)
-	for _, tr := range in.Transfers {
-		if !b.m.owns(tr.URL) {
-			continue
+	func() {
+		var perr error
+		defer b.failOn(&perr)
+		defer boltstate.Guard(d.path, &perr)()
+		for k := 0; k+4 <= len(t); k += 4 {
+			id := binary.BigEndian.Uint32(t[k:])
+			b.page(id)
+			b.touched[id] = true
 		}
-		id := b.addPage(tr.URL, b.m.Now, b.m.Share)
-		p := b.page(id)
-		p.cash += tr.Cash
-		b.touched[id] = true
-	}
+		// The share of this batch goes to the pages known when the update
+		// ended: those added now take their cash after it.
+		b.spread(total, pages)
+		for _, tr := range in.Transfers {
+			if !b.m.owns(tr.URL) {
+				continue
+			}
+			id := b.addPage(tr.URL, b.m.Now, b.m.Share)
+			p := b.page(id)
+			p.cash += tr.Cash
+			b.touched[id] = true
+		}
+	}()
 	var other float64
 	for i, h := range hists {
 		if i != m.ShardI {

@@ -1,15 +1,25 @@
 // Package record is the toolkit's ground floor: the stream of newline-delimited
 // JSON records that every tool reads and writes.
 //
-// A record is a JSON object kept as an ordered list of keys and raw JSON values,
-// so a tool decodes only the fields it owns and every other field passes
-// through byte for byte, in its original order. A line that is not a JSON
-// object is a URL record: its trimmed text is the URL. This is what lets
-// `cat urls.txt | urlfeat | sekitei` and any other order of tools compose.
+// A record is a JSON object kept as its line plus an ordered list of keys and
+// raw JSON values, so a tool decodes only the fields it owns and every other
+// field passes through byte for byte, in its original order. A line that is
+// not a JSON object is a URL record: its trimmed text is the URL. This is what
+// lets `cat urls.txt | urlfeat | sekitei` and any other order of tools compose.
 //
-// The package knows nothing of crawling. JSON scanning goes through
-// github.com/json-iterator/go; string encoding is hand-written because it is
-// the hot path of every tool and needs no reflection.
+// Parsing a line is one hand-written pass (scan.go) that checks the whole
+// line against encoding/json's grammar and notes where each top-level key and
+// value lie, without decoding or copying anything; the values stay slices of
+// the record's one copy of the line and are decoded when a getter asks. A
+// record whose fields were not changed is written back as the bytes read.
+// The scanner is hand-written because the record layer, not the tools'
+// algorithms, was most of every streaming tool's time, and a scanner that only
+// finds boundaries can skip plain string bytes eight at a time and allocate
+// nothing; FuzzParse holds it to encoding/json, line by line. Values of types
+// not decoded here go through github.com/json-iterator/go; string encoding is
+// hand-written because it is the hot path of every tool.
+//
+// The package knows nothing of crawling.
 package record
 
 import (
@@ -18,8 +28,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	jsoniter "github.com/json-iterator/go"
 )
@@ -29,23 +41,56 @@ var jsonAPI = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // A Record is one JSON object of the stream.
 // The zero value is an empty record with no url.
+//
+// A Record must not be copied by value: its field table may live inside it.
 type Record struct {
 	fields []field
 	// Line is the record's line number in its input (1-based), 0 if it was
 	// made in memory.
 	Line int
+
+	// src is the record's own copy of its line; the keys and values of the
+	// parsed fields are slices of it, and it is never written to.
+	src []byte
+	// fields[:keep] are the line's own fields, unchanged, and src[:keepEnd]
+	// is their text from the opening brace on, written out as it is.
+	keep, keepEnd int
+	url           string // the decoded url, once asked for
+	urlDone       bool
+	small         [8]field // backs fields for most records: no second allocation
 }
 
 type field struct {
 	key string
-	raw []byte // a complete JSON value
+	raw []byte // a complete JSON value, capacity capped at its length
+	end int    // for a parsed field, the offset in src just past raw
 }
 
 // New returns a record holding only the given url.
 func New(url string) *Record {
 	r := &Record{}
-	r.SetString("url", url)
+	r.fields = r.small[:0]
+	r.setURLLine(url, nil)
+	r.url, r.urlDone = url, true
 	return r
+}
+
+// setURLLine makes r the record {"url":url}, built in buf's storage. It
+// reports whether the URL was written without escapes, so that it lies
+// as it is at src[8:].
+func (r *Record) setURLLine(url string, buf []byte) bool {
+	src := buf[:0]
+	if cap(src) < len(url)+16 {
+		src = make([]byte, 0, len(url)+16)
+	}
+	src = append(src, `{"url":`...)
+	src = AppendString(src, url)
+	end := len(src)
+	src = append(src, '}')
+	r.src = src
+	r.fields = append(r.fields[:0], field{key: "url", raw: src[7:end:end], end: end})
+	r.keep, r.keepEnd = 1, end
+	return end-7 == len(url)+2
 }
 
 // ErrNotObject is returned by Parse for a line that starts like a JSON object
@@ -55,30 +100,67 @@ var ErrNotObject = errors.New("not a JSON object")
 // Parse turns one input line (without its newline) into a record.
 // A line whose first non-blank byte is '{' must be a valid JSON object with a
 // string "url"; any other line is a URL record. Parse keeps no reference to
-// line.
+// line: the record holds one copy of it.
 func Parse(line []byte) (*Record, error) {
+	r := &Record{}
+	r.fields = r.small[:0]
+	if err := r.parseLine(line, false); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// parseLine fills r, which must be fresh or reset, from line. With reuse,
+// r's previous buffer holds the copy of the line and nothing r hands out
+// may share it.
+func (r *Record) parseLine(line []byte, reuse bool) error {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return nil, errors.New("blank line")
+		return errors.New("blank line")
 	}
+	buf := r.src[:0]
 	if line[0] != '{' {
-		return New(urlFromText(line)), nil
+		if !utf8.Valid(line) {
+			r.url = urlFromText(line)
+			r.setURLLine(r.url, buf)
+		} else if r.setURLLine(unsafe.String(unsafe.SliceData(line), len(line)), buf) && !reuse {
+			r.url = unsafe.String(&r.src[8], len(line)) // shares the record's one buffer
+		} else {
+			r.url = string(line)
+		}
+		r.urlDone = true
+		return nil
 	}
-	if !utf8.Valid(line) {
-		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+	if utf8.Valid(line) {
+		buf = append(buf, line...)
+	} else {
+		buf = appendValidUTF8(buf, line)
 	}
-	r, err := parseObject(line)
-	if err != nil {
-		return nil, err
+	if err := r.parse(buf); err != nil {
+		return err
 	}
 	raw, ok := r.Raw("url")
 	if !ok {
-		return nil, errors.New(`record has no "url" field`)
+		return errors.New(`record has no "url" field`)
 	}
 	if len(raw) == 0 || raw[0] != '"' {
-		return nil, errors.New(`"url" is not a string`)
+		return errors.New(`"url" is not a string`)
 	}
-	return r, nil
+	return nil
+}
+
+// reset empties r for parseLine, keeping its buffers.
+func (r *Record) reset() {
+	clear(r.fields)
+	r.fields = r.fields[:0]
+	if r.fields == nil {
+		r.fields = r.small[:0]
+	}
+	r.src = r.src[:0]
+	if cap(r.src) > 4<<20 {
+		r.src = nil // do not keep a huge buffer alive after a huge line
+	}
+	r.Line, r.keep, r.keepEnd, r.url, r.urlDone = 0, 0, 0, "", false
 }
 
 // urlFromText makes a URL from a plain text line. Bytes that are not valid
@@ -101,44 +183,91 @@ func urlFromText(b []byte) string {
 	return string(out)
 }
 
-func parseObject(line []byte) (*Record, error) {
-	end := objectEnd(line)
-	if end < 0 {
-		return nil, errors.New("invalid JSON: unterminated object")
-	}
-	if rest := bytes.TrimSpace(line[end:]); len(rest) > 0 {
-		return nil, errors.New("invalid JSON: data after the object")
-	}
-	// One buffer backs every raw value. Its capacity is the line's length,
-	// which bounds the captured bytes, so appends never move it and earlier
-	// slices stay valid.
-	store := make([]byte, 0, end)
-	it := jsonAPI.BorrowIterator(line[:end])
-	defer jsonAPI.ReturnIterator(it)
-	r := &Record{fields: make([]field, 0, 8)}
-	ok := it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-		n := len(store)
-		store = it.SkipAndAppendBytes(store)
-		if it.Error != nil {
-			return false
+// parse reads the object that fills b (b[0] == '{', no space at either end)
+// into r in one pass: it checks the whole line against the JSON grammar but
+// only notes where each top-level key and value lie; values are decoded when
+// a getter asks for them. b becomes the record's and must not change.
+func (r *Record) parse(b []byte) error {
+	r.src = b
+	// compact: no space between the top-level tokens and every key written
+	// as AppendString would write it, so b itself is the record's output.
+	compact := true
+	i := skipWS(b, 1)
+	compact = compact && i == 1
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return objectError(b, &syntaxError{"expected a string key", i})
+			}
+			ke, esc, err := scanString(b, i)
+			if err != nil {
+				return objectError(b, err)
+			}
+			var key string
+			if esc {
+				key = unquote(b[i:ke])
+				compact = false
+			} else {
+				key = unsafe.String(&b[i+1], ke-i-2)
+				if strings.IndexByte(key, 0xE2) >= 0 && (strings.Contains(key, "\u2028") || strings.Contains(key, "\u2029")) {
+					compact = false // AppendString escapes them
+				}
+			}
+			j := skipWS(b, ke)
+			if j >= len(b) || b[j] != ':' {
+				return objectError(b, &syntaxError{"expected ':' after key", j})
+			}
+			vs := skipWS(b, j+1)
+			ve, err := scanValue(b, vs, 1)
+			if err != nil {
+				return objectError(b, err)
+			}
+			compact = compact && j == ke && vs == j+1
+			// Appended without a lookup: a line may hold a million keys.
+			// Duplicate keys are kept as written; lookups see the first.
+			r.fields = append(r.fields, field{key: key, raw: b[vs:ve:ve], end: ve})
+			i = skipWS(b, ve)
+			compact = compact && i == ve
+			if i >= len(b) {
+				return objectError(b, &syntaxError{"unterminated object", i})
+			}
+			if b[i] == '}' {
+				i++
+				break
+			}
+			if b[i] != ',' {
+				return objectError(b, &syntaxError{"expected ',' or '}' in object", i})
+			}
+			i = skipWS(b, i+1)
+			compact = compact && i == ve+1
 		}
-		// Appended without a lookup: a line may hold a million keys.
-		// Duplicate keys are kept as written; lookups see the first.
-		r.fields = append(r.fields, field{key, bytes.TrimSpace(store[n:len(store):len(store)])})
-		return true
-	})
-	if !ok || it.Error != nil {
-		msg := "invalid JSON object"
-		if it.Error != nil {
-			msg = "invalid JSON: " + shortErr(it.Error)
-		}
-		return nil, errors.New(msg)
 	}
-	return r, nil
+	if i != len(b) {
+		return objectError(b, &syntaxError{"data after the object", i})
+	}
+	if compact {
+		r.keep, r.keepEnd = len(r.fields), len(b)-1
+	}
+	return nil
+}
+
+// objectError words a syntax error as the toolkit always has: an object cut
+// short or followed by more text is named as such, whatever broke first.
+func objectError(b []byte, err *syntaxError) error {
+	end := objectEnd(b)
+	switch {
+	case end < 0:
+		return errors.New("invalid JSON: unterminated object")
+	case end < len(b):
+		return errors.New("invalid JSON: data after the object")
+	}
+	return errors.New("invalid JSON: " + err.Error())
 }
 
 // objectEnd returns the offset just past the '}' closing the object that
-// starts line, or -1. It only tracks strings and nesting; jsoniter validates.
+// starts line, or -1. It only tracks strings and nesting.
 func objectEnd(line []byte) int {
 	depth := 0
 	inString := false
@@ -170,7 +299,7 @@ func objectEnd(line []byte) int {
 
 func shortErr(err error) string {
 	s := err.Error()
-	if i := bytes.IndexByte([]byte(s), ','); i > 0 {
+	if i := strings.IndexByte(s, ','); i > 0 {
 		s = s[:i]
 	}
 	if len(s) > 200 {
@@ -181,15 +310,18 @@ func shortErr(err error) string {
 
 // URL returns the record's url, or "" if it has none.
 func (r *Record) URL() string {
-	s, _ := r.String("url")
-	return s
+	if !r.urlDone {
+		r.url, _ = r.String("url")
+		r.urlDone = true
+	}
+	return r.url
 }
 
 // Keys returns the record's keys in order.
 func (r *Record) Keys() []string {
 	keys := make([]string, len(r.fields))
 	for i, f := range r.fields {
-		keys[i] = f.key
+		keys[i] = strings.Clone(f.key) // parsed keys share the line's buffer
 	}
 	return keys
 }
@@ -221,16 +353,89 @@ func (r *Record) IsNull(key string) bool {
 }
 
 // Decode unmarshals the value of key into v. A missing key leaves v
-// untouched and returns false with a nil error.
+// untouched and returns false with a nil error. Strings, lists of strings
+// and numbers are decoded here; other types go through json-iterator.
 func (r *Record) Decode(key string, v any) (bool, error) {
 	raw, ok := r.Raw(key)
 	if !ok {
 		return false, nil
 	}
+	if decodeFast(raw, v) {
+		return true, nil
+	}
 	if err := jsonAPI.Unmarshal(raw, v); err != nil {
 		return true, fmt.Errorf("field %q: %v", key, shortErr(err))
 	}
 	return true, nil
+}
+
+// decodeFast decodes raw into the most common targets without reflection and
+// reports whether it did; anything else, errors included, is left to the
+// general decoder so that its messages stay the same.
+func decodeFast(raw []byte, v any) bool {
+	switch p := v.(type) {
+	case *string:
+		if raw[0] != '"' {
+			return false
+		}
+		*p = stringValue(raw)
+		return true
+	case *float64:
+		if raw[0] != '-' && !isDigit(raw[0]) {
+			return false
+		}
+		f, err := strconv.ParseFloat(unsafe.String(&raw[0], len(raw)), 64)
+		if err != nil {
+			return false
+		}
+		*p = f
+		return true
+	case *[]string:
+		if raw[0] != '[' {
+			return false
+		}
+		// Count first so that the list is allocated once.
+		n, ok := 0, true
+		eachElement(raw, func(e []byte) {
+			n++
+			ok = ok && e[0] == '"'
+		})
+		if !ok {
+			return false
+		}
+		out := make([]string, 0, n)
+		eachElement(raw, func(e []byte) { out = append(out, stringValue(e)) })
+		*p = out
+		return true
+	}
+	return false
+}
+
+// eachElement calls fn with each element of the array raw, which the
+// scanner has checked.
+func eachElement(raw []byte, fn func([]byte)) {
+	i := skipWS(raw, 1)
+	if raw[i] == ']' {
+		return
+	}
+	for {
+		end, _ := scanValue(raw, i, 0)
+		fn(raw[i:end])
+		i = skipWS(raw, end)
+		if raw[i] == ']' {
+			return
+		}
+		i = skipWS(raw, i+1)
+	}
+}
+
+// stringValue decodes a checked JSON string into a string of its own.
+func stringValue(raw []byte) string {
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body)
+	}
+	return unquote(raw)
 }
 
 // String returns the value of key if it is a JSON string.
@@ -239,14 +444,7 @@ func (r *Record) String(key string) (string, bool) {
 	if !ok || len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
-	if bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), true
-	}
-	var s string
-	if err := jsonAPI.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	return stringValue(raw), true
 }
 
 // Float returns the value of key as a finite number. A missing or null key
@@ -290,9 +488,16 @@ func (r *Record) Time(key string) (t time.Time, ok bool, err error) {
 	if !present || string(raw) == "null" {
 		return time.Time{}, false, nil
 	}
-	s, isStr := r.String(key)
-	if !isStr {
+	if len(raw) < 2 || raw[0] != '"' {
 		return time.Time{}, false, fmt.Errorf("field %q: not an RFC 3339 time: %s", key, clip(raw))
+	}
+	// The common unescaped case is parsed in place: time.Parse keeps no
+	// reference to its input when it succeeds.
+	var s string
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && len(body) > 0 {
+		s = unsafe.String(&body[0], len(body))
+	} else {
+		s = stringValue(raw)
 	}
 	t, perr := time.Parse(time.RFC3339Nano, s)
 	if perr != nil {
@@ -310,11 +515,28 @@ func clip(raw []byte) string {
 
 // setRaw sets key to raw without copying; callers own raw.
 func (r *Record) setRaw(key string, raw []byte) {
+	if key == "url" {
+		r.urlDone = false
+	}
 	if i := r.index(key); i >= 0 {
 		r.fields[i].raw = raw
+		r.cut(i)
 		return
 	}
-	r.fields = append(r.fields, field{key, raw})
+	r.fields = append(r.fields, field{key: key, raw: raw})
+}
+
+// cut ends the unchanged prefix before field i.
+func (r *Record) cut(i int) {
+	if i >= r.keep {
+		return
+	}
+	r.keep = i
+	if i == 0 {
+		r.keepEnd = 0
+	} else {
+		r.keepEnd = r.fields[i-1].end
+	}
 }
 
 // SetRaw sets key to a raw JSON value, replacing it in place if present or
@@ -354,12 +576,19 @@ func (r *Record) SetFloat(key string, v float64) {
 
 // SetBool sets key to true or false.
 func (r *Record) SetBool(key string, v bool) {
-	r.setRaw(key, strconv.AppendBool(nil, v))
+	if v {
+		r.setRaw(key, []byte("true"))
+	} else {
+		r.setRaw(key, []byte("false"))
+	}
 }
 
 // SetTime sets key to an RFC 3339 time in UTC.
 func (r *Record) SetTime(key string, t time.Time) {
-	r.SetString(key, t.UTC().Format(time.RFC3339Nano))
+	b := make([]byte, 0, len(time.RFC3339Nano)+2)
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	r.setRaw(key, append(b, '"'))
 }
 
 // Set sets key to the JSON encoding of v.
@@ -374,15 +603,25 @@ func (r *Record) Set(key string, v any) error {
 
 // Delete removes key, keeping the order of the rest.
 func (r *Record) Delete(key string) {
+	if key == "url" {
+		r.urlDone = false
+	}
 	if i := r.index(key); i >= 0 {
+		r.cut(i)
 		r.fields = append(r.fields[:i], r.fields[i+1:]...)
 	}
 }
 
-// AppendJSON appends the record as one JSON object (no newline) to b.
+// AppendJSON appends the record as one JSON object (no newline) to b. The
+// line's own fields, while unchanged, go out as the bytes that were read.
 func (r *Record) AppendJSON(b []byte) []byte {
-	b = append(b, '{')
-	for i, f := range r.fields {
+	if r.keep > 0 {
+		b = append(b, r.src[:r.keepEnd]...)
+	} else {
+		b = append(b, '{')
+	}
+	for i := r.keep; i < len(r.fields); i++ {
+		f := &r.fields[i]
 		if i > 0 {
 			b = append(b, ',')
 		}

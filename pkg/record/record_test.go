@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"math"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -301,19 +303,59 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		`{"url":"http://a/","x":[1,{"y":"z"}]}`, `http://plain/url`, `{"url":"x"`, `{}`,
 		`{"url":"a","url":"b"}`, "{\"url\":\"\xff\"}", `{"url":"\ud800"}`, `{"a":"}"}`, `[1,2]`, `"str"`,
+		`{ "url" : "u" , "n" : -0.5e+3 , "l" : [ "a" , "\u00e9" ] }`, `{"url":"u","\u0061":1,"a":2}`,
+		`{"url":"u","n":01}`, `{"url":"u","n":1.}`, `{"url":"u","s":"\ud83d\ude00\udc00"}`,
+		"{\"url\":\"u\",\"c\":\"\t\"}", `{"url":"u","t":tru}`, `{"url":"u","x":1e400}`,
+		"\u00a0{\"url\":\"u\"}", `{"url":"u","links":["a",1]}`, "{\"url\":\"u\",\"k\u2028\":1}",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		r, err := Parse(line)
-		if err != nil {
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
+			if err == nil {
+				t.Fatalf("Parse(%q) accepted a blank line", line)
+			}
 			return
 		}
+		if trimmed[0] != '{' {
+			if err != nil {
+				t.Fatalf("Parse(%q) rejected a URL line: %v", line, err)
+			}
+			if utf8.Valid(trimmed) && r.URL() != string(trimmed) {
+				t.Fatalf("Parse(%q).URL() = %q", line, r.URL())
+			}
+			var back map[string]string
+			if err := json.Unmarshal(r.AppendJSON(nil), &back); err != nil || len(back) != 1 || back["url"] != r.URL() {
+				t.Fatalf("URL line %q written as %q", line, r.AppendJSON(nil))
+			}
+			return
+		}
+		keys, raws, valid := stdObject(trimmed)
+		if first := firstIndex(keys, "url"); valid && (first < 0 || raws[first][0] != '"') {
+			valid = false
+		}
+		if (err == nil) != valid {
+			t.Fatalf("Parse(%q) error %v, encoding/json accepts it: %v", line, err, valid)
+		}
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "invalid JSON") && !strings.Contains(err.Error(), `"url"`) {
+				t.Fatalf("Parse(%q) error %q names no cause", line, err)
+			}
+			return
+		}
+		checkAgainstStd(t, r, keys, raws)
 		out := r.AppendJSON(nil)
 		if !json.Valid(out) {
 			t.Fatalf("Parse(%q) wrote invalid JSON %q", line, out)
 		}
-		// Output parses back to the same record.
+		// The output holds the same fields, and parses back to the same record.
+		okeys, oraws, ovalid := stdObject(out)
+		if !ovalid {
+			t.Fatalf("output %q is not an object", out)
+		}
+		checkAgainstStd(t, r, okeys, oraws)
 		r2, err := Parse(out)
 		if err != nil {
 			t.Fatalf("re-parse of %q: %v", out, err)
@@ -322,4 +364,264 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("not stable: %q then %q", out, got)
 		}
 	})
+}
+
+// stdObject splits an object into its keys and raw values with encoding/json,
+// duplicates kept, and reports whether encoding/json accepts b as an object.
+func stdObject(b []byte) (keys []string, raws []json.RawMessage, ok bool) {
+	if !json.Valid(b) {
+		return nil, nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, false
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, nil, false
+		}
+		keys = append(keys, tok.(string))
+		raws = append(raws, raw)
+	}
+	return keys, raws, true
+}
+
+func firstIndex(keys []string, k string) int {
+	for i, x := range keys {
+		if x == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkAgainstStd checks that r has the keys given, in order, and that its
+// getters agree with encoding/json on the first value of each.
+func checkAgainstStd(t *testing.T, r *Record, keys []string, raws []json.RawMessage) {
+	t.Helper()
+	if got := r.Keys(); !slices.Equal(got, keys) {
+		t.Fatalf("keys %q, encoding/json %q", got, keys)
+	}
+	for i, k := range keys {
+		if firstIndex(keys, k) != i {
+			continue // lookups see the first of duplicate keys
+		}
+		std := raws[i]
+		raw, _ := r.Raw(k)
+		if want := appendValidUTF8(nil, std); !bytes.Equal(raw, want) {
+			t.Fatalf("Raw(%q) = %q, encoding/json %q", k, raw, want)
+		}
+		var wantAny, gotAny any
+		stdErr := json.Unmarshal(std, &wantAny)
+		if _, err := r.Decode(k, &gotAny); (err == nil) != (stdErr == nil) || (stdErr == nil && !reflect.DeepEqual(gotAny, wantAny)) {
+			t.Fatalf("Decode(%q) = %#v, %v; encoding/json %#v, %v", k, gotAny, err, wantAny, stdErr)
+		}
+		var wantList, gotList []string
+		stdErr = json.Unmarshal(std, &wantList)
+		if _, err := r.Decode(k, &gotList); (err == nil) != (stdErr == nil) || (stdErr == nil && !slices.Equal(gotList, wantList)) {
+			t.Fatalf("Decode(%q, []string) = %q, %v; encoding/json %q, %v", k, gotList, err, wantList, stdErr)
+		}
+		switch std[0] {
+		case '"':
+			var want string
+			if err := json.Unmarshal(std, &want); err != nil {
+				t.Fatal(err)
+			}
+			if got, ok := r.String(k); !ok || got != want {
+				t.Fatalf("String(%q) = %q, encoding/json %q", k, got, want)
+			}
+			if k == "url" && r.URL() != want {
+				t.Fatalf("URL() = %q, encoding/json %q", r.URL(), want)
+			}
+		case 't', 'f':
+			want := std[0] == 't'
+			if got, ok, err := r.Bool(k); got != want || !ok || err != nil {
+				t.Fatalf("Bool(%q) = %v %v %v", k, got, ok, err)
+			}
+		case 'n':
+			if !r.IsNull(k) {
+				t.Fatalf("IsNull(%q) false for %s", k, std)
+			}
+		case '{', '[':
+			if _, ok := r.String(k); ok {
+				t.Fatalf("String(%q) took %s for a string", k, std)
+			}
+		default:
+			var want float64
+			stdErr := json.Unmarshal(std, &want)
+			got, ok, err := r.Float(k)
+			if (err == nil) != (stdErr == nil) || (stdErr == nil && (got != want || !ok)) {
+				t.Fatalf("Float(%q) = %v %v %v; encoding/json %v %v", k, got, ok, err, want, stdErr)
+			}
+		}
+	}
+}
+
+func TestUnchangedRecordIsWrittenAsRead(t *testing.T) {
+	// Compact lines go out byte for byte, whatever their values hold.
+	for _, in := range []string{
+		`{"url":"http://a/","n":1.50e+2,"s":"\u00e9\/x","l":[ 1 , {"k" : null} ]}`,
+		`{"url":"http://a/","k\u2029":1}`,
+	} {
+		r, err := Parse([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(r.AppendJSON(nil)); got != in {
+			t.Errorf("got  %s\nwant %s", got, in)
+		}
+	}
+	// Space between top-level tokens and escaped keys are written in the
+	// canonical form; values keep their own text.
+	r, err := Parse([]byte("{ \"url\" : \"u\",\t\"\\u0061\":[ 1 ],\"k\u2028\":2 }"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"url":"u","a":[ 1 ],"k\u2028":2}`
+	if got := string(r.AppendJSON(nil)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestChangedRecordKeepsTheRest(t *testing.T) {
+	in := `{"url":"http://a/","a":1,"b":[2],"c":"3"}`
+	for _, tc := range []struct {
+		edit func(r *Record)
+		want string
+	}{
+		{func(r *Record) { r.SetInt("d", 4) }, `{"url":"http://a/","a":1,"b":[2],"c":"3","d":4}`},
+		{func(r *Record) { r.SetInt("b", 5) }, `{"url":"http://a/","a":1,"b":5,"c":"3"}`},
+		{func(r *Record) { r.SetString("url", "x") }, `{"url":"x","a":1,"b":[2],"c":"3"}`},
+		{func(r *Record) { r.Delete("a"); r.SetBool("e", true) }, `{"url":"http://a/","b":[2],"c":"3","e":true}`},
+		{func(r *Record) { r.Delete("url"); r.Delete("c"); r.SetInt("a", 0) }, `{"a":0,"b":[2]}`},
+		{func(r *Record) { r.SetInt("c", 1); r.SetInt("url", 2) }, `{"url":2,"a":1,"b":[2],"c":1}`},
+	} {
+		r, err := Parse([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.edit(r)
+		if got := string(r.AppendJSON(nil)); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
+		}
+	}
+}
+
+func TestURLIsCachedButFollowsChanges(t *testing.T) {
+	r, err := Parse([]byte(`{"url":"http://a/\u00e9"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.URL() != "http://a/é" {
+		t.Fatalf("URL %q", r.URL())
+	}
+	r.SetString("url", "http://b/")
+	if r.URL() != "http://b/" {
+		t.Fatalf("URL after SetString %q", r.URL())
+	}
+	r.Delete("url")
+	if r.URL() != "" {
+		t.Fatalf("URL after Delete %q", r.URL())
+	}
+	p, err := Parse([]byte(`http://x/"q"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.URL() != `http://x/"q"` || string(p.AppendJSON(nil)) != `{"url":"http://x/\"q\""}` {
+		t.Fatalf("URL %q written as %s", p.URL(), p.AppendJSON(nil))
+	}
+}
+
+func TestParseErrorMessages(t *testing.T) {
+	for line, want := range map[string]string{
+		`{broken`:                      "invalid JSON: unterminated object",
+		`{"url":"x"} x`:                "invalid JSON: data after the object",
+		`{"url":"x","n":01}`:           "invalid JSON: expected ',' or '}' in object at offset 16",
+		`{"url":"x","n":tru}`:          "invalid JSON: invalid value at offset 15",
+		`{"url":"x","s":"\q"}`:         "invalid JSON: invalid escape in string at offset 16",
+		"{\"url\":\"x\",\"s\":\"\t\"}": "invalid JSON: control character in string at offset 16",
+		`{"url":"x",}`:                 "invalid JSON: expected a string key at offset 11",
+		`{"url":2}`:                    `"url" is not a string`,
+		`{"a":"x"}`:                    `record has no "url" field`,
+	} {
+		_, err := Parse([]byte(line))
+		if err == nil || err.Error() != want {
+			t.Errorf("Parse(%s) error %v, want %s", line, err, want)
+		}
+	}
+	deep := `{"url":"x","d":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + "}"
+	if _, err := Parse([]byte(deep)); err == nil || !strings.Contains(err.Error(), "exceeded max depth") {
+		t.Errorf("nesting past %d: %v", maxDepth, err)
+	}
+	if json.Valid([]byte(deep)) {
+		t.Error("encoding/json accepts the nesting the test expects it to reject")
+	}
+	ok := `{"url":"x","d":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + "}"
+	if _, err := Parse([]byte(ok)); err != nil || !json.Valid([]byte(ok)) {
+		t.Errorf("nesting of %d: %v", maxDepth, err)
+	}
+}
+
+func TestDecodeFastPathsMatchEncodingJSON(t *testing.T) {
+	r, err := Parse([]byte(`{"url":"u","l":["a","\u00e9\n","\ud800x"],"s":"q\"","f":-1.5e3,"e":[],"m":["a",1],"big":1e999}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"l", "e", "m", "s", "f", "big"} {
+		raw, _ := r.Raw(k)
+		for _, mk := range []func() any{func() any { return new([]string) }, func() any { return new(string) }, func() any { return new(float64) }} {
+			got, want := mk(), mk()
+			_, gerr := r.Decode(k, got)
+			werr := json.Unmarshal(raw, want)
+			if (gerr == nil) != (werr == nil) || (werr == nil && !reflect.DeepEqual(got, want)) {
+				t.Errorf("Decode(%s, %T) = %v, %v; encoding/json %v, %v", k, got, got, gerr, want, werr)
+			}
+		}
+	}
+}
+
+func TestInputReuseGivesTheSameRecords(t *testing.T) {
+	in := "http://a/1\n" + `{"url":"http://b/\u00e9","l":["x","y"],"n":1}` + "\n{bad\n" +
+		`{"url":"http://c/` + strings.Repeat("c", 1<<20) + `","k":{"a":[1,2]}}` + "\n" +
+		"http://d/\"q\"\n" + `{ "url" : "http://e/", "z" : 2 }` + "\nhttp://f/\xff\n" +
+		`{"url":"http://g/","a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}` + "\nhttp://h/\n"
+	run := func(reuse bool) (out, stderr string, urls []string) {
+		var o, e bytes.Buffer
+		w := NewWriter(&o)
+		input := &Input{Tool: "t", Stdin: strings.NewReader(in), Stderr: &e, Reuse: reuse}
+		err := input.Each(context.Background(), nil, func(r *Record) error {
+			urls = append(urls, r.URL())
+			var l []string
+			r.Decode("l", &l)
+			r.SetInt("n", int64(len(l)+r.Line))
+			return w.Write(r)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		return o.String(), e.String(), urls
+	}
+	out, stderr, urls := run(false)
+	rout, rstderr, rurls := run(true)
+	if rout != out || rstderr != stderr {
+		t.Fatalf("with Reuse:\n%.300s\n%s\nwithout:\n%.300s\n%s", rout, rstderr, out, stderr)
+	}
+	// The URLs kept from earlier records are intact.
+	if !slices.Equal(rurls, urls) || len(urls) != 8 || urls[0] != "http://a/1" || urls[3] != `http://d/"q"` {
+		for i := range rurls {
+			if i >= len(urls) || rurls[i] != urls[i] {
+				t.Errorf("url %d: %.80q, want %.80q", i, rurls[i], urls[i%len(urls)])
+			}
+		}
+		t.Fatalf("%d urls with Reuse, %d without", len(rurls), len(urls))
+	}
+	if strings.Count(out, "\n") != 8 || !strings.Contains(out, `{"url":"http://b/\u00e9","l":["x","y"],"n":4}`) {
+		t.Fatalf("output %.400s", out)
+	}
 }

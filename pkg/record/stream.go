@@ -82,6 +82,12 @@ type Input struct {
 	Stdin  io.Reader // read when no files are named or for "-"
 	Shard  Shard     // keep only records of this shard; zero keeps all
 
+	// Reuse makes Each hand fn the same Record for every line, its buffers
+	// reused, so that reading costs no allocation per record. fn must then
+	// keep neither the record nor a slice from Raw past its return; strings
+	// from URL, String and Decode are its own and may be kept.
+	Reuse bool
+
 	// Bad counts the bad lines seen so far.
 	Bad int
 	// Counted is called after each line with the bytes read, for progress.
@@ -93,9 +99,17 @@ type Input struct {
 // report its record as bad. Each stops on an I/O error, a non-data error
 // from fn, a cancelled ctx, or the first bad record under Strict.
 func (in *Input) Each(ctx context.Context, files []string, fn func(*Record) error) error {
+	var shared *Record
+	if in.Reuse {
+		shared = &Record{}
+	}
 	return in.EachLine(ctx, files, func(name string, line []byte, n int) error {
-		rec, err := Parse(line)
-		if err != nil {
+		rec := shared
+		if rec == nil {
+			rec = &Record{}
+		}
+		rec.reset()
+		if err := rec.parseLine(line, in.Reuse); err != nil {
 			return &DataError{Line: n, Err: err}
 		}
 		rec.Line = n
@@ -136,9 +150,12 @@ func (in *Input) eachIn(ctx context.Context, name string, fn func(string, []byte
 		r = f
 	}
 	lr := NewLineReader(r)
+	done := ctx.Done() // polled, not ctx.Err(): that takes a lock per line
 	for {
-		if err := ctx.Err(); err != nil {
-			return err
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
 		}
 		line, n, err := lr.Next()
 		if err == io.EOF {

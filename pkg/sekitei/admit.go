@@ -5,8 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/urlx"
 )
@@ -68,7 +67,7 @@ type Admitter struct {
 
 type admitState struct {
 	st       *State
-	tx       *bolt.Tx
+	tx       *boltstate.Tx
 	hasQuota bool
 	hosts    map[string]*admitHost
 }
@@ -110,13 +109,18 @@ func NewAdmitter(states []*State, robotsBlock int) (*Admitter, error) {
 		tx, err := st.db.Begin(false)
 		if err != nil {
 			a.Close()
-			return nil, &StateError{st.path, err}
+			return nil, asStateError(err)
 		}
 		as := &admitState{st: st, tx: tx, hosts: map[string]*admitHost{}}
-		q, _, _ := strings.Cut(string(tx.Bucket(bucketMeta).Get(keyQuotas)), "/")
+		a.byShard[sh.I] = as
+		quotas, err := tx.Bucket(bucketMeta).Get(keyQuotas)
+		if err != nil {
+			a.Close()
+			return nil, asStateError(err)
+		}
+		q, _, _ := strings.Cut(string(quotas), "/")
 		qn, _ := strconv.Atoi(q)
 		as.hasQuota = qn > 0
-		a.byShard[sh.I] = as
 	}
 	return a, nil
 }
@@ -141,7 +145,8 @@ func (a *Admitter) Admit(r *record.Record) (ad Admission, err error) {
 	if as == nil {
 		return ad, nil
 	}
-	defer guard(as.st.path, &err)()
+	defer func() { err = asStateError(err) }()
+	defer boltstate.Guard(as.st.path, &err)()
 	ah := as.hosts[host]
 	if ah == nil {
 		info, err := as.st.hostInfo(as.tx, host)

@@ -8,24 +8,22 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
-
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/urlx"
 )
 
 // StateFormat and StateVersion identify a crawl state file; a state of
-// another format or version is refused.
+// another format or version is refused. Version 2 added a checksum to
+// every value.
 const (
 	StateFormat  = "sekitei-state"
-	StateVersion = 1
+	StateVersion = 2
 )
 
 // Buckets and meta keys of a state. URLs are keyed host, NUL, URL so that
@@ -76,7 +74,7 @@ type StateOptions struct {
 // counts and quotas, and the last batch applied. See Apply.
 type State struct {
 	path string
-	db   *bolt.DB
+	db   *boltstate.DB
 	opt  StateOptions
 }
 
@@ -89,6 +87,16 @@ type StateError struct {
 
 func (e *StateError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
 func (e *StateError) Unwrap() error { return e.Err }
+
+// asStateError makes a damaged file's error (boltstate, which names the
+// path already) a StateError.
+func asStateError(err error) error {
+	var be *boltstate.Error
+	if errors.As(err, &be) {
+		return &StateError{be.Path, errors.New(be.What)}
+	}
+	return err
+}
 
 // OpenState opens the state at path, creating it empty when it is missing
 // (unless opt.ReadOnly). It checks format, version and shard.
@@ -106,21 +114,23 @@ func OpenState(path string, opt StateOptions) (st *State, err error) {
 		return nil, statErr
 	case fi.IsDir():
 		return nil, &StateError{path, errors.New("is a directory, not a state file")}
-	case fi.Size() == 0:
-		return nil, &StateError{path, errors.New("empty file: the state is truncated")}
 	}
-	defer guard(path, &err)()
-	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: lockTimeout, ReadOnly: opt.ReadOnly})
+	db, err := boltstate.Open(path, boltstate.Options{Kind: "sekitei state", ReadOnly: opt.ReadOnly, Timeout: lockTimeout,
+		Buckets: []string{string(bucketHosts), string(bucketURLs), string(bucketGood), string(bucketMeta)}})
 	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, &StateError{path, errors.New("locked by another process")}
+		var be *boltstate.Error
+		if errors.As(err, &be) {
+			return nil, &StateError{path, errors.New(be.What)}
+		}
+		if errors.Is(err, boltstate.ErrLocked) {
+			return nil, &StateError{path, boltstate.ErrLocked}
 		}
 		return nil, &StateError{path, fmt.Errorf("not a readable state: %v", err)}
 	}
 	st = &State{path: path, db: db, opt: opt}
 	if err := db.View(st.checkMeta); err != nil {
 		db.Close()
-		return nil, err
+		return nil, asStateError(err)
 	}
 	return st, nil
 }
@@ -130,17 +140,17 @@ func OpenState(path string, opt StateOptions) (st *State, err error) {
 func createState(path string, shard record.Shard) error {
 	tmp := path + ".new"
 	os.Remove(tmp)
-	db, err := bolt.Open(tmp, 0o644, &bolt.Options{Timeout: lockTimeout})
+	db, err := boltstate.Open(tmp, boltstate.Options{Kind: "sekitei state", Timeout: lockTimeout})
 	if err != nil {
 		return err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *boltstate.Tx) error {
 		for _, b := range [][]byte{bucketHosts, bucketURLs, bucketGood} {
-			if _, err := tx.CreateBucket(b); err != nil {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
 		}
-		m, err := tx.CreateBucket(bucketMeta)
+		m, err := tx.CreateBucketIfNotExists(bucketMeta)
 		if err != nil {
 			return err
 		}
@@ -182,42 +192,39 @@ func shardString(s record.Shard) string {
 	return s.String()
 }
 
-func (s *State) checkMeta(tx *bolt.Tx) error {
+func (s *State) checkMeta(tx *boltstate.Tx) error {
 	m := tx.Bucket(bucketMeta)
 	if m == nil || tx.Bucket(bucketHosts) == nil || tx.Bucket(bucketURLs) == nil || tx.Bucket(bucketGood) == nil {
 		return &StateError{s.path, errors.New("not a sekitei state (buckets missing)")}
 	}
-	if f := string(m.Get(keyFormat)); f != StateFormat {
+	// Version 1 stored its values bare: tell it by its version value.
+	if raw := string(m.Raw(keyVersion)); raw == "1" {
+		return &StateError{s.path, fmt.Errorf("state version %s, this sekitei reads version %d", raw, StateVersion)}
+	}
+	f, err1 := m.Get(keyFormat)
+	v, err2 := m.Get(keyVersion)
+	shard, err3 := m.Get(keyShard)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
+	if string(f) != StateFormat {
 		return &StateError{s.path, fmt.Errorf("format %q, want %q", f, StateFormat)}
 	}
-	if v := string(m.Get(keyVersion)); v != strconv.Itoa(StateVersion) {
+	if string(v) != strconv.Itoa(StateVersion) {
 		return &StateError{s.path, fmt.Errorf("state version %s, this sekitei reads version %d", v, StateVersion)}
 	}
 	if !s.opt.ReadOnly {
-		if sh := string(m.Get(keyShard)); sh != shardString(s.opt.Shard) {
+		if sh := string(shard); sh != shardString(s.opt.Shard) {
 			return &StateError{s.path, fmt.Errorf("state of shard %s, asked for shard %s", sh, shardString(s.opt.Shard))}
 		}
 	} else {
-		sh, err := record.ParseShard(string(m.Get(keyShard)))
+		sh, err := record.ParseShard(string(shard))
 		if err != nil {
 			return &StateError{s.path, fmt.Errorf("bad shard in meta: %v", err)}
 		}
 		s.opt.Shard = sh
 	}
 	return nil
-}
-
-// guard turns a panic or memory fault inside bbolt (a corrupt page) into a
-// StateError naming the path, so that a bad state file is reported, not
-// crashed on. Use as defer guard(path, &err)().
-func guard(path string, err *error) func() {
-	old := debug.SetPanicOnFault(true)
-	return func() {
-		debug.SetPanicOnFault(old)
-		if r := recover(); r != nil {
-			*err = &StateError{path, fmt.Errorf("corrupt state: %v", r)}
-		}
-	}
 }
 
 // Path returns the state's file name.
@@ -231,12 +238,12 @@ func (s *State) Close() error { return s.db.Close() }
 
 // LastBatch returns the ID of the last batch applied ("" for none).
 func (s *State) LastBatch() (id string, err error) {
-	defer guard(s.path, &err)()
-	err = s.db.View(func(tx *bolt.Tx) error {
-		id = string(tx.Bucket(bucketMeta).Get(keyBatch))
-		return nil
+	err = s.db.View(func(tx *boltstate.Tx) error {
+		v, err := tx.Bucket(bucketMeta).Get(keyBatch)
+		id = string(v)
+		return err
 	})
-	return id, err
+	return id, asStateError(err)
 }
 
 // A StateSegment is one segment of a host in a state, with the quota use
@@ -427,10 +434,13 @@ func (s *State) Apply(batchID string, recs []*record.Record, good *GoodURLs) (st
 	if batchID == "" {
 		return stats, errors.New("empty batch ID")
 	}
-	defer guard(s.path, &err)()
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.db.Update(func(tx *boltstate.Tx) error {
 		meta := tx.Bucket(bucketMeta)
-		last := string(meta.Get(keyBatch))
+		lastV, err := meta.Get(keyBatch)
+		if err != nil {
+			return err
+		}
+		last := string(lastV)
 		if last == batchID {
 			stats.Skipped = true
 			return nil
@@ -487,7 +497,11 @@ func (s *State) Apply(batchID string, recs []*record.Record, good *GoodURLs) (st
 			return err
 		}
 		stats.GoodMarked += marked
-		quotasChanged := string(meta.Get(keyQuotas)) != s.quotaKey()
+		quotas, err := meta.Get(keyQuotas)
+		if err != nil {
+			return err
+		}
+		quotasChanged := string(quotas) != s.quotaKey()
 		hosts := make([]string, 0, len(deltas))
 		for h := range deltas {
 			hosts = append(hosts, h)
@@ -515,7 +529,7 @@ func (s *State) Apply(batchID string, recs []*record.Record, good *GoodURLs) (st
 		}
 		return meta.Put(keyBatch, []byte(batchID))
 	})
-	return stats, err
+	return stats, asStateError(err)
 }
 
 func (s *State) keeps(host string) bool {
@@ -528,10 +542,13 @@ func (s *State) quotaKey() string { return fmt.Sprintf("%d/%d", s.opt.SiteQuota,
 // known URLs in place (their hosts' segment counts and quotas follow), the
 // others in the good bucket for when they
 // come. Removing a URL from the list does not unmark it.
-func (s *State) markGood(tx *bolt.Tx, good *GoodURLs) (int, error) {
+func (s *State) markGood(tx *boltstate.Tx, good *GoodURLs) (int, error) {
 	meta := tx.Bucket(bucketMeta)
-	if good == nil || string(meta.Get(keyGoodDigest)) == good.Digest {
+	if good == nil {
 		return 0, nil
+	}
+	if d, err := meta.Get(keyGoodDigest); err != nil || string(d) == good.Digest {
+		return 0, err
 	}
 	urls, pending := tx.Bucket(bucketURLs), tx.Bucket(bucketGood)
 	touched := map[string][]string{}
@@ -541,7 +558,10 @@ func (s *State) markGood(tx *bolt.Tx, good *GoodURLs) (int, error) {
 			continue
 		}
 		k := urlKey(h, u)
-		raw := urls.Get(k)
+		raw, err := urls.Get(k)
+		if err != nil {
+			return 0, err
+		}
 		if raw == nil {
 			if err := pending.Put(k, []byte{1}); err != nil {
 				return 0, err
@@ -583,10 +603,10 @@ func (s *State) markGood(tx *bolt.Tx, good *GoodURLs) (int, error) {
 	return marked, meta.Put(keyGoodDigest, []byte(good.Digest))
 }
 
-func (s *State) hostInfo(tx *bolt.Tx, host string) (*hostInfo, error) {
-	raw := tx.Bucket(bucketHosts).Get([]byte(host))
-	if raw == nil {
-		return nil, nil
+func (s *State) hostInfo(tx *boltstate.Tx, host string) (*hostInfo, error) {
+	raw, err := tx.Bucket(bucketHosts).Get([]byte(host))
+	if raw == nil || err != nil {
+		return nil, err
 	}
 	info, err := decodeHostInfo(raw)
 	if err != nil {
@@ -598,7 +618,7 @@ func (s *State) hostInfo(tx *bolt.Tx, host string) (*hostInfo, error) {
 // applyHost applies one host's part of a batch and returns how many URLs
 // were new, how many of them were waiting to be marked good, and whether the
 // host was re-clustered.
-func (s *State) applyHost(tx *bolt.Tx, host string, hd *hostDelta) (newURLs, goodURLs int, recluster bool, err error) {
+func (s *State) applyHost(tx *boltstate.Tx, host string, hd *hostDelta) (newURLs, goodURLs int, recluster bool, err error) {
 	info, err := s.hostInfo(tx, host)
 	if err != nil {
 		return 0, 0, false, err
@@ -622,11 +642,18 @@ func (s *State) applyHost(tx *bolt.Tx, host string, hd *hostDelta) (newURLs, goo
 	for _, u := range keys {
 		d := hd.urls[u]
 		k := urlKey(host, u)
-		raw := urls.Get(k)
+		raw, err := urls.Get(k)
+		if err != nil {
+			return 0, 0, false, err
+		}
 		var v urlValue
 		isNew := raw == nil
 		if isNew {
-			if pending.Get(k) != nil {
+			p, err := pending.Get(k)
+			if err != nil {
+				return 0, 0, false, err
+			}
+			if p != nil {
 				v.flags |= urlGood
 				goodURLs++
 				if err := pending.Delete(k); err != nil {
@@ -683,7 +710,7 @@ func (s *State) applyHost(tx *bolt.Tx, host string, hd *hostDelta) (newURLs, goo
 
 // recluster builds the host's segments anew from all its known URLs (one
 // key range of the state) and recounts their use from the URLs' fetches.
-func (s *State) recluster(tx *bolt.Tx, host string, info *hostInfo) error {
+func (s *State) recluster(tx *boltstate.Tx, host string, info *hostInfo) error {
 	prefix := urlKey(host, "")
 	var examples []Example
 	var values []urlValue
@@ -695,6 +722,9 @@ func (s *State) recluster(tx *bolt.Tx, host string, info *hostInfo) error {
 		}
 		examples = append(examples, Example{URL: string(k[len(prefix):]), Good: v.flags&urlGood != 0})
 		values = append(values, v)
+	}
+	if err := c.Err(); err != nil {
+		return err
 	}
 	info.ClusteredAt = len(examples)
 	info.Known = len(examples)
@@ -743,7 +773,7 @@ func (s *State) setQuotas(info *hostInfo) {
 
 // requota sets every host's quotas anew, after the quota options changed:
 // a pass over the hosts (not their URLs), only then.
-func (s *State) requota(tx *bolt.Tx) error {
+func (s *State) requota(tx *boltstate.Tx) error {
 	b := tx.Bucket(bucketHosts)
 	type upd struct {
 		k, v []byte
@@ -772,8 +802,7 @@ func (s *State) requota(tx *bolt.Tx) error {
 // HostSegments returns a host's segments with their counts and quotas (nil
 // for a host without segments) and its known URLs.
 func (s *State) HostSegments(host string) (segs []StateSegment, known int, err error) {
-	defer guard(s.path, &err)()
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.db.View(func(tx *boltstate.Tx) error {
 		info, err := s.hostInfo(tx, host)
 		if err != nil || info == nil {
 			return err
@@ -781,18 +810,17 @@ func (s *State) HostSegments(host string) (segs []StateSegment, known int, err e
 		segs, known = info.Segments, info.Known
 		return nil
 	})
-	return segs, known, err
+	return segs, known, asStateError(err)
 }
 
 // Hosts returns the hosts of the state in order. It reads every host's
 // record: for tests and inspection, not for a turn of the loop.
 func (s *State) Hosts() (hosts []string, err error) {
-	defer guard(s.path, &err)()
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.db.View(func(tx *boltstate.Tx) error {
 		return tx.Bucket(bucketHosts).ForEach(func(k, _ []byte) error {
 			hosts = append(hosts, string(k))
 			return nil
 		})
 	})
-	return hosts, err
+	return hosts, asStateError(err)
 }

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 )
 
 // TestHelperApplyForever is the process TestKill9KeepsLastBatch kills: it
@@ -91,7 +91,7 @@ func TestKill9KeepsLastBatch(t *testing.T) {
 			t.Errorf("after kill -9, the next batch: %v", err)
 		}
 		// Back to a state the helper can apply its IDs to again.
-		st.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyBatch, []byte("000001")) })
+		st.db.Update(func(tx *boltstate.Tx) error { return tx.Bucket(bucketMeta).Put(keyBatch, []byte("000001")) })
 		st.Close()
 	}
 }

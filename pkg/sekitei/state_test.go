@@ -12,6 +12,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/sekitei/crawlkit/pkg/boltstate"
+
 	"github.com/sekitei/crawlkit/pkg/record"
 )
 
@@ -236,7 +238,7 @@ func TestRegrowThreshold(t *testing.T) {
 	}
 	info := func() *hostInfo {
 		var h *hostInfo
-		st.db.View(func(tx *bolt.Tx) error { h, _ = st.hostInfo(tx, host); return nil })
+		st.db.View(func(tx *boltstate.Tx) error { h, _ = st.hostInfo(tx, host); return nil })
 		return h
 	}
 	if info().ClusteredAt != 400 {
@@ -368,10 +370,11 @@ func TestBadStatesRefused(t *testing.T) {
 	st.Close()
 	data, _ := os.ReadFile(good)
 
-	other := filepath.Join(dir, "v2.state")
+	// A version 1 state: its values were stored bare.
+	other := filepath.Join(dir, "v1.state")
 	os.WriteFile(other, data, 0o644)
 	db, _ := bolt.Open(other, 0o644, nil)
-	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyVersion, []byte("2")) })
+	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyVersion, []byte("1")) })
 	db.Close()
 
 	cases := map[string][]byte{
@@ -383,7 +386,7 @@ func TestBadStatesRefused(t *testing.T) {
 	for name, b := range cases {
 		os.WriteFile(filepath.Join(dir, name), b, 0o644)
 	}
-	for _, name := range []string{"truncated.state", "empty.state", "garbage.state", "zeroed.state", "v2.state"} {
+	for _, name := range []string{"truncated.state", "empty.state", "garbage.state", "zeroed.state", "v1.state"} {
 		path := filepath.Join(dir, name)
 		before, _ := os.ReadFile(path)
 		st, err := OpenState(path, StateOptions{})
@@ -400,7 +403,7 @@ func TestBadStatesRefused(t *testing.T) {
 			t.Errorf("%s: the refused state was written", name)
 		}
 	}
-	if _, err := OpenState(filepath.Join(dir, "v2.state"), StateOptions{}); err == nil || !strings.Contains(err.Error(), "state version 2") {
+	if _, err := OpenState(filepath.Join(dir, "v1.state"), StateOptions{}); err == nil || !strings.Contains(err.Error(), "state version 1, this sekitei reads version 2") {
 		t.Errorf("other version: %v", err)
 	}
 	// The good state is still good.

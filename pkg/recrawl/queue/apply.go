@@ -12,8 +12,7 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
 	"github.com/sekitei/crawlkit/pkg/urlx"
@@ -167,8 +166,8 @@ type touched struct {
 
 type applier struct {
 	q     *Queue
-	tx    *bolt.Tx
-	pages *bolt.Bucket
+	tx    *boltstate.Tx
+	pages *boltstate.Bucket
 	seen  map[string]*touched
 	now   int64
 	st    ApplyStats
@@ -180,7 +179,10 @@ func (a *applier) get(url, host string, create bool) (*touched, error) {
 	if t, ok := a.seen[url]; ok {
 		return t, nil
 	}
-	v := a.pages.Get([]byte(url))
+	v, err := a.pages.Get([]byte(url))
+	if err != nil {
+		return nil, err
+	}
 	if v == nil {
 		if !create {
 			return nil, nil
@@ -219,12 +221,16 @@ func (q *Queue) Apply(batchID string, b Batch) (ApplyStats, error) {
 		return ApplyStats{}, errors.New("a batch needs an ID")
 	}
 	var st ApplyStats
-	err := q.db.Update(func(tx *bolt.Tx) error {
+	err := q.db.Update(func(tx *boltstate.Tx) error {
 		meta, err := q.init(tx)
 		if err != nil {
 			return err
 		}
-		last := string(meta.Get(kBatch))
+		v, err := meta.Get(kBatch)
+		if err != nil {
+			return err
+		}
+		last := string(v)
 		st.Last = last
 		if last != "" && batchID <= last {
 			return nil
@@ -241,7 +247,7 @@ func (q *Queue) Apply(batchID string, b Batch) (ApplyStats, error) {
 }
 
 // init creates the buckets and meta of a new state.
-func (q *Queue) init(tx *bolt.Tx) (*bolt.Bucket, error) {
+func (q *Queue) init(tx *boltstate.Tx) (*boltstate.Bucket, error) {
 	if m := tx.Bucket(bMeta); m != nil {
 		return m, nil
 	}
@@ -250,7 +256,7 @@ func (q *Queue) init(tx *bolt.Tx) (*bolt.Bucket, error) {
 			return nil, err
 		}
 	}
-	m, err := tx.CreateBucket(bMeta)
+	m, err := tx.CreateBucketIfNotExists(bMeta)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +266,7 @@ func (q *Queue) init(tx *bolt.Tx) (*bolt.Bucket, error) {
 	return m, err
 }
 
-func (a *applier) apply(meta *bolt.Bucket, b Batch) error {
+func (a *applier) apply(meta *boltstate.Bucket, b Batch) error {
 	opt := &a.q.opt.Update
 	// Fetches in time order, so that intervals are folded as they happened.
 	fs := slices.Clone(b.Fetches)
@@ -303,7 +309,11 @@ func (a *applier) apply(meta *bolt.Bucket, b Batch) error {
 		}
 	}
 	for h, at := range hostLast {
-		if old, n := binary.Varint(hosts.Get([]byte(h))); n > 0 && old >= at {
+		v, err := hosts.Get([]byte(h))
+		if err != nil {
+			return err
+		}
+		if old, n := binary.Varint(v); n > 0 && old >= at {
 			continue
 		}
 		if err := hosts.Put([]byte(h), binary.AppendVarint(nil, at)); err != nil {
@@ -382,10 +392,13 @@ func (a *applier) apply(meta *bolt.Bucket, b Batch) error {
 			return err
 		}
 	}
+	if err := c.Err(); err != nil {
+		return err
+	}
 	return a.commit(meta, def, wsum, wcount)
 }
 
-func tx(a *applier) *bolt.Tx { return a.tx }
+func tx(a *applier) *boltstate.Tx { return a.tx }
 
 // fetch folds one fetch into a page.
 func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
@@ -449,7 +462,7 @@ func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
 }
 
 // commit writes the touched pages and moves their index entries.
-func (a *applier) commit(meta *bolt.Bucket, def, wsum, wcount float64) error {
+func (a *applier) commit(meta *boltstate.Bucket, def, wsum, wcount float64) error {
 	due, blocked, cells := a.tx.Bucket(bDue), a.tx.Bucket(bBlocked), a.tx.Bucket(bCells)
 	urls := make([]string, 0, len(a.seen))
 	for u := range a.seen {
@@ -503,9 +516,12 @@ func (a *applier) commit(meta *bolt.Bucket, def, wsum, wcount float64) error {
 			continue
 		}
 		k := c.key()
-		n, _ := binary.Varint(cells.Get(k))
+		v, err := cells.Get(k)
+		if err != nil {
+			return err
+		}
+		n, _ := binary.Varint(v)
 		n += d
-		var err error
 		if n <= 0 {
 			err = cells.Delete(k)
 		} else {
@@ -519,14 +535,16 @@ func (a *applier) commit(meta *bolt.Bucket, def, wsum, wcount float64) error {
 	return errors.Join(putFloat(meta, kWSum, wsum), putFloat(meta, kWCount, wcount), putFloat(meta, kPages, float64(pages)))
 }
 
-func getFloat(b *bolt.Bucket, k []byte) float64 {
-	v := b.Get(k)
+// getFloat reads a float of meta; a record failing its check reads as 0
+// and fails the transaction (boltstate.Tx.Err).
+func getFloat(b *boltstate.Bucket, k []byte) float64 {
+	v, _ := b.Get(k)
 	if len(v) != 8 {
 		return 0
 	}
 	return math.Float64frombits(binary.LittleEndian.Uint64(v))
 }
 
-func putFloat(b *bolt.Bucket, k []byte, v float64) error {
+func putFloat(b *boltstate.Bucket, k []byte, v float64) error {
 	return b.Put(k, binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)))
 }

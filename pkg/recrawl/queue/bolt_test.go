@@ -1,5 +1,5 @@
 package queue
 
-import bolt "go.etcd.io/bbolt"
+import "github.com/sekitei/crawlkit/pkg/boltstate"
 
-type boltTx = bolt.Tx
+type boltTx = boltstate.Tx

@@ -7,8 +7,7 @@ import (
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
 )
 
@@ -54,11 +53,14 @@ func (q *Queue) Explain(urls []string, opt NextOptions) ([]Explanation, error) {
 	}
 	now := opt.Now.Unix()
 	var out []Explanation
-	err = q.view(func(tx *bolt.Tx) error {
+	err = q.view(func(tx *boltstate.Tx) error {
 		s := &selector{q: q, tx: tx, opt: opt, now: now, info: info}
 		for _, u := range urls {
 			x := Explanation{URL: u, Lambda0: info.Lambda0, Tau: math.Inf(1), HostCap: -1}
-			v := tx.Bucket(bPages).Get([]byte(u))
+			v, err := tx.Bucket(bPages).Get([]byte(u))
+			if err != nil {
+				return err
+			}
 			if v == nil {
 				x.Reason = "not in the state (never linked, weighted or fetched in this shard)"
 				out = append(out, x)
@@ -123,7 +125,7 @@ func (q *Queue) Summary(center float64) (recrawl.Summary, error) {
 		center = 1
 	}
 	var cs []cellCount
-	err := q.view(func(tx *bolt.Tx) error {
+	err := q.view(func(tx *boltstate.Tx) error {
 		var err error
 		cs, err = readCells(tx, q)
 		return err

@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
 )
 
@@ -106,7 +105,7 @@ type cellCount struct {
 	n int64
 }
 
-func readCells(tx *bolt.Tx, q *Queue) ([]cellCount, error) {
+func readCells(tx *boltstate.Tx, q *Queue) ([]cellCount, error) {
 	var cs []cellCount
 	err := tx.Bucket(bCells).ForEach(func(k, v []byte) error {
 		n, m := binary.Varint(v)
@@ -163,7 +162,7 @@ func (q *Queue) Lambda0(opt NextOptions) (float64, error) {
 		return opt.Lambda0, nil
 	}
 	var l0 float64
-	err := q.view(func(tx *bolt.Tx) error {
+	err := q.view(func(tx *boltstate.Tx) error {
 		cs, err := readCells(tx, q)
 		if err != nil {
 			return err
@@ -187,7 +186,7 @@ func globalRate(opt NextOptions) float64 {
 // selector keeps the best candidates under the host caps and the global cap.
 type selector struct {
 	q         *Queue
-	tx        *bolt.Tx
+	tx        *boltstate.Tx
 	opt       NextOptions
 	now       int64
 	gcap      int
@@ -211,7 +210,9 @@ func (s *selector) hostCap(host string) int {
 		if k := s.opt.HostRate(host); k > 0 && !math.IsInf(k, 0) {
 			c = int(math.Floor(k*s.opt.Slot + 1e-9))
 			if c == 0 {
-				last, n := binary.Varint(s.tx.Bucket(bHosts).Get([]byte(host)))
+				// A record failing its check fails the transaction.
+				v, _ := s.tx.Bucket(bHosts).Get([]byte(host))
+				last, n := binary.Varint(v)
 				if n <= 0 || float64(s.now-last) >= 86400/k {
 					c = 1
 				}
@@ -277,7 +278,7 @@ func (q *Queue) Next(opt NextOptions) ([]Candidate, *NextInfo, error) {
 	}
 	info.GlobalCap = gcap
 	var out []Candidate
-	err := q.view(func(tx *bolt.Tx) error {
+	err := q.view(func(tx *boltstate.Tx) error {
 		cs, err := readCells(tx, q)
 		if err != nil {
 			return err
@@ -330,7 +331,10 @@ func (s *selector) expired() error {
 			return nil
 		}
 		s.info.Touched++
-		v := pages.Get([]byte(url))
+		v, err := pages.Get([]byte(url))
+		if err != nil {
+			return err
+		}
 		if v == nil {
 			return s.q.corrupt(bBlocked, k, errors.New("no such page"))
 		}
@@ -340,7 +344,7 @@ func (s *selector) expired() error {
 		}
 		s.add(p.candidate(url, s.now))
 	}
-	return nil
+	return c.Err()
 }
 
 func (p *page) candidate(url string, now int64) Candidate {
@@ -358,7 +362,7 @@ func value(w, delta float64, last, now int64) float64 {
 
 // scanCell reads a cell's never-fetched pages by w/delta and its fetched
 // pages oldest first, until nothing further can reach the cut.
-func (s *selector) scanCell(cur *bolt.Cursor, c cell) error {
+func (s *selector) scanCell(cur *boltstate.Cursor, c cell) error {
 	prefix := c.key()
 	for k, v := cur.Seek(prefix); k != nil && hasPrefix(k, prefix); k, v = cur.Next() {
 		e, err := decodeDue(k, v)
@@ -376,7 +380,7 @@ func (s *selector) scanCell(cur *bolt.Cursor, c cell) error {
 				k2 := append(slices.Clone(prefix), 1)
 				k, _ = cur.Seek(k2)
 				if k == nil || !hasPrefix(k, prefix) {
-					return nil
+					return cur.Err()
 				}
 				cur.Prev()
 				continue
@@ -391,5 +395,5 @@ func (s *selector) scanCell(cur *bolt.Cursor, c cell) error {
 		cand.Value = recrawl.Freshness.Value(e.w, e.delta, tau)
 		s.add(cand)
 	}
-	return nil
+	return cur.Err()
 }

@@ -19,7 +19,11 @@
 // # The store
 //
 // A bbolt file (one writer, transactions, so kill -9 or a full disk leaves
-// the last committed batch). Buckets:
+// the last committed batch), opened and read through pkg/boltstate: the
+// file is checked before it is mapped, and every value carries a CRC-32C
+// of its key and bytes, checked when it is read, so a damaged file is
+// reported with its path and the record, and the batch is not applied.
+// Buckets:
 //
 //	meta     format version, shard I/N, the last batch applied, weight sums
 //	pages    url -> the page: host, weight, change statistics, last fetch,
@@ -74,15 +78,14 @@ import (
 	"os"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
-
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
 )
 
-// FormatVersion is the version of the state's layout.
-const FormatVersion = 1
+// FormatVersion is the version of the state's layout: 2 added a checksum
+// to every value.
+const FormatVersion = 2
 
 const formatName = "crawlkit recrawl queue"
 
@@ -158,7 +161,7 @@ func (o *UpdateOptions) fill() {
 
 // A Queue is an open crawl state.
 type Queue struct {
-	db   *bolt.DB // nil for a missing state opened read-only
+	db   *boltstate.DB // nil for a missing state opened read-only
 	path string
 	opt  Options
 }
@@ -184,25 +187,21 @@ func Open(path string, opt Options) (*Queue, error) {
 		if opt.ReadOnly {
 			return q, nil
 		}
+		st = nil
 	case err != nil:
 		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, &StateError{path, "not a regular file"}
-	case st.Size() == 0:
-		return nil, &StateError{path, "empty file (truncated?)"}
 	}
-	if err == nil {
-		if err := checkSize(path, st.Size()); err != nil {
-			return nil, err
-		}
-	}
-	q.db, err = bolt.Open(path, 0o644, &bolt.Options{Timeout: 30 * time.Second, ReadOnly: opt.ReadOnly,
-		NoSync: opt.NoSync, FreelistType: bolt.FreelistMapType})
+	q.db, err = boltstate.Open(path, boltstate.Options{Kind: "recrawl state", ReadOnly: opt.ReadOnly, NoSync: opt.NoSync,
+		Buckets: bucketNames(bPages, bDue, bBlocked, bCells, bHosts, bMeta)})
 	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
+		var be *boltstate.Error
+		switch {
+		case errors.As(err, &be):
+			return nil, &StateError{be.Path, be.What}
+		case errors.Is(err, boltstate.ErrLocked):
 			return nil, &StateError{path, "locked by another process"}
 		}
-		return nil, &StateError{path, "not a readable recrawl state: " + err.Error()}
+		return nil, err
 	}
 	if err := q.check(st); err != nil {
 		q.db.Close()
@@ -211,32 +210,41 @@ func Open(path string, opt Options) (*Queue, error) {
 	return q, nil
 }
 
-// check verifies the file size against the store's own idea of it (a
-// truncated file would fault on reading) and the meta bucket.
+// check verifies the meta bucket: format, version and shard.
 func (q *Queue) check(st fs.FileInfo) error {
-	return q.db.View(func(tx *bolt.Tx) error {
-		if st != nil && st.Size() < tx.Size() {
-			return &StateError{q.path, fmt.Sprintf("truncated: %d bytes of %d", st.Size(), tx.Size())}
-		}
+	return q.db.View(func(tx *boltstate.Tx) error {
 		meta := tx.Bucket(bMeta)
 		if meta == nil {
-			if tx.Bucket(bPages) == nil && st == nil {
-				return nil // created just now
-			}
-			if st != nil && tx.Size() <= 4*int64(q.db.Info().PageSize) {
-				return nil // created empty by an earlier run that then failed
+			if tx.Bucket(bPages) == nil && (st == nil || tx.Size() <= 4*int64(os.Getpagesize())) {
+				return nil // created just now, or empty by an earlier run that then failed
 			}
 			return &StateError{q.path, "not a recrawl state (no meta bucket)"}
 		}
-		if f := meta.Get(kFormat); string(f) != formatName {
+		// Version 1 stored its values bare: tell it by its version value.
+		if v, n := binary.Uvarint(meta.Raw(kVersion)); n > 0 && n == len(meta.Raw(kVersion)) && v < FormatVersion {
+			return &StateError{q.path, fmt.Sprintf("format version %d, this recrawl reads version %d", v, FormatVersion)}
+		}
+		f, err := meta.Get(kFormat)
+		if err != nil {
+			return err
+		}
+		if string(f) != formatName {
 			return &StateError{q.path, fmt.Sprintf("not a recrawl state (format %q)", f)}
 		}
-		v, n := binary.Uvarint(meta.Get(kVersion))
+		ver, err := meta.Get(kVersion)
+		if err != nil {
+			return err
+		}
+		v, n := binary.Uvarint(ver)
 		if n <= 0 || v != FormatVersion {
 			return &StateError{q.path, fmt.Sprintf("format version %d, this recrawl reads version %d", v, FormatVersion)}
 		}
+		sh, err := meta.Get(kShard)
+		if err != nil {
+			return err
+		}
 		want := shardString(q.opt.Shard)
-		if got := string(meta.Get(kShard)); got != want {
+		if got := string(sh); got != want {
 			return &StateError{q.path, fmt.Sprintf("state of shard %s, asked for shard %s", orAll(got), orAll(want))}
 		}
 		return nil
@@ -271,21 +279,20 @@ func (q *Queue) Path() string { return q.path }
 // LastBatch returns the ID of the last batch applied ("" for none).
 func (q *Queue) LastBatch() (string, error) {
 	var id string
-	err := q.view(func(tx *bolt.Tx) error {
-		if m := tx.Bucket(bMeta); m != nil {
-			id = string(m.Get(kBatch))
-		}
-		return nil
+	err := q.view(func(tx *boltstate.Tx) error {
+		v, err := tx.Bucket(bMeta).Get(kBatch)
+		id = string(v)
+		return err
 	})
 	return id, err
 }
 
 // view runs fn in a read transaction; a missing state runs nothing.
-func (q *Queue) view(fn func(tx *bolt.Tx) error) error {
+func (q *Queue) view(fn func(tx *boltstate.Tx) error) error {
 	if q.db == nil {
 		return nil
 	}
-	return q.db.View(func(tx *bolt.Tx) error {
+	return q.db.View(func(tx *boltstate.Tx) error {
 		if tx.Bucket(bMeta) == nil {
 			return nil
 		}
@@ -561,49 +568,14 @@ func blockedOf(k []byte) (int64, string) {
 
 func hasPrefix(k, prefix []byte) bool { return bytes.HasPrefix(k, prefix) }
 
-// checkSize refuses a file shorter than its bbolt meta pages say: bbolt
-// maps the file and would fault reading past its end. A meta page holds,
-// after a 16-byte page header, the magic (offset 16), the page size (24)
-// and the high-water page id (56).
-func checkSize(path string, size int64) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	head := make([]byte, 64)
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return &StateError{path, "not a recrawl state (too short for a header)"}
-	}
-	const magic = 0xED0CDAED
-	if binary.LittleEndian.Uint32(head[16:]) != magic {
-		return &StateError{path, "not a recrawl state (not a bbolt file)"}
-	}
-	psize := int64(binary.LittleEndian.Uint32(head[24:]))
-	if psize < 512 || psize > 1<<20 {
-		return &StateError{path, fmt.Sprintf("corrupt header (page size %d)", psize)}
-	}
-	need := int64(binary.LittleEndian.Uint64(head[56:])) * psize
-	if _, err := f.ReadAt(head, psize); err == nil && binary.LittleEndian.Uint32(head[16:]) == magic {
-		need = max(need, int64(binary.LittleEndian.Uint64(head[56:]))*psize)
-	}
-	if size < need {
-		return &StateError{path, fmt.Sprintf("truncated: %d bytes, the store needs %d", size, need)}
-	}
-	return nil
-}
-
 // IsState reports whether the file at path is a bbolt file (a queue state,
 // as opposed to the JSON state file of recrawl rank).
-func IsState(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
+func IsState(path string) bool { return boltstate.IsBolt(path) }
+
+func bucketNames(bs ...[]byte) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
 	}
-	defer f.Close()
-	head := make([]byte, 20)
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return false
-	}
-	return binary.LittleEndian.Uint32(head[16:]) == 0xED0CDAED
+	return out
 }
