@@ -1,73 +1,97 @@
 #!/usr/bin/env bash
-# One turn of the crawl loop (see ../shared/DESIGN.md) over a crawl directory,
-# made for cron:
+# One turn of the crawl loop over a crawl directory, made for cron:
 #
-#   select   the pages due again (recrawl rank, weighted by opic importance,
-#            lambda_0 reduced from per-shard summaries) plus the crawl
-#            frontier (opic next): candidates.ndjson
-#   filter   per host, sekitei segments of every URL known so far, with the
-#            lecture's quotas (good URLs from good.txt), and the candidates
-#            whose segment has quota left: todo.ndjson
-#   fetch    fetch them (WARC into DIR/warc), SHARDS fetchers at once under
-#            GNU parallel, each with the hosts of its shard: fetched.ndjson
-#   opic     update the OPIC state with the batch
-#   estimate change rates from the fetch history (recrawl estimate)
-#   index    add the batch to the barrel index
+#   select   the best pages of the one crawl queue: new pages and pages due
+#            again, ranked together by crawl value (recrawl next)
+#   filter   the candidates whose sekitei segment has quota left (sekitei
+#            admit); the others are deferred in the queue
+#   fetch    fetch them (WARC into DIR/warc), one fetcher a shard
+#   opic     fold the batch into the OPIC importance (opic update)
+#   recrawl  fold it into the queue: change-rate statistics, new pages,
+#            weights from opic (recrawl update)
+#   sekitei  fold it into the segments and their quota use (sekitei update)
+#   index    add it to the barrel index as a new segment (barrel build)
+#   archive  keep the batch in DIR/state/history (gzip): nobody reads it
 #
 # Usage: scripts/crawl-cycle.sh DIR
 #
-# DIR holds seeds.txt (first turn), optionally good.txt (URLs users visit)
-# and crawl.conf (shell variables overriding the defaults below). Each turn
-# works in DIR/batches/<number>-<time>/; a step writes its output beside and renames it
-# in, then leaves a STEP.done mark, so a turn killed at any point resumes
-# where it stopped when run again, and a fetched URL is never fetched twice.
-# A lock stops two turns overlapping (exit 75, "try later"). Each step logs
-# what it did with counts to stderr and DIR/logs/cycle.log. Exit status 0
-# means the turn completed.
+# DIR holds seeds.txt (read on the first turn), optionally good.txt (URLs
+# users visit, for sekitei's quotas) and crawl.conf (shell variables that
+# override the defaults below). Every tool keeps its own state in DIR/state
+# and updates it from the turn's batch alone, so a turn costs the same in the
+# first week and after a year. Each update names the turn (--batch): a tool
+# applies a batch once, so a turn killed at any point (kill -9, a full disk)
+# resumes where it stopped when run again, and a fetched URL is not fetched
+# again. A lock keeps turns from overlapping. Each step logs what it did to
+# stderr and DIR/logs/cycle.log, and a failing step logs why.
 #
-# With SHARDS=N the per-host work runs as N shards (--shard I/N, a hash of
-# the host, so no host is split): recrawl's summaries and rankings, the
-# fetch, and opic, which keeps one state a shard (state/opic.I.state): each
-# shard applies the batch to its own pages and writes the cash its links owe
-# other shards' pages to an outbox, then every shard takes in all outboxes
-# (opic exchange). The shards' states hold, bit for bit, what one state
-# would. What must be decided over all pages stays one step (the frontier
-# by cash and the ranking by importance over all shards' states, the merge
-# of the rankings), so a sharded turn chooses and fetches what an unsharded
-# one would. SHARDS must stay the same over a crawl's life.
-set -euo pipefail
+# Exit status: 0 the turn completed and fetched pages; 3 it completed but made
+# no progress (nothing to fetch, or nothing could be fetched: the log says
+# why); 75 another turn holds the lock; anything else, a step failed (the log
+# names it) and the next run resumes it.
+#
+# With SHARDS=N the per-host work runs as N host shards (--shard I/N, a hash
+# of the host, so no host is split), each with its own states: recrawl's
+# queue (its best pages merged with recrawl merge, lambda_0 reduced from the
+# shards' summaries), the fetch, and opic (each shard applies the batch to
+# its own pages, then takes in the cash the other shards' links sent it). A
+# sharded crawl chooses and fetches what an unsharded one would. SHARDS must
+# stay the same over a crawl's life.
+set -Eeuo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:?usage: crawl-cycle.sh DIR}
+if [[ ! -d "$dir" ]]; then
+  echo "crawl-cycle: $dir: no such directory (make it and put seeds.txt in it)" >&2
+  exit 2
+fi
 dir=$(cd "$dir" && pwd)
 
 # Settings (override in DIR/crawl.conf).
-BIN=${CRAWLKIT_BIN:-$here/bin}
-FRONTIER_N=500    # new or due pages taken from opic's frontier per turn
-RECRAWL_N=200     # pages taken from recrawl's ranking per turn
-MIN_AGE=24h       # opic next: a fetched page is due again after this
-SITE_QUOTA=0      # sekitei: pages per host for the whole crawl (0: no filter)
-SHARDS=1          # per-host steps run as this many shards (GNU parallel)
-RATE=0            # recrawl: global crawls per day (0: RECRAWL_N alone limits)
-NOW=""            # the turn's time for recrawl and opic (RFC 3339; default: now)
+TURN_N=""         # pages fetched per turn (default FRONTIER_N + RECRAWL_N)
+FRONTIER_N=500    # (older settings, kept: their sum is TURN_N)
+RECRAWL_N=200
+RATE=0            # global crawls per day over SLOT-long turns (0: TURN_N alone limits)
+SLOT=1h           # the time between turns, for RATE and host rates
+HOST_RATES=""     # a file of per-host crawl limits for recrawl (see recrawl --host-rates)
+SITE_QUOTA=0      # sekitei: pages per host for the whole crawl (0: no quota filter)
 MIN_QUOTA=20      # sekitei: the least quota of a segment
-ROBOTS_BLOCK=5    # filter: skip a segment once this many of its tries, all, were refused by robots.txt (0: never)
-FETCH_ARGS=""     # e.g. --delay 1s --workers 64
+ROBOTS_BLOCK=5    # a segment tried this often and refused by robots.txt every time gets no more candidates (0: never)
+SHARDS=1          # per-host steps run as this many shards
+KEEP_BATCHES=48   # turn directories kept (older ones are removed: their fetch records are in state/history)
+NOW=""            # the turn's time for recrawl and opic (RFC 3339; default: now)
+FETCH_ARGS=""     # e.g. --delay 1s --workers 64; a local site: --allow-private --hosts-file FILE
 OPIC_ARGS="--window 720h"
-RECRAWL_ARGS="--default-change-rate 0.2"   # page flags of recrawl summary and rank
+RECRAWL_ARGS="--default-change-rate 0.2"   # flags of recrawl update (the prior change rate, ...)
+NEXT_ARGS=""      # flags of recrawl next (e.g. --host-rate 240)
 [[ -f "$dir/crawl.conf" ]] && source "$dir/crawl.conf"
+TURN_N=${TURN_N:-$((FRONTIER_N + RECRAWL_N))}
 
 state=$dir/state
 mkdir -p "$state/history" "$dir/batches" "$dir/logs" "$dir/warc"
 log=$dir/logs/cycle.log
-say() { printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" | tee -a "$log" >&2; }
-count() { if [[ -f "$1" ]]; then grep -c . "$1" || true; else echo 0; fi; }
+# say logs a line to stderr and the log (a full disk must not stop it).
+say() { printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" | { tee -a "$log" >&2 || true; }; }
+lines() { if [[ -f "$1" ]]; then grep -c . "$1" || true; else echo 0; fi; }
 
-for tool in fetch opic recrawl sekitei barrel; do
-  if [[ ! -x "$BIN/$tool" ]]; then
-    (cd "$here" && go build -o "$BIN/$tool" "./cmd/$tool")
-  fi
-done
+# The tools: CRAWLKIT_BIN, or bin/ of this checkout (built when missing).
+if [[ -n "${CRAWLKIT_BIN:-}" ]]; then
+  BIN=$CRAWLKIT_BIN
+  for tool in fetch opic recrawl sekitei barrel; do
+    if [[ ! -x "$BIN/$tool" ]]; then
+      say "CRAWLKIT_BIN=$BIN has no $tool: build the tools there (go build -o $BIN/ ./cmd/...) or unset CRAWLKIT_BIN"
+      exit 2
+    fi
+  done
+else
+  BIN=$here/bin
+  for tool in fetch opic recrawl sekitei barrel; do
+    if [[ ! -x "$BIN/$tool" ]]; then
+      say "building $tool into $BIN"
+      (cd "$here" && go build -o "$BIN/$tool" "./cmd/$tool")
+    fi
+  done
+fi
 
 exec 9>"$dir/lock"
 if ! flock -n 9; then
@@ -75,40 +99,53 @@ if ! flock -n 9; then
   exit 75
 fi
 
-# shards lists the shard numbers 0 to SHARDS-1, one a line, for parallel.
-shards() { seq 0 $((SHARDS - 1)); }
-
-# opic_states lists the opic state files, one a shard.
-opic_states() {
-  if [[ "$SHARDS" -le 1 ]]; then
-    echo "$state/opic.state"
-  else
-    for i in $(shards); do echo "$state/opic.$i.state"; done
+# The number of shards is fixed for a crawl's life: a state holds its
+# shard's hosts only.
+if [[ -f "$state/shards" ]]; then
+  read -r made < "$state/shards"
+  if [[ "$made" != "$SHARDS" ]]; then
+    say "SHARDS=$SHARDS, but the crawl in $dir was made with SHARDS=$made ($state/shards); SHARDS must stay the same over a crawl's life"
+    exit 2
   fi
-}
-# state_args are the --state flags naming them all: the whole crawl.
-mapfile -t state_args < <(opic_states | sed 's/^/--state=/')
-have_opic() { [[ -f "$(opic_states | sed -n 1p)" ]]; }
-sharded=$(find "$state" -maxdepth 1 -name 'opic.*.state' | wc -l)
-if [[ ("$SHARDS" -le 1 && "$sharded" -gt 0) || ("$SHARDS" -gt 1 && (-f "$state/opic.state" || ("$sharded" -gt 0 && "$sharded" -ne "$SHARDS"))) ]]; then
-  say "SHARDS=$SHARDS, but $state holds the opic state of another number of shards; SHARDS must stay the same over a crawl"
-  exit 1
+elif [[ -n "$(ls -A "$state" | grep -v '^history$' || true)" ]]; then
+  say "$state holds states but no shards file: not a crawl directory of this version of crawl-cycle.sh"
+  exit 2
+else
+  echo "$SHARDS" > "$state/shards"
 fi
 
-# Resume the newest unfinished turn, or start one.
-batch=""
-for b in "$dir"/batches/*/; do
-  [[ -d "$b" && ! -f "$b/DONE" ]] && batch=${b%/}
-done
-if [[ -z "$batch" ]]; then
-  turns=$(find "$dir/batches" -mindepth 1 -maxdepth 1 -type d | wc -l)
-  batch=$dir/batches/$(printf '%06d' $((turns + 1)))-$(date -u +%Y%m%dT%H%M%SZ)
+# Resume the newest unfinished turn, or start one numbered after the newest.
+newest=$(find "$dir/batches" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | LC_ALL=C sort | tail -n 1)
+if [[ -n "$newest" && ! -f "$dir/batches/$newest/DONE" ]]; then
+  batch=$dir/batches/$newest
+  say "turn $newest: resume"
+else
+  number=${newest%%-*}
+  batch=$dir/batches/$(printf '%06d' $((10#${number:-0} + 1)))-$(date -u +%Y%m%dT%H%M%SZ)
   mkdir -p "$batch"
   say "turn $(basename "$batch"): start"
-else
-  say "turn $(basename "$batch"): resume"
 fi
+id=$(basename "$batch")
 
+# A failing command stops the turn; the log says which step and why.
+current=""
+failed() {
+  local rc=$1
+  if [[ -n "$current" ]]; then
+    say "$current: failed (exit $rc):"
+    if [[ -s "$batch/$current.err" ]]; then
+      tail -n 20 "$batch/$current.err" | sed 's/^/    /' >> "$log" || true
+    fi
+  else
+    say "turn $id: failed (exit $rc) at line $2 of $0"
+  fi
+  exit "$rc"
+}
+trap 'failed $? $LINENO' ERR
+
+# step NAME FUNCTION runs a step once, in a subshell: its stderr goes to
+# the turn's stderr and to NAME.err (for the log, should it fail); a
+# NAME.done mark records it done.
 step() {
   local name=$1
   shift
@@ -118,216 +155,234 @@ step() {
   fi
   local t0
   t0=$(date +%s%N)
-  "$@"
+  current=$name
+  { (
+    trap - ERR
+    "$@"
+  ) 2>&1 1>&3 3>&- | { tee "$batch/$name.err" >&2 || true; }; } 3>&1
+  current=""
   touch "$batch/$name.done"
   say "$name: took $(awk -v d=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", d / 1e9 }') s"
 }
 
-# by_value sorts records by crawl_value, highest first, then by url.
-by_value() {
-  awk 'match($0, /"crawl_value":[-0-9.eE+]+/) { v = substr($0, RSTART + 14, RLENGTH - 14) } { print v "\t" $0 }' |
-    LC_ALL=C sort -t "$(printf '\t')" -k1,1gr -k2,2 | cut -f2-
+# each_shard F runs F I for every shard I at once and fails if any fails.
+# The jobs stay in the turn's process group, so killing the turn kills them.
+each_shard() {
+  local fn=$1 i rc=0
+  local pids=()
+  for ((i = 0; i < SHARDS; i++)); do
+    (
+      trap - ERR
+      "$fn" "$i"
+    ) &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do
+    wait "$i" || rc=$?
+  done
+  return "$rc"
 }
 
-# URL_KEY is an awk function giving a record's "url" member as written (a
-# record's first field is its url: every tool writes it first).
-URL_KEY='function urlkey(s) { return match(s, /"url":"([^"\\]|\\.)*"/) ? substr(s, RSTART, RLENGTH) : s }'
+# shard_state TOOL I names the state of TOOL for shard I.
+shard_state() {
+  if ((SHARDS <= 1)); then echo "$state/$1.db"; else echo "$state/$1.$2.db"; fi
+}
+shard_flag() { if ((SHARDS > 1)); then echo "--shard=$1/$SHARDS"; fi; }
+# outbox_flag NAME I names shard I's opic outbox, when there are shards.
+outbox_flag() { if ((SHARDS > 1)); then echo "--outbox=$batch/$1.$2.ndjson"; fi; }
 
-# unique_urls keeps the first record of each url.
-unique_urls() { awk "$URL_KEY"' !seen[urlkey($0)]++'; }
+now_args=()
+[[ -n "$NOW" ]] && now_args=(--now "$NOW")
+read -r -a recrawl_args <<< "$RECRAWL_ARGS"
+read -r -a next_args <<< "$NEXT_ARGS"
+read -r -a opic_args <<< "$OPIC_ARGS"
+read -r -a fetch_args <<< "$FETCH_ARGS"
 
+# The first turn puts the seeds into opic (they share the first cash) and
+# into the queue, as batch 000000-seeds.
+seed_shard() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/opic" update --state "$(shard_state opic "$i")" --batch 000000-seeds $(shard_flag "$i") $(outbox_flag seed-out "$i") \
+    --changes "$batch/seed-weights.$i.u.ndjson" "${opic_args[@]}" "$dir/seeds.txt"
+}
+seed_exchange() {
+  local i=$1
+  "$BIN/opic" exchange --state "$(shard_state opic "$i")" --batch 000000-seeds \
+    --changes "$batch/seed-weights.$i.x.ndjson" "$batch"/seed-out.*.ndjson
+}
+seed_queue() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/recrawl" update --state "$(shard_state recrawl "$i")" --batch 000000-seeds $(shard_flag "$i") \
+    --weights "$batch/seed-weights.ndjson" --weight-field importance "${recrawl_args[@]}" "${now_args[@]}" "$dir/seeds.txt"
+}
+seed() {
+  if [[ ! -s "$dir/seeds.txt" ]]; then
+    echo "no seeds: put the first URLs, one a line, in $dir/seeds.txt" >&2
+    return 1
+  fi
+  each_shard seed_shard
+  if ((SHARDS > 1)); then each_shard seed_exchange; fi
+  cat "$batch"/seed-weights.*.ndjson > "$batch/seed-weights.ndjson"
+  each_shard seed_queue
+  rm -f "$batch"/seed-out.*.ndjson "$batch"/seed-weights.*
+  touch "$state/seeded"
+  echo "seed: $(lines "$dir/seeds.txt") seed URLs in the queue" >&2
+}
+
+# slot_days prints SLOT (a duration: 90s, 30m, 1h, 1d) in days.
+slot_days() {
+  local n=${SLOT%[smhd]} unit=${SLOT##*[0-9.]}
+  case "$unit" in
+  s | "") awk -v n="$n" 'BEGIN { print n / 86400 }' ;;
+  m) awk -v n="$n" 'BEGIN { print n / 1440 }' ;;
+  h) awk -v n="$n" 'BEGIN { print n / 24 }' ;;
+  d) echo "$n" ;;
+  esac
+}
+
+summary_shard() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/recrawl" summary --state "$(shard_state recrawl "$i")" $(shard_flag "$i") --rate "$rate" \
+    ${host_args[@]+"${host_args[@]}"} "${now_args[@]}" > "$batch/summary.$i.json"
+}
+next_shard() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/recrawl" next --state "$(shard_state recrawl "$i")" $(shard_flag "$i") --n "$TURN_N" --slot "$SLOT" \
+    --lambda0-from "$batch/lambda0.json" ${host_args[@]+"${host_args[@]}"} ${next_args[@]+"${next_args[@]}"} \
+    "${now_args[@]}" > "$batch/candidates.$i.tmp"
+}
 select_pages() {
-  if have_opic; then
-    local now=()
-    [[ -n "$NOW" ]] && now=(--now "$NOW")
-    "$BIN/opic" next "${state_args[@]}" --n "$FRONTIER_N" --min-age "$MIN_AGE" "${now[@]}" > "$batch/frontier.tmp"
+  # lambda_0, the threshold a page's crawl value must reach, by map and
+  # reduce over the shards' queues: RATE crawls a day, or TURN_N a turn.
+  rate=$RATE
+  [[ "$rate" == 0 ]] && rate=$(awk -v n="$TURN_N" -v d="$(slot_days)" 'BEGIN { print n / d }')
+  host_args=()
+  [[ -n "$HOST_RATES" ]] && host_args=(--host-rates "$HOST_RATES")
+  each_shard summary_shard
+  "$BIN/recrawl" lambda0 --rate "$rate" "$batch"/summary.*.json > "$batch/lambda0.json"
+  each_shard next_shard
+  if ((SHARDS > 1)); then
+    "$BIN/recrawl" merge --n "$TURN_N" "$batch"/candidates.*.tmp > "$batch/candidates.tmp"
+    rm -f "$batch"/candidates.*.tmp
   else
-    cp "$dir/seeds.txt" "$batch/frontier.tmp"
+    mv "$batch/candidates.0.tmp" "$batch/candidates.tmp"
   fi
-  : > "$batch/due.tmp"
-  if [[ -s "$state/pages.ndjson" ]]; then
-    "$BIN/opic" show "${state_args[@]}" > "$batch/importance.tmp"
-    local args="$RECRAWL_ARGS --weight-field importance --weights $batch/importance.tmp"
-    [[ -n "$NOW" ]] && args+=" --now $NOW"
-    [[ "$RATE" != 0 ]] && args+=" --rate $RATE"
-    local l0=""
-    if [[ "$RATE" != 0 ]]; then
-      # lambda_0 by map and reduce: each shard's summary, then the sum.
-      # shellcheck disable=SC2086
-      shards | parallel -j "$SHARDS" --halt now,fail=1 \
-        "$BIN/recrawl" summary --shard {}/"$SHARDS" $args "$state/pages.ndjson" '>' "$batch/summary.{}.json"
-      l0=$("$BIN/recrawl" lambda0 --rate "$RATE" "$batch"/summary.*.json | sed 's/.*"lambda0":\([^,}]*\).*/\1/')
-      rm -f "$batch"/summary.*.json
-      args+=" --lambda0 $l0"
-    fi
-    # Each shard's best RECRAWL_N, then the best RECRAWL_N of those: the
-    # same pages as one ranking of everything.
-    # shellcheck disable=SC2086
-    shards | parallel -j "$SHARDS" --halt now,fail=1 \
-      "$BIN/recrawl" rank --shard {}/"$SHARDS" --n "$RECRAWL_N" --state "$state/recrawl.{}.state" $args \
-      "$state/pages.ndjson" '>' "$batch/due.{}.tmp"
-    cat "$batch"/due.*.tmp | by_value | sed -n "1,${RECRAWL_N}p" > "$batch/due.tmp"
-    rm -f "$batch"/due.*.tmp "$batch/importance.tmp"
-    [[ -n "$l0" ]] && say "select: lambda_0 $l0 from $SHARDS shard summaries"
-  fi
-  cat "$batch/due.tmp" "$batch/frontier.tmp" | unique_urls > "$batch/candidates.tmp"
-  mv "$batch/due.tmp" "$batch/due.ndjson"
-  mv "$batch/frontier.tmp" "$batch/frontier.ndjson"
+  rm -f "$batch"/summary.*.json
   mv "$batch/candidates.tmp" "$batch/candidates.ndjson"
-  say "select: $(count "$batch/due.ndjson") due (recrawl), $(count "$batch/frontier.ndjson") from the frontier (opic), $(count "$batch/candidates.ndjson") candidates"
+  echo "select: $(lines "$batch/candidates.ndjson") candidates from the crawl queue (lambda_0 $(cat "$batch/lambda0.json"))" >&2
 }
 
 filter_pages() {
-  if [[ "$SITE_QUOTA" -le 0 ]] || ! have_opic; then
+  if ((SITE_QUOTA > 0)) && [[ -e "$state/sekitei.db" ]]; then
+    "$BIN/sekitei" admit --state "$state/sekitei.db" --robots-block "$ROBOTS_BLOCK" \
+      --rejected "$batch/deferred.tmp" "$batch/candidates.ndjson" > "$batch/todo.tmp"
+    mv "$batch/deferred.tmp" "$batch/deferred.ndjson"
+  else
     cp "$batch/candidates.ndjson" "$batch/todo.tmp"
-    mv "$batch/todo.tmp" "$batch/todo.ndjson"
-    say "filter: off (SITE_QUOTA=0 or first turn), $(count "$batch/todo.ndjson") to fetch"
-    return
+    : > "$batch/deferred.ndjson"
+    echo "filter: off (SITE_QUOTA=0 or no segments yet): $(lines "$batch/todo.tmp") to fetch" >&2
   fi
-  # Segments of every URL known so far, good ones marked, with quotas.
-  local good=/dev/null
-  [[ -f "$dir/good.txt" ]] && good=$dir/good.txt
-  "$BIN/opic" show "${state_args[@]}" |
-    awk -v goodfile="$good" "$URL_KEY"' BEGIN { while ((getline g < goodfile) > 0) good["\"url\":\"" g "\""] = 1 }
-      { u = urlkey($0); print "{" u (u in good ? ",\"good\":true" : "") "}" }' \
-    > "$batch/known.tmp"
-  "$BIN/sekitei" segments --site-quota "$SITE_QUOTA" --min-quota "$MIN_QUOTA" "$batch/known.tmp" > "$batch/segments.tmp"
-  if [[ ! -s "$batch/segments.tmp" ]]; then
-    rm -f "$batch/known.tmp" "$batch/segments.tmp"
-    cp "$batch/candidates.ndjson" "$batch/todo.tmp"
-    mv "$batch/todo.tmp" "$batch/todo.ndjson"
-    say "filter: no URLs known yet, $(count "$batch/todo.ndjson") to fetch"
-    return
-  fi
-  mv "$batch/segments.tmp" "$state/segments.ndjson"
-  # Pages fetched so far per segment use up its quota; candidates fill what is left.
-  cat "$state"/history/*.ndjson 2>/dev/null | "$BIN/sekitei" assign --segments "$state/segments.ndjson" > "$batch/used.tmp" || true
-  "$BIN/sekitei" assign --segments "$state/segments.ndjson" "$batch/candidates.ndjson" > "$batch/assigned.tmp"
-  # A segment tried ROBOTS_BLOCK times or more and refused by robots.txt
-  # every time (print and search pages, say) gets no more candidates: they
-  # would only take the places of pages that can be fetched.
-  awk -v segfile="$state/segments.ndjson" -v usedfile="$batch/used.tmp" -v block="$ROBOTS_BLOCK" \
-    -v blockedfile="$batch/blocked.tmp" '
-    function field(s, name,   re) {
-      re = "\"" name "\":(\"([^\"\\\\]|\\\\.)*\"|[0-9]+)"
-      if (!match(s, re)) return ""
-      return substr(s, RSTART + length(name) + 3, RLENGTH - length(name) - 3)
-    }
-    BEGIN {
-      while ((getline s < segfile) > 0) quota[field(s, "host") " " field(s, "segment")] = field(s, "quota") + 0
-      while ((getline s < usedfile) > 0) {
-        k = field(s, "host") " " field(s, "segment")
-        used[k]++
-        if (field(s, "error") ~ /^"robots:/) refused[k]++
-      }
-    }
-    {
-      k = field($0, "host") " " field($0, "segment")
-      if (block > 0 && used[k] >= block && refused[k] == used[k]) { blocked++; next }
-      if (!(k in quota) || used[k] < quota[k]) { used[k]++; print }
-    }
-    END { print blocked + 0 > blockedfile }' "$batch/assigned.tmp" > "$batch/todo.tmp"
-  local blocked
-  blocked=$(cat "$batch/blocked.tmp")
-  rm -f "$batch/known.tmp" "$batch/used.tmp" "$batch/assigned.tmp" "$batch/blocked.tmp"
   mv "$batch/todo.tmp" "$batch/todo.ndjson"
-  say "filter: $(grep -c . "$state/segments.ndjson") segments, $(count "$batch/todo.ndjson") of $(count "$batch/candidates.ndjson") candidates within quota ($blocked in segments robots.txt refused)"
 }
 
+fetch_shard() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/fetch" "${fetch_args[@]}" $(shard_flag "$i") --warc "$dir/warc" --warc-prefix "$id-$i" \
+    --resume "$batch/fetched.$i.partial" "$batch/todo.ndjson"
+}
 fetch_pages() {
-  # URLs already in a partial output were fetched by an interrupted run.
-  local i
-  for i in $(shards); do
-    touch "$batch/fetched.$i.partial"
-    unique_urls < "$batch/fetched.$i.partial" > "$batch/fetched.dedup" && mv "$batch/fetched.dedup" "$batch/fetched.$i.partial"
-  done
-  cat "$batch"/fetched.*.partial > "$batch/done.tmp"
-  awk "$URL_KEY"' FILENAME == ARGV[1] { done[urlkey($0)] = 1; next } !(urlkey($0) in done)' \
-    "$batch/done.tmp" "$batch/todo.ndjson" > "$batch/todo.left"
-  rm -f "$batch/done.tmp"
-  local before
-  before=$(cat "$batch"/fetched.*.partial | grep -c . || true)
-  # One fetcher per shard, each polite to the hosts of its shard.
-  # shellcheck disable=SC2086
-  shards | parallel -j "$SHARDS" --halt now,fail=1 \
-    "$BIN/fetch" $FETCH_ARGS --shard {}/"$SHARDS" --warc "$dir/warc" --warc-prefix "$(basename "$batch")-{}" \
-    "$batch/todo.left" '>>' "$batch/fetched.{}.partial"
-  rm -f "$batch/todo.left"
-  # In URL order, so that opic sees the same batch however it was fetched.
-  LC_ALL=C sort "$batch"/fetched.*.partial > "$batch/fetched.tmp"
-  mv "$batch/fetched.tmp" "$batch/fetched.ndjson"
+  if [[ ! -f "$batch/fetched.ndjson" ]]; then
+    each_shard fetch_shard
+    # In line order, so that the batch is the same however it was fetched.
+    LC_ALL=C sort "$batch"/fetched.*.partial > "$batch/fetched.tmp"
+    sync "$batch/fetched.tmp"
+    mv "$batch/fetched.tmp" "$batch/fetched.ndjson"
+  fi
   rm -f "$batch"/fetched.*.partial
-  local ok
-  ok=$(grep -c '"status":[23]' "$batch/fetched.ndjson" || true)
-  say "fetch: $(count "$batch/fetched.ndjson") records ($before from an interrupted run) by $SHARDS fetcher(s), $ok with status 2xx/3xx"
+  "$BIN/fetch" stats "$batch/fetched.ndjson" > "$batch/fetch-stats.tsv"
 }
 
-# opic_batch applies one batch (a file of records) to the work copies of
-# the opic states: one update, or one a shard and then the exchange of
-# their outboxes.
-opic_batch() {
-  # shellcheck disable=SC2086
-  if [[ "$SHARDS" -le 1 ]]; then
-    "$BIN/opic" update --state "$batch/opic.0.work" $OPIC_ARGS "$1"
-    return
-  fi
-  # shellcheck disable=SC2086
-  shards | parallel -j "$SHARDS" --halt now,fail=1 \
-    "$BIN/opic" update --state "$batch/opic.{}.work" --shard {}/"$SHARDS" $OPIC_ARGS \
-    --outbox "$batch/opic-out.{}.ndjson" "$1"
-  shards | parallel -j "$SHARDS" --halt now,fail=1 \
-    "$BIN/opic" exchange --state "$batch/opic.{}.work" "$batch"/opic-out.*.ndjson
-  rm -f "$batch"/opic-out.*.ndjson
+opic_shard() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/opic" update --state "$(shard_state opic "$i")" --batch "$id" $(shard_flag "$i") $(outbox_flag opic-out "$i") \
+    --changes "$batch/weights.$i.u.ndjson" "${opic_args[@]}" "$batch/fetched.ndjson"
 }
-
+opic_exchange() {
+  local i=$1
+  "$BIN/opic" exchange --state "$(shard_state opic "$i")" --batch "$id" \
+    --changes "$batch/weights.$i.x.ndjson" "$batch"/opic-out.*.ndjson
+}
 update_opic() {
-  local states k
-  mapfile -t states < <(opic_states)
-  if [[ ! -f "$batch/opic.applied" ]]; then
-    # The states before this batch are kept until all are replaced, so a
-    # rerun applies the batch once.
-    for k in "${!states[@]}"; do
-      [[ -f "$batch/opic.$k.before" || ! -f "${states[$k]}" ]] || cp "${states[$k]}" "$batch/opic.$k.before"
-      if [[ -f "$batch/opic.$k.before" ]]; then
-        cp "$batch/opic.$k.before" "$batch/opic.$k.work"
-      else
-        rm -f "$batch/opic.$k.work"
-      fi
-    done
-    if [[ ! -f "$batch/opic.0.before" ]]; then
-      # The first batch: the seeds share the cash, for the fetched seeds
-      # to hand on.
-      opic_batch "$dir/seeds.txt"
-    fi
-    opic_batch "$batch/fetched.ndjson"
-    for k in "${!states[@]}"; do
-      mv "$batch/opic.$k.work" "${states[$k]}"
-    done
-    touch "$batch/opic.applied"
+  each_shard opic_shard
+  if ((SHARDS > 1)); then each_shard opic_exchange; fi
+  # An exchange's values come after the update's: the last one counts.
+  if ((SHARDS > 1)); then
+    cat "$batch"/weights.*.u.ndjson "$batch"/weights.*.x.ndjson > "$batch/weights.tmp"
+  else
+    cat "$batch"/weights.*.u.ndjson > "$batch/weights.tmp"
   fi
-  rm -f "$batch"/opic.*.before "$batch"/opic.*.work.lock
-  say "opic: ${#states[@]} state(s) updated with $(count "$batch/fetched.ndjson") records"
+  mv "$batch/weights.tmp" "$batch/weights.ndjson"
+  rm -f "$batch"/weights.*.?.ndjson "$batch"/opic-out.*.ndjson
 }
 
-estimate_rates() {
-  cp "$batch/fetched.ndjson" "$state/history/$(basename "$batch").tmp"
-  mv "$state/history/$(basename "$batch").tmp" "$state/history/$(basename "$batch").ndjson"
-  "$BIN/recrawl" estimate "$state"/history/*.ndjson > "$state/pages.tmp" 2> "$batch/estimate.err" || { cat "$batch/estimate.err" >&2; return 1; }
-  mv "$state/pages.tmp" "$state/pages.ndjson"
-  say "estimate: change rates of $(count "$state/pages.ndjson") pages from $(ls "$state"/history/*.ndjson | wc -l) batches ($(count "$batch/estimate.err") records without a usable fetch)"
+recrawl_shard() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/recrawl" update --state "$(shard_state recrawl "$i")" --batch "$id" $(shard_flag "$i") \
+    --weights "$batch/weights.ndjson" --weight-field importance --deferred "$batch/deferred.ndjson" \
+    "${recrawl_args[@]}" "${now_args[@]}" "$batch/fetched.ndjson"
+}
+update_recrawl() { each_shard recrawl_shard; }
+
+update_sekitei() {
+  local good=()
+  [[ -f "$dir/good.txt" ]] && good=(--good "$dir/good.txt")
+  "$BIN/sekitei" update --state "$state/sekitei.db" --batch "$id" "${good[@]}" \
+    --site-quota "$SITE_QUOTA" --min-quota "$MIN_QUOTA" "$batch/fetched.ndjson"
 }
 
 index_pages() {
-  "$BIN/barrel" build --index "$dir/index" "$batch/fetched.ndjson"
-  say "index: batch added to $dir/index"
+  "$BIN/barrel" build --index "$dir/index" --batch "$id" "$batch/fetched.ndjson"
+}
+
+archive_batch() {
+  gzip -c "$batch/fetched.ndjson" > "$state/history/$id.ndjson.gz.tmp"
+  sync "$state/history/$id.ndjson.gz.tmp"
+  mv "$state/history/$id.ndjson.gz.tmp" "$state/history/$id.ndjson.gz"
 }
 
 start=$(date +%s)
+[[ -f "$state/seeded" ]] || step seed seed
 step select select_pages
 step filter filter_pages
 step fetch fetch_pages
 step opic update_opic
-step estimate estimate_rates
+step recrawl update_recrawl
+((SITE_QUOTA > 0)) && step sekitei update_sekitei
 step index index_pages
+step archive archive_batch
 touch "$batch/DONE"
-say "turn $(basename "$batch"): complete in $(($(date +%s) - start)) s"
+# Old turn directories go: what they hold is in the states and the history.
+find "$dir/batches" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | LC_ALL=C sort |
+  head -n -"$KEEP_BATCHES" | while read -r old; do rm -rf "${dir:?}/batches/$old"; done
+
+# Progress: pages fetched, or why none were.
+stat() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$batch/fetch-stats.tsv"; }
+candidates=$(lines "$batch/candidates.ndjson")
+fetched=$(stat fetched)
+say "fetch: $(stat records) URLs tried, $fetched fetched, $(stat failed) failed$(awk -F'\t' 'NR > 3 { printf "%s %s %s", (NR == 4 ? ":" : ","), $1, $2 }' "$batch/fetch-stats.tsv")"
+if ((candidates == 0)); then
+  say "turn $id: no progress: the crawl queue offered no page (every known page is fetched and none is due again yet)"
+  exit 3
+fi
+if ((fetched == 0)); then
+  say "turn $id: no progress: none of the $(stat records) URLs tried could be fetched (see the reasons above; for a site on this machine or a private network, FETCH_ARGS needs --allow-private)"
+  exit 3
+fi
+say "turn $id: complete in $(($(date +%s) - start)) s"

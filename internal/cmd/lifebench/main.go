@@ -1,0 +1,463 @@
+// Command lifebench measures the life of a crawl: how one turn of the crawl
+// loop's non-fetch steps costs as the crawl ages. It ages one crawl
+// directory through the tools' Go APIs (opic, recrawl, sekitei, barrel) with
+// the synthetic batches of internal/crawlsim (700 fetch records a turn, 500
+// of them new pages), and at each age given copies it and runs one more turn
+// of scripts/crawl-cycle.sh on the copy, with the real tools and the fetch
+// replayed (a stand-in fetch writes the turn's synthetic records and their
+// WARC file). It prints, per step, the time (from the loop's log) and the
+// peak memory (each tool under /usr/bin/time) at every age, and the growth
+// exponent between the two oldest ages: time ~ age^k.
+//
+//	go run ./internal/cmd/lifebench [-ages 10,100,1000,8760] [-chunk 24]
+//
+// Ageing applies the turns in chunks of -chunk turns, one batch a chunk, to
+// keep a year's ageing to minutes; the measured turn is one ordinary turn.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sekitei/crawlkit/internal/crawlsim"
+	"github.com/sekitei/crawlkit/pkg/barrel"
+	"github.com/sekitei/crawlkit/pkg/opic"
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/recrawl"
+	"github.com/sekitei/crawlkit/pkg/recrawl/queue"
+	"github.com/sekitei/crawlkit/pkg/sekitei"
+	"github.com/sekitei/crawlkit/pkg/warc"
+)
+
+// The loop's settings for the measured turn; ageing uses the same.
+const (
+	siteQuota = 10000
+	minQuota  = 20
+)
+
+var steps = []string{"select", "filter", "fetch", "opic", "recrawl", "sekitei", "index", "archive"}
+
+func main() {
+	agesFlag := flag.String("ages", "10,100,1000,8760", "crawl ages, in turns, to measure at")
+	chunk := flag.Int("chunk", 24, "turns applied as one batch while ageing")
+	keep := flag.String("keep", "", "keep the aged crawl directory here (default: a temporary one, removed)")
+	flag.Parse()
+	var ages []int
+	for _, a := range strings.Split(*agesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(a))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "lifebench: -ages: %q is not a number of turns\n", a)
+			os.Exit(2)
+		}
+		ages = append(ages, n)
+	}
+	slices.Sort(ages)
+	if err := run(ages, *chunk, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "lifebench:", err)
+		os.Exit(1)
+	}
+}
+
+// measure is one measured turn.
+type measure struct {
+	age   int
+	secs  map[string]float64
+	rssMB map[string]float64
+	disk  map[string]int64 // bytes of state/, index/
+	pages int
+	turn  float64
+}
+
+func run(ages []int, chunk int, keep string) error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "lifebench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "real")
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/...")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build: %v\n%s", err, out)
+	}
+	wrapped := filepath.Join(tmp, "bin")
+	if err := wrapTools(bin, wrapped); err != nil {
+		return err
+	}
+	crawl := keep
+	if crawl == "" {
+		crawl = filepath.Join(tmp, "crawl")
+	}
+	cfg := crawlsim.Default()
+	a, err := newAger(crawl, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	var results []measure
+	for _, age := range ages {
+		t0 := time.Now()
+		for a.turns < age {
+			n := min(chunk, age-a.turns)
+			if err := a.apply(n); err != nil {
+				return fmt.Errorf("ageing to turn %d: %w", a.turns+n, err)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "lifebench: aged to %d turns in %.0f s\n", age, time.Since(t0).Seconds())
+		if err := a.sync(); err != nil {
+			return err
+		}
+		m, err := measureTurn(root, wrapped, crawl, filepath.Join(tmp, "measure"), cfg, age)
+		if err != nil {
+			return fmt.Errorf("the turn after %d: %w", age, err)
+		}
+		results = append(results, m)
+		fmt.Fprintf(os.Stderr, "lifebench: age %d: turn %.2f s\n", age, m.turn)
+	}
+	print(results)
+	return nil
+}
+
+// wrapTools puts a wrapper for each tool in dir: the real tool under
+// /usr/bin/time, which appends "tool subcommand maxrss_kb" to $MEMLOG; fetch
+// is replayed from $REPLAY.
+func wrapTools(real, dir string) error {
+	os.MkdirAll(dir, 0o755)
+	for _, tool := range []string{"opic", "recrawl", "sekitei", "barrel"} {
+		w := fmt.Sprintf("#!/bin/sh\nexec /usr/bin/time -a -o \"$MEMLOG\" -f \"%s $1 %%M\" %s/%s \"$@\"\n", tool, real, tool)
+		if err := os.WriteFile(filepath.Join(dir, tool), []byte(w), 0o755); err != nil {
+			return err
+		}
+	}
+	// fetch: "stats" runs for real; a fetch writes the replayed records
+	// into its --resume file.
+	fetch := fmt.Sprintf(`#!/bin/sh
+if [ "$1" = stats ]; then exec %s/fetch "$@"; fi
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --resume) out=$2; shift ;;
+  --resume=*) out=${1#--resume=} ;;
+  esac
+  shift
+done
+cat "$REPLAY" >> "$out"
+`, real)
+	return os.WriteFile(filepath.Join(dir, "fetch"), []byte(fetch), 0o755)
+}
+
+// ager keeps the aged crawl's states open through the Go APIs.
+type ager struct {
+	dir   string
+	cfg   crawlsim.Config
+	turns int
+	op    *opic.DB
+	rq    *queue.Queue
+	sk    *sekitei.State
+}
+
+func newAger(dir string, cfg crawlsim.Config) (*ager, error) {
+	state := filepath.Join(dir, "state")
+	for _, d := range []string{state, filepath.Join(state, "history"), filepath.Join(dir, "batches"), filepath.Join(dir, "warc")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	os.WriteFile(filepath.Join(state, "shards"), []byte("1\n"), 0o644)
+	os.WriteFile(filepath.Join(state, "seeded"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "seeds.txt"), []byte(cfg.URL(0)+"\n"), 0o644)
+	a := &ager{dir: dir, cfg: cfg}
+	var err error
+	if a.op, err = opic.Open(filepath.Join(state, "opic.db"), opic.DBOptions{Damping: 0.85, Window: 720 * time.Hour}); err != nil {
+		return nil, err
+	}
+	if a.rq, err = queue.Open(filepath.Join(state, "recrawl.db"), queue.Options{NoSync: true,
+		Update: queue.UpdateOptions{Prior: recrawl.Prior{Rate: 0.2, Days: 7, MinHistory: 5}, SimhashThreshold: 3,
+			DeferFor: 24 * time.Hour, DeferCap: 192 * time.Hour}}); err != nil {
+		return nil, err
+	}
+	if a.sk, err = sekitei.OpenState(filepath.Join(state, "sekitei.db"), sekitei.StateOptions{SiteQuota: siteQuota, MinQuota: minQuota, Regrow: 0.25}); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// batchID names turn t as the loop does.
+func batchID(cfg crawlsim.Config, t int) string {
+	return fmt.Sprintf("%06d-%s", t, cfg.Start.Add(time.Duration(t)*cfg.Every).Format("20060102T150405Z"))
+}
+
+// apply ages the crawl by n turns, as one batch.
+func (a *ager) apply(n int) error {
+	var fetches []crawlsim.Fetch
+	for t := a.turns; t < a.turns+n; t++ {
+		fetches = append(fetches, a.cfg.Turn(t)...)
+	}
+	id := batchID(a.cfg, a.turns+n)
+	var lines [][]byte
+	recs := make([]*record.Record, len(fetches))
+	items := make([]opic.Item, 0, len(fetches))
+	for i, f := range fetches {
+		recs[i] = f.Record("", 0)
+		line := recs[i].AppendJSON(nil)
+		lines = append(lines, line)
+		it, err := opic.ParseLine(line)
+		if err != nil {
+			return err
+		}
+		items = append(items, it)
+	}
+	res, err := a.op.Apply(id, items)
+	if err != nil {
+		return fmt.Errorf("opic: %w", err)
+	}
+	b := queue.Batch{Now: a.cfg.Start.Add(time.Duration(a.turns+n) * a.cfg.Every)}
+	for _, r := range recs {
+		f, err := queue.ParseFetch(r)
+		if err != nil {
+			return err
+		}
+		b.Fetches = append(b.Fetches, f)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(res.Changes))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		r, err := record.Parse(sc.Bytes())
+		if err != nil {
+			return err
+		}
+		w, _, _ := r.Float("importance")
+		b.Weights = append(b.Weights, queue.Weight{URL: r.URL(), Host: record.RecordHost(r), Importance: w})
+	}
+	if _, err := a.rq.Apply(id, b); err != nil {
+		return fmt.Errorf("recrawl: %w", err)
+	}
+	if _, err := a.sk.Apply(id, recs, nil); err != nil {
+		return fmt.Errorf("sekitei: %w", err)
+	}
+	bb, err := barrel.NewBuilder(filepath.Join(a.dir, "index"), barrel.Options{Batch: id, PageRankEvery: 24})
+	if err != nil {
+		return fmt.Errorf("barrel: %w", err)
+	}
+	for _, f := range fetches {
+		if err := bb.Add(f.URL, f.Body()); err != nil {
+			bb.Close()
+			return fmt.Errorf("barrel: %w", err)
+		}
+	}
+	if err := bb.Commit(); err != nil {
+		bb.Close()
+		return fmt.Errorf("barrel: %w", err)
+	}
+	if err := bb.Close(); err != nil {
+		return err
+	}
+	a.turns += n
+	// The loop names its next turn after the newest turn directory.
+	last := filepath.Join(a.dir, "batches", id)
+	os.MkdirAll(last, 0o755)
+	return os.WriteFile(filepath.Join(last, "DONE"), nil, 0o644)
+}
+
+// sync closes the states so that a copy of the directory is whole, and
+// opens them again.
+func (a *ager) sync() error {
+	a.close()
+	b, err := newAger(a.dir, a.cfg)
+	if err != nil {
+		return err
+	}
+	b.turns = a.turns
+	*a = *b
+	return nil
+}
+
+func (a *ager) close() {
+	a.op.Close()
+	a.rq.Close()
+	a.sk.Close()
+}
+
+// measureTurn copies the aged crawl to dst and runs one turn of the loop
+// on it with the fetch replayed.
+func measureTurn(root, bin, aged, dst string, cfg crawlsim.Config, age int) (measure, error) {
+	m := measure{age: age, secs: map[string]float64{}, rssMB: map[string]float64{}, disk: map[string]int64{}}
+	os.RemoveAll(dst)
+	if out, err := exec.Command("cp", "-a", aged, dst).CombinedOutput(); err != nil {
+		return m, fmt.Errorf("cp: %v\n%s", err, out)
+	}
+	defer os.RemoveAll(dst)
+	// The turn's fetch, replayed: records of the next synthetic turn,
+	// their exchanges in a WARC file.
+	w, err := warc.Create(warc.Options{Dir: filepath.Join(dst, "warc"), Prefix: "replay"})
+	if err != nil {
+		return m, err
+	}
+	var replay bytes.Buffer
+	for _, f := range cfg.Turn(age) {
+		body := f.Body()
+		rec := &warc.Record{Header: warc.Header{
+			{Name: warc.FieldType, Value: warc.TypeResponse},
+			{Name: warc.FieldRecordID, Value: warc.NewRecordID()},
+			{Name: warc.FieldTargetURI, Value: f.URL},
+			{Name: warc.FieldContentType, Value: warc.ContentTypeHTTPResponse},
+		}, Body: strings.NewReader(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s", len(body), body))}
+		locs, err := w.Write(rec)
+		if err != nil {
+			return m, err
+		}
+		replay.Write(f.Record(locs[0].File, locs[0].Offset).AppendJSON(nil))
+		replay.WriteByte('\n')
+	}
+	if err := w.Close(); err != nil {
+		return m, err
+	}
+	replayFile := filepath.Join(dst, "replay.ndjson")
+	os.WriteFile(replayFile, replay.Bytes(), 0o644)
+	now := cfg.Start.Add(time.Duration(age) * cfg.Every).Format(time.RFC3339)
+	conf := fmt.Sprintf("TURN_N=700\nSITE_QUOTA=%d\nMIN_QUOTA=%d\nNOW=%s\n", siteQuota, minQuota, now)
+	os.WriteFile(filepath.Join(dst, "crawl.conf"), []byte(conf), 0o644)
+	memlog := filepath.Join(dst, "mem.log")
+	cmd := exec.Command(filepath.Join(root, "scripts/crawl-cycle.sh"), dst)
+	cmd.Env = append(os.Environ(), "CRAWLKIT_BIN="+bin, "MEMLOG="+memlog, "REPLAY="+replayFile)
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	m.turn = time.Since(t0).Seconds()
+	if err != nil {
+		return m, fmt.Errorf("crawl-cycle.sh: %v\n%s", err, out)
+	}
+	log, _ := os.ReadFile(filepath.Join(dst, "logs", "cycle.log"))
+	for _, line := range strings.Split(string(log), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 5 && f[2] == "took" && f[4] == "s" {
+			v, _ := strconv.ParseFloat(f[3], 64)
+			m.secs[strings.TrimSuffix(f[1], ":")] = v
+		}
+	}
+	mem, _ := os.ReadFile(memlog)
+	for _, line := range strings.Split(string(mem), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[2], 64)
+		step := stepOf(f[0], f[1])
+		m.rssMB[step] = math.Max(m.rssMB[step], kb/1024)
+	}
+	m.disk["state"] = du(filepath.Join(aged, "state"))
+	m.disk["index"] = du(filepath.Join(aged, "index"))
+	return m, nil
+}
+
+// stepOf maps a tool's command to the loop's step that runs it.
+func stepOf(tool, cmd string) string {
+	switch tool + " " + cmd {
+	case "recrawl summary", "recrawl lambda0", "recrawl next", "recrawl merge":
+		return "select"
+	case "sekitei admit":
+		return "filter"
+	case "opic update", "opic exchange":
+		return "opic"
+	case "recrawl update":
+		return "recrawl"
+	case "sekitei update":
+		return "sekitei"
+	case "barrel build":
+		return "index"
+	}
+	return tool + " " + cmd
+}
+
+func du(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+func print(rs []measure) {
+	fmt.Printf("lifebench: %s, %d cores; one turn of 700 fetch records (replayed) after each age\n\n", time.Now().UTC().Format(time.RFC3339), numCPU())
+	head := "| step |"
+	sep := "|---|"
+	for _, r := range rs {
+		head += fmt.Sprintf(" %d turns |", r.age)
+		sep += "---|"
+	}
+	if len(rs) >= 2 {
+		head += " growth k (time ~ age^k) |"
+		sep += "---|"
+	}
+	fmt.Println(head)
+	fmt.Println(sep)
+	total := make([]float64, len(rs))
+	for _, s := range steps {
+		row := "| " + s + " |"
+		for i, r := range rs {
+			row += fmt.Sprintf(" %.2f s, %.0f MB |", r.secs[s], r.rssMB[s])
+			if s != "fetch" {
+				total[i] += r.secs[s]
+			}
+		}
+		if len(rs) >= 2 {
+			row += " " + growth(rs, func(r measure) float64 { return r.secs[s] }) + " |"
+		}
+		fmt.Println(row)
+	}
+	row := "| **non-fetch steps** |"
+	for i := range rs {
+		row += fmt.Sprintf(" **%.2f s** |", total[i])
+	}
+	if len(rs) >= 2 {
+		k := growth(rs, func(r measure) float64 {
+			t := 0.0
+			for _, s := range steps {
+				if s != "fetch" {
+					t += r.secs[s]
+				}
+			}
+			return t
+		})
+		row += " " + k + " |"
+	}
+	fmt.Println(row)
+	row = "| state + index on disk |"
+	for _, r := range rs {
+		row += fmt.Sprintf(" %.0f + %.0f MB |", float64(r.disk["state"])/1e6, float64(r.disk["index"])/1e6)
+	}
+	fmt.Println(row)
+}
+
+// growth is the exponent k of time ~ age^k between the two oldest ages.
+func growth(rs []measure, f func(measure) float64) string {
+	a, b := rs[len(rs)-2], rs[len(rs)-1]
+	if f(a) <= 0 || f(b) <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", math.Log(f(b)/f(a))/math.Log(float64(b.age)/float64(a.age)))
+}
+
+func numCPU() int {
+	out, err := exec.Command("nproc").Output()
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	return n
+}

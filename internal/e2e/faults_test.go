@@ -1,0 +1,357 @@
+package e2e
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sekitei/crawlkit/pkg/warc"
+)
+
+// exitOf runs cmd and returns its exit status and output.
+func exitOf(t *testing.T, cmd *exec.Cmd) (int, string) {
+	t.Helper()
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return 0, string(out)
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return ee.ExitCode(), string(out)
+}
+
+func (w *world) log(t *testing.T) string {
+	data, _ := os.ReadFile(filepath.Join(w.crawl, "logs", "cycle.log"))
+	return string(data)
+}
+
+// checkCrawlFiles checks what a crash must never leave behind: every WARC
+// file reads to its end, and every record file of every turn is whole lines
+// of valid records.
+func (w *world) checkCrawlFiles(t *testing.T) {
+	t.Helper()
+	warcs, _ := filepath.Glob(filepath.Join(w.crawl, "warc", "*.warc.gz"))
+	if len(warcs) == 0 {
+		t.Fatal("no WARC files")
+	}
+	for _, f := range warcs {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := warc.NewReader(fh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err == nil {
+				_, err = io.Copy(io.Discard, rec.Body)
+			}
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				break
+			}
+		}
+		fh.Close()
+	}
+	ndjson, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*", "*.ndjson"))
+	for _, f := range ndjson {
+		data, _ := os.ReadFile(f)
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			t.Errorf("%s ends in a torn line", f)
+		}
+		urlsOf(t, f) // every line a record
+	}
+}
+
+// TestCrawlCycleKilledAnywhere kills every turn of a crawl at random moments
+// (the whole session, as a crash would), several times, before letting it
+// finish: each turn fetches what the same turn of a crawl never killed
+// fetches, no URL twice, and the crawl ends with the same OPIC importance to
+// the last bit, so no batch was lost or applied twice. Every WARC file and
+// record file stays whole.
+func TestCrawlCycleKilledAnywhere(t *testing.T) {
+	w := setup(t)
+	conf := "TURN_N=100\nOPIC_ARGS=\"--window 0\"\n"
+	clean := w.fresh(t)
+	clean.writeConf(t, conf)
+	start := time.Now()
+	for i := 1; i <= 3; i++ {
+		clean.turn(t, fmt.Sprintf("clean turn %d", i))
+	}
+	turnTime := time.Since(start) / 3
+
+	killed := w.fresh(t)
+	killed.writeConf(t, conf)
+	rng := rand.New(rand.NewPCG(1, 2))
+	kills := 0
+	for i := 1; i <= 3; i++ {
+		for k := 0; k < 5; k++ {
+			cmd := killed.cycle()
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-time.After(time.Duration((0.05 + 0.6*rng.Float64()) * float64(turnTime))):
+				killSession(cmd.Process.Pid)
+				<-done
+				kills++
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("turn %d ended by itself with %v", i, err)
+				}
+			}
+			if batches, _ := filepath.Glob(filepath.Join(killed.crawl, "batches", "*", "DONE")); len(batches) == i {
+				break // the turn finished before the kill
+			}
+		}
+		if batches, _ := filepath.Glob(filepath.Join(killed.crawl, "batches", "*", "DONE")); len(batches) < i {
+			killed.turn(t, fmt.Sprintf("turn %d after the kills", i))
+		}
+	}
+	if kills < 4 {
+		t.Fatalf("only %d kills landed: the test checks little", kills)
+	}
+	want, got := clean.fetchedURLs(t), killed.fetchedURLs(t)
+	if len(got) != 3 {
+		t.Fatalf("%d turns", len(got))
+	}
+	for i := range want {
+		s := slices.Clone(got[i])
+		slices.Sort(s)
+		if len(slices.Compact(s)) != len(got[i]) {
+			t.Errorf("turn %d fetched a URL twice", i+1)
+		}
+		if !slices.Equal(want[i], got[i]) {
+			t.Errorf("turn %d: %d URLs fetched, the crawl never killed fetched %d, not the same", i+1, len(got[i]), len(want[i]))
+		}
+	}
+	if a, b := clean.ranking(t, 1), killed.ranking(t, 1); !slices.Equal(a, b) {
+		t.Errorf("opic importance differs from the crawl never killed (%d and %d pages)", len(a), len(b))
+	}
+	killed.checkCrawlFiles(t)
+	t.Logf("%d kills over 3 turns of about %v", kills, turnTime.Round(time.Millisecond))
+}
+
+// TestCrawlCycleDiskFull runs a crawl on a small tmpfs that fills up in the
+// middle of a turn, at several points: the turn fails and says so in the
+// log; once there is room again the next run completes the turn, and the
+// crawl ends as a crawl that never ran out of room does.
+func TestCrawlCycleDiskFull(t *testing.T) {
+	w := setup(t)
+	conf := "TURN_N=100\nOPIC_ARGS=\"--window 0\"\n"
+	clean := w.fresh(t)
+	clean.writeConf(t, conf)
+	for i := 1; i <= 3; i++ {
+		clean.turn(t, fmt.Sprintf("clean turn %d", i))
+	}
+	want := clean.fetchedURLs(t)
+	wantRank := clean.ranking(t, 1)
+	for _, room := range []int{16 << 10, 200 << 10, 600 << 10} {
+		t.Run(fmt.Sprint(room), func(t *testing.T) {
+			mnt := t.TempDir()
+			if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=64m"); err != nil {
+				t.Fatalf("mount tmpfs (the tests run as root): %v", err)
+			}
+			t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+			c := *w
+			c.crawl = filepath.Join(mnt, "crawl")
+			os.MkdirAll(c.crawl, 0o755)
+			for _, f := range []string{"seeds.txt", "good.txt"} {
+				copyFile(t, filepath.Join(w.crawl, f), filepath.Join(c.crawl, f))
+			}
+			c.writeConf(t, conf)
+			c.turn(t, "turn 1")
+			// Leave room for a part of the next turn only.
+			var st unix.Statfs_t
+			unix.Statfs(mnt, &st)
+			used := (st.Blocks - st.Bfree) * uint64(st.Bsize)
+			if err := unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_REMOUNT, fmt.Sprintf("size=%d", used+uint64(room))); err != nil {
+				t.Fatal(err)
+			}
+			code, out := exitOf(t, c.cycle())
+			if code == 0 {
+				t.Fatalf("the turn fitted in %d bytes more: give the test less room\n%s", room, out)
+			}
+			if !strings.Contains(out, "no space left on device") && !strings.Contains(out, "No space left on device") {
+				t.Errorf("the turn failed (exit %d) without saying the disk is full:\n%s", code, out)
+			}
+			if !regexp.MustCompile(`: failed \(exit \d+\)`).MatchString(c.log(t)) {
+				t.Errorf("cycle.log does not say which step failed:\n%s", c.log(t))
+			}
+			unix.Mount("tmpfs", mnt, "tmpfs", unix.MS_REMOUNT, "size=64m")
+			c.turn(t, "turn 2, resumed with room")
+			c.turn(t, "turn 3")
+			got := c.fetchedURLs(t)
+			for i := range want {
+				if !slices.Equal(want[i], got[i]) {
+					t.Errorf("turn %d: %d URLs fetched, the crawl with room fetched %d, not the same", i+1, len(got[i]), len(want[i]))
+				}
+			}
+			if r := c.ranking(t, 1); !slices.Equal(r, wantRank) {
+				t.Errorf("opic importance differs from the crawl with room (%d and %d pages)", len(r), len(wantRank))
+			}
+			c.checkCrawlFiles(t)
+		})
+	}
+}
+
+// TestCrawlCycleSaysWhyNoProgress: a crawl whose seeds cannot be fetched
+// says so, with the reason, in the log and the exit status, every turn.
+func TestCrawlCycleSaysWhyNoProgress(t *testing.T) {
+	w := setup(t)
+	for _, c := range []struct {
+		name, seeds, fetchArgs, reason string
+	}{
+		{"dns", "http://no-such-host.invalid/\n", "--delay 0", "error:dns"},
+		{"private", "http://127.0.0.1:9/\n", "--delay 0", "error:blocked"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := w.fresh(t)
+			os.WriteFile(filepath.Join(x.crawl, "seeds.txt"), []byte(c.seeds), 0o644)
+			os.WriteFile(filepath.Join(x.crawl, "crawl.conf"), []byte("FETCH_ARGS=\""+c.fetchArgs+"\"\n"), 0o644)
+			code, out := exitOf(t, x.cycle())
+			if code != 3 || !strings.Contains(out, "no progress: none of the 1 URLs tried could be fetched") || !strings.Contains(x.log(t), c.reason) {
+				t.Fatalf("exit %d; want 3 and the reason %s in the log:\n%s\nlog:\n%s", code, c.reason, out, x.log(t))
+			}
+			if c.name == "private" && !strings.Contains(x.log(t), "--allow-private") {
+				t.Errorf("no hint at --allow-private:\n%s", x.log(t))
+			}
+			code, out = exitOf(t, x.cycle())
+			if code != 3 || !strings.Contains(x.log(t), "no progress: the crawl queue offered no page") {
+				t.Fatalf("second turn: exit %d\n%s", code, out)
+			}
+		})
+	}
+}
+
+// TestCronLineOfTheREADME runs the README's crontab line, as cron would,
+// on a new crawl directory.
+func TestCronLineOfTheREADME(t *testing.T) {
+	w := setup(t)
+	readme, err := os.ReadFile(filepath.Join(w.root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	sc := bufio.NewScanner(strings.NewReader(string(readme)))
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "*/30 * * * * ") {
+			line = strings.TrimPrefix(sc.Text(), "*/30 * * * * ")
+		}
+	}
+	if line == "" {
+		t.Fatal("no crontab line in the README")
+	}
+	cmd := strings.NewReplacer("/opt/crawlkit", w.root, "/var/crawl", w.crawl).Replace(line)
+	sh := exec.Command("/bin/sh", "-c", cmd)
+	sh.Env = append(os.Environ(), "CRAWLKIT_BIN="+w.bin)
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, out)
+	}
+	logs, _ := filepath.Glob(filepath.Join(w.crawl, "*.log"))
+	if len(logs) != 1 {
+		t.Fatalf("the cron line wrote no log in %s: %v", w.crawl, logs)
+	}
+	if data, _ := os.ReadFile(logs[0]); !strings.Contains(string(data), ": complete in ") {
+		t.Fatalf("%s:\n%s", logs[0], data)
+	}
+}
+
+// hashTree returns a digest of every file under dir but skip.
+func hashTree(t *testing.T, dir, skip string) map[string]string {
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || p == skip {
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		out[p] = fmt.Sprintf("%x", sha256.Sum256(data))
+		return nil
+	})
+	return out
+}
+
+// TestCrawlCycleRefusesWhatItCannotUse: tools missing from CRAWLKIT_BIN,
+// another number of shards than the crawl was made with, and a corrupt state
+// file each stop the turn with a message naming what is wrong, and no good
+// file changes.
+func TestCrawlCycleRefusesWhatItCannotUse(t *testing.T) {
+	w := setup(t)
+	w.turn(t, "turn 1")
+	w.turn(t, "turn 2")
+
+	x := *w
+	x.bin = filepath.Join(t.TempDir(), "nothing-here")
+	code, out := exitOf(t, x.cycle())
+	if code != 2 || !strings.Contains(out, "has no fetch") {
+		t.Errorf("CRAWLKIT_BIN without the tools: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(x.bin); err == nil {
+		t.Errorf("the loop made %s", x.bin)
+	}
+
+	w.writeConf(t, "SHARDS=3\n")
+	code, out = exitOf(t, w.cycle())
+	if code != 2 || !strings.Contains(out, "SHARDS must stay the same") {
+		t.Errorf("another SHARDS: exit %d\n%s", code, out)
+	}
+	w.writeConf(t, "")
+
+	states, _ := filepath.Glob(filepath.Join(w.crawl, "state", "recrawl*"))
+	if len(states) != 1 {
+		t.Fatalf("recrawl states %v", states)
+	}
+	victim := states[0]
+	if st, err := os.Stat(victim); err == nil && st.IsDir() {
+		t.Fatalf("%s is a directory: corrupt a file in it instead", victim)
+	}
+	data, _ := os.ReadFile(victim)
+	for i := len(data) / 3; i < len(data)/3+256 && i < len(data); i++ {
+		data[i] ^= 0x5a
+	}
+	os.WriteFile(victim, data, 0o644)
+	before := hashTree(t, filepath.Join(w.crawl, "state"), victim)
+	index := hashTree(t, filepath.Join(w.crawl, "index"), "")
+	code, out = exitOf(t, w.cycle())
+	if code == 0 || !strings.Contains(out, victim) {
+		t.Errorf("corrupt %s: exit %d, and the message should name it\n%s", victim, code, out)
+	}
+	if !strings.Contains(w.log(t), "failed (exit") {
+		t.Errorf("the failure is not in cycle.log:\n%s", w.log(t))
+	}
+	after := hashTree(t, filepath.Join(w.crawl, "state"), victim)
+	for p, h := range before {
+		if after[p] != h {
+			t.Errorf("%s changed although the turn stopped", p)
+		}
+	}
+	for p, h := range hashTree(t, filepath.Join(w.crawl, "index"), "") {
+		if index[p] != h {
+			t.Errorf("%s changed although the turn stopped", p)
+		}
+	}
+}
