@@ -29,6 +29,10 @@
 //     last change, r grows: by SlowStart (x1.5) while no limit is known; half
 //     way back to M when below 0.95 M; by Probe (x1.05) beyond it. Growth is
 //     thus fast up to what the host took before and slow past it (as CUBIC).
+//     Only a rate in use grows: when the requests booked since the last
+//     change came slower than 0.9 r (the fetcher had no more URLs, or its
+//     connections waited on answers), r stays, so the estimate never climbs
+//     on no evidence.
 //   - Bounds: r stays in [Floor, Ceiling]; a robots.txt Crawl-delay d caps it
 //     at 1/d, always; a rate pinned by hand replaces the estimate (but not the
 //     Crawl-delay cap); a pinned rate of 0 means "do not crawl this host".
@@ -224,7 +228,7 @@ type hostState struct {
 	Failures    int       `json:"failures,omitempty"`    // failures in a row
 	Rests       int       `json:"rests,omitempty"`       // rests in a row
 	RestUntil   time.Time `json:"rest_until,omitzero"`
-	Pinned      *float64  `json:"pinned,omitempty"`         // requests/s set by hand; 0 = do not crawl
+	Pinned      *float64  `json:"pinned,omitempty"`        // requests/s set by hand; 0 = do not crawl
 	CrawlDelayS float64   `json:"crawl_delay_s,omitempty"` // robots.txt Crawl-delay, seconds
 	Updated     time.Time `json:"updated,omitzero"`
 
@@ -233,6 +237,9 @@ type hostState struct {
 	lastDecrease time.Time
 	lastChange   time.Time // last increase or decrease
 	healthy      int       // healthy answers since the last change
+	books        int       // requests booked since the last change or probe
+	bookFirst    time.Time // the first of them
+	bookLast     time.Time // the last of them
 	slow         int       // slow answers in a row
 }
 
@@ -286,10 +293,25 @@ func (e *Estimator) clamp(h *hostState, r float64) float64 {
 
 // Reserve books the next request to host and returns how long to wait
 // before starting it (0: now). It refuses a host pinned to 0 (CodePinned)
-// and a resting host (CodeResting) with a *HostError. A fetcher calls it
-// before every request to the host, robots.txt and redirect hops included,
-// starts the request after the wait and reports it with Observe.
+// and a resting host (CodeResting) with a *HostError. It suits a fetcher
+// that keeps one goroutine per host connection: call it before every request
+// to the host, robots.txt and redirect hops included, start the request
+// after the wait, and report it with Observe. A start later than booked is
+// not caught up: Observe spaces the next one from the actual start.
 func (e *Estimator) Reserve(host string) (time.Duration, error) {
+	return e.book(host, true)
+}
+
+// TryStart books a request to host now if the host may be asked now, and
+// returns 0; otherwise it books nothing and returns how long until the host
+// may be asked. It suits a worker pool that orders hosts by when they are
+// ready (a worker that took the host calls it and, on a wait, puts the host
+// back), because the booking is made at the actual start. Errors as Reserve.
+func (e *Estimator) TryStart(host string) (time.Duration, error) {
+	return e.book(host, false)
+}
+
+func (e *Estimator) book(host string, ahead bool) (time.Duration, error) {
 	now := e.cfg.Clock.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -301,14 +323,16 @@ func (e *Estimator) Reserve(host string) (time.Duration, error) {
 	if now.Before(h.RestUntil) {
 		return 0, &HostError{Host: key(host), Code: CodeResting, Until: h.RestUntil, Failures: h.Failures}
 	}
-	start := now
-	if h.next.After(start) {
-		start = h.next
-	}
-	if h.pauseUntil.After(start) {
-		start = h.pauseUntil
+	start := laterOf(laterOf(now, h.next), h.pauseUntil)
+	if !ahead && start.After(now) {
+		return start.Sub(now), nil
 	}
 	h.next = start.Add(time.Duration(float64(time.Second) / r))
+	if h.books == 0 {
+		h.bookFirst = start
+	}
+	h.books++
+	h.bookLast = start
 	return start.Sub(now), nil
 }
 
@@ -411,7 +435,7 @@ func (e *Estimator) Observe(o Observation) Result {
 			h.Limit = h.Rate
 			h.Rate = e.clamp(h, h.Rate*f)
 			h.lastDecrease, h.lastChange = now, now
-			h.slow = 0
+			h.slow, h.books = 0, 0
 			res.Decreased = true
 		}
 	case slow:
@@ -419,6 +443,15 @@ func (e *Estimator) Observe(o Observation) Result {
 	default:
 		h.healthy++
 		if adapt && h.healthy >= e.cfg.HealthyRun && now.Sub(h.lastChange) >= e.cfg.ProbeEvery {
+			// Grow only a rate that was used: a host asked more slowly than
+			// allowed (the fetcher had nothing more, or waited on answers)
+			// proved nothing about a higher rate (as TCP's congestion window
+			// validation, RFC 7661).
+			used := float64(h.books-1) / h.bookLast.Sub(h.bookFirst).Seconds()
+			if h.books < e.cfg.HealthyRun || !(used >= 0.9*h.Rate) {
+				h.healthy, h.books = 0, 0
+				break
+			}
 			switch {
 			case h.Limit <= 0:
 				h.Rate *= e.cfg.SlowStart
@@ -428,9 +461,15 @@ func (e *Estimator) Observe(o Observation) Result {
 				h.Rate *= e.cfg.Probe
 			}
 			h.Rate = e.clamp(h, h.Rate)
-			h.healthy = 0
+			h.healthy, h.books = 0, 0
 			h.lastChange = now
 		}
+	}
+	// Space the next start from this one's actual start too, at the new
+	// rate, in case the fetcher started late (a busy worker pool) and would
+	// otherwise catch up in a burst.
+	if r := h.allowed(); r > 0 {
+		h.next = laterOf(h.next, o.Start.Add(time.Duration(float64(time.Second)/r)))
 	}
 	res.Rate = h.allowed()
 	if p := h.pauseUntil.Sub(now); p > 0 {
