@@ -232,7 +232,7 @@ func TestConvergence(t *testing.T) {
 	defer srv.Close()
 	est := hostrate.New(hostrate.Config{
 		Initial: 1, Floor: 0.6, Ceiling: 100, HealthyRun: 5, ProbeEvery: time.Second,
-		MinSlow: 100 * time.Millisecond, SlowRun: 3, MaxRetryAfter: clampRA, DeadAfter: 3, Rest: time.Hour,
+		MinSlow: 100 * time.Millisecond, SlowRun: 3, MaxRetryAfter: clampRA, DeadAfter: 3, Rest: time.Hour, Smoothing: 10 * time.Second,
 		Clock: srv.Clock(),
 	})
 	est.Pin("pinned.test", pinned)
@@ -282,18 +282,18 @@ func TestConvergence(t *testing.T) {
 	for _, h := range hosts[:3] {
 		r := c.result(h.Name)
 		truth := srv.Capacity(h.Name)
-		med, final := median(r.samples), est.Rate(h.Name)
+		med, smoothed := median(r.samples), est.Rates()[h.Name]/86400
 		lo, hi := slices(r.samples)
-		t.Logf("%s: capacity %.0f/s, estimate over the second half: median %.2f (%.0f%%), range %.2f..%.2f, final %.2f (%.0f%%), %d samples",
-			h.Name, truth, med, 100*(med/truth-1), lo, hi, final, 100*(final/truth-1), len(r.samples))
+		t.Logf("%s: capacity %.0f/s; pacing rate over the second half: median %.2f (%+.0f%%), range %.2f..%.2f (%d samples); smoothed estimate (Rates) at the end %.2f (%+.0f%%)",
+			h.Name, truth, med, 100*(med/truth-1), lo, hi, len(r.samples), smoothed, 100*(smoothed/truth-1))
 		if len(r.samples) < 10 {
 			t.Errorf("%s: only %d samples", h.Name, len(r.samples))
 		}
 		if math.Abs(med/truth-1) > 0.25 {
-			t.Errorf("%s: median estimate %.2f/s is not within 25%% of the capacity %.0f/s", h.Name, med, truth)
+			t.Errorf("%s: median pacing rate %.2f/s is not within 25%% of the capacity %.0f/s", h.Name, med, truth)
 		}
-		if math.Abs(final/truth-1) > 0.25 {
-			t.Errorf("%s: final estimate %.2f/s is not within 25%% of the capacity %.0f/s", h.Name, final, truth)
+		if math.Abs(smoothed/truth-1) > 0.25 {
+			t.Errorf("%s: estimate %.2f/s is not within 25%% of the capacity %.0f/s", h.Name, smoothed, truth)
 		}
 		// The host was kept busy, not starved: it served at least half its capacity on average.
 		st := srv.Stats(h.Name)

@@ -117,6 +117,7 @@ type Config struct {
 	DeadAfter     int           // failures in a row before a rest [5]
 	Rest          time.Duration // first rest [10m]
 	MaxRest       time.Duration // longest rest [24h]
+	Smoothing     time.Duration // time constant of the smoothed estimate Rates reports [10m]
 	Clock         Clock         // [real time]
 }
 
@@ -144,6 +145,7 @@ func (c Config) withDefaults() Config {
 	d(&c.MaxRetryAfter, 10*time.Minute)
 	d(&c.Rest, 10*time.Minute)
 	d(&c.MaxRest, 24*time.Hour)
+	d(&c.Smoothing, 10*time.Minute)
 	i := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d
@@ -230,16 +232,17 @@ type hostState struct {
 	RestUntil   time.Time `json:"rest_until,omitzero"`
 	Pinned      *float64  `json:"pinned,omitempty"`        // requests/s set by hand; 0 = do not crawl
 	CrawlDelayS float64   `json:"crawl_delay_s,omitempty"` // robots.txt Crawl-delay, seconds
+	Smooth      float64   `json:"smooth,omitempty"`        // the estimate averaged over Smoothing, requests/s
 	Updated     time.Time `json:"updated,omitzero"`
 
 	next         time.Time // earliest start of the next request
 	pauseUntil   time.Time // Retry-After
 	lastDecrease time.Time
+	calmUntil    time.Time // slow answers to requests started before it are the old queue draining
 	lastChange   time.Time // last increase or decrease
 	healthy      int       // healthy answers since the last change
 	books        int       // requests booked since the last change or probe
 	bookFirst    time.Time // the first of them
-	bookLast     time.Time // the last of them
 	slow         int       // slow answers in a row
 }
 
@@ -272,8 +275,10 @@ func (e *Estimator) host(name string) *hostState {
 
 // allowed is the rate the host is paced by: the pin or the estimate, capped
 // by Crawl-delay.
-func (h *hostState) allowed() float64 {
-	r := h.Rate
+func (h *hostState) allowed() float64 { return h.limited(h.Rate) }
+
+// limited applies the pin and the Crawl-delay cap to an estimate.
+func (h *hostState) limited(r float64) float64 {
 	if h.Pinned != nil {
 		r = *h.Pinned
 	}
@@ -332,7 +337,6 @@ func (e *Estimator) book(host string, ahead bool) (time.Duration, error) {
 		h.bookFirst = start
 	}
 	h.books++
-	h.bookLast = start
 	return start.Sub(now), nil
 }
 
@@ -370,7 +374,7 @@ func (e *Estimator) Observe(o Observation) Result {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	h := e.host(o.Host)
-	h.Updated = now
+	e.smooth(h, now)
 	var res Result
 	answered := o.Err == ErrNone && o.Status > 0
 	hard := !answered || o.Status == 429 || o.Status >= 500
@@ -423,7 +427,15 @@ func (e *Estimator) Observe(o Observation) Result {
 	}
 
 	adapt := h.Pinned == nil
-	recent := !o.Start.Before(h.lastDecrease) // started after the last decrease
+	// One decrease per episode: distress on a request that started before
+	// the last decrease answers the old rate. Slowness lasts longer: the
+	// queue the host built drains only at the margin the lower rate leaves,
+	// so slow answers count again once it had time to (its excess latency
+	// over 1 - SlowDecrease).
+	recent := !o.Start.Before(h.lastDecrease)
+	if !hard && o.Start.Before(h.calmUntil) {
+		recent = false
+	}
 	switch {
 	case hard || h.slow >= e.cfg.SlowRun:
 		h.healthy = 0
@@ -435,6 +447,10 @@ func (e *Estimator) Observe(o Observation) Result {
 			h.Limit = h.Rate
 			h.Rate = e.clamp(h, h.Rate*f)
 			h.lastDecrease, h.lastChange = now, now
+			if !hard {
+				excess := max(o.Latency-time.Duration(h.BaselineMS*float64(time.Millisecond)), 0)
+				h.calmUntil = now.Add(time.Duration(float64(excess) / (1 - f)))
+			}
 			h.slow, h.books = 0, 0
 			res.Decreased = true
 		}
@@ -447,7 +463,10 @@ func (e *Estimator) Observe(o Observation) Result {
 			// allowed (the fetcher had nothing more, or waited on answers)
 			// proved nothing about a higher rate (as TCP's congestion window
 			// validation, RFC 7661).
-			used := float64(h.books-1) / h.bookLast.Sub(h.bookFirst).Seconds()
+			// Counted up to now, not to the last booking, so that the
+			// connections' bursts (exactly paced, then idle) are not mistaken
+			// for use.
+			used := float64(h.books) / now.Sub(h.bookFirst).Seconds()
 			if h.books < e.cfg.HealthyRun || !(used >= 0.9*h.Rate) {
 				h.healthy, h.books = 0, 0
 				break
@@ -527,6 +546,7 @@ type HostStatus struct {
 	Rate       float64 // allowed rate, requests/s (what Reserve paces by)
 	Estimate   float64 // the estimate before pin and Crawl-delay
 	Limit      float64 // rate at the last distress; 0 = none known
+	Smoothed   float64 // the estimate averaged over Smoothing, pin and Crawl-delay applied (Rates / 86400)
 	Baseline   time.Duration
 	Failures   int
 	RestUntil  time.Time
@@ -536,11 +556,13 @@ type HostStatus struct {
 
 // Hosts returns every host's status, sorted by host.
 func (e *Estimator) Hosts() []HostStatus {
+	now := e.cfg.Clock.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := make([]HostStatus, 0, len(e.hosts))
 	for k, h := range e.hosts {
-		out = append(out, HostStatus{Host: k, Rate: h.allowed(), Estimate: h.Rate, Limit: h.Limit,
+		e.smooth(h, now)
+		out = append(out, HostStatus{Host: k, Rate: h.allowed(), Estimate: h.Rate, Limit: h.Limit, Smoothed: h.limited(h.Smooth),
 			Baseline: time.Duration(h.BaselineMS * float64(time.Millisecond)), Failures: h.Failures,
 			RestUntil: h.RestUntil, Pinned: h.Pinned != nil, CrawlDelay: time.Duration(h.CrawlDelayS * float64(time.Second))})
 	}
@@ -548,14 +570,29 @@ func (e *Estimator) Hosts() []HostStatus {
 	return out
 }
 
-// Rates returns every host's allowed rate in crawls per day: the k_i of
-// recrawl. A host pinned to 0 is in the map with 0.
+// smooth brings the smoothed estimate up to now: an exponential average in
+// time of the estimate, which held its value since the last update.
+func (e *Estimator) smooth(h *hostState, now time.Time) {
+	if h.Smooth <= 0 || h.Updated.IsZero() {
+		h.Smooth = h.Rate
+	} else if dt := now.Sub(h.Updated); dt > 0 {
+		h.Smooth += (1 - math.Exp(-float64(dt)/float64(e.cfg.Smoothing))) * (h.Rate - h.Smooth)
+	}
+	h.Updated = now
+}
+
+// Rates returns every host's crawl-rate limit in crawls per day, the k_i of
+// recrawl: the estimate averaged over Smoothing (the pacing rate is a saw
+// tooth by design: it backs off and probes; recrawl wants the level), or the
+// pinned rate, capped by Crawl-delay. A host pinned to 0 is in the map with 0.
 func (e *Estimator) Rates() map[string]float64 {
+	now := e.cfg.Clock.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := make(map[string]float64, len(e.hosts))
 	for k, h := range e.hosts {
-		m[k] = h.allowed() * 86400
+		e.smooth(h, now)
+		m[k] = h.limited(h.Smooth) * 86400
 	}
 	return m
 }

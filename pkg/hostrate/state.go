@@ -52,7 +52,7 @@ func Load(path string, cfg Config) (*Estimator, error) {
 	for name, h := range sf.Hosts {
 		if h == nil || key(name) == "" || !finite(h.Rate) || h.Rate <= 0 || !finite(h.Limit) || h.Limit < 0 ||
 			!finite(h.BaselineMS) || h.BaselineMS < 0 || h.Failures < 0 || h.Rests < 0 ||
-			!finite(h.CrawlDelayS) || h.CrawlDelayS < 0 || (h.Pinned != nil && (!finite(*h.Pinned) || *h.Pinned < 0)) {
+			!finite(h.CrawlDelayS) || h.CrawlDelayS < 0 || !finite(h.Smooth) || h.Smooth < 0 || (h.Pinned != nil && (!finite(*h.Pinned) || *h.Pinned < 0)) {
 			return nil, fmt.Errorf("hostrate: %s: corrupt state file: host %q has an impossible value", path, name)
 		}
 		h.Rate = e.clamp(h, h.Rate)
