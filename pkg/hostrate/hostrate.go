@@ -375,6 +375,9 @@ func (e *Estimator) Observe(o Observation) Result {
 	defer e.mu.Unlock()
 	h := e.host(o.Host)
 	e.smooth(h, now)
+	if h.lastChange.IsZero() {
+		h.lastChange = o.Start // a new host is probed ProbeEvery after its first request
+	}
 	var res Result
 	answered := o.Err == ErrNone && o.Status > 0
 	hard := !answered || o.Status == 429 || o.Status >= 500
