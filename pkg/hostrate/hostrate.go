@@ -185,7 +185,7 @@ func (k ErrKind) String() string {
 // Observation is what a fetcher saw of one request to a host.
 type Observation struct {
 	Host       string        // host[:port], as the fetcher keys hosts
-	Start      time.Time     // when the request started (the Clock's time)
+	Start      time.Time     // when the request started (the Clock's time; zero: now - Latency)
 	Latency    time.Duration // start to response headers (or to the failure)
 	Status     int           // HTTP status; 0 when no answer came
 	RetryAfter string        // the Retry-After header, as received
@@ -373,6 +373,9 @@ func (e *Estimator) Observe(o Observation) Result {
 	now := e.cfg.Clock.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if o.Start.IsZero() {
+		o.Start = now.Add(-o.Latency)
+	}
 	h := e.host(o.Host)
 	e.smooth(h, now)
 	if h.lastChange.IsZero() {

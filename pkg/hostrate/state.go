@@ -207,3 +207,13 @@ func (e *Estimator) WriteHostRates(w io.Writer) error {
 	}
 	return bw.Flush()
 }
+
+// WriteHostRatesFile writes WriteHostRates's lines to path atomically (as
+// Save), for recrawl --host-rates path.
+func (e *Estimator) WriteHostRatesFile(path string) error {
+	var b bytes.Buffer
+	if err := e.WriteHostRates(&b); err != nil {
+		return err
+	}
+	return writeAtomic(path, b.Bytes())
+}

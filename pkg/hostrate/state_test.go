@@ -138,15 +138,18 @@ func TestKillDuringSave(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Kill it at a different moment each round, once it has saved.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if _, err := os.Stat(path); err == nil || time.Now().After(deadline) {
+		// Kill it at a different moment each round, once it has replaced
+		// the file at least once since it started (so kills land among
+		// renames, whatever the machine's speed).
+		first, _ := os.ReadFile(path)
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if b, err := os.ReadFile(path); err == nil && len(b) > 0 && !bytes.Equal(b, first) {
 				break
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond)
 		}
-		time.Sleep(time.Duration(20+40*round) * time.Millisecond)
+		time.Sleep(time.Duration(7*round) * time.Millisecond)
 		cmd.Process.Kill()
 		cmd.Wait()
 		e, err := Load(path, Config{})
@@ -164,7 +167,7 @@ func TestKillDuringSave(t *testing.T) {
 			}
 		}
 		t.Logf("round %d: a complete state with rate %v", round, hosts[0].Rate)
-		replaced = replaced || hosts[0].Rate > 1
+		replaced = replaced || hosts[0].Rate > 1 // the loop restarts at 1 each round
 	}
 	if !replaced {
 		t.Fatal("every kill came before a second save: the test did not kill a process replacing a file")
@@ -239,7 +242,12 @@ func TestHostRatesForRecrawl(t *testing.T) {
 	}
 	dir := t.TempDir()
 	rates, pages := filepath.Join(dir, "rates.tsv"), filepath.Join(dir, "pages.ndjson")
-	os.WriteFile(rates, buf.Bytes(), 0o644)
+	if err := e.WriteHostRatesFile(rates); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(rates); !bytes.Equal(b, buf.Bytes()) {
+		t.Fatalf("WriteHostRatesFile wrote\n%s\nwant\n%s", b, buf.Bytes())
+	}
 	os.WriteFile(pages, []byte(`{"url":"http://a.test/","change_rate":1,"host":"a.test"}`+"\n"+
 		`{"url":"http://b.test/","change_rate":1,"host":"b.test"}`+"\n"), 0o644)
 	var out, errs bytes.Buffer
