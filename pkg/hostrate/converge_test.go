@@ -232,7 +232,7 @@ func TestConvergence(t *testing.T) {
 	defer srv.Close()
 	est := hostrate.New(hostrate.Config{
 		Initial: 1, Floor: 0.6, Ceiling: 100, HealthyRun: 5, ProbeEvery: time.Second,
-		MinSlow: 100 * time.Millisecond, SlowRun: 3, MaxRetryAfter: clampRA, DeadAfter: 3, Rest: time.Hour, Smoothing: 10 * time.Second,
+		MinSlow: 100 * time.Millisecond, SlowRun: 3, MaxRetryAfter: clampRA, DeadAfter: 3, Rest: time.Hour, Smoothing: 10 * time.Second, BaselineWindow: 30 * time.Second,
 		Clock: srv.Clock(),
 	})
 	est.Pin("pinned.test", pinned)

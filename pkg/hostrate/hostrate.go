@@ -21,7 +21,9 @@
 //     baseline, SlowRun answers in a row slower than both SlowFactor times the
 //     baseline and the baseline plus MinSlow (soft: r *= SlowDecrease, 0.75;
 //     Heritrix spaces requests by a multiple of the last fetch's duration for
-//     the same reason: a host that answers slowly is busy). One episode causes
+//     the same reason: a host that answers slowly is busy). The baseline
+//     follows falling latency at once and rising latency at most e-fold per
+//     BaselineWindow, so that a queue building slowly at the host is seen. One episode causes
 //     one decrease: distress on requests that started before the last
 //     decrease is ignored for the rate (the host was answering the old rate).
 //   - The rate at the last distress is remembered as the host's known limit
@@ -101,24 +103,25 @@ func (realClock) Sleep(ctx context.Context, d time.Duration) error {
 // Config sets the rules' parameters; zero fields take the defaults in
 // brackets.
 type Config struct {
-	Initial       float64       // rate of a host never seen, requests/s [0.5]
-	Floor         float64       // lowest rate [1/60]
-	Ceiling       float64       // highest rate [10]
-	Decrease      float64       // factor on hard distress [0.5]
-	SlowDecrease  float64       // factor on slow answers [0.75]
-	SlowStart     float64       // growth factor while no limit is known [1.5]
-	Probe         float64       // growth factor beyond the known limit [1.05]
-	HealthyRun    int           // healthy answers before a probe [10]
-	ProbeEvery    time.Duration // least time between two increases [10s]
-	SlowFactor    float64       // slow = latency > SlowFactor x baseline ... [3]
-	MinSlow       time.Duration // ... and > baseline + MinSlow [100ms]
-	SlowRun       int           // slow answers in a row that count as distress [2]
-	MaxRetryAfter time.Duration // clamp for Retry-After [10m]
-	DeadAfter     int           // failures in a row before a rest [5]
-	Rest          time.Duration // first rest [10m]
-	MaxRest       time.Duration // longest rest [24h]
-	Smoothing     time.Duration // time constant of the smoothed estimate Rates reports [10m]
-	Clock         Clock         // [real time]
+	Initial        float64       // rate of a host never seen, requests/s [0.5]
+	Floor          float64       // lowest rate [1/60]
+	Ceiling        float64       // highest rate [10]
+	Decrease       float64       // factor on hard distress [0.5]
+	SlowDecrease   float64       // factor on slow answers [0.75]
+	SlowStart      float64       // growth factor while no limit is known [1.5]
+	Probe          float64       // growth factor beyond the known limit [1.05]
+	HealthyRun     int           // healthy answers before a probe [10]
+	ProbeEvery     time.Duration // least time between two increases [10s]
+	SlowFactor     float64       // slow = latency > SlowFactor x baseline ... [3]
+	MinSlow        time.Duration // ... and > baseline + MinSlow [100ms]
+	SlowRun        int           // slow answers in a row that count as distress [2]
+	MaxRetryAfter  time.Duration // clamp for Retry-After [10m]
+	DeadAfter      int           // failures in a row before a rest [5]
+	Rest           time.Duration // first rest [10m]
+	MaxRest        time.Duration // longest rest [24h]
+	Smoothing      time.Duration // time constant of the smoothed estimate Rates reports [10m]
+	BaselineWindow time.Duration // the baseline latency rises at most e-fold in this time [10m]
+	Clock          Clock         // [real time]
 }
 
 func (c Config) withDefaults() Config {
@@ -146,6 +149,7 @@ func (c Config) withDefaults() Config {
 	d(&c.Rest, 10*time.Minute)
 	d(&c.MaxRest, 24*time.Hour)
 	d(&c.Smoothing, 10*time.Minute)
+	d(&c.BaselineWindow, 10*time.Minute)
 	i := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d
@@ -377,6 +381,7 @@ func (e *Estimator) Observe(o Observation) Result {
 		o.Start = now.Add(-o.Latency)
 	}
 	h := e.host(o.Host)
+	sinceLast := now.Sub(h.Updated) // for the baseline's creep; before smooth moves Updated
 	e.smooth(h, now)
 	if h.lastChange.IsZero() {
 		h.lastChange = o.Start // a new host is probed ProbeEvery after its first request
@@ -417,13 +422,16 @@ func (e *Estimator) Observe(o Observation) Result {
 		}
 		slow = lat > e.cfg.SlowFactor*h.BaselineMS && lat > h.BaselineMS+float64(e.cfg.MinSlow)/float64(time.Millisecond)
 		if !slow {
-			// The baseline follows falling latency fast and rising latency
-			// slowly, so that load does not become the new normal at once.
-			a := 0.02
+			// The baseline follows falling latency fast, and rising latency
+			// at most by a factor e per BaselineWindow of time (not per
+			// answer): a queue that builds slowly at a host must not become
+			// the new normal, or latency would never look high (BBR keeps
+			// the minimum RTT over a window for the same reason).
 			if lat < h.BaselineMS {
-				a = 0.2
+				h.BaselineMS += 0.2 * (lat - h.BaselineMS)
+			} else if sinceLast > 0 {
+				h.BaselineMS = min(lat, h.BaselineMS*(1+float64(sinceLast)/float64(e.cfg.BaselineWindow)))
 			}
-			h.BaselineMS += a * (lat - h.BaselineMS)
 		}
 	}
 	if slow {

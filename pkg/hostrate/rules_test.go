@@ -152,6 +152,23 @@ func TestOneDecreasePerEpisode(t *testing.T) {
 	}
 }
 
+// A queue that builds slowly (latency +3% an answer) is still seen: the
+// baseline may not rise faster than e-fold per BaselineWindow.
+func TestSlowlyRisingLatencyIsSeen(t *testing.T) {
+	r := newRig(t, Config{Initial: 4, ProbeEvery: time.Hour, BaselineWindow: time.Minute, MinSlow: 10 * time.Millisecond})
+	lat := 10 * time.Millisecond
+	for i := 0; i < 200 && !r.res.Decreased; i++ {
+		r.req(200, lat, ErrNone, "")
+		lat = lat * 103 / 100
+	}
+	if !r.res.Decreased {
+		t.Fatalf("no decrease; latency rose to %v, baseline %v", lat, r.e.Hosts()[0].Baseline)
+	}
+	if got := r.e.Rate(host); got != 3 {
+		t.Fatalf("rate %v, want 3 (a soft decrease)", got)
+	}
+}
+
 func TestUnusedRateDoesNotGrow(t *testing.T) {
 	r := newRig(t, Config{Initial: 4, HealthyRun: 5, ProbeEvery: time.Second})
 	// The fetcher asks once a second although 4/s are allowed: no evidence.
