@@ -5,9 +5,10 @@
 // "Crawling the internet: data science within a large engineering system"
 // (Bill Richoux, 2018) says that Google continuously estimates the maximum
 // crawl rate of each host; those estimates are the host limits k_i behind
-// each host's threshold lambda_i in recrawl. This package keeps that estimate
-// (Rates gives it to recrawl as k_i, in crawls per day) and the fetcher paces
-// each host by it (Reserve before a request, Observe after it).
+// each host's threshold lambda_i in recrawl. This package keeps that
+// estimate; a fetcher paces each host by it (Reserve or TryStart before a
+// request, Observe after it) and the crawl loop hands its average over time
+// to recrawl as k_i (Rates, WriteHostRates: crawls per day).
 //
 // # Rules
 //
@@ -23,9 +24,10 @@
 //     Heritrix spaces requests by a multiple of the last fetch's duration for
 //     the same reason: a host that answers slowly is busy). The baseline
 //     follows falling latency at once and rising latency at most e-fold per
-//     BaselineWindow, so that a queue building slowly at the host is seen. One episode causes
-//     one decrease: distress on requests that started before the last
-//     decrease is ignored for the rate (the host was answering the old rate).
+//     BaselineWindow, so that a queue building slowly at the host is seen.
+//     One episode causes one decrease: distress on requests that started
+//     before the last decrease is ignored for the rate (the host was
+//     answering the old rate), and slow answers while the queue drains too.
 //   - The rate at the last distress is remembered as the host's known limit
 //     M. After HealthyRun healthy answers and at least ProbeEvery since the
 //     last change, r grows: by SlowStart (x1.5) while no limit is known; half
@@ -49,8 +51,11 @@
 //     so the fetcher can defer its URLs and carry on with the others. Any
 //     answer ends the rest cycle.
 //
-// Pacing spaces request starts by 1/r (Reserve books the next start), so
-// with one connection per host the host sees at most r requests a second.
+// Pacing spaces request starts by 1/r (Reserve books the next start ahead;
+// TryStart books only a start that may happen now, for worker pools), so the
+// host sees at most r request starts a second however many connections the
+// fetcher keeps to it. The pacing rate is a saw tooth by design; Rates
+// reports its exponential average over Smoothing, the level recrawl needs.
 // golang.org/x/time/rate is not used: with a burst of one its token bucket is
 // exactly this spacing, and the estimator also needs Retry-After pauses,
 // rests, a clock that tests can speed up, and state it can save, which a
@@ -58,8 +63,8 @@
 //
 // # State
 //
-// Save writes the per-host state (rate, known limit, baseline latency,
-// failure counters, resting-until, pinned rate, Crawl-delay) as versioned
+// Save writes the per-host state (rate, smoothed rate, known limit, baseline
+// latency, failure counters, resting-until, pinned rate, Crawl-delay) as versioned
 // JSON beside the target, fsynced and renamed over it, so a crash leaves the
 // old file or the new one; Load reads it back and reports a corrupt file with
 // its path. Pins come from a user's file of host<TAB>rate lines (ReadPins).
