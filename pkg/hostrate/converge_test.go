@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -283,7 +282,7 @@ func TestConvergence(t *testing.T) {
 		r := c.result(h.Name)
 		truth := srv.Capacity(h.Name)
 		med, smoothed := median(r.samples), est.Rates()[h.Name]/86400
-		lo, hi := slices(r.samples)
+		lo, hi := spread(r.samples)
 		t.Logf("%s: capacity %.0f/s; pacing rate over the second half: median %.2f (%+.0f%%), range %.2f..%.2f (%d samples); smoothed estimate (Rates) at the end %.2f (%+.0f%%)",
 			h.Name, truth, med, 100*(med/truth-1), lo, hi, len(r.samples), smoothed, 100*(smoothed/truth-1))
 		if len(r.samples) < 10 {
@@ -382,12 +381,11 @@ func checkPaced(t *testing.T, srv *changeweb.Server, r *hostResult, host string,
 	}
 }
 
-func slices(xs []float64) (lo, hi float64) {
+// spread returns the least and greatest of xs.
+func spread(xs []float64) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, x := range xs {
 		lo, hi = min(lo, x), max(hi, x)
 	}
 	return lo, hi
 }
-
-var _ = strings.TrimSpace

@@ -30,24 +30,24 @@ func ParseRetryAfter(v string, now time.Time, max time.Duration) (time.Duration,
 	if allDigits(v) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n > int64(max/time.Second) {
-			return max, fmt.Errorf("%w: %q seconds is over the %v clamp", ErrRetryAfter, short(v), max)
+			return max, fmt.Errorf("%w: %s seconds is over the %v clamp", ErrRetryAfter, short(v), max)
 		}
 		d := time.Duration(n) * time.Second
 		if d > max {
-			return max, fmt.Errorf("%w: %q seconds is over the %v clamp", ErrRetryAfter, short(v), max)
+			return max, fmt.Errorf("%w: %s seconds is over the %v clamp", ErrRetryAfter, short(v), max)
 		}
 		return d, nil
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q is neither seconds nor an HTTP date; ignored", ErrRetryAfter, short(v))
+		return 0, fmt.Errorf("%w: %s is neither seconds nor an HTTP date; ignored", ErrRetryAfter, short(v))
 	}
 	d := t.Sub(now)
 	switch {
 	case d < 0:
-		return 0, fmt.Errorf("%w: %q is in the past", ErrRetryAfter, short(v))
+		return 0, fmt.Errorf("%w: %s is in the past", ErrRetryAfter, short(v))
 	case d > max:
-		return max, fmt.Errorf("%w: %q is %v away, over the %v clamp", ErrRetryAfter, short(v), d.Round(time.Second), max)
+		return max, fmt.Errorf("%w: %s is %v away, over the %v clamp", ErrRetryAfter, short(v), d.Round(time.Second), max)
 	}
 	return d, nil
 }
@@ -61,12 +61,13 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// short keeps error messages bounded whatever a server sends.
+// short quotes s for an error message, bounded whatever a server sends.
 func short(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
+	q := strconv.Quote(s)
+	if len(q) > 80 {
+		q = q[:80] + "..."
 	}
-	return s
+	return q
 }
 
 // Classify maps an error from an HTTP client (net/http, net) to an ErrKind,

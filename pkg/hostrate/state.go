@@ -139,7 +139,7 @@ func ReadPins(r io.Reader) (map[string]float64, error) {
 		}
 		f := strings.Fields(line)
 		if len(f) != 2 {
-			return nil, fmt.Errorf("line %d: want host<TAB>rate, got %q", n, short(line))
+			return nil, fmt.Errorf("line %d: want host<TAB>rate, got %s", n, short(line))
 		}
 		rate, err := parseRate(f[1])
 		if err != nil {
@@ -176,11 +176,11 @@ func parseRate(s string) (float64, error) {
 	case "d":
 		per = 86400
 	default:
-		return 0, fmt.Errorf("rate %q: unit must be /s, /m, /h or /d", short(s))
+		return 0, fmt.Errorf("rate %s: unit must be /s, /m, /h or /d", short(s))
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || !finite(v) || v < 0 {
-		return 0, fmt.Errorf("rate %q: want a number >= 0", short(s))
+		return 0, fmt.Errorf("rate %s: want a number >= 0", short(s))
 	}
 	return v / per, nil
 }
