@@ -426,7 +426,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		case <-s.done:
 		}
-		return
+		// Cut the connection: a handler that returns would answer 200.
+		panic(http.ErrAbortHandler)
 	}
 	if !ok {
 		s.sleep(r.Context(), h.cfg.BaseLatency)
@@ -435,7 +436,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.sleep(r.Context(), h.cfg.BaseLatency+wait) {
-		return
+		panic(http.ErrAbortHandler) // closing: no half-made answer
 	}
 	if r.URL.Path == "/robots.txt" {
 		w.Header().Set("Content-Type", "text/plain")

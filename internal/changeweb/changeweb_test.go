@@ -352,15 +352,14 @@ func TestDeadHosts(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(100 * time.Millisecond)
-	began := time.Now()
 	s.Close()
 	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
+	case err := <-done:
+		if err == nil {
+			t.Error("a request to a hanging host got an answer")
+		}
+	case <-ctx.Done(): // only a stuck handler gets here
 		t.Fatal("a hanging request outlived Close")
-	}
-	if time.Since(began) > 3*time.Second {
-		t.Error("Close waited for the hanging request")
 	}
 }
 

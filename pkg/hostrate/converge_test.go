@@ -349,7 +349,7 @@ func TestConvergence(t *testing.T) {
 		if r.maxPause > clampRA {
 			t.Errorf("%s: paused %v, over the clamp %v", name, r.maxPause, clampRA)
 		}
-		if slack := 500 * time.Millisecond; st.MaxWaitAfter503 > clampRA+slack {
+		if slack := time.Second; st.MaxWaitAfter503 > clampRA+slack { // a wait obeyed would be a day, or forever
 			t.Errorf("%s: the client waited %v after a 503, over the clamp %v (+%v)", name, st.MaxWaitAfter503, clampRA, slack)
 		}
 		if st.Requests <= st.Rejected+5 {
