@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -19,8 +20,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sekitei/crawlkit/internal/boltdamage"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
 
 // exitOf runs cmd and returns its exit status and output.
 func exitOf(t *testing.T, cmd *exec.Cmd) (int, string) {
@@ -326,32 +335,42 @@ func TestCrawlCycleRefusesWhatItCannotUse(t *testing.T) {
 		t.Fatalf("recrawl states %v", states)
 	}
 	victim := states[0]
-	if st, err := os.Stat(victim); err == nil && st.IsDir() {
-		t.Fatalf("%s is a directory: corrupt a file in it instead", victim)
+	// 256 bytes inverted around the record of the seed page: a damaged
+	// data page that the next turn reads.
+	seed := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(w.crawl, "seeds.txt")))))
+	boltdamage.Flip("pages", seed, 256).Do(t, victim)
+	damaged := must(os.ReadFile(victim))
+	// The steps after recrawl's (sekitei's, barrel's) must not run; those
+	// before it apply the batch as usual (and apply it once: --batch).
+	later := hashTree(t, filepath.Join(w.crawl, "index"), "")
+	for p, h := range hashTree(t, filepath.Join(w.crawl, "state"), "") {
+		if strings.Contains(p, "sekitei") {
+			later[p] = h
+		}
 	}
-	data, _ := os.ReadFile(victim)
-	for i := len(data) / 3; i < len(data)/3+256 && i < len(data); i++ {
-		data[i] ^= 0x5a
-	}
-	os.WriteFile(victim, data, 0o644)
-	before := hashTree(t, filepath.Join(w.crawl, "state"), victim)
-	index := hashTree(t, filepath.Join(w.crawl, "index"), "")
 	code, out = exitOf(t, w.cycle())
-	if code == 0 || !strings.Contains(out, victim) {
-		t.Errorf("corrupt %s: exit %d, and the message should name it\n%s", victim, code, out)
+	if code != 1 || !strings.Contains(out, victim+": corrupt") {
+		t.Errorf("corrupt %s: exit %d; want 1 and a message naming it\n%s", victim, code, out)
 	}
-	if !strings.Contains(w.log(t), "failed (exit") {
-		t.Errorf("the failure is not in cycle.log:\n%s", w.log(t))
+	if !regexp.MustCompile(`(select|recrawl): failed \(exit 1\)`).MatchString(w.log(t)) || !strings.Contains(w.log(t), victim) {
+		t.Errorf("the failure and the file are not in cycle.log:\n%s", w.log(t))
 	}
-	after := hashTree(t, filepath.Join(w.crawl, "state"), victim)
-	for p, h := range before {
-		if after[p] != h {
-			t.Errorf("%s changed although the turn stopped", p)
+	if !bytes.Equal(must(os.ReadFile(victim)), damaged) {
+		t.Errorf("the damaged %s was written to", victim)
+	}
+	now := hashTree(t, filepath.Join(w.crawl, "index"), "")
+	for p, h := range hashTree(t, filepath.Join(w.crawl, "state"), "") {
+		if strings.Contains(p, "sekitei") {
+			now[p] = h
 		}
 	}
-	for p, h := range hashTree(t, filepath.Join(w.crawl, "index"), "") {
-		if index[p] != h {
-			t.Errorf("%s changed although the turn stopped", p)
+	for p, h := range later {
+		if now[p] != h {
+			t.Errorf("%s changed although the turn stopped before its step", p)
 		}
+	}
+	// Again: the same stop, nothing applied twice.
+	if code, _ := exitOf(t, w.cycle()); code != 1 {
+		t.Errorf("the rerun: exit %d", code)
 	}
 }

@@ -63,6 +63,7 @@ Example:
    $ recrawl update --state crawl.recrawl --batch 000042-20261123T100000Z fetched.ndjson
    recrawl: batch 000042-20261123T100000Z already applied (last 000042-20261123T100000Z); nothing to do`,
 		Flags: append(clikit.InputFlags(), stateFlag(), nowFlag(),
+			&cli.StringFlag{Name: "fetch-time", Value: "record", Usage: "when a page was fetched: `record` (its fetched_at) or batch (the batch's time, --now or the ID's: time in turns, so a turn's choices do not depend on how long its fetch took)"},
 			&cli.StringFlag{Name: "batch", Usage: "the batch `ID` (the loop's turn name; IDs sort in time order)"},
 			&cli.StringFlag{Name: "weights", Usage: "`FILE` of importance records {\"url\",\"importance\"} changed this batch"},
 			&cli.StringFlag{Name: "weight-field", Value: "importance", Usage: "the weights file's `FIELD`"},
@@ -177,6 +178,17 @@ func update(c *cli.Context) error {
 		b.Now = latest
 	default:
 		b.Now = time.Now().UTC()
+	}
+	switch c.String("fetch-time") {
+	case "record":
+	case "batch":
+		// Time in turns, as the article's slots: every page of the batch
+		// counts as fetched at the batch's time.
+		for i := range b.Fetches {
+			b.Fetches[i].At = b.Now
+		}
+	default:
+		return clikit.Usagef("--fetch-time %q: want record or batch", c.String("fetch-time"))
 	}
 	q, err := openQueue(c, false, up)
 	if err != nil {
