@@ -104,18 +104,23 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 	conf := "TURN_N=100\nOPIC_ARGS=\"--window 0\"\n"
 	clean := w.fresh(t)
 	clean.writeConf(t, conf)
-	start := time.Now()
 	for i := 1; i <= 3; i++ {
 		clean.turn(t, fmt.Sprintf("clean turn %d", i))
 	}
-	turnTime := time.Since(start) / 3
 
 	killed := w.fresh(t)
 	killed.writeConf(t, conf)
+	// Each turn is killed in some of its steps: once a step has started
+	// (its .err file exists), after a random few milliseconds, so that
+	// kills land inside tools as well as between them, whatever the speed
+	// of the machine.
+	steps := []string{"select", "filter", "fetch", "opic", "recrawl", "sekitei", "index", "archive"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	kills := 0
 	for i := 1; i <= 3; i++ {
 		for k := 0; k < 5; k++ {
+			target := steps[rng.IntN(len(steps))]
+			pause := time.Duration(rng.IntN(80)) * time.Millisecond
 			cmd := killed.cycle()
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := cmd.Start(); err != nil {
@@ -123,12 +128,31 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
+			started := make(chan bool, 1)
+			stop := make(chan bool)
+			go func() {
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+					if m, _ := filepath.Glob(filepath.Join(killed.crawl, "batches", fmt.Sprintf("%06d-*", i), target+".err")); len(m) > 0 {
+						time.Sleep(pause)
+						started <- true
+						return
+					}
+				}
+			}()
 			select {
-			case <-time.After(time.Duration((0.05 + 0.6*rng.Float64()) * float64(turnTime))):
+			case <-started:
 				killSession(cmd.Process.Pid)
 				<-done
-				kills++
+				if m, _ := filepath.Glob(filepath.Join(killed.crawl, "batches", fmt.Sprintf("%06d-*", i), "DONE")); len(m) == 0 {
+					kills++
+				}
 			case err := <-done:
+				close(stop)
 				if err != nil {
 					t.Fatalf("turn %d ended by itself with %v", i, err)
 				}
@@ -141,7 +165,7 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 			killed.turn(t, fmt.Sprintf("turn %d after the kills", i))
 		}
 	}
-	if kills < 4 {
+	if kills < 6 {
 		t.Fatalf("only %d kills landed: the test checks little", kills)
 	}
 	want, got := clean.fetchedURLs(t), killed.fetchedURLs(t)
@@ -162,7 +186,7 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 		t.Errorf("opic importance differs from the crawl never killed (%d and %d pages)", len(a), len(b))
 	}
 	killed.checkCrawlFiles(t)
-	t.Logf("%d kills over 3 turns of about %v", kills, turnTime.Round(time.Millisecond))
+	t.Logf("%d kills over 3 turns", kills)
 }
 
 // TestCrawlCycleDiskFull runs a crawl on a small tmpfs that fills up in the
