@@ -90,6 +90,7 @@ func New(name, usage, usageText string) *cli.App {
 	app.Metadata = map[string]any{}
 	app.ExitErrHandler = func(*cli.Context, error) {} // Run maps errors to exit codes
 	app.OnUsageError = onUsageError
+	app.Action = noCommand // tools with a default command replace it
 	return app
 }
 
@@ -327,4 +328,48 @@ func isFlagError(err error) bool {
 	s := err.Error()
 	return strings.HasPrefix(s, "Required flag") || strings.HasPrefix(s, "flag provided but not defined") ||
 		strings.HasPrefix(s, "No help topic")
+}
+
+// HelpToStderr prints the help of the running command (or of the app at
+// the top level) on stderr, where it cannot flow into the next tool of a
+// pipe as input.
+func HelpToStderr(c *cli.Context) {
+	w := c.App.Writer
+	c.App.Writer = c.App.ErrWriter
+	defer func() { c.App.Writer = w }()
+	if c.Command != nil && c.Command.Name != "" && len(c.Lineage()) > 2 {
+		cli.ShowCommandHelp(c.Lineage()[1], c.Command.Name)
+		return
+	}
+	cli.ShowAppHelp(c)
+}
+
+// errHelpShown ends a run whose usage mistake was answered with the help.
+var errHelpShown = cli.Exit("", ExitUsage)
+
+// NoInput answers a tool started with no file and its standard input on a
+// terminal: a user who typed the bare name wants the help, not a tool
+// waiting for them to type records. It prints the help on stderr and
+// returns an error for exit status 2; it returns nil when there is input.
+func NoInput(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return nil
+	}
+	f, ok := EnvOf(c).Stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	HelpToStderr(c)
+	return errHelpShown
+}
+
+// noCommand is the action of an app without a default command: the help
+// on stderr and exit status 2, since a bare name or an unknown command is
+// a usage mistake.
+func noCommand(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return Usagef("no command %q", c.Args().First())
+	}
+	HelpToStderr(c)
+	return errHelpShown
 }

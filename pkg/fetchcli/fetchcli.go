@@ -266,6 +266,9 @@ func config(c *cli.Context) (fetch.Config, error) {
 }
 
 func run(c *cli.Context) error {
+	if err := clikit.NoInput(c); err != nil {
+		return err
+	}
 	env := clikit.EnvOf(c)
 	cfg, err := config(c)
 	if err != nil {

@@ -89,6 +89,9 @@ func checkDamping(c *cli.Context) (float64, error) {
 
 // static is the OPIC computation on the graph of the input.
 func static(c *cli.Context) error {
+	if err := clikit.NoInput(c); err != nil {
+		return err
+	}
 	d, err := checkDamping(c)
 	if err != nil {
 		return err

@@ -45,6 +45,9 @@ Example:
 }
 
 func perURL(c *cli.Context) error {
+	if err := clikit.NoInput(c); err != nil {
+		return err
+	}
 	in, err := clikit.Input(c)
 	if err != nil {
 		return err
