@@ -70,7 +70,7 @@ func pageFlags() []cli.Flag {
 		&cli.StringFlag{Name: "weight-field", Value: "weight", Usage: "record field holding the page value (e.g. importance, from opic)"},
 		&cli.Float64Flag{Name: "default-weight", Value: 1, Usage: "weight of a record without the weight field"},
 		&cli.StringFlag{Name: "weights", Usage: "take the weight field of pages that lack it from the records of `FILE` (e.g. opic show), scaled to mean 1"},
-		&cli.Float64Flag{Name: "default-change-rate", Usage: "change rate per day for records without change_rate (default: such a record is an error)"},
+		&cli.Float64Flag{Name: "default-change-rate", Value: 0.2, Usage: "change `RATE` per day of records without change_rate: recrawl estimate's prior, so that 'opic show | recrawl rank' needs no estimate (0: such a record is an error)"},
 		&cli.StringFlag{Name: "objective", Value: "freshness", Usage: "freshness (binary, the article) or harmonic (Kolobov et al. 2019)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print lambda_0 and each host's lambda_i on stderr"},
 	)
