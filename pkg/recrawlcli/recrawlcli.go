@@ -191,10 +191,10 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	bar := clikit.Progress(c, clikit.InputSize(set.files), "recrawl: reading pages", true)
 	clikit.TrackInput(in, bar)
 	ordinal := 0
+	r := new(record.Record) // reused: the pages keep numbers and own strings only
 	err = in.EachLine(c.Context, set.files, func(_ string, line []byte, n int) error {
 		ordinal++
-		r, err := record.Parse(line)
-		if err != nil {
+		if err := record.ParseInto(r, line); err != nil {
 			return &record.DataError{Line: n, Err: err}
 		}
 		r.Line = n
@@ -236,7 +236,8 @@ func (b bitset) has(i int) bool { return i/64 < len(b) && b[i/64]&(1<<(i%64)) !=
 
 // each runs the second pass: fn sees the line of every page with its page
 // index, parsed only if want(j) says so (rank skips the records it does
-// not write). Bad lines were reported in the first pass.
+// not write). Bad lines were reported in the first pass. With want nil, fn
+// sees one record reused from line to line and must not keep it.
 func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *record.Record, j int) error) error {
 	in, err := clikit.Input(c)
 	if err != nil {
@@ -244,6 +245,10 @@ func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *recor
 	}
 	in.Stderr, in.Strict = io.Discard, false
 	ordinal, j := 0, 0
+	var shared *record.Record
+	if want == nil {
+		shared = new(record.Record)
+	}
 	return in.EachLine(c.Context, set.files, func(_ string, line []byte, n int) error {
 		ordinal++
 		if !set.good.has(ordinal - 1) {
@@ -254,8 +259,11 @@ func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *recor
 		if want != nil && !want(page) {
 			return nil
 		}
-		r, err := record.Parse(line)
-		if err != nil {
+		r := shared
+		if r == nil {
+			r = new(record.Record)
+		}
+		if err := record.ParseInto(r, line); err != nil {
 			return err // the first pass parsed this line: the file changed
 		}
 		r.Line = n
