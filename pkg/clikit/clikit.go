@@ -253,6 +253,12 @@ func Run(app *cli.App, args []string, env Env) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// With SIGPIPE caught, a write to a closed stdout returns EPIPE instead
+	// of killing the process (status 141), and exitCode makes it the quiet
+	// exit 0 that `tool | head` should end with.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
