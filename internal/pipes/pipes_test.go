@@ -5,6 +5,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"regexp"
+	"time"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -40,7 +43,27 @@ func TestMain(m *testing.M) {
 // address IP and sets $SERVER to its base URL; "expand FILE..." replaces
 // $VARIABLES in each FILE by their values.
 func TestScripts(t *testing.T) {
-	scripttest.Run(t, map[string]scripttest.Cmd{"serve": serve, "expand": expand})
+	scripttest.Run(t, map[string]scripttest.Cmd{"serve": serve, "expand": expand, "screen": screen})
+}
+
+// screen SOCKET FILE REGEXP waits until the tmux pane of the server at
+// SOCKET shows a line matching REGEXP and writes the pane to FILE: what a
+// user sees on a real terminal. It gives up after a minute.
+func screen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: screen SOCKET FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[2])
+	ts.Check(err)
+	var out []byte
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out, err = exec.Command("tmux", "-S", ts.MkAbs(args[0]), "capture-pane", "-p").Output()
+		if err == nil && re.Match(out) {
+			ts.Check(os.WriteFile(ts.MkAbs(args[1]), out, 0o644))
+			return
+		}
+	}
+	ts.Fatalf("the pane never matched %q; last seen:\n%s", args[2], out)
 }
 
 func serve(ts *testscript.TestScript, neg bool, args []string) {

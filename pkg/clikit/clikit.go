@@ -161,12 +161,18 @@ func Input(c *cli.Context) (*record.Input, error) {
 }
 
 // ShowProgress reports whether progress should be drawn: --progress, or
-// stderr is a terminal.
+// stderr is a terminal and stdout is not (records written to the terminal
+// would share the bar's row).
 func ShowProgress(c *cli.Context) bool {
 	if c.Bool("progress") {
 		return true
 	}
-	f, ok := EnvOf(c).Stderr.(*os.File)
+	env := EnvOf(c)
+	return isTerminal(env.Stderr) && !isTerminal(env.Stdout)
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -182,13 +188,16 @@ func Progress(c *cli.Context, total int64, desc string, bytes bool) *progressbar
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
 		progressbar.OptionSetWidth(24),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionOnCompletion(func() { fmt.Fprint(EnvOf(c).Stderr, "\n") }),
 	}
 	if bytes {
+		// The byte rate once, as MB/s; an items rate beside it would
+		// repeat it as "it/s".
 		opts = append(opts, progressbar.OptionShowBytes(true))
+	} else {
+		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("records"))
 	}
 	return progressbar.NewOptions64(total, opts...)
 }
