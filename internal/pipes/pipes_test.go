@@ -7,8 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
