@@ -95,7 +95,27 @@ func New(name, usage, usageText string) *cli.App {
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return &UsageError{Msg: err.Error()}
+	msg := err.Error()
+	// The flag package says only "parse error": say what is expected.
+	if strings.HasSuffix(msg, ": parse error") && strings.Contains(msg, "for flag -") {
+		msg = strings.TrimSuffix(msg, ": parse error") + ": want a number of seconds (5, 1.5) or a duration (300ms, 2m, 1h)"
+		if !isDurationMsg(c, msg) {
+			msg = strings.TrimSuffix(err.Error(), ": parse error") + ": not a valid value of its type"
+		}
+	}
+	return &UsageError{Msg: msg}
+}
+
+// isDurationMsg reports whether the flag named in a flag-package message
+// is a duration flag of the command.
+func isDurationMsg(c *cli.Context, msg string) bool {
+	_, rest, _ := strings.Cut(msg, "for flag -")
+	name, _, _ := strings.Cut(rest, ":")
+	flags := c.App.Flags
+	if c.Command != nil && len(c.Command.Flags) > 0 {
+		flags = c.Command.Flags
+	}
+	return isDuration(flags, name)
 }
 
 type state struct {
