@@ -109,6 +109,13 @@ type Builder struct {
 	segs     map[int]*segment
 	rankOnly bool // RankIndex: no pages, ranks now
 	mergeAll bool // ForceMerge: no pages, one segment
+
+	// live document frequencies, and what the batch takes from them: the
+	// words the documents it supersedes had in their older segments
+	df      *docFreqs
+	oldN    uint32            // docIDs before the batch
+	oldRepo map[uint32]uint64 // re-crawled pages: repository offset of the version replaced
+	dead    wordSets
 }
 
 type pendingAnchor struct {
@@ -156,6 +163,7 @@ func (b *Builder) load() error {
 		}
 		m = &Manifest{Format: formatNumber, Files: map[string]FileSum{}, NextSegment: 1}
 		b.lex = lexicon.New()
+		b.df = &docFreqs{}
 	} else {
 		if b.opts.Batch != "" && m.LastBatch == b.opts.Batch {
 			return fmt.Errorf("%s: batch %s: %w", b.dir, b.opts.Batch, ErrBatchApplied)
@@ -164,7 +172,7 @@ func (b *Builder) load() error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.dir, err)
 		}
-		b.lex, b.docs, b.urls = idx.lex, idx.docs, idx.urls
+		b.lex, b.docs, b.urls, b.df = idx.lex, idx.docs, idx.urls, idx.df
 		b.old = idx
 	}
 	b.m = m
@@ -180,6 +188,8 @@ func (b *Builder) load() error {
 	os.RemoveAll(filepath.Join(b.dir, "fwd.tmp"))
 	b.fwd, err = newForwardSet(filepath.Join(b.dir, "fwd.tmp"))
 	b.inBatch = newBitset(uint32(len(b.docs)))
+	b.oldN = uint32(len(b.docs))
+	b.oldRepo = map[uint32]uint64{}
 	return err
 }
 
@@ -422,6 +432,7 @@ func (b *Builder) apply(p *prepared) error {
 	}
 	if e.Status == StatusFetched && e.RepoOff != NoOffset {
 		b.Stats.Reindexed++
+		b.oldRepo[doc] = e.RepoOff
 	} else {
 		b.Stats.Added++
 	}
@@ -655,6 +666,13 @@ func (b *Builder) Commit() error {
 		if err := b.reindex(repoR, d); err != nil {
 			return err
 		}
+		b.dead.add(d, b.keys) // the same page version as in its old segment
+	}
+	// The replaced versions of re-crawled pages, for the words they leave.
+	for d, off := range b.oldRepo {
+		if err := b.oldWords(repoR, d, off); err != nil {
+			return err
+		}
 	}
 	// Anchor text as hits of the page it points to.
 	type anchorWord struct {
@@ -664,7 +682,26 @@ func (b *Builder) Commit() error {
 	var awords []anchorWord
 	var ahits []hit.Hit
 	err = eachAnchor(anchorData, func(from, to uint32, fromOff uint64, text []byte) error {
-		if !dirty.has(to) || b.docs[from].RepoOff != fromOff {
+		if !dirty.has(to) {
+			return nil
+		}
+		if to < b.oldN && b.liveBefore(from, fromOff) {
+			// an anchor the target's old segment indexed
+			b.keys = b.keys[:0]
+			var aerr error
+			htmldoc.Tokenize(text, func(_, _ int, key []byte, _ bool) {
+				id, _, err := b.lex.Add(key)
+				if err != nil {
+					aerr = err
+				}
+				b.keys = append(b.keys, uint64(id)<<32)
+			})
+			if aerr != nil {
+				return aerr
+			}
+			b.dead.add(to, b.keys)
+		}
+		if b.docs[from].RepoOff != fromOff {
 			return nil
 		}
 		pos := 0
@@ -731,6 +768,52 @@ func readPrefix(path string, n int64) ([]byte, error) {
 		return nil, corrupt("%s: %v", filepath.Base(path), err)
 	}
 	return buf, nil
+}
+
+// liveBefore reports whether an anchor was live before the batch: it sits
+// in the version of its page that was current then.
+func (b *Builder) liveBefore(from uint32, fromOff uint64) bool {
+	if from >= b.oldN {
+		return false
+	}
+	if off, ok := b.oldRepo[from]; ok {
+		return off == fromOff
+	}
+	if b.inBatch.has(from) { // fetched for the first time in this batch
+		return false
+	}
+	return b.docs[from].RepoOff == fromOff
+}
+
+// oldWords adds to b.dead the own words of the version of page d at
+// repository offset off, which the batch replaces.
+func (b *Builder) oldWords(repoR *os.File, d uint32, off uint64) error {
+	rec, err := readRepoAt(repoR, int64(off), b.repo.off)
+	if err != nil {
+		return err
+	}
+	if rec.Doc != d {
+		return corrupt("repository record at %d is doc %d, not %d", rec.Offset, rec.Doc, d)
+	}
+	body, err := inflate(rec.Zlib)
+	if err != nil {
+		return err
+	}
+	base, _ := url.Parse(rec.URL)
+	p := &prepared{url: rec.URL}
+	prepare(p, base, body, false, &b.page, nil, nil)
+	b.keys = b.keys[:0]
+	start := uint32(0)
+	for _, end := range p.ends {
+		id, _, err := b.lex.Add(p.keys[start:end])
+		if err != nil {
+			return err
+		}
+		b.keys = append(b.keys, uint64(id)<<32)
+		start = end
+	}
+	b.dead.add(d, b.keys)
+	return nil
 }
 
 // reindex re-parses document d from the repository.

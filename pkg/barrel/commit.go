@@ -87,6 +87,9 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 			return err
 		}
 		b.Stats.SegmentWords = w.words()
+		if err := b.updateDocFreqs(&w.secs); err != nil {
+			return err
+		}
 		// Deletions: the batch's documents leave the segments that held them.
 		for i := range m.Segments {
 			si := &m.Segments[i]
@@ -127,6 +130,7 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		delete(m.Files, si.Del)
 		return true
 	})
+	b.df.grow(b.lex)
 	m.Docs = uint32(len(b.docs))
 	m.Generation = gen
 	pick := pickMerge(m.Segments, b.opts.MergeFactor)
@@ -181,6 +185,7 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		{"docindex", encodeDocIndex(b.docs)},
 		{"urls", encodeURLMap(b.urls)},
 		{"lexicon", lexBytes},
+		{"df", encodeDocFreqs(b.df)},
 	} {
 		if err := writeWhole(f.name, f.data); err != nil {
 			return err
@@ -235,6 +240,28 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		written = append(written, diskName(name, old.Generation))
 	}
 	removeUnreferenced(b.dir, written, &m)
+	return nil
+}
+
+// updateDocFreqs adds the document counts of the new segment's full lists
+// to the live document frequencies and takes away the words of the
+// documents the batch superseded.
+func (b *Builder) updateDocFreqs(secs *[lexicon.Barrels]barrelSection) error {
+	df := b.df
+	df.grow(b.lex)
+	for bb := range secs {
+		for i, rel := range secs[bb].rels {
+			df[bb][rel] += secs[bb].fullN[i]
+		}
+	}
+	for id, n := range b.dead.counts() {
+		bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
+		if df[bb][rel] < n {
+			return corrupt("df: word %d counted in %d fewer documents than it leaves", id, n-df[bb][rel])
+		}
+		df[bb][rel] -= n
+	}
+	b.dead = nil
 	return nil
 }
 

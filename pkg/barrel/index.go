@@ -36,6 +36,7 @@ type Index struct {
 	dir  string
 	m    *Manifest
 	lex  *lexicon.Lexicon
+	df   *docFreqs
 	segs []*segment
 	docs []DocEntry
 	urls []urlEntry
@@ -84,6 +85,12 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 	idx.lex = lexicon.New()
 	if err := idx.lex.UnmarshalBinary(b); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if b, err = read("df"); err != nil {
+		return nil, err
+	}
+	if idx.df, err = decodeDocFreqs(b, idx.lex); err != nil {
+		return nil, err
 	}
 	if b, err = read("docindex"); err != nil {
 		return nil, err
@@ -265,6 +272,20 @@ func (idx *Index) Verify() error {
 		}
 		if _, err := s.docs(idx.dir, idx.m); err != nil {
 			return err
+		}
+	}
+	// The kept document frequencies against the lists: every word's live
+	// postings counted over the segments.
+	for bb := range lexicon.Barrels {
+		for rel := range idx.lex.Count(bb) {
+			id := lexicon.ID(bb, uint32(rel))
+			n, err := idx.countLive(id)
+			if err != nil {
+				return err
+			}
+			if n != idx.df.get(id) {
+				return corrupt("df: word %d in %d live documents, the lists hold %d", id, idx.df.get(id), n)
+			}
 		}
 	}
 	for _, f := range []struct {

@@ -74,9 +74,10 @@ const (
 	repoName     = "repository"
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
-	// formatNumber 2: segments. Format 1 (one set of barrels rewritten per
-	// batch) is read only by rebuild.
-	formatNumber = 2
+	// formatNumber 3: segments with kept live document frequencies. Formats
+	// 1 (one set of barrels rewritten per batch) and 2 (segments without
+	// them) are read only by rebuild.
+	formatNumber = 3
 )
 
 func genName(name string, gen int) string { return name + "." + strconv.Itoa(gen) }
