@@ -43,6 +43,12 @@ type Options struct {
 	// MergeFactor is how many segments of one size class are merged into
 	// one (default DefaultMergeFactor).
 	MergeFactor int
+	// MaxMergeDocs bounds the documents one build reads in merges, and the
+	// live documents of a merged segment (default DefaultMaxMergeDocs).
+	MaxMergeDocs int
+	// DeletesPct is the share of deleted documents (percent) at which a
+	// segment is merged early (default DefaultDeletesPct).
+	DeletesPct int
 	// Batch is the ID of the batch: the index records it atomically with
 	// the batch, and NewBuilder refuses the same ID again with
 	// ErrBatchApplied.

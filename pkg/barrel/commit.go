@@ -133,17 +133,19 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	b.df.grow(b.lex)
 	m.Docs = uint32(len(b.docs))
 	m.Generation = gen
-	pick := pickMerge(m.Segments, b.opts.MergeFactor)
+	picks := pickMerges(m.Segments, b.policy())
 	if b.mergeAll {
-		pick = nil
-		if len(m.Segments) > 1 {
-			for i := range m.Segments {
-				pick = append(pick, i)
+		picks = nil
+		if len(m.Segments) > 1 || len(m.Segments) == 1 && m.Segments[0].Deleted > 0 {
+			var all []int
+			for _, si := range m.Segments {
+				all = append(all, si.ID)
 			}
+			picks = [][]int{all}
 		}
 	}
-	if len(pick) > 0 {
-		if err := b.merge(&m, pick, create, writeWhole); err != nil {
+	for _, ids := range picks {
+		if err := b.merge(&m, ids, create, writeWhole); err != nil {
 			return err
 		}
 	}
@@ -308,6 +310,13 @@ func (b *Builder) closeSegments() {
 // into one.
 const DefaultMergeFactor = 4
 
+// DefaultMaxMergeDocs bounds the documents one build merges (see pickMerges).
+const DefaultMaxMergeDocs = 1 << 18
+
+// DefaultDeletesPct is the share of deleted documents (percent) past which a
+// segment is merged early.
+const DefaultDeletesPct = 20
+
 // sizeClass is the logarithmic size class of a segment of docs documents.
 func sizeClass(docs, factor int) int {
 	c := 0
@@ -317,43 +326,117 @@ func sizeClass(docs, factor int) int {
 	return c
 }
 
-// pickMerge is the merge policy (logarithmic, as Lucene's
-// LogDocMergePolicy): segments fall in size classes by powers of factor of
-// their documents, deleted ones included (so that a merge reclaims them);
-// when a class holds factor segments, they are
-// merged. At most one merge runs per batch (the smallest class first), so
-// the work of a batch stays bounded and, amortised, every document is
-// rewritten once per class: O(log n) times. The number of segments stays
-// below factor per class, O(log n) in all.
-func pickMerge(segs []SegmentInfo, factor int) []int {
-	if factor < 2 {
-		factor = DefaultMergeFactor
-	}
-	classes := map[int][]int{}
-	for i, s := range segs {
-		c := sizeClass(s.Docs, factor)
-		classes[c] = append(classes[c], i)
-	}
-	best := -1
-	for c, idx := range classes {
-		if len(idx) >= factor && (best < 0 || c < best) {
-			best = c
-		}
-	}
-	if best < 0 {
-		return nil
-	}
-	return classes[best][:factor]
+// mergePolicy chooses the merges of one build.
+type mergePolicy struct {
+	factor, maxDocs, deletesPct int
 }
 
-// merge replaces the segments at positions pick by one holding their live
-// postings.
-func (b *Builder) merge(m *Manifest, pick []int, create func(string) (*genWriter, error), writeWhole func(string, []byte) error) error {
+func (b *Builder) policy() mergePolicy {
+	p := mergePolicy{b.opts.MergeFactor, b.opts.MaxMergeDocs, b.opts.DeletesPct}
+	if p.factor < 2 {
+		p.factor = DefaultMergeFactor
+	}
+	if p.maxDocs <= 0 {
+		p.maxDocs = DefaultMaxMergeDocs
+	}
+	if p.deletesPct <= 0 || p.deletesPct > 100 {
+		p.deletesPct = DefaultDeletesPct
+	}
+	return p
+}
+
+// pickMerges is the merge policy, logarithmic (as Lucene's
+// LogDocMergePolicy) and deletion-aware (as its TieredMergePolicy):
+//
+//   - segments fall in size classes by powers of factor of their live
+//     documents; when a class holds factor segments they are merged, the
+//     smallest class first, so the number of segments stays O(log n) below
+//     the size cap;
+//   - a segment whose deleted share reaches deletesPct is merged early,
+//     alone (its live postings rewritten), the most deleted first: older
+//     segments keep losing documents as batches re-index pages and the
+//     targets of their links, and deleted postings cost every query that
+//     walks them;
+//   - one build reads at most maxDocs documents in merges (deleted ones
+//     included), and no merge of several segments makes one of more than
+//     maxDocs live documents: a turn's merge work is bounded, and what does
+//     not fit waits for a later build. Segments at the cap are only
+//     expunged; past it their number grows linearly (n / maxDocs).
+//
+// It returns the merges as lists of segment IDs.
+func pickMerges(segs []SegmentInfo, p mergePolicy) [][]int {
+	budget := p.maxDocs
+	used := map[int]bool{}
+	var out [][]int
+	classes := map[int][]SegmentInfo{}
+	var order []int
+	for _, s := range segs {
+		if s.Live() > p.maxDocs/2 {
+			continue // at the cap: expunged only
+		}
+		c := sizeClass(s.Live(), p.factor)
+		if classes[c] == nil {
+			order = append(order, c)
+		}
+		classes[c] = append(classes[c], s)
+	}
+	slices.Sort(order)
+	for _, c := range order {
+		group := classes[c]
+		if len(group) < p.factor {
+			continue
+		}
+		var ids []int
+		docs, live := 0, 0
+		for _, s := range group[:p.factor] {
+			if live+s.Live() > p.maxDocs || docs+s.Docs > budget {
+				break
+			}
+			ids = append(ids, s.ID)
+			docs += s.Docs
+			live += s.Live()
+		}
+		if len(ids) >= 2 {
+			for _, id := range ids {
+				used[id] = true
+			}
+			budget -= docs
+			out = append(out, ids)
+		}
+		break // one size merge per build
+	}
+	// Expunges, the most deleted first.
+	var heavy []SegmentInfo
+	for _, s := range segs {
+		if !used[s.ID] && s.Deleted > 0 && s.Deleted*100 >= p.deletesPct*s.Docs {
+			heavy = append(heavy, s)
+		}
+	}
+	slices.SortStableFunc(heavy, func(a, b SegmentInfo) int {
+		return cmpU32(uint32(b.Deleted*1000/b.Docs), uint32(a.Deleted*1000/a.Docs))
+	})
+	for _, s := range heavy {
+		if s.Docs <= budget {
+			budget -= s.Docs
+			out = append(out, []int{s.ID})
+		}
+	}
+	return out
+}
+
+// merge replaces the segments ids by one holding their live postings.
+func (b *Builder) merge(m *Manifest, ids []int, create func(string) (*genWriter, error), writeWhole func(string, []byte) error) error {
 	var segs []*segment
 	var owned []uint32
 	batches := 0
-	for _, i := range pick {
-		si := m.Segments[i]
+	gone := map[int]bool{}
+	for _, id := range ids {
+		gone[id] = true
+	}
+	for _, si := range m.Segments {
+		if !gone[si.ID] {
+			continue
+		}
 		s, err := openSegment(b.dir, si, m)
 		if err != nil {
 			return err
@@ -389,19 +472,22 @@ func (b *Builder) merge(m *Manifest, pick []int, create func(string) (*genWriter
 	if err := writeWhole(segName(id, "docs"), encodeDocList(owned)); err != nil {
 		return err
 	}
-	gone := map[int]bool{}
-	for _, i := range pick {
-		si := m.Segments[i]
-		gone[si.ID] = true
-		for _, ext := range []string{"inv", "ptrs", "docs"} {
-			delete(m.Files, segName(si.ID, ext))
+	// The merged segment takes the place of the newest of its inputs, so
+	// segments stay ordered by age.
+	pos := -1
+	for i, si := range m.Segments {
+		if gone[si.ID] {
+			pos = i
+			for _, ext := range []string{"inv", "ptrs", "docs"} {
+				delete(m.Files, segName(si.ID, ext))
+			}
+			delete(m.Files, si.Del)
+			b.Stats.MergedDocs += si.Docs
 		}
-		delete(m.Files, si.Del)
-		b.Stats.MergedDocs += si.Docs
 	}
+	m.Segments[pos] = SegmentInfo{ID: id, Docs: len(owned), Batches: batches}
 	m.Segments = slices.DeleteFunc(m.Segments, func(si SegmentInfo) bool { return gone[si.ID] })
-	m.Segments = append(m.Segments, SegmentInfo{ID: id, Docs: len(owned), Batches: batches})
-	b.Stats.Merged = len(pick)
+	b.Stats.Merged += len(ids)
 	return nil
 }
 

@@ -106,8 +106,16 @@ func segmentedSite(t testing.TB, dir string, opts Options) (*synth.Site, map[str
 var noProx = func() Weights { w := DefaultWeights; w.ProxScale = 0; return w }()
 
 func TestSegmentedAsOneShot(t *testing.T) {
+	// Deleted documents kept long (merged at 90%), and expunged early (the
+	// default policy).
+	for _, pct := range []int{90, DefaultDeletesPct} {
+		t.Run(fmt.Sprintf("deletes%d", pct), func(t *testing.T) { testSegmentedAsOneShot(t, pct) })
+	}
+}
+
+func testSegmentedAsOneShot(t *testing.T, deletesPct int) {
 	dir := t.TempDir()
-	site, final, merges := segmentedSite(t, dir, Options{MergeFactor: 2})
+	site, final, merges := segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: deletesPct})
 	idx := open(t, dir)
 	segs := idx.Segments()
 	if len(segs) < 2 {
@@ -120,8 +128,13 @@ func TestSegmentedAsOneShot(t *testing.T) {
 	if merges == 0 {
 		t.Errorf("no merge in 12 batches: %+v", segs)
 	}
-	if deleted == 0 {
+	if deleted == 0 && deletesPct > DefaultDeletesPct {
 		t.Errorf("no deletions recorded: %+v", segs)
+	}
+	for _, s := range segs {
+		if s.Deleted*100 >= deletesPct*s.Docs {
+			t.Errorf("segment %d: %d of %d documents deleted, not expunged", s.ID, s.Deleted, s.Docs)
+		}
 	}
 	if err := idx.Verify(); err != nil {
 		t.Fatal(err)
@@ -197,7 +210,10 @@ func TestMergePolicy(t *testing.T) {
 	idx := open(t, dir)
 	classes := map[int]int{}
 	for _, s := range idx.Segments() {
-		classes[sizeClass(s.Docs, 4)]++
+		classes[sizeClass(s.Live(), 4)]++
+		if s.Deleted*100 >= DefaultDeletesPct*s.Docs {
+			t.Errorf("segment %d: %d of %d documents deleted", s.ID, s.Deleted, s.Docs)
+		}
 	}
 	for c, n := range classes {
 		if n >= 4 {
@@ -225,13 +241,28 @@ func TestMergePolicy(t *testing.T) {
 }
 
 func TestPickMerge(t *testing.T) {
-	segs := []SegmentInfo{{ID: 1, Docs: 100}, {ID: 2, Docs: 9}, {ID: 3, Docs: 8}, {ID: 4, Docs: 6, Deleted: 5}, {ID: 5, Docs: 7}}
-	// Sizes 100, 9, 8, 6, 7: classes (factor 4) 3, 1, 1, 1, 1.
-	if got := pickMerge(segs, 4); !slices.Equal(got, []int{1, 2, 3, 4}) {
-		t.Errorf("pickMerge = %v", got)
+	p := mergePolicy{factor: 4, maxDocs: 1000, deletesPct: 20}
+	segs := []SegmentInfo{{ID: 1, Docs: 100}, {ID: 2, Docs: 9}, {ID: 3, Docs: 8}, {ID: 4, Docs: 6, Deleted: 1}, {ID: 5, Docs: 7}}
+	// Live sizes 100, 9, 8, 5, 7: classes (factor 4) 3, 1, 1, 1, 1.
+	if got := pickMerges(segs, p); !slices.EqualFunc(got, [][]int{{2, 3, 4, 5}}, slices.Equal) {
+		t.Errorf("pickMerges = %v", got)
 	}
-	if got := pickMerge(segs[:4], 4); got != nil {
-		t.Errorf("pickMerge of 3 small = %v", got)
+	if got := pickMerges(segs[:4], p); got != nil {
+		t.Errorf("pickMerges of 3 small = %v", got)
+	}
+	// A merged segment stays under the cap: 9+8 fit 20, +5 does not.
+	if got := pickMerges(segs, mergePolicy{4, 20, 20}); !slices.EqualFunc(got, [][]int{{2, 3}}, slices.Equal) {
+		t.Errorf("pickMerges capped at 20 = %v", got)
+	}
+	// Deleted shares of 20% and more are merged early, the most deleted
+	// first, as far as the build's budget goes; a segment past half the
+	// cap is never merged with others, only expunged.
+	heavy := []SegmentInfo{{ID: 1, Docs: 600, Deleted: 150}, {ID: 2, Docs: 300, Deleted: 150}, {ID: 3, Docs: 200, Deleted: 39}, {ID: 4, Docs: 50, Deleted: 10}}
+	if got := pickMerges(heavy, p); !slices.EqualFunc(got, [][]int{{2}, {1}, {4}}, slices.Equal) {
+		t.Errorf("pickMerges of deleted-heavy = %v", got)
+	}
+	if got := pickMerges(heavy, mergePolicy{4, 700, 20}); !slices.EqualFunc(got, [][]int{{2}, {4}}, slices.Equal) {
+		t.Errorf("pickMerges of deleted-heavy, budget 700 = %v", got)
 	}
 }
 
