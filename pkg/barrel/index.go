@@ -17,6 +17,7 @@
 package barrel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -33,18 +34,15 @@ import (
 // Index is an open index, for searching and reading. It is safe for
 // concurrent use.
 type Index struct {
-	dir  string
-	m    *Manifest
-	lex  *lexicon.Lexicon
-	df   *docFreqs
-	segs []*segment
-	docs []DocEntry
-	urls []urlEntry
-	// rankLog is log2(1 + rank*N) per document: the PageRank part of the
-	// score, with ranks scaled so that the mean page has 1.
-	rankLog []float32
-	repo    *os.File
-	info    *os.File
+	dir   string
+	m     *Manifest
+	lex   *lexicon.Lexicon
+	df    *docFreqs
+	segs  []*segment
+	urls  *runSet
+	ranks *table // nil before the first ranking
+	repo  *os.File
+	info  *os.File
 }
 
 // Open opens the index in dir.
@@ -92,24 +90,21 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 	if idx.df, err = decodeDocFreqs(b, idx.lex); err != nil {
 		return nil, err
 	}
-	if b, err = read("docindex"); err != nil {
+	if idx.urls, err = openRuns(dir, urlKind, m.URLRuns, m); err != nil {
 		return nil, err
 	}
-	if idx.docs, err = decodeDocIndex(b, m.Repository, m.DocInfo); err != nil {
-		return nil, err
-	}
-	if len(idx.docs) != int(m.Docs) {
-		return nil, corrupt("docindex has %d entries, manifest says %d", len(idx.docs), m.Docs)
-	}
-	idx.rankLog = make([]float32, len(idx.docs))
-	for i, d := range idx.docs {
-		idx.rankLog[i] = float32(math.Log2(1 + float64(d.Rank)*float64(len(idx.docs))))
-	}
-	if b, err = read("urls"); err != nil {
-		return nil, err
-	}
-	if idx.urls, err = decodeURLMap(b, len(idx.docs)); err != nil {
-		return nil, err
+	if m.Ranks != 0 {
+		name := runName("ranks", m.Ranks)
+		sum, ok := m.Files[name]
+		if !ok {
+			return nil, corrupt("%s missing from %s", name, manifestName)
+		}
+		if idx.ranks, err = openTable(dir, name, sum); err != nil {
+			return nil, err
+		}
+		if idx.ranks.size != 4 || idx.ranks.count != int(m.RankedDocs) || m.RankedDocs > m.Docs {
+			return nil, corrupt("%s: %d ranks, manifest says %d", name, idx.ranks.count, m.RankedDocs)
+		}
 	}
 	for _, si := range m.Segments {
 		s, err := openSegment(dir, si, m)
@@ -143,6 +138,8 @@ func (idx *Index) Close() error {
 	for _, s := range idx.segs {
 		s.close()
 	}
+	idx.urls.close()
+	idx.ranks.close()
 	return nil
 }
 
@@ -150,20 +147,59 @@ func (idx *Index) Close() error {
 func (idx *Index) Manifest() Manifest { return *idx.m }
 
 // Docs returns the number of docIDs.
-func (idx *Index) Docs() int { return len(idx.docs) }
+func (idx *Index) Docs() int { return int(idx.m.Docs) }
 
-// Doc returns the document index entry of doc.
+// Doc returns the document index entry of doc: the entry of the newest
+// segment holding it (where it is live), and its rank.
 func (idx *Index) Doc(doc uint32) (DocEntry, bool) {
-	if int(doc) >= len(idx.docs) {
-		return DocEntry{}, false
-	}
-	return idx.docs[doc], true
+	e, ok, err := idx.doc(doc)
+	return e, ok && err == nil
 }
+
+func (idx *Index) doc(doc uint32) (DocEntry, bool, error) {
+	if doc >= idx.m.Docs {
+		return DocEntry{}, false, nil
+	}
+	for i := len(idx.segs) - 1; i >= 0; i-- {
+		e, ok, err := idx.segs[i].entry(doc)
+		if err != nil {
+			return e, false, err
+		}
+		if ok {
+			e.Rank, err = idx.rank(doc)
+			return e, err == nil, err
+		}
+	}
+	return DocEntry{}, false, corrupt("doc %d is in no segment", doc)
+}
+
+// rank is the rank of doc: the last ranking's, or for a document added
+// since, the rank of a page nothing links to.
+func (idx *Index) rank(doc uint32) (float32, error) {
+	if idx.ranks != nil && doc < idx.m.RankedDocs {
+		r, err := idx.ranks.rec(int(doc))
+		if err != nil {
+			return 0, err
+		}
+		v := math.Float32frombits(binary.LittleEndian.Uint32(r))
+		if math.IsNaN(float64(v)) || v < 0 {
+			return 0, corrupt("%s: bad rank of doc %d", idx.ranks.name, doc)
+		}
+		return v, nil
+	}
+	return unlinkedRank(idx.m.Docs), nil
+}
+
+// unlinkedRank is the PageRank of a page nothing links to among n.
+func unlinkedRank(n uint32) float32 { return float32(0.15 / float64(max(1, n))) }
 
 // Info returns the URL and title of doc.
 func (idx *Index) Info(doc uint32) (url, title string, err error) {
-	e, ok := idx.Doc(doc)
-	if !ok || e.Status == StatusNone {
+	e, ok, err := idx.doc(doc)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok {
 		return "", "", fmt.Errorf("no document %d", doc)
 	}
 	return readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo)
@@ -171,16 +207,58 @@ func (idx *Index) Info(doc uint32) (url, title string, err error) {
 
 // Lookup returns the docID of a URL.
 func (idx *Index) Lookup(u string) (uint32, bool, error) {
-	for _, c := range urlCandidates(idx.urls, urlSum(u)) {
-		got, _, err := idx.Info(c.Doc)
+	return lookupURL(idx.urls, u, func(d uint32) (string, error) {
+		got, _, err := idx.Info(d)
+		return got, err
+	})
+}
+
+// lookupURL finds u in the URL runs; a lone checksum match is the URL
+// (64-bit checksums), several are told apart by urlOf.
+func lookupURL(rs *runSet, u string, urlOf func(uint32) (string, error)) (uint32, bool, error) {
+	sum := urlSum(u)
+	var cands []uint32
+	hi := sum + 1
+	if hi == 0 {
+		hi = math.MaxUint64
+	}
+	if err := rs.each(sum, hi, func(k, v uint64) error {
+		if k == sum {
+			cands = append(cands, uint32(v))
+		}
+		return nil
+	}); err != nil {
+		return 0, false, err
+	}
+	if len(cands) == 1 {
+		return cands[0], true, nil
+	}
+	for _, c := range cands {
+		got, err := urlOf(c)
 		if err != nil {
 			return 0, false, err
 		}
 		if got == u {
-			return c.Doc, true, nil
+			return c, true, nil
 		}
 	}
 	return 0, false, nil
+}
+
+// eachLive calls fn for every document in docID order of segment... in
+// segment order: each live document once, with its entry.
+func (idx *Index) eachLive(fn func(d uint32, e DocEntry) error) error {
+	for _, s := range idx.segs {
+		if err := s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
+			if s.del.has(d) {
+				return nil
+			}
+			return fn(d, e)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ErrNotFetched is returned for a document known only as a link target.
@@ -188,7 +266,10 @@ var ErrNotFetched = errors.New("document not in the repository (only linked to)"
 
 // Page returns the stored page of doc, uncompressed.
 func (idx *Index) Page(doc uint32) (url string, body []byte, err error) {
-	e, ok := idx.Doc(doc)
+	e, ok, err := idx.doc(doc)
+	if err != nil {
+		return "", nil, err
+	}
 	if !ok {
 		return "", nil, fmt.Errorf("no document %d", doc)
 	}
@@ -270,7 +351,7 @@ func (idx *Index) Verify() error {
 				}
 			}
 		}
-		if _, err := s.docs(idx.dir, idx.m); err != nil {
+		if err := s.dt.verify(); err != nil {
 			return err
 		}
 	}
@@ -305,7 +386,7 @@ func (idx *Index) Verify() error {
 	if err != nil {
 		return err
 	}
-	n := uint32(len(idx.docs))
+	n := idx.m.Docs
 	if err := eachAnchor(anchors, func(from, to uint32, _ uint64, _ []byte) error {
 		if from >= n || to >= n {
 			return corrupt("anchors: docID out of range")
@@ -314,12 +395,57 @@ func (idx *Index) Verify() error {
 	}); err != nil {
 		return err
 	}
-	for d := range idx.docs {
-		if idx.docs[d].Status == StatusNone {
-			continue
+	// Every docID live in exactly one segment, its entry pointing at its
+	// docinfo record and page; the runs in order.
+	live := newBitset(n)
+	fetched := uint32(0)
+	if err := idx.eachLive(func(d uint32, e DocEntry) error {
+		if d >= n || live.has(d) {
+			return corrupt("doc %d live twice or out of range", d)
 		}
-		if _, _, err := idx.Info(uint32(d)); err != nil {
+		live.set(d)
+		if e.Status == StatusFetched {
+			fetched++
+			if e.RepoOff >= uint64(idx.m.Repository) {
+				return corrupt("doc %d: repository offset out of range", d)
+			}
+		}
+		_, _, err := readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo)
+		return err
+	}); err != nil {
+		return err
+	}
+	for d := range n {
+		if !live.has(d) {
+			return corrupt("doc %d is live in no segment", d)
+		}
+	}
+	if fetched != idx.m.Fetched {
+		return corrupt("%d fetched documents, manifest says %d", fetched, idx.m.Fetched)
+	}
+	for _, t := range idx.urls.tabs {
+		if err := t.verify(); err != nil {
 			return err
+		}
+	}
+	anc, err := openRuns(idx.dir, anchorKind, idx.m.AnchorRuns, idx.m)
+	if err != nil {
+		return err
+	}
+	defer anc.close()
+	for _, t := range anc.tabs {
+		if err := t.verify(); err != nil {
+			return err
+		}
+	}
+	if idx.ranks != nil {
+		if err := idx.ranks.verify(); err != nil {
+			return err
+		}
+		for d := range idx.m.RankedDocs {
+			if _, err := idx.rank(d); err != nil {
+				return err
+			}
 		}
 	}
 	return scanRepo(filepath.Join(idx.dir, repoName), idx.m.Repository, func(*RepoRecord) error { return nil })

@@ -227,6 +227,9 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			break
 		}
 	}
+	if err := idx.tableErr(); err != nil { // a rank or entry the scores read
+		return nil, err
+	}
 	for _, s := range top {
 		r := Result{Doc: s.doc, Score: s.score}
 		if r.URL, r.Title, err = idx.Info(s.doc); err != nil {
@@ -249,6 +252,26 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		resp.Results = append(resp.Results, r)
 	}
 	return resp, nil
+}
+
+// tableErr returns the first damage found in the tables read by scoring.
+func (idx *Index) tableErr() error {
+	tabs := []*table{idx.ranks}
+	for _, s := range idx.segs {
+		tabs = append(tabs, s.dt)
+	}
+	for _, t := range tabs {
+		if t == nil {
+			continue
+		}
+		t.mu.Lock()
+		err := t.err
+		t.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // docFreq is the number of live documents holding word id, over all
@@ -639,13 +662,16 @@ func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, 
 	}
 	tm := 0.0
 	if inTitle > 0 && qw > 0 {
-		words := max(int(idx.docs[doc].TitleWords), inTitle)
+		e, _ := idx.Doc(doc)
+		words := max(int(e.TitleWords), inTitle)
 		tm = w.TitleMatch * tw / qw * float64(inTitle) / float64(words)
 	}
-	rankPart := w.Rank * float64(idx.rankLog[doc])
+	// PageRank scaled so that the mean page has 1.
+	rank, _ := idx.rank(doc)
+	rankPart := w.Rank * float64(float32(math.Log2(1+float64(rank)*float64(idx.m.Docs))))
 	if ex != nil {
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.IR = ir1, ir2, tm, ir1+ir2+tm
-		ex.Rank, ex.RankPart = float64(idx.docs[doc].Rank), rankPart
+		ex.Rank, ex.RankPart = float64(rank), rankPart
 	}
 	return ir1 + ir2 + tm + rankPart
 }

@@ -28,8 +28,14 @@ import (
 //	             words the segment holds (the format of appendList)
 //	seg-N.ptrs   per barrel: section offsets, lengths and CRC-32C, then the
 //	             sorted relative wordIDs with their list offsets and counts
-//	seg-N.docs   the sorted docIDs whose postings the segment holds
+//	seg-N.docs   a table (see table) of the documents whose postings the
+//	             segment holds: docID and document-index entry, as the
+//	             batch that indexed them saw it
 //	seg-N.del.G  the sorted docIDs of those superseded since (generation G)
+//
+// The document index is these tables: a document's entry is in the newest
+// segment holding it (the one where it is live), so a batch writes only the
+// entries of the documents it indexes, and a merge carries the live ones.
 
 const (
 	segPrefix    = "seg-"
@@ -177,7 +183,8 @@ type segment struct {
 	path    string // of the .inv file
 	invSize int64
 	secs    *[lexicon.Barrels]barrelSection
-	del     bitset // nil when nothing is deleted
+	dt      *table // the documents and their entries
+	del     docSet // the deleted ones
 	delList []uint32
 
 	mu      sync.Mutex
@@ -230,25 +237,64 @@ func openSegment(dir string, info SegmentInfo, m *Manifest) (*segment, error) {
 		if len(s.delList) != info.Deleted {
 			return nil, corrupt("%s: %d docIDs, manifest says %d", info.Del, len(s.delList), info.Deleted)
 		}
-		s.del = newBitset(m.Docs)
-		for _, d := range s.delList {
-			s.del.set(d)
-		}
+		s.del = s.delList
+	}
+	dn := segName(info.ID, "docs")
+	sum, ok := m.Files[dn]
+	if !ok {
+		return nil, corrupt("%s missing from %s", dn, manifestName)
+	}
+	if s.dt, err = openTable(dir, dn, sum); err != nil {
+		return nil, err
+	}
+	if s.dt.size != docRecSize || s.dt.count != info.Docs {
+		s.dt.close()
+		return nil, corrupt("%s: %d records of %d bytes, manifest says %d", dn, s.dt.count, s.dt.size, info.Docs)
 	}
 	return s, nil
 }
 
-// docs reads the segment's document list (needed by builds only).
-func (s *segment) docs(dir string, m *Manifest) ([]uint32, error) {
-	b, err := readChecked(dir, segName(s.info.ID, "docs"), m.Generation, m.Files)
-	if err != nil {
-		return nil, err
+// docSet is a sorted set of docIDs.
+type docSet []uint32
+
+func (s docSet) has(d uint32) bool {
+	if len(s) == 0 {
+		return false
 	}
-	d, err := decodeDocList(b, segName(s.info.ID, "docs"), m.Docs)
-	if err == nil && len(d) != s.info.Docs {
-		err = corrupt("%s: %d docIDs, manifest says %d", segName(s.info.ID, "docs"), len(d), s.info.Docs)
+	_, ok := slices.BinarySearch(s, d)
+	return ok
+}
+
+// entry returns the entry of doc d as the segment holds it.
+func (s *segment) entry(d uint32) (DocEntry, bool, error) {
+	i, err := s.dt.search(uint64(d))
+	if err != nil || i >= s.dt.count {
+		return DocEntry{}, false, err
 	}
-	return d, err
+	r, err := s.dt.rec(i)
+	if err != nil || binary.LittleEndian.Uint64(r) != uint64(d) {
+		return DocEntry{}, false, err
+	}
+	e, err := decodeDocRec(r)
+	return e, err == nil, err
+}
+
+// eachDoc calls fn for every document of the segment, in docID order.
+func (s *segment) eachDoc(fn func(d uint32, e DocEntry, rec []byte) error) error {
+	for i := range s.dt.count {
+		r, err := s.dt.rec(i)
+		if err != nil {
+			return err
+		}
+		e, err := decodeDocRec(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.dt.name, err)
+		}
+		if err := fn(uint32(binary.LittleEndian.Uint64(r)), e, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *segment) close() {
@@ -258,6 +304,7 @@ func (s *segment) close() {
 		syscall.Munmap(s.inv)
 	}
 	s.inv, s.mapped = nil, false
+	s.dt.close()
 }
 
 // barrel returns the full and short sections of barrel bb, mapping the
@@ -427,7 +474,7 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 				break
 			}
 			var fits, sits []postingIter
-			var fdel, sdel []bitset
+			var fdel, sdel []docSet
 			for i, s := range segs {
 				sec := &s.secs[bb]
 				if pos[i] >= len(sec.rels) || sec.rels[pos[i]] != rel {
@@ -459,7 +506,7 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 }
 
 // mergePostings appends the postings of its not deleted in docID order.
-func mergePostings(out []byte, its []postingIter, dels []bitset) ([]byte, uint32, error) {
+func mergePostings(out []byte, its []postingIter, dels []docSet) ([]byte, uint32, error) {
 	ok := make([]bool, len(its))
 	for i := range its {
 		ok[i] = its[i].next()

@@ -54,19 +54,31 @@ type Manifest struct {
 	AnchorsCRC    uint32 `json:"anchors_crc32c"`
 	RankSource    string `json:"rank_source"`
 	// RankedAt is the batch count when ranks were last computed.
-	RankedAt    int                `json:"ranked_at_batch"`
+	RankedAt int `json:"ranked_at_batch"`
+	// Ranks is the ID of the ranks table (one float32 per docID below
+	// RankedDocs); documents after it have the rank of an unlinked page.
+	Ranks      int    `json:"ranks,omitempty"`
+	RankedDocs uint32 `json:"ranked_docs"`
+	// URLRuns and AnchorRuns are the runs of the URL map and of the
+	// anchors by target, oldest first.
+	URLRuns     []RunInfo          `json:"url_runs"`
+	AnchorRuns  []RunInfo          `json:"anchor_runs"`
 	Segments    []SegmentInfo      `json:"segments"`
 	NextSegment int                `json:"next_segment"`
 	Files       map[string]FileSum `json:"files"`
 }
 
-// diskName is the file holding manifest entry name: segment files are
-// immutable and named once; the others carry the generation.
+// diskName is the file holding manifest entry name: segment files and
+// tables are immutable and named once; the others carry the generation.
 func diskName(name string, gen int) string {
-	if strings.HasPrefix(name, segPrefix) {
+	if fixedName(name) {
 		return name
 	}
 	return genName(name, gen)
+}
+
+func fixedName(name string) bool {
+	return strings.HasPrefix(name, segPrefix) || strings.HasSuffix(name, ".tab")
 }
 
 const (

@@ -605,13 +605,24 @@ func stats(c *cli.Context) error {
 		full += b.FullBytes
 		postings += b.Postings
 	}
+	// The document index is the segments' document tables (and the ranks);
+	// the URL map its runs.
+	var docBytes, urlBytes int64
+	for name, f := range m.Files {
+		switch {
+		case strings.HasSuffix(name, ".docs") || strings.HasPrefix(name, "ranks-"):
+			docBytes += f.Size
+		case strings.HasPrefix(name, "urls-"):
+			urlBytes += f.Size
+		}
+	}
 	out := map[string]any{
 		"generation": m.Generation, "batches": m.Batches, "pages": m.Fetched, "doc_ids": m.Docs,
 		"words": idx.Words(), "postings": postings, "bytes": idx.Size(),
 		"repository_bytes": m.Repository, "docinfo_bytes": m.DocInfo, "anchors_bytes": m.Anchors,
 		"short_barrel_bytes": short, "full_barrel_bytes": full,
-		"lexicon_bytes": m.Files["lexicon"].Size, "docindex_bytes": m.Files["docindex"].Size,
-		"urls_bytes": m.Files["urls"].Size, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
+		"lexicon_bytes": m.Files["lexicon"].Size, "docindex_bytes": docBytes,
+		"urls_bytes": urlBytes, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
 		"rank_source": m.RankSource, "ranked_at_batch": m.RankedAt,
 	}
 	if c.Bool("segments") {
