@@ -22,7 +22,6 @@ import (
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
-	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
 
 // Options tune a build.
@@ -82,7 +81,7 @@ type Builder struct {
 	m    *Manifest
 	lock *os.File
 
-	lex *lexicon.Lexicon
+	lex *lexStore
 	// The document index: entries the batch sets, over those of the
 	// index's segments (b.old).
 	nDocs   uint32
@@ -123,10 +122,11 @@ type Builder struct {
 
 	// live document frequencies, and what the batch takes from them: the
 	// words the documents it supersedes had in their older segments
-	df        *docFreqs
+	df        *runSet
 	oldN      uint32            // docIDs before the batch
 	oldRepo   map[uint32]uint64 // re-crawled pages: repository offset of the version replaced
 	dead      wordSets
+	dfRecs    [][2]uint64 // the batch's changes of document frequencies
 	repoCache map[uint32]uint64
 }
 
@@ -174,8 +174,7 @@ func (b *Builder) load() error {
 			return err
 		}
 		m = &Manifest{Format: formatNumber, Files: map[string]FileSum{}, NextSegment: 1}
-		b.lex = lexicon.New()
-		b.df = &docFreqs{}
+		b.lex = &lexStore{}
 	} else {
 		if b.opts.Batch != "" && m.LastBatch == b.opts.Batch {
 			return fmt.Errorf("%s: batch %s: %w", b.dir, b.opts.Batch, ErrBatchApplied)
@@ -200,6 +199,10 @@ func (b *Builder) load() error {
 	if b.anchorsF, err = openAppend(filepath.Join(b.dir, anchorsName), m.Anchors, m.AnchorsCRC); err != nil {
 		return err
 	}
+	if b.lex.log, err = openAppend(filepath.Join(b.dir, wordsName), m.Words, m.WordsCRC); err != nil {
+		return err
+	}
+	b.lex.batch = map[string]uint32{}
 	os.RemoveAll(filepath.Join(b.dir, "fwd.tmp"))
 	b.fwd, err = newForwardSet(filepath.Join(b.dir, "fwd.tmp"))
 	b.inBatch = newBitset(b.nDocs)
@@ -216,7 +219,11 @@ func (b *Builder) Close() error {
 		b.fwd.close()
 		os.RemoveAll(b.fwd.dir)
 	}
-	for _, f := range []*appendFile{b.repo, b.info, b.anchorsF} {
+	files := []*appendFile{b.repo, b.info, b.anchorsF}
+	if b.lex != nil {
+		files = append(files, b.lex.log)
+	}
+	for _, f := range files {
 		if f != nil {
 			f.close()
 		}

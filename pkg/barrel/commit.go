@@ -147,7 +147,6 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		delete(m.Files, si.Del)
 		return true
 	})
-	b.df.grow(b.lex)
 	m.Docs = n
 	m.Generation = gen
 	picks := pickMerges(m.Segments, b.policy())
@@ -171,7 +170,8 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		kind string
 		recs [][2]uint64
 		runs *[]RunInfo
-	}{{urlKind, b.batchSums, &m.URLRuns}, {anchorKind, b.newAnc, &m.AnchorRuns}} {
+	}{{urlKind, b.batchSums, &m.URLRuns}, {anchorKind, b.newAnc, &m.AnchorRuns},
+		{lexKind, b.lex.added, &m.LexRuns}, {dfKind, b.dfRecs, &m.DFRuns}} {
 		if len(rs.recs) > 0 {
 			slices.SortFunc(rs.recs, cmpRec)
 			id := newID()
@@ -240,18 +240,6 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	}
 	maintenance := b.rankOnly || b.mergeAll
 
-	lexBytes, _ := b.lex.MarshalBinary()
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{
-		{"lexicon", lexBytes},
-		{"df", encodeDocFreqs(b.df)},
-	} {
-		if err := writeWhole(f.name, f.data); err != nil {
-			return err
-		}
-	}
 	paths := make([]string, len(written))
 	for i, w := range written {
 		paths[i] = filepath.Join(b.dir, w)
@@ -259,7 +247,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	if err := syncFiles(paths); err != nil {
 		return err
 	}
-	for _, a := range []*appendFile{b.repo, b.info, b.anchorsF} {
+	for _, a := range []*appendFile{b.repo, b.info, b.anchorsF, b.lex.log} {
 		if err := a.sync(); err != nil {
 			return err
 		}
@@ -276,6 +264,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	}
 	m.Repository, m.DocInfo, m.Anchors = b.repo.off, b.info.off, b.anchorsF.off
 	m.RepositoryCRC, m.DocInfoCRC, m.AnchorsCRC = b.repo.crc, b.info.crc, b.anchorsF.crc
+	m.Words, m.WordsCRC, m.LexCounts = b.lex.log.off, b.lex.log.crc, b.lex.counts
 	m.Fetched += uint32(b.fetched)
 	if err := writeManifest(b.dir, &m); err != nil {
 		return err
@@ -344,7 +333,7 @@ func (b *Builder) mergeRuns(m *Manifest, kind string, runs *[]RunInfo, create fu
 	if err != nil {
 		return err
 	}
-	sum, count, err := mergeRuns(g, rs.tabs)
+	sum, count, err := mergeRuns(g, rs.tabs, kind == dfKind)
 	if err != nil {
 		return err
 	}
@@ -408,21 +397,32 @@ func (b *Builder) links() ([][2]uint32, error) {
 // to the live document frequencies and takes away the words of the
 // documents the batch superseded.
 func (b *Builder) updateDocFreqs(secs *[lexicon.Barrels]barrelSection) error {
-	df := b.df
-	df.grow(b.lex)
+	delta := map[uint32]int64{}
 	for bb := range secs {
 		for i, rel := range secs[bb].rels {
-			df[bb][rel] += secs[bb].fullN[i]
+			delta[lexicon.ID(bb, rel)] += int64(secs[bb].fullN[i])
 		}
 	}
 	for id, n := range b.dead.counts() {
-		bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
-		if df[bb][rel] < n {
-			return corrupt("df: word %d counted in %d fewer documents than it leaves", id, n-df[bb][rel])
-		}
-		df[bb][rel] -= n
+		delta[id] -= int64(n)
 	}
 	b.dead = nil
+	b.dfRecs = b.dfRecs[:0]
+	for id, d := range delta {
+		if d == 0 {
+			continue
+		}
+		if d < 0 {
+			old, err := dfOf(b.df, id)
+			if err != nil {
+				return err
+			}
+			if old+d < 0 {
+				return corrupt("df: word %d counted in %d fewer documents than it leaves", id, -(old + d))
+			}
+		}
+		b.dfRecs = append(b.dfRecs, [2]uint64{uint64(id), uint64(d)})
+	}
 	return nil
 }
 

@@ -36,8 +36,8 @@ import (
 type Index struct {
 	dir   string
 	m     *Manifest
-	lex   *lexicon.Lexicon
-	df    *docFreqs
+	lex   *lexStore
+	df    *runSet
 	segs  []*segment
 	urls  *runSet
 	ranks *table // nil before the first ranking
@@ -66,28 +66,20 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 			idx.Close()
 		}
 	}()
-	read := func(name string) ([]byte, error) { return readChecked(dir, name, m.Generation, m.Files) }
 	for _, f := range []struct {
 		name string
 		want int64
-	}{{repoName, m.Repository}, {docInfoName, m.DocInfo}, {anchorsName, m.Anchors}} {
+	}{{repoName, m.Repository}, {docInfoName, m.DocInfo}, {anchorsName, m.Anchors}, {wordsName, m.Words}} {
 		st, err := os.Stat(filepath.Join(dir, f.name))
 		if err != nil || st.Size() < f.want {
 			return nil, corrupt("%s: shorter than the %d bytes committed (truncated)", f.name, f.want)
 		}
 	}
-	b, err := read("lexicon")
-	if err != nil {
+	var err error
+	if idx.lex, err = openLexStore(dir, m); err != nil {
 		return nil, err
 	}
-	idx.lex = lexicon.New()
-	if err := idx.lex.UnmarshalBinary(b); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	if b, err = read("df"); err != nil {
-		return nil, err
-	}
-	if idx.df, err = decodeDocFreqs(b, idx.lex); err != nil {
+	if idx.df, err = openRuns(dir, dfKind, m.DFRuns, m); err != nil {
 		return nil, err
 	}
 	if idx.urls, err = openRuns(dir, urlKind, m.URLRuns, m); err != nil {
@@ -140,6 +132,8 @@ func (idx *Index) Close() error {
 	}
 	idx.urls.close()
 	idx.ranks.close()
+	idx.lex.close()
+	idx.df.close()
 	return nil
 }
 
@@ -356,24 +350,48 @@ func (idx *Index) Verify() error {
 		}
 	}
 	// The kept document frequencies against the lists: every word's live
-	// postings counted over the segments.
-	for bb := range lexicon.Barrels {
-		for rel := range idx.lex.Count(bb) {
-			id := lexicon.ID(bb, uint32(rel))
+	// postings counted over the segments; every word where its run says.
+	for _, t := range idx.lex.runs.tabs {
+		if err := t.verify(); err != nil {
+			return err
+		}
+		for i := range t.count {
+			r, _ := t.rec(i)
+			key, v := binary.LittleEndian.Uint64(r), binary.LittleEndian.Uint64(r[8:])
+			w, err := idx.lex.wordAt(v & (1<<34 - 1))
+			if err != nil {
+				return err
+			}
+			if lexicon.Hash(w) != key {
+				return corrupt("lexicon: word at %d has another hash", v&(1<<34-1))
+			}
+			id := uint32(v >> 34)
+			if got, ok, err := idx.lex.lookup(w); err != nil || !ok || got != id {
+				return corrupt("lexicon: %q is word %d and %d (%v)", w, id, got, err)
+			}
 			n, err := idx.countLive(id)
 			if err != nil {
 				return err
 			}
-			if n != idx.df.get(id) {
-				return corrupt("df: word %d in %d live documents, the lists hold %d", id, idx.df.get(id), n)
+			df, err := dfOf(idx.df, id)
+			if err != nil {
+				return err
 			}
+			if int64(n) != df {
+				return corrupt("df: word %d in %d live documents, the lists hold %d", id, df, n)
+			}
+		}
+	}
+	for _, t := range idx.df.tabs {
+		if err := t.verify(); err != nil {
+			return err
 		}
 	}
 	for _, f := range []struct {
 		name string
 		n    int64
 		crc  uint32
-	}{{repoName, idx.m.Repository, idx.m.RepositoryCRC}, {docInfoName, idx.m.DocInfo, idx.m.DocInfoCRC}, {anchorsName, idx.m.Anchors, idx.m.AnchorsCRC}} {
+	}{{repoName, idx.m.Repository, idx.m.RepositoryCRC}, {docInfoName, idx.m.DocInfo, idx.m.DocInfoCRC}, {anchorsName, idx.m.Anchors, idx.m.AnchorsCRC}, {wordsName, idx.m.Words, idx.m.WordsCRC}} {
 		got, err := fileCRC(filepath.Join(idx.dir, f.name), f.n)
 		if err != nil {
 			return err

@@ -348,8 +348,10 @@ func writeRun(g *genWriter, recs [][2]uint64) (FileSum, error) {
 	return w.finish()
 }
 
-// mergeRuns writes the records of tabs in order, duplicates once.
-func mergeRuns(g *genWriter, tabs []*table) (FileSum, int, error) {
+// mergeRuns writes the records of tabs in order, duplicates once; with sum,
+// the values of one key are added (document frequency changes) and keys
+// whose sum is 0 dropped.
+func mergeRuns(g *genWriter, tabs []*table, sum bool) (FileSum, int, error) {
 	w := newTableWriter(g, runRec)
 	pos := make([]int, len(tabs))
 	cur := make([][2]uint64, len(tabs))
@@ -374,6 +376,16 @@ func mergeRuns(g *genWriter, tabs []*table) (FileSum, int, error) {
 	var last [2]uint64
 	n := 0
 	var buf [runRec]byte
+	pending, have := [2]uint64{}, false
+	flush := func() {
+		if have && pending[1] != 0 {
+			binary.LittleEndian.PutUint64(buf[:], pending[0])
+			binary.LittleEndian.PutUint64(buf[8:], pending[1])
+			w.add(buf[:])
+			n++
+		}
+		have = false
+	}
 	for {
 		best := -1
 		for i := range tabs {
@@ -384,7 +396,15 @@ func mergeRuns(g *genWriter, tabs []*table) (FileSum, int, error) {
 		if best < 0 {
 			break
 		}
-		if n == 0 || cur[best] != last {
+		if sum {
+			if have && pending[0] != cur[best][0] {
+				flush()
+			}
+			if !have {
+				pending, have = [2]uint64{cur[best][0], 0}, true
+			}
+			pending[1] += cur[best][1]
+		} else if n == 0 || cur[best] != last {
 			binary.LittleEndian.PutUint64(buf[:], cur[best][0])
 			binary.LittleEndian.PutUint64(buf[8:], cur[best][1])
 			w.add(buf[:])
@@ -397,8 +417,9 @@ func mergeRuns(g *genWriter, tabs []*table) (FileSum, int, error) {
 			return FileSum{}, 0, err
 		}
 	}
-	sum, err := w.finish()
-	return sum, n, err
+	flush()
+	fs, err := w.finish()
+	return fs, n, err
 }
 
 // pickRunMerge chooses the runs to merge: factor runs of one size class

@@ -190,7 +190,10 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			q.count[i]++
 			continue
 		}
-		id, ok := idx.lex.Lookup([]byte(w))
+		id, ok, err := idx.lex.Lookup([]byte(w))
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			if !slices.Contains(resp.Unknown, w) {
 				resp.Unknown = append(resp.Unknown, w)
@@ -277,7 +280,10 @@ func (idx *Index) tableErr() error {
 // docFreq is the number of live documents holding word id, over all
 // segments: the global statistic that keeps scores comparable across
 // segments. It is kept exact by the builds (see docFreqs).
-func (idx *Index) docFreq(id uint32) (int, error) { return int(idx.df.get(id)), nil }
+func (idx *Index) docFreq(id uint32) (int, error) {
+	n, err := dfOf(idx.df, id)
+	return int(n), err
+}
 
 // countLive counts the live postings of word id over the segments, by
 // subtracting each segment's deleted documents found in its list (Verify

@@ -52,7 +52,14 @@ type Manifest struct {
 	DocInfoCRC    uint32 `json:"docinfo_crc32c"`
 	Anchors       int64  `json:"anchors_bytes"`
 	AnchorsCRC    uint32 `json:"anchors_crc32c"`
-	RankSource    string `json:"rank_source"`
+	Words         int64  `json:"words_bytes"`
+	WordsCRC      uint32 `json:"words_crc32c"`
+	// LexCounts is the number of words per barrel; LexRuns and DFRuns
+	// the runs of the lexicon and of the document frequencies.
+	LexCounts  [64]uint32 `json:"lexicon_counts"`
+	LexRuns    []RunInfo  `json:"lexicon_runs"`
+	DFRuns     []RunInfo  `json:"df_runs"`
+	RankSource string     `json:"rank_source"`
 	// RankedAt is the batch count when ranks were last computed.
 	RankedAt int `json:"ranked_at_batch"`
 	// Ranks is the ID of the ranks table (one float32 per docID below

@@ -606,10 +606,13 @@ func stats(c *cli.Context) error {
 		postings += b.Postings
 	}
 	// The document index is the segments' document tables (and the ranks);
-	// the URL map its runs.
+	// the URL map its runs; the lexicon the words file and its runs.
 	var docBytes, urlBytes int64
+	lexBytes := m.Words
 	for name, f := range m.Files {
 		switch {
+		case strings.HasPrefix(name, "lexicon-") || strings.HasPrefix(name, "df-"):
+			lexBytes += f.Size
 		case strings.HasSuffix(name, ".docs") || strings.HasPrefix(name, "ranks-"):
 			docBytes += f.Size
 		case strings.HasPrefix(name, "urls-"):
@@ -621,7 +624,7 @@ func stats(c *cli.Context) error {
 		"words": idx.Words(), "postings": postings, "bytes": idx.Size(),
 		"repository_bytes": m.Repository, "docinfo_bytes": m.DocInfo, "anchors_bytes": m.Anchors,
 		"short_barrel_bytes": short, "full_barrel_bytes": full,
-		"lexicon_bytes": m.Files["lexicon"].Size, "docindex_bytes": docBytes,
+		"lexicon_bytes": lexBytes, "docindex_bytes": docBytes,
 		"urls_bytes": urlBytes, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
 		"rank_source": m.RankSource, "ranked_at_batch": m.RankedAt,
 	}
