@@ -148,6 +148,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		return true
 	})
 	m.Docs = n
+	m.LexCounts = b.lex.counts // the merges below check their words against it
 	m.Generation = gen
 	picks := pickMerges(m.Segments, b.policy())
 	if b.mergeAll {

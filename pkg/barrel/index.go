@@ -104,11 +104,7 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 			return nil, err
 		}
 		idx.segs = append(idx.segs, s)
-		for bb := range lexicon.Barrels {
-			if r := s.secs[bb].rels; len(r) > 0 && int(r[len(r)-1]) >= idx.lex.Count(bb) {
-				return nil, corrupt("%s: barrel %d holds a word the lexicon does not", segName(si.ID, "ptrs"), bb)
-			}
-		}
+
 	}
 	if idx.repo, err = os.Open(filepath.Join(dir, repoName)); err != nil {
 		return nil, err
@@ -299,7 +295,10 @@ func (idx *Index) Barrels() []BarrelStats {
 	for bb := range out {
 		out[bb] = BarrelStats{Barrel: bb, Words: idx.lex.Count(bb)}
 		for _, s := range idx.segs {
-			sec := &s.secs[bb]
+			sec, err := s.sec(bb)
+			if err != nil {
+				continue
+			}
 			out[bb].ShortBytes += sec.shortLen
 			out[bb].FullBytes += sec.fullLen
 			for _, n := range sec.fullN {
@@ -323,11 +322,14 @@ func (idx *Index) Words() int { return idx.lex.Len() }
 func (idx *Index) Verify() error {
 	for _, s := range idx.segs {
 		for bb := range lexicon.Barrels {
+			sec, err := s.sec(bb)
+			if err != nil {
+				return err
+			}
 			full, short, err := s.barrel(bb)
 			if err != nil {
 				return err
 			}
-			sec := &s.secs[bb]
 			for i := range sec.rels {
 				for _, l := range []struct {
 					data []byte
