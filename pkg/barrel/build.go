@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -797,17 +798,34 @@ func (b *Builder) Commit() error {
 
 func crc32Update(h uint32, p []byte) uint32 { return crc32.Update(h, castagnoli, p) }
 
-func readPrefix(path string, n int64) ([]byte, error) {
+// eachAnchorFile streams the first n bytes of an anchors file through
+// eachAnchor, a buffer at a time, so that reading every link does not hold
+// the file in memory.
+func eachAnchorFile(path string, n int64, fn func(from, to uint32, fromOff uint64, text []byte) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return corrupt("%s: %v", filepath.Base(path), err)
 	}
 	defer f.Close()
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, corrupt("%s: %v", filepath.Base(path), err)
+	r := bufio.NewReaderSize(io.LimitReader(f, n), 1<<20)
+	rec := make([]byte, 0, 1024)
+	var off int64
+	for off < n {
+		rec = rec[:anchorHeader]
+		if _, err := io.ReadFull(r, rec); err != nil {
+			return corrupt("anchors: truncated record at %d", off)
+		}
+		k := int(binary.LittleEndian.Uint16(rec[16:]))
+		rec = slices.Grow(rec, k)[:anchorHeader+k]
+		if _, err := io.ReadFull(r, rec[anchorHeader:]); err != nil {
+			return corrupt("anchors: truncated record at %d", off)
+		}
+		if err := eachAnchor(rec, fn); err != nil {
+			return fmt.Errorf("at %d: %w", off, err)
+		}
+		off += int64(len(rec))
 	}
-	return buf, nil
+	return nil
 }
 
 // liveBefore reports whether an anchor was live before the batch: it sits

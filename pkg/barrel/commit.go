@@ -377,12 +377,11 @@ func (b *Builder) links() ([][2]uint32, error) {
 	for d, e := range b.changed {
 		cur[d] = e.RepoOff
 	}
-	data, err := readPrefix(filepath.Join(b.dir, anchorsName), b.anchorsF.off)
-	if err != nil {
+	if err := b.anchorsF.w.Flush(); err != nil {
 		return nil, err
 	}
 	var edges [][2]uint32
-	err = eachAnchor(data, func(from, to uint32, fromOff uint64, _ []byte) error {
+	err := eachAnchorFile(filepath.Join(b.dir, anchorsName), b.anchorsF.off, func(from, to uint32, fromOff uint64, _ []byte) error {
 		if from >= n || to >= n {
 			return corrupt("anchors: docID out of range")
 		}

@@ -402,12 +402,8 @@ func (idx *Index) Verify() error {
 			return corrupt("%s: checksum mismatch over the %d bytes committed", f.name, f.n)
 		}
 	}
-	anchors, err := readPrefix(filepath.Join(idx.dir, anchorsName), idx.m.Anchors)
-	if err != nil {
-		return err
-	}
 	n := idx.m.Docs
-	if err := eachAnchor(anchors, func(from, to uint32, _ uint64, _ []byte) error {
+	if err := eachAnchorFile(filepath.Join(idx.dir, anchorsName), idx.m.Anchors, func(from, to uint32, _ uint64, _ []byte) error {
 		if from >= n || to >= n {
 			return corrupt("anchors: docID out of range")
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -100,20 +101,21 @@ func (t *table) close() {
 func (t *table) block(i int) ([]byte, error) {
 	lo := i * t.perBlk * t.size
 	hi := min(t.count*t.size, lo+t.perBlk*t.size)
+	if atomic.LoadUint64(&t.checked[i/64])&(1<<(i%64)) != 0 { // checked before
+		return t.data[lo:hi], nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.err != nil {
 		return nil, t.err
 	}
-	if t.checked[i/64]&(1<<(i%64)) == 0 {
-		b := t.data[lo:hi]
-		if crc(b) != t.sums[i] || t.size >= 8 && binary.LittleEndian.Uint64(b) != t.fences[i] {
-			t.err = corrupt("%s: block %d checksum mismatch", t.name, i)
-			return nil, t.err
-		}
-		t.checked[i/64] |= 1 << (i % 64)
+	b := t.data[lo:hi]
+	if crc(b) != t.sums[i] || t.size >= 8 && binary.LittleEndian.Uint64(b) != t.fences[i] {
+		t.err = corrupt("%s: block %d checksum mismatch", t.name, i)
+		return nil, t.err
 	}
-	return t.data[lo:hi], nil
+	atomic.OrUint64(&t.checked[i/64], 1<<(i%64))
+	return b, nil
 }
 
 // rec returns record i.

@@ -160,6 +160,7 @@ type scored struct {
 	doc   uint32
 	score float64
 	lists [][]byte // hit lists, kept for re-scoring
+	sg    *segment // where doc is live
 }
 
 // RerankDepth is how many matches, ranked without proximity, get the full
@@ -244,7 +245,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 				return nil, err
 			}
 			ex := &Explain{Barrels: resp.Barrels}
-			idx.score(s.doc, lists, q, opt.Weights, ex, true)
+			idx.score(s.sg, s.doc, lists, q, opt.Weights, ex, true)
 			r.Explain = ex
 		}
 		if !opt.NoSnippets {
@@ -467,9 +468,9 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 	for len(h) > 0 && matches < opt.MaxMatches {
 		c := h[0]
 		matches++
-		s := idx.score(c.doc, c.lists, q, opt.Weights, nil, !rerank)
+		s := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, nil, !rerank)
 		if n := len(top); n < depth || s > top[n-1].score || s == top[n-1].score && c.doc < top[n-1].doc {
-			top = keepTop(top, scored{c.doc, s, slices.Clone(c.lists)}, depth)
+			top = keepTop(top, scored{c.doc, s, slices.Clone(c.lists), c.sg}, depth)
 		}
 		if err := c.advance(); err != nil {
 			return nil, 0, false, err
@@ -482,7 +483,7 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 	}
 	if rerank {
 		for i := range top {
-			top[i].score = idx.score(top[i].doc, top[i].lists, q, opt.Weights, nil, true)
+			top[i].score = idx.score(top[i].sg, top[i].doc, top[i].lists, q, opt.Weights, nil, true)
 		}
 		slices.SortFunc(top, func(a, b scored) int {
 			switch {
@@ -578,7 +579,7 @@ func proxKeys(out []uint32, l []byte) []uint32 {
 // product with the type-weights is the IR score; for several words, pairs of
 // neighbouring query words are also counted by type and proximity bin and
 // dotted with the type-prox-weights. The IR score is combined with PageRank.
-func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) float64 {
+func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) float64 {
 	keys, idf := q.keys, q.idf
 	var titleBuf [16]int
 	var titleHits []int
@@ -668,7 +669,7 @@ func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, 
 	}
 	tm := 0.0
 	if inTitle > 0 && qw > 0 {
-		e, _ := idx.Doc(doc)
+		e, _, _ := sg.entry(doc) // damage is reported by tableErr
 		words := max(int(e.TitleWords), inTitle)
 		tm = w.TitleMatch * tw / qw * float64(inTitle) / float64(words)
 	}
