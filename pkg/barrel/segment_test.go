@@ -361,3 +361,50 @@ func TestAppendFilesChecked(t *testing.T) {
 		idx.Close()
 	}
 }
+
+// TestOlderFormat: an index of the previous format (2: one document index,
+// URL file and lexicon rewritten per batch) is refused with a message
+// naming it and the conversion; Rebuild converts it from its repository.
+func TestOlderFormat(t *testing.T) {
+	dir := t.TempDir()
+	site := synth.New(60, 500, 5)
+	var urls []string
+	for i := range 60 {
+		urls = append(urls, site.URL(i))
+	}
+	page := func(u string) []byte {
+		var i int
+		fmt.Sscanf(u[strings.LastIndex(u, "/")+1:], "%d.html", &i)
+		return site.Page(i)
+	}
+	batchOf(t, dir, Options{}, urls, page)
+	queries := site.Queries(20)
+	want := byURL(t, open(t, dir), queries, SearchOptions{N: 5, NoSnippets: true})
+	p := filepath.Join(dir, manifestName)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(data), fmt.Sprintf(`"format": %d,`, formatNumber), `"format": 2,`, 1)
+	if old == string(data) {
+		t.Fatal("no format field in the manifest")
+	}
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, try := range []func() error{
+		func() error { _, err := Open(dir); return err },
+		func() error { _, err := NewBuilder(dir, Options{}); return err },
+	} {
+		err := try()
+		if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "index format 2") || !strings.Contains(err.Error(), "barrel rebuild") {
+			t.Errorf("format 2 index: error %v", err)
+		}
+	}
+	if _, err := Rebuild(t.Context(), dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := byURL(t, open(t, dir), queries, SearchOptions{N: 5, NoSnippets: true}); got != want {
+		t.Errorf("rebuilt index answers\n%s\nwant\n%s", got, want)
+	}
+}
