@@ -1,19 +1,43 @@
 // Package barrel is the storage and index of "The Anatomy of a Large-Scale
 // Hypertextual Web Search Engine" (Brin and Page, 1998), section 4: a
 // repository of zlib-compressed pages, each prefixed by docID, length and
-// URL, from which everything else can be rebuilt; a fixed-width document
-// index; a URL-to-docID file of sorted URL checksums merged in batch; an
-// in-memory lexicon; forward barrels by wordID range with 2-byte hits
-// (package hit); anchors, a URL resolver and PageRank over the links
-// database; the sorter into short (title and anchor hits) and full inverted
-// barrels; and the searcher of section 4.5.
+// URL, from which everything else can be rebuilt; a document index; a
+// URL-to-docID map of URL checksums merged in batch; a lexicon; forward
+// barrels by wordID range with 2-byte hits (package hit); anchors, a URL
+// resolver and PageRank over the links database; the sorter into short
+// (title and anchor hits) and full inverted barrels; and the searcher of
+// section 4.5.
 //
-// An index is a directory. Append-only files (repository, docinfo,
-// anchors) grow batch after batch; the other files are rewritten under a
-// new generation number beside the old ones, fsynced, and committed by
+// An index is a directory, built batch by batch (one turn of a crawl loop
+// each), and the structure is chosen so that a batch costs the same
+// whatever the index's size: nothing global is rewritten or read whole.
+//
+//   - Append-only files grow: repository, docinfo, anchors, words.
+//   - Each batch writes a segment (as Lucene does): the inverted barrels of
+//     the documents it indexed and their document-index entries. A
+//     document's entry is in the newest segment holding it, so the document
+//     index needs no global file; a merge policy keeps segments few and
+//     merges early those that lost many documents to later batches.
+//   - Maps that only grow (URL to docID, word to wordID, anchors by target,
+//     and the changes of each word's live document frequency) are sorted
+//     runs, one per batch, merged as a log-structured merge tree merges
+//     them: each record is rewritten O(log n) times, and a lookup is one
+//     binary search per run.
+//   - Ranks are one table rewritten only when PageRank runs, on a schedule.
+//
+// An embedded B-tree store (bbolt) was the alternative: it updates in
+// place, but a batch's new URLs and words land on random pages (a page
+// write per key once the tree outgrows the batch), it has no checksums of
+// its pages, and its commit would be a second commit point beside the
+// manifest. Sorted immutable files keep the one commit point and check
+// every byte they read.
+//
+// Files are written beside the old ones, fsynced, and committed by
 // renaming in a new MANIFEST that holds their sizes and CRC-32C checksums.
-// Readers check those checksums (the inverted barrels lazily, the first
-// time a query touches one), so a damaged index is reported, never used.
+// Readers map files and check what they read the first time they read it
+// (a barrel section, a 4 KiB block of a table, a barrel's word pointers),
+// so opening an index reads headers, a damaged index is reported, never
+// used, and a search reads what its words need.
 package barrel
 
 import (
