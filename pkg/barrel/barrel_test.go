@@ -228,11 +228,13 @@ func TestInterruptedBuild(t *testing.T) {
 	b.Add("http://s.test/a.html", []byte("<title>changed</title>"))
 	b.wait()
 	b.repo.sync()
+	b.lex.log.sync()
 	b.Close() // no Commit: as if the process died
 	st, _ := os.Stat(filepath.Join(dir, repoName))
+	wst, _ := os.Stat(filepath.Join(dir, wordsName))
 	idx := open(t, dir)
-	if st.Size() <= idx.Manifest().Repository {
-		t.Fatalf("the uncommitted pages did not reach the repository file")
+	if st.Size() <= idx.Manifest().Repository || wst.Size() <= idx.Manifest().Words {
+		t.Fatalf("the uncommitted pages and words did not reach the repository and words files")
 	}
 	if got := answers(t, idx, queries); got != before {
 		t.Errorf("after an interrupted build:\n%s\nbefore:\n%s", got, before)
