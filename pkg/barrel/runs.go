@@ -130,9 +130,10 @@ func (t *table) rec(i int) ([]byte, error) {
 
 // search returns the index of the first record with key >= key.
 func (t *table) search(key uint64) (int, error) {
-	// The first block starting past key; the answer is in the block before
-	// it, or is its first record.
-	j := sort.Search(len(t.fences), func(i int) bool { return t.fences[i] > key })
+	// The first block starting at or past key: the blocks before the one
+	// before it hold only smaller keys (a key may repeat across blocks), so
+	// the answer is in that one, or is the first record of block j.
+	j := sort.Search(len(t.fences), func(i int) bool { return t.fences[i] >= key })
 	if j == 0 {
 		return 0, nil
 	}
