@@ -223,6 +223,24 @@ func TestMergePolicy(t *testing.T) {
 	if merges == 0 || maxSegs > 12 {
 		t.Errorf("%d merges, up to %d segments", merges, maxSegs)
 	}
+	// The runs of 40 batches are merged too: under 4 per size class (the
+	// document-frequency runs shrink as they merge, so a merged one may
+	// stay in its class: only their number is bounded).
+	m0 := idx.Manifest()
+	for kind, runs := range map[string][]RunInfo{urlKind: m0.URLRuns, anchorKind: m0.AnchorRuns, lexKind: m0.LexRuns, dfKind: m0.DFRuns} {
+		classes := map[int]int{}
+		for _, r := range runs {
+			classes[sizeClass(r.Count, 4)]++
+		}
+		for c, n := range classes {
+			if n >= 4 && kind != dfKind {
+				t.Errorf("%s runs: size class %d holds %d runs: %+v", kind, c, n, runs)
+			}
+		}
+		if len(runs) == 0 || len(runs) > 12 {
+			t.Errorf("%s: %d runs after 40 batches", kind, len(runs))
+		}
+	}
 	if err := idx.Verify(); err != nil {
 		t.Fatal(err)
 	}
