@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sekitei/crawlkit/internal/crawlsim"
@@ -220,6 +221,22 @@ func (a *ager) apply(n int) error {
 		}
 		items = append(items, it)
 	}
+	// sekitei and barrel do not wait for opic and recrawl: the four
+	// states age side by side.
+	var wg sync.WaitGroup
+	var skErr, bbErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if _, err := a.sk.Apply(id, recs, nil); err != nil {
+			skErr = fmt.Errorf("sekitei: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		bbErr = a.index(id, fetches)
+	}()
+	defer wg.Wait()
 	res, err := a.op.Apply(id, items)
 	if err != nil {
 		return fmt.Errorf("opic: %w", err)
@@ -245,9 +262,22 @@ func (a *ager) apply(n int) error {
 	if _, err := a.rq.Apply(id, b); err != nil {
 		return fmt.Errorf("recrawl: %w", err)
 	}
-	if _, err := a.sk.Apply(id, recs, nil); err != nil {
-		return fmt.Errorf("sekitei: %w", err)
+	wg.Wait()
+	if skErr != nil {
+		return skErr
 	}
+	if bbErr != nil {
+		return bbErr
+	}
+	a.turns += n
+	// The loop names its next turn after the newest turn directory.
+	last := filepath.Join(a.dir, "batches", id)
+	os.MkdirAll(last, 0o755)
+	return os.WriteFile(filepath.Join(last, "DONE"), nil, 0o644)
+}
+
+// index adds the batch's pages to the barrel index.
+func (a *ager) index(id string, fetches []crawlsim.Fetch) error {
 	bb, err := barrel.NewBuilder(filepath.Join(a.dir, "index"), barrel.Options{Batch: id, PageRankEvery: 24})
 	if err != nil {
 		return fmt.Errorf("barrel: %w", err)
@@ -262,14 +292,7 @@ func (a *ager) apply(n int) error {
 		bb.Close()
 		return fmt.Errorf("barrel: %w", err)
 	}
-	if err := bb.Close(); err != nil {
-		return err
-	}
-	a.turns += n
-	// The loop names its next turn after the newest turn directory.
-	last := filepath.Join(a.dir, "batches", id)
-	os.MkdirAll(last, 0o755)
-	return os.WriteFile(filepath.Join(last, "DONE"), nil, 0o644)
+	return bb.Close()
 }
 
 // sync closes the states so that a copy of the directory is whole, and
