@@ -75,7 +75,6 @@ type measure struct {
 	secs  map[string]float64
 	rssMB map[string]float64
 	disk  map[string]int64 // bytes of state/, index/
-	pages int
 	turn  float64
 }
 
@@ -208,13 +207,11 @@ func (a *ager) apply(n int) error {
 		fetches = append(fetches, a.cfg.Turn(t)...)
 	}
 	id := batchID(a.cfg, a.turns+n)
-	var lines [][]byte
 	recs := make([]*record.Record, len(fetches))
 	items := make([]opic.Item, 0, len(fetches))
 	for i, f := range fetches {
 		recs[i] = f.Record("", 0)
 		line := recs[i].AppendJSON(nil)
-		lines = append(lines, line)
 		it, err := opic.ParseLine(line)
 		if err != nil {
 			return err
