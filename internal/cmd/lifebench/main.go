@@ -116,7 +116,8 @@ func run(ages []int, chunk int, keep string) error {
 				return fmt.Errorf("ageing to turn %d: %w", a.turns+n, err)
 			}
 		}
-		fmt.Fprintf(os.Stderr, "lifebench: aged to %d turns in %.0f s\n", age, time.Since(t0).Seconds())
+		fmt.Fprintf(os.Stderr, "lifebench: aged to %d turns in %.0f s (opic %.0f s, recrawl %.0f s, sekitei %.0f s, barrel %.0f s so far)\n",
+			age, time.Since(t0).Seconds(), a.spent.opic.Seconds(), a.spent.recrawl.Seconds(), a.spent.sekitei.Seconds(), a.spent.barrel.Seconds())
 		if err := a.sync(); err != nil {
 			return err
 		}
@@ -159,6 +160,9 @@ cat "$REPLAY" >> "$out"
 	return os.WriteFile(filepath.Join(dir, "fetch"), []byte(fetch), 0o755)
 }
 
+// spent is the ageing time per state; each field has one writer.
+type spent struct{ opic, recrawl, sekitei, barrel time.Duration }
+
 // ager keeps the aged crawl's states open through the Go APIs.
 type ager struct {
 	dir   string
@@ -167,6 +171,7 @@ type ager struct {
 	op    *opic.DB
 	rq    *queue.Queue
 	sk    *sekitei.State
+	spent *spent // ageing time per state
 }
 
 func newAger(dir string, cfg crawlsim.Config) (*ager, error) {
@@ -179,7 +184,7 @@ func newAger(dir string, cfg crawlsim.Config) (*ager, error) {
 	os.WriteFile(filepath.Join(state, "shards"), []byte("1\n"), 0o644)
 	os.WriteFile(filepath.Join(state, "seeded"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, "seeds.txt"), []byte(cfg.URL(0)+"\n"), 0o644)
-	a := &ager{dir: dir, cfg: cfg}
+	a := &ager{dir: dir, cfg: cfg, spent: new(spent)}
 	var err error
 	if a.op, err = opic.Open(filepath.Join(state, "opic.db"), opic.DBOptions{Damping: 0.85, Window: 720 * time.Hour}); err != nil {
 		return nil, err
@@ -225,16 +230,22 @@ func (a *ager) apply(n int) error {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
+		t := time.Now()
 		if _, err := a.sk.Apply(id, recs, nil); err != nil {
 			skErr = fmt.Errorf("sekitei: %w", err)
 		}
+		a.spent.sekitei += time.Since(t)
 	}()
 	go func() {
 		defer wg.Done()
+		t := time.Now()
 		bbErr = a.index(id, fetches)
+		a.spent.barrel += time.Since(t)
 	}()
 	defer wg.Wait()
+	t := time.Now()
 	res, err := a.op.Apply(id, items)
+	a.spent.opic += time.Since(t)
 	if err != nil {
 		return fmt.Errorf("opic: %w", err)
 	}
@@ -256,9 +267,11 @@ func (a *ager) apply(n int) error {
 		w, _, _ := r.Float("importance")
 		b.Weights = append(b.Weights, queue.Weight{URL: r.URL(), Host: record.RecordHost(r), Importance: w})
 	}
+	t = time.Now()
 	if _, err := a.rq.Apply(id, b); err != nil {
 		return fmt.Errorf("recrawl: %w", err)
 	}
+	a.spent.recrawl += time.Since(t)
 	wg.Wait()
 	if skErr != nil {
 		return skErr
@@ -301,6 +314,7 @@ func (a *ager) sync() error {
 		return err
 	}
 	b.turns = a.turns
+	b.spent = a.spent
 	*a = *b
 	return nil
 }
