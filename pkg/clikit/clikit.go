@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"runtime"
 	"strings"
 	"sync"
@@ -269,6 +270,7 @@ func Run(app *cli.App, args []string, env Env) int {
 	// it is never written, so it takes address space, not memory.
 	ballast := make([]byte, gcBallast)
 	defer runtime.KeepAlive(ballast)
+	defer startProfiles(env.Stderr)()
 	st := &state{env: env}
 	app.Metadata["clikit"] = st
 	app.Writer = env.Stdout
@@ -407,4 +409,40 @@ func noCommand(c *cli.Context) error {
 	}
 	HelpToStderr(c)
 	return errHelpShown
+}
+
+// startProfiles writes the CPU profile to $CRAWLKIT_CPUPROFILE and the heap
+// profile at exit to $CRAWLKIT_MEMPROFILE, for `go tool pprof`: a tool
+// that is slow or large inside a pipeline or the crawl loop is profiled
+// where it runs, without a flag on every command.
+func startProfiles(stderr io.Writer) (stop func()) {
+	cpu, heap := os.Getenv("CRAWLKIT_CPUPROFILE"), os.Getenv("CRAWLKIT_MEMPROFILE")
+	var cpuFile *os.File
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "CRAWLKIT_CPUPROFILE: %v\n", err)
+		} else {
+			cpuFile = f
+		}
+	}
+	return func() {
+		if cpuFile != nil {
+			pprof.StopCPUProfile()
+			cpuFile.Close()
+		}
+		if heap != "" {
+			f, err := os.Create(heap)
+			if err == nil {
+				err = pprof.Lookup("heap").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "CRAWLKIT_MEMPROFILE: %v\n", err)
+			}
+		}
+	}
 }

@@ -123,3 +123,29 @@ func TestLateFlagsAreRead(t *testing.T) {
 		t.Errorf("late --strict ignored: exit %d, out %q", code, out)
 	}
 }
+
+func TestProfilesFromTheEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	cpu, heap := filepath.Join(dir, "cpu.out"), filepath.Join(dir, "heap.out")
+	t.Setenv("CRAWLKIT_CPUPROFILE", cpu)
+	t.Setenv("CRAWLKIT_MEMPROFILE", heap)
+	if code, _, stderr := run(t, `{"url":"http://a.test/"}`+"\n"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{cpu, heap} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// pprof's format is gzipped protobuf
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: not a pprof profile (%d bytes)", p, len(b))
+		}
+	}
+	t.Setenv("CRAWLKIT_CPUPROFILE", filepath.Join(dir, "missing", "cpu.out"))
+	t.Setenv("CRAWLKIT_MEMPROFILE", "")
+	code, _, stderr := run(t, `{"url":"http://a.test/"}`+"\n")
+	if code != 0 || !strings.Contains(stderr, "CRAWLKIT_CPUPROFILE:") {
+		t.Errorf("an unwritable profile: exit %d, stderr %q; want the run to go on with a warning", code, stderr)
+	}
+}
