@@ -3,6 +3,7 @@ package clikit
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,6 +142,13 @@ func TestProfilesFromTheEnvironment(t *testing.T) {
 		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 			t.Errorf("%s: not a pprof profile (%d bytes)", p, len(b))
 		}
+	}
+	t.Setenv("CRAWLKIT_CPUPROFILE", filepath.Join(dir, "%n.cpu"))
+	if code, _, stderr := run(t, `{"url":"http://a.test/"}`+"\n"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("echo.%d.cpu", os.Getpid()))); err != nil {
+		t.Errorf("%%n is not the tool and its process: %v", err)
 	}
 	t.Setenv("CRAWLKIT_CPUPROFILE", filepath.Join(dir, "missing", "cpu.out"))
 	t.Setenv("CRAWLKIT_MEMPROFILE", "")
