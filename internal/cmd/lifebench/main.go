@@ -9,10 +9,15 @@
 // peak memory (each tool under /usr/bin/time) at every age, and the growth
 // exponent between the two oldest ages: time ~ age^k.
 //
-//	go run ./internal/cmd/lifebench [-ages 10,100,1000,8760] [-chunk 24]
+//	go run ./internal/cmd/lifebench [-ages 10,100,1000,8760] [-chunk 24] [-index-chunk 240] [-reps 3] [-keep DIR]
 //
-// Ageing applies the turns in chunks of -chunk turns, one batch a chunk, to
-// keep a year's ageing to minutes; the measured turn is one ordinary turn.
+// Ageing applies the turns in chunks of -chunk turns, one batch a chunk
+// (the index in chunks of -index-chunk turns, in the background), to keep a
+// year's ageing within an hour or two; the measured turn is one ordinary
+// turn. The index's merge policy folds small segments into large ones as a
+// real crawl's would, so a crawl aged in larger batches ends with segments
+// of the same sizes. PageRank, which the loop runs every 24th turn, is
+// timed apart on the measured copy.
 package main
 
 import (
@@ -52,6 +57,7 @@ var steps = []string{"select", "filter", "fetch", "opic", "recrawl", "sekitei", 
 func main() {
 	agesFlag := flag.String("ages", "10,100,1000,8760", "crawl ages, in turns, to measure at")
 	chunk := flag.Int("chunk", 24, "turns applied as one batch while ageing")
+	indexChunk := flag.Int("index-chunk", 240, "turns added to the index as one batch while ageing")
 	keep := flag.String("keep", "", "keep the aged crawls here, one directory an age, and resume from them (default: a temporary directory, removed)")
 	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's fastest")
 	cpuprofile := flag.String("cpuprofile", "", "write the ageing's CPU profile to this file")
@@ -77,7 +83,7 @@ func main() {
 		ages = append(ages, n)
 	}
 	slices.Sort(ages)
-	if err := run(ages, *chunk, *reps, *keep); err != nil {
+	if err := run(ages, *chunk, *indexChunk, *reps, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "lifebench:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
@@ -93,7 +99,7 @@ type measure struct {
 	turn  float64
 }
 
-func run(ages []int, chunk, reps int, keep string) error {
+func run(ages []int, chunk, indexChunk, reps int, keep string) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -121,7 +127,7 @@ func run(ages []int, chunk, reps int, keep string) error {
 	// so that the measured turns run one after the other, not between
 	// ageing runs. A kept directory resumes from its oldest copy.
 	crawl := filepath.Join(snaps, "crawl")
-	a, err := resumeAger(snaps, crawl, cfg, ages)
+	a, err := resumeAger(snaps, crawl, cfg, ages, indexChunk)
 	if err != nil {
 		return err
 	}
@@ -138,10 +144,18 @@ func run(ages []int, chunk, reps int, keep string) error {
 				return fmt.Errorf("ageing to turn %d: %w", a.turns+n, err)
 			}
 		}
-		fmt.Fprintf(os.Stderr, "lifebench: aged to %d turns in %.0f s (opic %.0f s, recrawl %.0f s, sekitei %.0f s, barrel %.0f s so far)\n",
-			age, time.Since(t0).Seconds(), a.spent.opic.Seconds(), a.spent.recrawl.Seconds(), a.spent.sekitei.Seconds(), a.spent.barrel.Seconds())
 		if err := a.sync(); err != nil {
 			return err
+		}
+		fmt.Fprintf(os.Stderr, "lifebench: aged to %d turns in %.0f s (opic %.0f s, recrawl %.0f s, sekitei %.0f s, barrel %.0f s so far)\n",
+			age, time.Since(t0).Seconds(), a.spent.opic.Seconds(), a.spent.recrawl.Seconds(), a.spent.sekitei.Seconds(), a.spent.barrel.Seconds())
+		if age == ages[len(ages)-1] {
+			// the oldest crawl ages no further: moved, not copied
+			a.close()
+			if err := os.Rename(crawl, snap); err != nil {
+				return err
+			}
+			break
 		}
 		if err := copyDir(crawl, snap+".part"); err != nil {
 			return err
@@ -193,7 +207,7 @@ func snapshotDir(snaps string, age int) string {
 
 // resumeAger starts the crawl from the copy of the oldest age kept in
 // snaps, or from nothing.
-func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int) (*ager, error) {
+func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, indexChunk int) (*ager, error) {
 	os.RemoveAll(crawl)
 	if err := os.MkdirAll(snaps, 0o755); err != nil {
 		return nil, err
@@ -214,7 +228,7 @@ func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int) (*ager, er
 	if err != nil {
 		return nil, err
 	}
-	a.turns = turns
+	a.turns, a.indexed, a.indexChunk = turns, turns, indexChunk
 	return a, nil
 }
 
@@ -266,6 +280,14 @@ type ager struct {
 	rq    *queue.Queue
 	sk    *sekitei.State
 	spent *spent // ageing time per state
+
+	// The index ages in batches of indexChunk turns, in the background:
+	// pages not yet indexed, the turns indexed, the batch being added.
+	indexChunk int
+	pending    []crawlsim.Fetch
+	indexed    int
+	indexing   chan error
+	closed     bool
 }
 
 func newAger(dir string, cfg crawlsim.Config) (*ager, error) {
@@ -320,8 +342,8 @@ func (a *ager) apply(n int) error {
 	// sekitei and barrel do not wait for opic and recrawl: the four
 	// states age side by side.
 	var wg sync.WaitGroup
-	var skErr, bbErr error
-	wg.Add(2)
+	var skErr error
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		t := time.Now()
@@ -330,13 +352,13 @@ func (a *ager) apply(n int) error {
 		}
 		a.spent.sekitei += time.Since(t)
 	}()
-	go func() {
-		defer wg.Done()
-		t := time.Now()
-		bbErr = a.index(id, fetches)
-		a.spent.barrel += time.Since(t)
-	}()
 	defer wg.Wait()
+	a.pending = append(a.pending, fetches...)
+	if a.turns+n-a.indexed >= a.indexChunk {
+		if err := a.startIndex(id, a.turns+n); err != nil {
+			return err
+		}
+	}
 	t := time.Now()
 	res, err := a.op.Apply(id, items)
 	a.spent.opic += time.Since(t)
@@ -370,14 +392,39 @@ func (a *ager) apply(n int) error {
 	if skErr != nil {
 		return skErr
 	}
-	if bbErr != nil {
-		return bbErr
-	}
 	a.turns += n
 	// The loop names its next turn after the newest turn directory.
 	last := filepath.Join(a.dir, "batches", id)
 	os.MkdirAll(last, 0o755)
 	return os.WriteFile(filepath.Join(last, "DONE"), nil, 0o644)
+}
+
+// startIndex waits for the index's previous batch and starts adding the
+// pages of the turns up to turn as one batch, in the background.
+func (a *ager) startIndex(id string, turn int) error {
+	if err := a.waitIndex(); err != nil {
+		return err
+	}
+	fetches := a.pending
+	a.pending, a.indexed = nil, turn
+	done := make(chan error, 1)
+	a.indexing = done
+	go func() {
+		t := time.Now()
+		err := a.index(id, fetches)
+		a.spent.barrel += time.Since(t)
+		done <- err
+	}()
+	return nil
+}
+
+func (a *ager) waitIndex() error {
+	if a.indexing == nil {
+		return nil
+	}
+	err := <-a.indexing
+	a.indexing = nil
+	return err
 }
 
 // index adds the batch's pages to the barrel index.
@@ -402,18 +449,31 @@ func (a *ager) index(id string, fetches []crawlsim.Fetch) error {
 // sync closes the states so that a copy of the directory is whole, and
 // opens them again.
 func (a *ager) sync() error {
+	if len(a.pending) > 0 {
+		if err := a.startIndex(batchID(a.cfg, a.turns), a.turns); err != nil {
+			return err
+		}
+	}
+	if err := a.waitIndex(); err != nil {
+		return err
+	}
 	a.close()
 	b, err := newAger(a.dir, a.cfg)
 	if err != nil {
 		return err
 	}
-	b.turns = a.turns
+	b.turns, b.indexed, b.indexChunk = a.turns, a.indexed, a.indexChunk
 	b.spent = a.spent
 	*a = *b
 	return nil
 }
 
 func (a *ager) close() {
+	a.waitIndex()
+	if a.closed {
+		return
+	}
+	a.closed = true
 	a.op.Close()
 	a.rq.Close()
 	a.sk.Close()
@@ -484,6 +544,22 @@ func measureTurn(root, bin, aged, dst string, cfg crawlsim.Config, age int) (mea
 		kb, _ := strconv.ParseFloat(f[2], 64)
 		step := stepOf(f[0], f[1])
 		m.rssMB[step] = math.Max(m.rssMB[step], kb/1024)
+	}
+	// The index's PageRank runs every 24th turn, not in this one: timed
+	// apart, on the same copy.
+	memlog2 := filepath.Join(dst, "mem-pagerank.log")
+	pr := exec.Command(filepath.Join(bin, "barrel"), "pagerank", "--index", filepath.Join(dst, "index"))
+	pr.Env = append(os.Environ(), "MEMLOG="+memlog2)
+	t0 = time.Now()
+	if out, err := pr.CombinedOutput(); err != nil {
+		return m, fmt.Errorf("barrel pagerank: %v\n%s", err, out)
+	}
+	m.secs["pagerank"] = time.Since(t0).Seconds()
+	if mem, err := os.ReadFile(memlog2); err == nil {
+		if f := strings.Fields(string(mem)); len(f) == 3 {
+			kb, _ := strconv.ParseFloat(f[2], 64)
+			m.rssMB["pagerank"] = kb / 1024
+		}
 	}
 	m.disk["state"] = du(filepath.Join(aged, "state"))
 	m.disk["index"] = du(filepath.Join(aged, "index"))
@@ -579,6 +655,17 @@ func print(rs []measure, reps int) {
 	}
 	if base >= 0 {
 		row += " " + ratio(total[len(rs)-1], total[base]) + " |"
+	}
+	fmt.Println(row)
+	row = "| index PageRank (every 24th turn, apart) |"
+	for _, r := range rs {
+		row += fmt.Sprintf(" %.2f s, %.0f MB |", r.secs["pagerank"], r.rssMB["pagerank"])
+	}
+	if len(rs) >= 2 {
+		row += " " + growth(rs, func(r measure) float64 { return r.secs["pagerank"] }) + " |"
+	}
+	if base >= 0 {
+		row += " " + ratio(rs[len(rs)-1].secs["pagerank"], rs[base].secs["pagerank"]) + " |"
 	}
 	fmt.Println(row)
 	row = "| state + index on disk |"
