@@ -25,10 +25,13 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -127,6 +130,37 @@ func run(ages []int, chunk, indexChunk, reps int, keep string) error {
 	// so that the measured turns run one after the other, not between
 	// ageing runs. A kept directory resumes from its oldest copy.
 	crawl := filepath.Join(snaps, "crawl")
+	if err := ageAll(snaps, crawl, cfg, ages, chunk, indexChunk); err != nil {
+		return err
+	}
+	var results []measure
+	for _, age := range ages {
+		var best measure
+		for rep := 0; rep < reps; rep++ {
+			m, err := measureTurn(root, wrapped, snapshotDir(snaps, age), filepath.Join(snaps, "measure"), cfg, age)
+			if err != nil {
+				return fmt.Errorf("the turn after %d: %w", age, err)
+			}
+			fmt.Fprintf(os.Stderr, "lifebench: age %d, run %d: turn %.2f s\n", age, rep+1, m.turn)
+			best = best.fastest(m)
+		}
+		results = append(results, best)
+	}
+	print(results, reps)
+	return nil
+}
+
+// ageAll ages the crawl to each age that has no kept copy yet.
+func ageAll(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, indexChunk int) error {
+	missing := false
+	for _, age := range ages {
+		if _, err := os.Stat(snapshotDir(snaps, age)); err != nil {
+			missing = true
+		}
+	}
+	if !missing {
+		return nil
+	}
 	a, err := resumeAger(snaps, crawl, cfg, ages, indexChunk)
 	if err != nil {
 		return err
@@ -165,22 +199,7 @@ func run(ages []int, chunk, indexChunk, reps int, keep string) error {
 		}
 	}
 	a.close()
-	os.RemoveAll(crawl)
-	var results []measure
-	for _, age := range ages {
-		var best measure
-		for rep := 0; rep < reps; rep++ {
-			m, err := measureTurn(root, wrapped, snapshotDir(snaps, age), filepath.Join(tmp, "measure"), cfg, age)
-			if err != nil {
-				return fmt.Errorf("the turn after %d: %w", age, err)
-			}
-			fmt.Fprintf(os.Stderr, "lifebench: age %d, run %d: turn %.2f s\n", age, rep+1, m.turn)
-			best = best.fastest(m)
-		}
-		results = append(results, best)
-	}
-	print(results, reps)
-	return nil
+	return os.RemoveAll(crawl)
 }
 
 // fastest keeps, per step, the shortest time and the largest peak memory
@@ -238,6 +257,53 @@ func copyDir(from, to string) error {
 		return fmt.Errorf("cp: %v\n%s", err, out)
 	}
 	return nil
+}
+
+// immutable names the index files a build never writes again: segments
+// and sorted runs are written once under a new sequence number, and
+// merges unlink them. The measured copy shares them with the aged crawl
+// by hard links (a year's index is tens of GB); every other file is copied.
+var immutable = regexp.MustCompile(`^(seg-[0-9]+\.(inv|docs|ptrs)|[a-z]+-[0-9]+\.tab)$`)
+
+// linkCopy copies the crawl directory from to to, linking the index's
+// immutable files.
+func linkCopy(from, to string) error {
+	os.RemoveAll(to)
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if filepath.Base(filepath.Dir(p)) == "index" && immutable.MatchString(d.Name()) {
+			return os.Link(p, dst)
+		}
+		return copyFile(p, dst)
+	})
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // wrapTools puts a wrapper for each tool in dir: the real tool under
@@ -484,7 +550,7 @@ func (a *ager) close() {
 func measureTurn(root, bin, aged, dst string, cfg crawlsim.Config, age int) (measure, error) {
 	m := measure{age: age, secs: map[string]float64{}, rssMB: map[string]float64{}, disk: map[string]int64{}}
 	os.RemoveAll(dst)
-	if err := copyDir(aged, dst); err != nil {
+	if err := linkCopy(aged, dst); err != nil {
 		return m, err
 	}
 	defer os.RemoveAll(dst)
