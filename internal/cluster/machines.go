@@ -109,7 +109,22 @@ func Start(t *testing.T, n int, opt Options) *Machines {
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(keys, "authorized_keys"), pub, 0o600))
 	ms.SSHConfig = filepath.Join(keys, "config")
+	// One connection a machine, shared by every ssh, rsync and parallel
+	// job of the test (ControlMaster): a handshake costs seconds on a
+	// busy machine. A socket path must be short.
+	cm, err := os.MkdirTemp("", "ckcm")
+	must(t, err)
+	t.Cleanup(func() {
+		for i := range ms.m {
+			exec.Command("ssh", "-F", ms.SSHConfig, "-O", "exit", ms.Login(i)).Run()
+		}
+		os.RemoveAll(cm)
+	})
 	must(t, os.WriteFile(ms.SSHConfig, []byte(fmt.Sprintf(`Host *
+  ControlMaster auto
+  ControlPath %s/%%C
+  ControlPersist 60
+  KexAlgorithms curve25519-sha256
   User root
   IdentityFile %s
   IdentitiesOnly yes
@@ -120,7 +135,7 @@ func Start(t *testing.T, n int, opt Options) *Machines {
   ConnectTimeout 5
   ServerAliveInterval 2
   ServerAliveCountMax 2
-`, filepath.Join(keys, "user"))), 0o600))
+`, cm, filepath.Join(keys, "user"))), 0o600))
 
 	// A random 10.x.y.0/24 for this test's /30 links, so that tests run
 	// at the same time do not collide; names carry a random tag too.

@@ -1,0 +1,225 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sekitei/crawlkit/internal/cluster"
+)
+
+// The turns of the cluster tests, on a clock of their own so that every
+// crawl ranks and updates at the same times: the third turn two days after
+// the first, when pages are due again.
+var clusterClock = []string{"2026-11-23T00:00:00Z", "2026-11-23T06:00:00Z", "2026-11-25T00:00:00Z"}
+
+// crawlResult is what a crawl chose and fetched, turn by turn, and the
+// importance it ended with.
+type crawlResult struct {
+	cands, fetched, deferred [][]string
+	pages                    []string           // "url cash history", by importance
+	importance               map[string]float64 // url: importance
+	times                    []float64          // seconds a turn
+	moved                    []string           // bytes over ssh a turn (the log's line)
+}
+
+// clusterCrawl crawls with the settings conf for the turns of clusterClock.
+// opicStates returns the crawl's opic states (they may live on machines).
+func (w *world) clusterCrawl(t *testing.T, conf string, opicStates func() []string) crawlResult {
+	t.Helper()
+	var r crawlResult
+	for i, now := range clusterClock {
+		w.writeConf(t, conf+"RATE=2000\nOPIC_ARGS=\"--window 0\"\nNOW="+now+"\n")
+		t0 := time.Now()
+		out := w.turn(t, fmt.Sprintf("turn %d", i+1))
+		r.times = append(r.times, time.Since(t0).Seconds())
+		if m := regexp.MustCompile(`ssh: (\d+) bytes to the machines, (\d+) back`).FindStringSubmatch(out); m != nil {
+			r.moved = append(r.moved, m[1]+" up, "+m[2]+" back")
+		}
+	}
+	r.cands, r.fetched, r.deferred = w.perTurn(t, "candidates.ndjson"), w.fetchedURLs(t), w.perTurn(t, "deferred.ndjson")
+	r.pages, r.importance = w.showOpic(t, opicStates())
+	return r
+}
+
+// showOpic returns every page of the opic states as "url cash history"
+// lines by importance, and each page's importance.
+func (w *world) showOpic(t *testing.T, states []string) ([]string, map[string]float64) {
+	t.Helper()
+	args := []string{"show", "--tsv", "--header"}
+	for _, st := range states {
+		args = append(args, "--state", st)
+	}
+	out, err := exec.Command(filepath.Join(w.bin, "opic"), args...).Output()
+	if err != nil {
+		t.Fatalf("opic %v: %v", args, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	header := strings.Split(lines[0], "\t")
+	col := slices.Index(header, "importance")
+	if col < 0 {
+		t.Fatalf("opic show has no importance column: %q", lines[0])
+	}
+	var pages []string
+	imp := map[string]float64{}
+	for _, line := range lines[1:] {
+		f := strings.Split(line, "\t")
+		pages = append(pages, strings.Join(f[:3], " "))
+		v, err := strconv.ParseFloat(f[col], 64)
+		if err != nil {
+			t.Fatalf("importance %q: %v", f[col], err)
+		}
+		imp[f[0]] = v
+	}
+	return pages, imp
+}
+
+// sameCrawl fails the test where two crawls differ: the candidates (the
+// recrawl decisions), the pages fetched and deferred per turn, every page's
+// cash and history, and its importance to 1e-9.
+func sameCrawl(t *testing.T, what string, want, got crawlResult) {
+	t.Helper()
+	if len(got.fetched) != len(clusterClock) || len(want.fetched) != len(clusterClock) {
+		t.Fatalf("%s: %d and %d turns recorded", what, len(want.fetched), len(got.fetched))
+	}
+	for i := range want.fetched {
+		for _, c := range []struct {
+			name      string
+			want, got []string
+		}{{"candidates", want.cands[i], got.cands[i]}, {"fetched", want.fetched[i], got.fetched[i]}, {"deferred", want.deferred[i], got.deferred[i]}} {
+			if !slices.Equal(c.want, c.got) {
+				t.Errorf("%s: turn %d: %d %s unsharded, %d here, not the same", what, i+1, len(c.want), c.name, len(c.got))
+			}
+		}
+	}
+	if len(want.pages) < 300 || !slices.Equal(want.pages, got.pages) {
+		t.Errorf("%s: opic cash and history of %d pages unsharded and %d here differ", what, len(want.pages), len(got.pages))
+	}
+	for u, v := range want.importance {
+		if g, ok := got.importance[u]; !ok || math.Abs(g-v) > 1e-9 {
+			t.Errorf("%s: importance of %s: %g unsharded, %g here", what, u, v, g)
+		}
+	}
+}
+
+// machinesFor starts n machines, each serving the test's web on its own
+// loopback (the same files, port and names as the unsharded crawl's), and
+// returns them with the crawl.conf lines that run the shards on them.
+func (w *world) machinesFor(t *testing.T, n int, opt cluster.Options) (*cluster.Machines, string) {
+	t.Helper()
+	ms := cluster.Start(t, n, opt)
+	port := w.port(t)
+	for i := 0; i < n; i++ {
+		m := ms.Machine(i)
+		state := filepath.Join(t.TempDir(), "nginx")
+		m.Exec(t, filepath.Join(w.root, "scripts/serve-site.sh"), "start", w.site, port, state)
+		t.Cleanup(func() { exec.Command(filepath.Join(w.root, "scripts/serve-site.sh"), "stop", state).Run() })
+	}
+	conf := fmt.Sprintf("SHARDS=%d\nRUNNER=ssh\nHOSTS=%s\nREMOTE_DIR=%s\nSSH=\"ssh -F %s\"\nMIN_FREE_MB=1\n",
+		n, ms.HostsFile(t), ms.RemoteDir, ms.SSHConfig)
+	return ms, conf
+}
+
+// port is the port the test's web is served on, as its seed URLs say.
+func (w *world) port(t *testing.T) string {
+	t.Helper()
+	seeds, err := os.ReadFile(filepath.Join(w.site, "seeds.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`^https?://[^/:]+:(\d+)/`).FindSubmatch(seeds)
+	if m == nil {
+		t.Fatalf("no port in the seed URLs: %.100s", seeds)
+	}
+	return string(m[1])
+}
+
+// remoteStates lists the opic states on the machines' disks, and checks
+// that each shard's states are on its machine alone.
+func remoteStates(t *testing.T, ms *cluster.Machines, shards int) []string {
+	t.Helper()
+	var states []string
+	for i := 0; i < shards; i++ {
+		for j := 0; j < ms.Len(); j++ {
+			for _, tool := range []string{"opic", "recrawl"} {
+				p := filepath.Join(ms.Machine(j).Disk, "state", fmt.Sprintf("%s.%d.db", tool, i))
+				_, err := os.Stat(p)
+				if onIt := j == i%ms.Len(); onIt != (err == nil) {
+					t.Errorf("shard %d's %s state on machine %d: %v (its machine is %d)", i, tool, j, err, i%ms.Len())
+				}
+			}
+		}
+		states = append(states, filepath.Join(ms.Machine(i%ms.Len()).Disk, "state", fmt.Sprintf("opic.%d.db", i)))
+	}
+	return states
+}
+
+// TestClusterSSHAgrees crawls the generated web unsharded on this machine
+// and in 3 shards on 3 machines over GNU parallel and ssh: every turn takes
+// the same candidates, fetches and defers the same pages, and every page
+// ends with the same cash and history and importance. The shards' states
+// and WARC files are on their machines' disks, none here.
+func TestClusterSSHAgrees(t *testing.T) {
+	w := setup(t)
+	ms, conf := w.machinesFor(t, 3, cluster.Options{})
+	one := w.fresh(t)
+	want := one.clusterCrawl(t, "SHARDS=1\n", func() []string { return one.opicStates(t) })
+	three := w.fresh(t)
+	got := three.clusterCrawl(t, conf, func() []string { return remoteStates(t, ms, 3) })
+	sameCrawl(t, "3 machines over ssh", want, got)
+	for i := 0; i < 3; i++ {
+		warcs, _ := filepath.Glob(filepath.Join(ms.Machine(i).Disk, "warc", "*.warc.gz"))
+		if len(warcs) == 0 {
+			t.Errorf("machine %d holds no WARC file", i)
+		}
+		if _, err := os.Stat(filepath.Join(ms.Machine(i).Disk, fmt.Sprintf("index.%d", i))); err != nil {
+			t.Errorf("machine %d has no index of its shard: %v", i, err)
+		}
+	}
+	for _, glob := range []string{"warc/*", "state/opic*", "state/recrawl*"} {
+		if m, _ := filepath.Glob(filepath.Join(three.crawl, glob)); len(m) != 0 {
+			t.Errorf("the coordinator holds %v", m)
+		}
+	}
+	if len(got.moved) != len(clusterClock) {
+		t.Errorf("the log tells the bytes moved of %d turns: %v", len(got.moved), got.moved)
+	}
+	t.Logf("turn times: unsharded %.1f s, 3 machines over ssh %.1f s (mean of %d turns); moved per turn: %s",
+		mean(want.times), mean(got.times), len(clusterClock), strings.Join(got.moved, "; "))
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// treeSum hashes every file under dir: a change anywhere changes it.
+func treeSum(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %x\n", p, sha256.Sum256(data))
+		return nil
+	})
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
