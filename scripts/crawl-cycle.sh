@@ -468,7 +468,7 @@ recrawl_shard() {
   local i=$1
   # shellcheck disable=SC2046
   "$BIN/recrawl" update --state "$(shard_state recrawl "$i")" --batch "$id" $(shard_flag "$i") \
-    --weights "$batch/weights.ndjson" --weight-field importance --deferred "$batch/deferred.ndjson" \
+    --weights "$batch/weights.ndjson" --weight-field importance --deferred "$batch/deferred.ndjson" --fetch-time batch \
     "${recrawl_args[@]}" "${now_args[@]}" "$batch/fetched.ndjson"
 }
 update_recrawl() { each_shard recrawl_shard "$b/fetched.ndjson $b/weights.ndjson $b/deferred.ndjson"; }

@@ -386,7 +386,11 @@ func TestCrawlCycleLock(t *testing.T) {
 // pages are the same, cash and history to the last bit.
 func TestShardsAgree(t *testing.T) {
 	w := setup(t)
-	later := time.Now().UTC().Add(48 * time.Hour).Format(time.RFC3339)
+	// Every turn at a fixed time, the last two days later: the loop counts a
+	// turn's fetches at the turn's time, so the two crawls see the same
+	// ages however long their fetches took.
+	start := time.Now().UTC().Truncate(time.Hour)
+	turnTime := []time.Duration{0, time.Hour, 2 * time.Hour, 50 * time.Hour}
 	run := func(shards int) (turns, cands [][]string, top []string) {
 		c := w.fresh(t)
 		// No time window: history is then the sum of the cash a page
@@ -394,11 +398,7 @@ func TestShardsAgree(t *testing.T) {
 		// can be compared to the last bit.
 		base := fmt.Sprintf("SHARDS=%d\nRATE=2000\nOPIC_ARGS=\"--window 0\"\n", shards)
 		for turn := 1; turn <= 4; turn++ {
-			extra := ""
-			if turn == 4 {
-				extra = "NOW=" + later + "\n"
-			}
-			c.writeConf(t, base+extra)
+			c.writeConf(t, base+"NOW="+start.Add(turnTime[turn-1]).Format(time.RFC3339)+"\n")
 			c.turn(t, fmt.Sprintf("%d shards, turn %d", shards, turn))
 		}
 		return c.fetchedURLs(t), c.perTurn(t, "candidates.ndjson"), c.ranking(t, shards, "--top", "50")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -19,8 +20,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sekitei/crawlkit/internal/boltdamage"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
 
 // exitOf runs cmd and returns its exit status and output.
 func exitOf(t *testing.T, cmd *exec.Cmd) (int, string) {
@@ -95,18 +104,23 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 	conf := "TURN_N=100\nOPIC_ARGS=\"--window 0\"\n"
 	clean := w.fresh(t)
 	clean.writeConf(t, conf)
-	start := time.Now()
 	for i := 1; i <= 3; i++ {
 		clean.turn(t, fmt.Sprintf("clean turn %d", i))
 	}
-	turnTime := time.Since(start) / 3
 
 	killed := w.fresh(t)
 	killed.writeConf(t, conf)
+	// Each turn is killed in some of its steps: once a step has started
+	// (its .err file exists), after a random few milliseconds, so that
+	// kills land inside tools as well as between them, whatever the speed
+	// of the machine.
+	steps := []string{"select", "filter", "fetch", "opic", "recrawl", "sekitei", "index", "archive"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	kills := 0
 	for i := 1; i <= 3; i++ {
 		for k := 0; k < 5; k++ {
+			target := steps[rng.IntN(len(steps))]
+			pause := time.Duration(rng.IntN(80)) * time.Millisecond
 			cmd := killed.cycle()
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := cmd.Start(); err != nil {
@@ -114,12 +128,31 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
+			started := make(chan bool, 1)
+			stop := make(chan bool)
+			go func() {
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+					if m, _ := filepath.Glob(filepath.Join(killed.crawl, "batches", fmt.Sprintf("%06d-*", i), target+".err")); len(m) > 0 {
+						time.Sleep(pause)
+						started <- true
+						return
+					}
+				}
+			}()
 			select {
-			case <-time.After(time.Duration((0.05 + 0.6*rng.Float64()) * float64(turnTime))):
+			case <-started:
 				killSession(cmd.Process.Pid)
 				<-done
-				kills++
+				if m, _ := filepath.Glob(filepath.Join(killed.crawl, "batches", fmt.Sprintf("%06d-*", i), "DONE")); len(m) == 0 {
+					kills++
+				}
 			case err := <-done:
+				close(stop)
 				if err != nil {
 					t.Fatalf("turn %d ended by itself with %v", i, err)
 				}
@@ -132,7 +165,7 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 			killed.turn(t, fmt.Sprintf("turn %d after the kills", i))
 		}
 	}
-	if kills < 4 {
+	if kills < 6 {
 		t.Fatalf("only %d kills landed: the test checks little", kills)
 	}
 	want, got := clean.fetchedURLs(t), killed.fetchedURLs(t)
@@ -153,7 +186,7 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 		t.Errorf("opic importance differs from the crawl never killed (%d and %d pages)", len(a), len(b))
 	}
 	killed.checkCrawlFiles(t)
-	t.Logf("%d kills over 3 turns of about %v", kills, turnTime.Round(time.Millisecond))
+	t.Logf("%d kills over 3 turns", kills)
 }
 
 // TestCrawlCycleDiskFull runs a crawl on a small tmpfs that fills up in the
@@ -326,32 +359,42 @@ func TestCrawlCycleRefusesWhatItCannotUse(t *testing.T) {
 		t.Fatalf("recrawl states %v", states)
 	}
 	victim := states[0]
-	if st, err := os.Stat(victim); err == nil && st.IsDir() {
-		t.Fatalf("%s is a directory: corrupt a file in it instead", victim)
+	// 256 bytes inverted around the record of the seed page: a damaged
+	// data page that the next turn reads.
+	seed := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(w.crawl, "seeds.txt")))))
+	boltdamage.Flip("pages", seed, 256).Do(t, victim)
+	damaged := must(os.ReadFile(victim))
+	// The steps after recrawl's (sekitei's, barrel's) must not run; those
+	// before it apply the batch as usual (and apply it once: --batch).
+	later := hashTree(t, filepath.Join(w.crawl, "index"), "")
+	for p, h := range hashTree(t, filepath.Join(w.crawl, "state"), "") {
+		if strings.Contains(p, "sekitei") {
+			later[p] = h
+		}
 	}
-	data, _ := os.ReadFile(victim)
-	for i := len(data) / 3; i < len(data)/3+256 && i < len(data); i++ {
-		data[i] ^= 0x5a
-	}
-	os.WriteFile(victim, data, 0o644)
-	before := hashTree(t, filepath.Join(w.crawl, "state"), victim)
-	index := hashTree(t, filepath.Join(w.crawl, "index"), "")
 	code, out = exitOf(t, w.cycle())
-	if code == 0 || !strings.Contains(out, victim) {
-		t.Errorf("corrupt %s: exit %d, and the message should name it\n%s", victim, code, out)
+	if code != 1 || !strings.Contains(out, victim+": corrupt") {
+		t.Errorf("corrupt %s: exit %d; want 1 and a message naming it\n%s", victim, code, out)
 	}
-	if !strings.Contains(w.log(t), "failed (exit") {
-		t.Errorf("the failure is not in cycle.log:\n%s", w.log(t))
+	if !regexp.MustCompile(`(select|recrawl): failed \(exit 1\)`).MatchString(w.log(t)) || !strings.Contains(w.log(t), victim) {
+		t.Errorf("the failure and the file are not in cycle.log:\n%s", w.log(t))
 	}
-	after := hashTree(t, filepath.Join(w.crawl, "state"), victim)
-	for p, h := range before {
-		if after[p] != h {
-			t.Errorf("%s changed although the turn stopped", p)
+	if !bytes.Equal(must(os.ReadFile(victim)), damaged) {
+		t.Errorf("the damaged %s was written to", victim)
+	}
+	now := hashTree(t, filepath.Join(w.crawl, "index"), "")
+	for p, h := range hashTree(t, filepath.Join(w.crawl, "state"), "") {
+		if strings.Contains(p, "sekitei") {
+			now[p] = h
 		}
 	}
-	for p, h := range hashTree(t, filepath.Join(w.crawl, "index"), "") {
-		if index[p] != h {
-			t.Errorf("%s changed although the turn stopped", p)
+	for p, h := range later {
+		if now[p] != h {
+			t.Errorf("%s changed although the turn stopped before its step", p)
 		}
+	}
+	// Again: the same stop, nothing applied twice.
+	if code, _ := exitOf(t, w.cycle()); code != 1 {
+		t.Errorf("the rerun: exit %d", code)
 	}
 }
