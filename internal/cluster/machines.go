@@ -221,7 +221,19 @@ func (ms *Machines) startSSHD(t *testing.T, m *Machine) {
 	t.Helper()
 	// unshare makes the bind mount private to this sshd and what it
 	// starts; the namespace goes away with the last of them.
-	script := fmt.Sprintf("mount --bind %q %q && exec /usr/sbin/sshd -D -e -f %q", m.Disk, ms.RemoteDir, m.cfg)
+	script := fmt.Sprintf("mount --bind %q %q && ", m.Disk, ms.RemoteDir)
+	// The shell sshd starts reads the user's startup files, which on a
+	// developer's machine may take seconds (pyenv init, say) and would
+	// stand in every ssh, rsync and parallel job's way; a fresh machine
+	// has none.
+	if home, err := os.UserHomeDir(); err == nil {
+		for _, f := range []string{".bashrc", ".bash_profile", ".bash_login", ".profile"} {
+			if p := filepath.Join(home, f); fileExists(p) {
+				script += fmt.Sprintf("mount --bind /dev/null %q && ", p)
+			}
+		}
+	}
+	script += fmt.Sprintf("exec /usr/sbin/sshd -D -e -f %q", m.cfg)
 	cmd := exec.Command("ip", "netns", "exec", m.Name, "unshare", "--mount", "--propagation", "private", "sh", "-c", script)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -325,6 +337,11 @@ func run(t *testing.T, args ...string) string {
 		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func must(t *testing.T, err error) {
