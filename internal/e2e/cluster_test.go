@@ -35,11 +35,15 @@ type crawlResult struct {
 
 // clusterCrawl crawls with the settings conf for the turns of clusterClock.
 // opicStates returns the crawl's opic states (they may live on machines).
-func (w *world) clusterCrawl(t *testing.T, conf string, opicStates func() []string) crawlResult {
+// before, when not nil, runs before each turn (it may run failing turns).
+func (w *world) clusterCrawl(t *testing.T, conf string, opicStates func() []string, before func(turn int)) crawlResult {
 	t.Helper()
 	var r crawlResult
 	for i, now := range clusterClock {
 		w.writeConf(t, conf+"RATE=2000\nOPIC_ARGS=\"--window 0\"\nNOW="+now+"\n")
+		if before != nil {
+			before(i + 1)
+		}
 		t0 := time.Now()
 		out := w.turn(t, fmt.Sprintf("turn %d", i+1))
 		r.times = append(r.times, time.Since(t0).Seconds())
@@ -112,6 +116,11 @@ func sameCrawl(t *testing.T, what string, want, got crawlResult) {
 	}
 }
 
+// clusterHosts are the sites of the cluster tests' web: with 3 shards
+// (record.ShardOf) a.test and b.test are shard 0's, f.test shard 1's and
+// c.test shard 2's, so that every machine has hosts to crawl.
+var clusterHosts = []string{"a.test", "b.test", "c.test", "f.test"}
+
 // machinesFor starts n machines, each serving the test's web on its own
 // loopback (the same files, port and names as the unsharded crawl's), and
 // returns them with the crawl.conf lines that run the shards on them.
@@ -170,12 +179,12 @@ func remoteStates(t *testing.T, ms *cluster.Machines, shards int) []string {
 // ends with the same cash and history and importance. The shards' states
 // and WARC files are on their machines' disks, none here.
 func TestClusterSSHAgrees(t *testing.T) {
-	w := setup(t)
+	w := setupWeb(t, clusterHosts)
 	ms, conf := w.machinesFor(t, 3, cluster.Options{})
 	one := w.fresh(t)
-	want := one.clusterCrawl(t, "SHARDS=1\n", func() []string { return one.opicStates(t) })
+	want := one.clusterCrawl(t, "SHARDS=1\n", func() []string { return one.opicStates(t) }, nil)
 	three := w.fresh(t)
-	got := three.clusterCrawl(t, conf, func() []string { return remoteStates(t, ms, 3) })
+	got := three.clusterCrawl(t, conf, func() []string { return remoteStates(t, ms, 3) }, nil)
 	sameCrawl(t, "3 machines over ssh", want, got)
 	for i := 0; i < 3; i++ {
 		warcs, _ := filepath.Glob(filepath.Join(ms.Machine(i).Disk, "warc", "*.warc.gz"))
@@ -222,4 +231,82 @@ func treeSum(t *testing.T, dir string) string {
 		return nil
 	})
 	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// TestClusterMachineDies kills machine 1 (its sshd and every process
+// started through it, as a power cut would) while it runs shard 1's opic
+// exchange in turn 2, after the other shards may have finished theirs. The
+// turn fails naming the machine and the shard; a turn run while the machine
+// is down fails the same way before any shard's state changes; once the
+// machine is back the turn resumes and the crawl ends exactly as the
+// unsharded one: nothing lost, nothing applied twice.
+func TestClusterMachineDies(t *testing.T) {
+	w := setupWeb(t, clusterHosts)
+	ms, conf := w.machinesFor(t, 3, cluster.Options{})
+	one := w.fresh(t)
+	want := one.clusterCrawl(t, "SHARDS=1\n", func() []string { return one.opicStates(t) }, nil)
+
+	three := w.fresh(t)
+	// The tools, with an opic that, on a machine whose disk holds the mark
+	// "armed", says it got there and waits to be killed.
+	three.bin = filepath.Join(t.TempDir(), "bin")
+	noErr(t, os.MkdirAll(three.bin, 0o755))
+	for _, tool := range []string{"fetch", "recrawl", "sekitei", "barrel"} {
+		noErr(t, os.Symlink(filepath.Join(w.bin, tool), filepath.Join(three.bin, tool)))
+	}
+	armed, reached := filepath.Join(ms.RemoteDir, "armed"), filepath.Join(ms.RemoteDir, "reached")
+	noErr(t, os.WriteFile(filepath.Join(three.bin, "opic"), []byte(fmt.Sprintf(`#!/bin/sh
+if [ "$1" = exchange ] && [ -e %s ]; then rm -f %[1]s; touch %s; exec sleep 120; fi
+exec %s "$@"
+`, armed, reached, filepath.Join(w.bin, "opic"))), 0o755))
+	victim := ms.Machine(1)
+	login := regexp.QuoteMeta(ms.Login(1))
+	others := func() string { return treeSum(t, ms.Machine(0).Disk) + treeSum(t, ms.Machine(2).Disk) }
+
+	got := three.clusterCrawl(t, conf, func() []string { return remoteStates(t, ms, 3) }, func(turn int) {
+		if turn != 2 {
+			return
+		}
+		noErr(t, os.WriteFile(filepath.Join(victim.Disk, "armed"), nil, 0o644))
+		cmd := three.cycle()
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		noErr(t, cmd.Start())
+		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(victim.Disk, "reached")); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("shard 1's opic exchange never started on machine 1:\n%s", out.String())
+			}
+		}
+		ms.Kill(1)
+		err := cmd.Wait()
+		if err == nil || !regexp.MustCompile(`opic_exchange: shard 1 on `+login+` failed`).MatchString(out.String()) {
+			t.Fatalf("the turn whose machine died: %v, without naming shard 1 and its machine %s:\n%s", err, ms.Login(1), out.String())
+		}
+		if !strings.Contains(three.log(t), "opic: failed") {
+			t.Errorf("cycle.log does not say the opic step failed:\n%s", three.log(t))
+		}
+		// While it is down, a turn stops before any shard's state changes.
+		before := others()
+		code, msg := exitOf(t, three.cycle())
+		if code == 0 || !regexp.MustCompile(`shard 1 on `+login+` failed: unreachable`).MatchString(msg) {
+			t.Fatalf("a turn with machine 1 down: exit %d, without naming shard 1 and its machine:\n%s", code, msg)
+		}
+		if others() != before {
+			t.Errorf("a turn with machine 1 down changed the other machines' disks")
+		}
+		ms.Restart(t, 1)
+		os.Remove(filepath.Join(victim.Disk, "reached"))
+	})
+	sameCrawl(t, "3 machines, one dying in turn 2", want, got)
+}
+
+func noErr(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
