@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,5 +62,29 @@ func TestFullDisk(t *testing.T) {
 	out, err := ms.SSH(0, "head -c 2000000 /dev/zero > "+ms.RemoteDir+"/big")
 	if err == nil || !strings.Contains(out, "No space left") {
 		t.Fatalf("2 MB fit on a 1 MB disk: %v %s", err, out)
+	}
+}
+
+// TestSlurm: an array job runs every task on the one-node cluster, and
+// sbatch --wait fails when a task fails.
+func TestSlurm(t *testing.T) {
+	s := StartSlurm(t, 2)
+	dir := t.TempDir()
+	sbatch := func(script string) ([]byte, error) {
+		cmd := exec.Command("sbatch", "--wait", "--quiet", "--array=0-2", "--output", filepath.Join(dir, "%a.out"), "--wrap", script)
+		cmd.Env = append(os.Environ(), s.Env())
+		return cmd.CombinedOutput()
+	}
+	if out, err := sbatch("echo task $SLURM_ARRAY_TASK_ID"); err != nil {
+		t.Fatalf("sbatch: %v %s\n%s", err, out, s.Logs())
+	}
+	for i := 0; i < 3; i++ {
+		out, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.out", i)))
+		if err != nil || string(out) != fmt.Sprintf("task %d\n", i) {
+			t.Errorf("task %d wrote %q (%v)", i, out, err)
+		}
+	}
+	if out, err := sbatch("test $SLURM_ARRAY_TASK_ID != 1"); err == nil {
+		t.Errorf("an array job with a failing task succeeded: %s", out)
 	}
 }
