@@ -39,11 +39,11 @@
 # stay the same over a crawl's life.
 #
 # RUNNER says where the shards' steps run: local (background jobs here),
-# ssh (shard I on line I mod M of HOSTS, by GNU parallel over ssh; the
+# ssh (shard I on line I mod M of MACHINES, by GNU parallel over ssh; the
 # shard's states and WARC files stay in REMOTE_DIR on its machine, and only
 # the small files a step reads and writes travel) or slurm (an array job,
 # sbatch --array=0-N-1, over a DIR on the cluster's shared file system).
-# docs/scale-out.md says how, and what travels.
+# docs/scaleout.md says how, and what travels.
 #
 # crawl-cycle.sh --shard-step F I ID DIR is how a remote runner runs step F
 # of shard I of turn ID on a machine, in its crawl directory DIR.
@@ -81,12 +81,13 @@ OPIC_ARGS="--window 720h"
 RECRAWL_ARGS="--default-change-rate 0.2"   # flags of recrawl update (the prior change rate, ...)
 NEXT_ARGS=""      # flags of recrawl next (e.g. --host-rate 240)
 RUNNER=local      # where shard steps run: local, ssh or slurm
-HOSTS=""          # ssh: a file of sshlogins (user@host, one a line); shard I runs on line I mod lines
+MACHINES=""       # ssh: a file of sshlogins (user@host, one a line); shard I runs on line I mod lines
 REMOTE_DIR=""     # ssh: the crawl directory on every machine, on its own disk (default: DIR)
 SSH="ssh"         # ssh: the ssh command (e.g. "ssh -F FILE")
 MIN_FREE_MB=64    # ssh: a turn starts only if every machine has this much free in REMOTE_DIR
 SBATCH_ARGS=""    # slurm: more sbatch flags (e.g. --partition crawl --time 30)
 [[ -f "$dir/crawl.conf" ]] && source "$dir/crawl.conf"
+MACHINES=${MACHINES:-${HOSTS:-}} # TEMPCOMPAT
 TURN_N=${TURN_N:-$((FRONTIER_N + RECRAWL_N))}
 
 state=$dir/state
@@ -246,7 +247,7 @@ local_shards() {
   return "$rc"
 }
 
-# ssh_shards F IN OUT runs shard I on machine I mod M of HOSTS with GNU
+# ssh_shards F IN OUT runs shard I on machine I mod M of MACHINES with GNU
 # parallel: one hostgroup a machine pins each shard to its machine, IN goes
 # to every machine once (--basefile, by rsync), OUT comes back (--return).
 # The command is this script, at the same path on every machine.
@@ -258,10 +259,12 @@ ssh_shards() {
   for i in "${!hosts[@]}"; do args+=(-S "@m$i/$per/${hosts[i]}"); done
   # Paths under DIR: the same under REMOTE_DIR on the machines.
   cd "$dir"
-  local sent=0 got=0
+  local sent=0 got=0 size
   for f in $ins; do
     args+=(--basefile "$f")
-    sent=$((sent + $(stat -c %s "$f") * ${#hosts[@]}))
+    size=$(($(stat -c %s "$f") * ${#hosts[@]}))
+    sent=$((sent + size))
+    echo "$fn $f $size 0" >> "$batch/moved"
   done
   for f in $outs; do args+=(--return "$f"); done
   local jobs=()
@@ -275,10 +278,13 @@ ssh_shards() {
     return 1
   fi
   for f in $outs; do
-    for ((i = 0; i < SHARDS; i++)); do got=$((got + $(stat -c %s "${f//\{\}/$i}"))); done
+    for ((i = 0; i < SHARDS; i++)); do
+      size=$(stat -c %s "${f//\{\}/$i}")
+      got=$((got + size))
+      echo "$fn ${f//\{\}/$i} 0 $size" >> "$batch/moved"
+    done
   done
   echo "$fn: $sent bytes to the machines, $got back" >&2
-  echo "$sent $got" >> "$batch/moved"
 }
 
 # slurm_shards F runs the shards as an array job on the cluster's shared
@@ -315,11 +321,11 @@ read -r -a fetch_args <<< "$FETCH_ARGS"
 b=batches/$id
 hosts=()
 if [[ $RUNNER == ssh && $mode == turn ]]; then
-  if [[ ! -s "$HOSTS" ]]; then
-    say "RUNNER=ssh needs HOSTS, a file of sshlogins (user@host, one a line): HOSTS=$HOSTS"
+  if [[ ! -s "$MACHINES" ]]; then
+    say "RUNNER=ssh needs MACHINES, a file of sshlogins (user@host, one a line): MACHINES=$MACHINES"
     exit 2
   fi
-  mapfile -t hosts < <(grep -v '^[[:space:]]*#' "$HOSTS" | grep .)
+  mapfile -t hosts < <(grep -v '^[[:space:]]*#' "$MACHINES" | grep .)
   REMOTE_DIR=${REMOTE_DIR:-$dir}
 fi
 
@@ -562,6 +568,6 @@ if ((fetched == 0)); then
   exit 3
 fi
 if [[ -f "$batch/moved" ]]; then
-  say "ssh: $(awk '{ s += $1; g += $2 } END { printf "%d bytes to the machines, %d back", s, g }' "$batch/moved") this turn"
+  say "ssh: $(awk '{ s += $3; g += $4 } END { printf "%d bytes to the machines, %d back", s, g }' "$batch/moved") this turn"
 fi
 say "turn $id: complete in $(($(date +%s) - start)) s"

@@ -121,6 +121,26 @@ func sameCrawl(t *testing.T, what string, want, got crawlResult) {
 // c.test shard 2's, so that every machine has hosts to crawl.
 var clusterHosts = []string{"a.test", "b.test", "c.test", "f.test"}
 
+// setupCluster serves the cluster tests' web, seeded with every site's
+// home page so that every shard fetches from the first turn on.
+func setupCluster(t *testing.T) *world {
+	t.Helper()
+	w := setupWeb(t, clusterHosts)
+	seeds := filepath.Join(w.crawl, "seeds.txt")
+	first, err := os.ReadFile(seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, host := range clusterHosts {
+		all.WriteString(strings.Replace(string(first), clusterHosts[0], host, 1))
+	}
+	if err := os.WriteFile(seeds, []byte(all.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // machinesFor starts n machines, each serving the test's web on its own
 // loopback (the same files, port and names as the unsharded crawl's), and
 // returns them with the crawl.conf lines that run the shards on them.
@@ -134,7 +154,7 @@ func (w *world) machinesFor(t *testing.T, n int, opt cluster.Options) (*cluster.
 		m.Exec(t, filepath.Join(w.root, "scripts/serve-site.sh"), "start", w.site, port, state)
 		t.Cleanup(func() { exec.Command(filepath.Join(w.root, "scripts/serve-site.sh"), "stop", state).Run() })
 	}
-	conf := fmt.Sprintf("SHARDS=%d\nRUNNER=ssh\nHOSTS=%s\nREMOTE_DIR=%s\nSSH=\"ssh -F %s\"\nMIN_FREE_MB=1\n",
+	conf := fmt.Sprintf("SHARDS=%d\nRUNNER=ssh\nMACHINES=%s\nREMOTE_DIR=%s\nSSH=\"ssh -F %s\"\nMIN_FREE_MB=1\n",
 		n, ms.HostsFile(t), ms.RemoteDir, ms.SSHConfig)
 	return ms, conf
 }
@@ -179,7 +199,7 @@ func remoteStates(t *testing.T, ms *cluster.Machines, shards int) []string {
 // ends with the same cash and history and importance. The shards' states
 // and WARC files are on their machines' disks, none here.
 func TestClusterSSHAgrees(t *testing.T) {
-	w := setupWeb(t, clusterHosts)
+	w := setupCluster(t)
 	ms, conf := w.machinesFor(t, 3, cluster.Options{})
 	one := w.fresh(t)
 	want := one.clusterCrawl(t, "SHARDS=1\n", func() []string { return one.opicStates(t) }, nil)
@@ -205,6 +225,45 @@ func TestClusterSSHAgrees(t *testing.T) {
 	}
 	t.Logf("turn times: unsharded %.1f s, 3 machines over ssh %.1f s (mean of %d turns); moved per turn: %s",
 		mean(want.times), mean(got.times), len(clusterClock), strings.Join(got.moved, "; "))
+	t.Logf("bytes moved per turn and file (sent: times the machines; back: the shards' files):\n%s", three.movedTable(t))
+}
+
+// movedTable sums the loop's account of the bytes each turn moved
+// (batches/*/moved: "STEP FILE SENT BACK" lines) by the kind of file, the
+// shard's number and the turn's directory left out.
+func (w *world) movedTable(t *testing.T) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*", "moved"))
+	shardNo := regexp.MustCompile(`\.\d+\.`)
+	var b strings.Builder
+	for turn, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		sums := map[string][2]int64{}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) != 4 {
+				t.Fatalf("%s: %q is not STEP FILE SENT BACK", f, line)
+			}
+			kind := shardNo.ReplaceAllString(filepath.Base(fields[1]), ".I.")
+			if _, ok := sums[kind]; !ok {
+				kinds = append(kinds, kind)
+			}
+			sent, _ := strconv.ParseInt(fields[2], 10, 64)
+			back, _ := strconv.ParseInt(fields[3], 10, 64)
+			s := sums[kind]
+			sums[kind] = [2]int64{s[0] + sent, s[1] + back}
+		}
+		fmt.Fprintf(&b, "turn %d:", turn+1)
+		for _, k := range kinds {
+			fmt.Fprintf(&b, " %s %d/%d", k, sums[k][0], sums[k][1])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 func mean(xs []float64) float64 {
@@ -241,7 +300,7 @@ func treeSum(t *testing.T, dir string) string {
 // machine is back the turn resumes and the crawl ends exactly as the
 // unsharded one: nothing lost, nothing applied twice.
 func TestClusterMachineDies(t *testing.T) {
-	w := setupWeb(t, clusterHosts)
+	w := setupCluster(t)
 	ms, conf := w.machinesFor(t, 3, cluster.Options{})
 	one := w.fresh(t)
 	want := one.clusterCrawl(t, "SHARDS=1\n", func() []string { return one.opicStates(t) }, nil)
@@ -302,6 +361,28 @@ exec %s "$@"
 		os.Remove(filepath.Join(victim.Disk, "reached"))
 	})
 	sameCrawl(t, "3 machines, one dying in turn 2", want, got)
+}
+
+// TestClusterSlurmAgrees crawls the generated web unsharded and in 3 shards
+// as Slurm array jobs (sbatch --array=0-2) on a one-node cluster started by
+// the test: the same candidates, pages fetched and deferred per turn, and
+// the same importance, cash and history of every page.
+func TestClusterSlurmAgrees(t *testing.T) {
+	w := setupCluster(t)
+	slurm := cluster.StartSlurm(t, 2)
+	one := w.fresh(t)
+	want := one.clusterCrawl(t, "SHARDS=1\n", func() []string { return one.opicStates(t) }, nil)
+	three := w.fresh(t)
+	three.env = append(three.env, slurm.Env())
+	got := three.clusterCrawl(t, "SHARDS=3\nRUNNER=slurm\n", func() []string { return three.opicStates(t) }, nil)
+	sameCrawl(t, "3 shards as Slurm array jobs", want, got)
+	for i := 0; i < 3; i++ {
+		if outs, _ := filepath.Glob(filepath.Join(three.crawl, "batches", "*", "slurm", fmt.Sprintf("*.%d.out", i))); len(outs) == 0 {
+			t.Errorf("no Slurm task of shard %d left its output", i)
+		}
+	}
+	t.Logf("turn times: unsharded %.1f s, 3 shards as Slurm array jobs %.1f s (mean of %d turns)",
+		mean(want.times), mean(got.times), len(clusterClock))
 }
 
 func noErr(t *testing.T, err error) {
