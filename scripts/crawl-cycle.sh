@@ -87,7 +87,6 @@ SSH="ssh"         # ssh: the ssh command (e.g. "ssh -F FILE")
 MIN_FREE_MB=64    # ssh: a turn starts only if every machine has this much free in REMOTE_DIR
 SBATCH_ARGS=""    # slurm: more sbatch flags (e.g. --partition crawl --time 30)
 [[ -f "$dir/crawl.conf" ]] && source "$dir/crawl.conf"
-MACHINES=${MACHINES:-${HOSTS:-}} # TEMPCOMPAT
 TURN_N=${TURN_N:-$((FRONTIER_N + RECRAWL_N))}
 
 state=$dir/state

@@ -331,17 +331,20 @@ exec %s "$@"
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
 		noErr(t, cmd.Start())
-		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		for {
 			if _, err := os.Stat(filepath.Join(victim.Disk, "reached")); err == nil {
 				break
 			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatalf("shard 1's opic exchange never started on machine 1:\n%s", out.String())
+			select {
+			case err := <-exited:
+				t.Fatalf("the turn ended (%v) before shard 1's opic exchange started on machine 1:\n%s", err, out.String())
+			case <-time.After(50 * time.Millisecond):
 			}
 		}
 		ms.Kill(1)
-		err := cmd.Wait()
+		err := <-exited
 		if err == nil || !regexp.MustCompile(`opic_exchange: shard 1 on `+login+` failed`).MatchString(out.String()) {
 			t.Fatalf("the turn whose machine died: %v, without naming shard 1 and its machine %s:\n%s", err, ms.Login(1), out.String())
 		}
