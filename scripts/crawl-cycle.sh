@@ -37,9 +37,25 @@
 # its own pages, then takes in the cash the other shards' links sent it). A
 # sharded crawl chooses and fetches what an unsharded one would. SHARDS must
 # stay the same over a crawl's life.
+#
+# RUNNER says where the shards' steps run: local (background jobs here),
+# ssh (shard I on line I mod M of MACHINES, by GNU parallel over ssh; the
+# shard's states and WARC files stay in REMOTE_DIR on its machine, and only
+# the small files a step reads and writes travel) or slurm (an array job,
+# sbatch --array=0-N-1, over a DIR on the cluster's shared file system).
+# docs/scaleout.md says how, and what travels.
+#
+# crawl-cycle.sh --shard-step F I ID DIR is how a remote runner runs step F
+# of shard I of turn ID on a machine, in its crawl directory DIR.
 set -Eeuo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
+mode=turn
+if [[ "${1:-}" == --shard-step ]]; then
+  mode=shard shard_fn=${2:?} shard=${3:?} id=${4:?}
+  shift 4
+  mkdir -p "${1:?usage: crawl-cycle.sh --shard-step F I ID DIR}"
+fi
 dir=${1:?usage: crawl-cycle.sh DIR}
 if [[ ! -d "$dir" ]]; then
   echo "crawl-cycle: $dir: no such directory (make it and put seeds.txt in it)" >&2
@@ -64,11 +80,20 @@ FETCH_ARGS=""     # e.g. --delay 1s --workers 64; a local site: --allow-private 
 OPIC_ARGS="--window 720h"
 RECRAWL_ARGS="--default-change-rate 0.2"   # flags of recrawl update (the prior change rate, ...)
 NEXT_ARGS=""      # flags of recrawl next (e.g. --host-rate 240)
+RUNNER=local      # where shard steps run: local, ssh or slurm
+MACHINES=""       # ssh: a file of sshlogins (user@host, one a line); shard I runs on line I mod lines
+REMOTE_DIR=""     # ssh: the crawl directory on every machine, on its own disk (default: DIR)
+SSH="ssh"         # ssh: the ssh command (e.g. "ssh -F FILE")
+MIN_FREE_MB=64    # ssh: a turn starts only if every machine has this much free in REMOTE_DIR
+SBATCH_ARGS=""    # slurm: more sbatch flags (e.g. --partition crawl --time 30)
 [[ -f "$dir/crawl.conf" ]] && source "$dir/crawl.conf"
 TURN_N=${TURN_N:-$((FRONTIER_N + RECRAWL_N))}
 
 state=$dir/state
 mkdir -p "$state/history" "$dir/batches" "$dir/logs" "$dir/warc"
+# The machine a message comes from: its ssh address, else its name.
+machine=$(hostname)
+[[ -n "${SSH_CONNECTION:-}" ]] && machine=$(echo "$SSH_CONNECTION" | cut -d' ' -f3)
 log=$dir/logs/cycle.log
 # say logs a line to stderr and the log (a full disk must not stop it).
 say() { printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" | { tee -a "$log" >&2 || true; }; }
@@ -83,6 +108,8 @@ if [[ -n "${CRAWLKIT_BIN:-}" ]]; then
       exit 2
     fi
   done
+elif [[ $mode == shard ]]; then
+  BIN=$here/bin # a shard step builds nothing: the turn did
 else
   BIN=$here/bin
   for tool in fetch opic recrawl sekitei barrel; do
@@ -93,39 +120,59 @@ else
   done
 fi
 
-exec 9>"$dir/lock"
-if ! flock -n 9; then
-  say "another turn is running on $dir"
-  exit 75
-fi
-
-# The number of shards is fixed for a crawl's life: a state holds its
-# shard's hosts only.
-if [[ -f "$state/shards" ]]; then
-  read -r made < "$state/shards"
-  if [[ "$made" != "$SHARDS" ]]; then
-    say "SHARDS=$SHARDS, but the crawl in $dir was made with SHARDS=$made ($state/shards); SHARDS must stay the same over a crawl's life"
-    exit 2
+# begin_turn takes the lock and starts or resumes a turn.
+begin_turn() {
+  exec 9>"$dir/lock"
+  if ! flock -n 9; then
+    say "another turn is running on $dir"
+    exit 75
   fi
-elif [[ -n "$(ls -A "$state" | grep -v '^history$' || true)" ]]; then
-  say "$state holds states but no shards file: not a crawl directory of this version of crawl-cycle.sh"
-  exit 2
-else
-  echo "$SHARDS" > "$state/shards"
-fi
 
-# Resume the newest unfinished turn, or start one numbered after the newest.
-newest=$(find "$dir/batches" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | LC_ALL=C sort | tail -n 1)
-if [[ -n "$newest" && ! -f "$dir/batches/$newest/DONE" ]]; then
-  batch=$dir/batches/$newest
-  say "turn $newest: resume"
-else
-  number=${newest%%-*}
-  batch=$dir/batches/$(printf '%06d' $((10#${number:-0} + 1)))-$(date -u +%Y%m%dT%H%M%SZ)
+  # The number of shards is fixed for a crawl's life: a state holds its
+  # shard's hosts only.
+  if [[ -f "$state/shards" ]]; then
+    read -r made < "$state/shards"
+    if [[ "$made" != "$SHARDS" ]]; then
+      say "SHARDS=$SHARDS, but the crawl in $dir was made with SHARDS=$made ($state/shards); SHARDS must stay the same over a crawl's life"
+      exit 2
+    fi
+  elif [[ -n "$(ls -A "$state" | grep -v '^history$' || true)" ]]; then
+    say "$state holds states but no shards file: not a crawl directory of this version of crawl-cycle.sh"
+    exit 2
+  else
+    echo "$SHARDS" > "$state/shards"
+  fi
+
+  # Resume the newest unfinished turn, or start one numbered after the newest.
+  newest=$(find "$dir/batches" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | LC_ALL=C sort | tail -n 1)
+  if [[ -n "$newest" && ! -f "$dir/batches/$newest/DONE" ]]; then
+    batch=$dir/batches/$newest
+    say "turn $newest: resume"
+  else
+    number=${newest%%-*}
+    batch=$dir/batches/$(printf '%06d' $((10#${number:-0} + 1)))-$(date -u +%Y%m%dT%H%M%SZ)
+    mkdir -p "$batch"
+    say "turn $(basename "$batch"): start"
+  fi
+  id=$(basename "$batch")
+}
+
+# begin_shard_step checks the machine's state for shard I of the turn: one
+# made with another SHARDS value is refused before anything changes.
+begin_shard_step() {
+  if [[ -f "$state/shards" ]]; then
+    read -r made < "$state/shards"
+    if [[ "$made" != "$SHARDS" ]]; then
+      echo "shard $shard on $machine: the state in $state was made with SHARDS=$made, the crawl has SHARDS=$SHARDS" >&2
+      exit 2
+    fi
+  else
+    echo "$SHARDS" > "$state/shards"
+  fi
+  batch=$dir/batches/$id
   mkdir -p "$batch"
-  say "turn $(basename "$batch"): start"
-fi
-id=$(basename "$batch")
+}
+if [[ $mode == turn ]]; then begin_turn; else begin_shard_step; fi
 
 # A failing command stops the turn; the log says which step and why.
 current=""
@@ -165,9 +212,25 @@ step() {
   say "$name: took $(awk -v d=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", d / 1e9 }') s"
 }
 
-# each_shard F runs F I for every shard I at once and fails if any fails.
-# The jobs stay in the turn's process group, so killing the turn kills them.
+# each_shard F [IN [OUT]] runs F I for every shard I at once, by RUNNER,
+# and fails if any fails. IN and OUT name the files besides the shard's
+# state that F reads and writes (paths under DIR, globs; {} stands for the
+# shard): the ssh runner sends IN to the machines and brings OUT back.
 each_shard() {
+  case "$RUNNER" in
+  local) local_shards "$1" ;;
+  ssh) ssh_shards "$@" ;;
+  slurm) slurm_shards "$1" ;;
+  *)
+    echo "RUNNER=$RUNNER: not local, ssh or slurm" >&2
+    return 2
+    ;;
+  esac
+}
+
+# local_shards F: background jobs that stay in the turn's process group,
+# so that killing the turn kills them.
+local_shards() {
   local fn=$1 i rc=0
   local pids=()
   for ((i = 0; i < SHARDS; i++)); do
@@ -179,6 +242,62 @@ each_shard() {
   done
   for i in "${pids[@]}"; do
     wait "$i" || rc=$?
+  done
+  return "$rc"
+}
+
+# ssh_shards F IN OUT runs shard I on machine I mod M of MACHINES with GNU
+# parallel: one hostgroup a machine pins each shard to its machine, IN goes
+# to every machine once (--basefile, by rsync), OUT comes back (--return).
+# The command is this script, at the same path on every machine.
+ssh_shards() {
+  local fn=$1 ins=${2:-} outs=${3:-} i f rc=0
+  local args=(--will-cite --hostgroups --ssh "$SSH" --workdir "$REMOTE_DIR" --joblog "$batch/$fn.joblog"
+    --tagstring "shard {}" --basefile "crawl.conf")
+  local per=$(((SHARDS + ${#hosts[@]} - 1) / ${#hosts[@]}))
+  for i in "${!hosts[@]}"; do args+=(-S "@m$i/$per/${hosts[i]}"); done
+  # Paths under DIR: the same under REMOTE_DIR on the machines.
+  cd "$dir"
+  local sent=0 got=0 size
+  for f in $ins; do
+    args+=(--basefile "$f")
+    size=$(($(stat -c %s "$f") * ${#hosts[@]}))
+    sent=$((sent + size))
+    echo "$fn $f $size 0" >> "$batch/moved"
+  done
+  for f in $outs; do args+=(--return "$f"); done
+  local jobs=()
+  for ((i = 0; i < SHARDS; i++)); do jobs+=("$i@m$((i % ${#hosts[@]}))"); done
+  parallel "${args[@]}" "CRAWLKIT_BIN=$BIN $here/scripts/crawl-cycle.sh --shard-step $fn {} $id $REMOTE_DIR" ::: "${jobs[@]}" || rc=$?
+  if ((rc != 0)); then
+    # The joblog's lines are in shard order: Seq Host ... Exitval Signal.
+    awk -F'\t' -v fn="$fn" 'NR > 1 && ($7 != 0 || $8 != 0) {
+      why = $7 == 255 ? "unreachable or lost (ssh exit 255)" : $8 != 0 ? "killed by signal " $8 : "exit " $7
+      printf "%s: shard %d on %s failed: %s\n", fn, $1 - 1, $2, why }' "$batch/$fn.joblog" >&2
+    return 1
+  fi
+  for f in $outs; do
+    for ((i = 0; i < SHARDS; i++)); do
+      size=$(stat -c %s "${f//\{\}/$i}")
+      got=$((got + size))
+      echo "$fn ${f//\{\}/$i} 0 $size" >> "$batch/moved"
+    done
+  done
+  echo "$fn: $sent bytes to the machines, $got back" >&2
+}
+
+# slurm_shards F runs the shards as an array job on the cluster's shared
+# file system and waits for it; each task's output is kept in the turn.
+slurm_shards() {
+  local fn=$1 rc=0 out i
+  mkdir -p "$batch/slurm"
+  read -r -a sbatch_args <<< "$SBATCH_ARGS"
+  sbatch --wait --quiet --array="0-$((SHARDS - 1))" --job-name "crawl-$fn" --output "$batch/slurm/$fn.%a.out" \
+    ${sbatch_args[@]+"${sbatch_args[@]}"} \
+    --wrap "CRAWLKIT_BIN=$BIN exec $here/scripts/crawl-cycle.sh --shard-step $fn \$SLURM_ARRAY_TASK_ID $id $dir" || rc=$?
+  for ((i = 0; i < SHARDS; i++)); do
+    out=$batch/slurm/$fn.$i.out
+    if [[ -s "$out" ]]; then sed "s/^/$fn: shard $i: /" "$out" >&2; fi
   done
   return "$rc"
 }
@@ -197,6 +316,17 @@ read -r -a recrawl_args <<< "$RECRAWL_ARGS"
 read -r -a next_args <<< "$NEXT_ARGS"
 read -r -a opic_args <<< "$OPIC_ARGS"
 read -r -a fetch_args <<< "$FETCH_ARGS"
+# b: the turn's directory under DIR, for the files each_shard moves.
+b=batches/$id
+hosts=()
+if [[ $RUNNER == ssh && $mode == turn ]]; then
+  if [[ ! -s "$MACHINES" ]]; then
+    say "RUNNER=ssh needs MACHINES, a file of sshlogins (user@host, one a line): MACHINES=$MACHINES"
+    exit 2
+  fi
+  mapfile -t hosts < <(grep -v '^[[:space:]]*#' "$MACHINES" | grep .)
+  REMOTE_DIR=${REMOTE_DIR:-$dir}
+fi
 
 # The first turn puts the seeds into opic (they share the first cash) and
 # into the queue, as batch 000000-seeds.
@@ -222,10 +352,14 @@ seed() {
     echo "no seeds: put the first URLs, one a line, in $dir/seeds.txt" >&2
     return 1
   fi
-  each_shard seed_shard
-  if ((SHARDS > 1)); then each_shard seed_exchange; fi
+  if ((SHARDS > 1)); then
+    each_shard seed_shard seeds.txt "$b/seed-out.{}.ndjson $b/seed-weights.{}.u.ndjson"
+    each_shard seed_exchange "$b/seed-out.*.ndjson" "$b/seed-weights.{}.x.ndjson"
+  else
+    each_shard seed_shard seeds.txt "$b/seed-weights.{}.u.ndjson"
+  fi
   cat "$batch"/seed-weights.*.ndjson > "$batch/seed-weights.ndjson"
-  each_shard seed_queue
+  each_shard seed_queue "seeds.txt $b/seed-weights.ndjson"
   rm -f "$batch"/seed-out.*.ndjson "$batch"/seed-weights.*
   touch "$state/seeded"
   echo "seed: $(lines "$dir/seeds.txt") seed URLs in the queue" >&2
@@ -255,16 +389,16 @@ next_shard() {
     --lambda0-from "$batch/lambda0.json" ${host_args[@]+"${host_args[@]}"} ${next_args[@]+"${next_args[@]}"} \
     "${now_args[@]}" > "$batch/candidates.$i.tmp"
 }
+# lambda_0, the threshold a page's crawl value must reach, by map and
+# reduce over the shards' queues: RATE crawls a day, or TURN_N a turn.
+rate=$RATE
+[[ "$rate" == 0 ]] && rate=$(awk -v n="$TURN_N" -v d="$(slot_days)" 'BEGIN { print n / d }')
+host_args=()
+[[ -n "$HOST_RATES" ]] && host_args=(--host-rates "$HOST_RATES")
 select_pages() {
-  # lambda_0, the threshold a page's crawl value must reach, by map and
-  # reduce over the shards' queues: RATE crawls a day, or TURN_N a turn.
-  rate=$RATE
-  [[ "$rate" == 0 ]] && rate=$(awk -v n="$TURN_N" -v d="$(slot_days)" 'BEGIN { print n / d }')
-  host_args=()
-  [[ -n "$HOST_RATES" ]] && host_args=(--host-rates "$HOST_RATES")
-  each_shard summary_shard
+  each_shard summary_shard "" "$b/summary.{}.json"
   "$BIN/recrawl" lambda0 --rate "$rate" "$batch"/summary.*.json > "$batch/lambda0.json"
-  each_shard next_shard
+  each_shard next_shard "$b/lambda0.json" "$b/candidates.{}.tmp"
   if ((SHARDS > 1)); then
     "$BIN/recrawl" merge --n "$TURN_N" "$batch"/candidates.*.tmp > "$batch/candidates.tmp"
     rm -f "$batch"/candidates.*.tmp
@@ -297,7 +431,7 @@ fetch_shard() {
 }
 fetch_pages() {
   if [[ ! -f "$batch/fetched.ndjson" ]]; then
-    each_shard fetch_shard
+    each_shard fetch_shard "$b/todo.ndjson" "$b/fetched.{}.partial"
     # In line order, so that the batch is the same however it was fetched.
     LC_ALL=C sort "$batch"/fetched.*.partial > "$batch/fetched.tmp"
     sync "$batch/fetched.tmp"
@@ -319,8 +453,12 @@ opic_exchange() {
     --changes "$batch/weights.$i.x.ndjson" "$batch"/opic-out.*.ndjson
 }
 update_opic() {
-  each_shard opic_shard
-  if ((SHARDS > 1)); then each_shard opic_exchange; fi
+  if ((SHARDS > 1)); then
+    each_shard opic_shard "$b/fetched.ndjson" "$b/opic-out.{}.ndjson $b/weights.{}.u.ndjson"
+    each_shard opic_exchange "$b/opic-out.*.ndjson" "$b/weights.{}.x.ndjson"
+  else
+    each_shard opic_shard "$b/fetched.ndjson" "$b/weights.{}.u.ndjson"
+  fi
   # An exchange's values come after the update's: the last one counts.
   if ((SHARDS > 1)); then
     cat "$batch"/weights.*.u.ndjson "$batch"/weights.*.x.ndjson > "$batch/weights.tmp"
@@ -338,7 +476,7 @@ recrawl_shard() {
     --weights "$batch/weights.ndjson" --weight-field importance --deferred "$batch/deferred.ndjson" --fetch-time batch \
     "${recrawl_args[@]}" "${now_args[@]}" "$batch/fetched.ndjson"
 }
-update_recrawl() { each_shard recrawl_shard; }
+update_recrawl() { each_shard recrawl_shard "$b/fetched.ndjson $b/weights.ndjson $b/deferred.ndjson"; }
 
 update_sekitei() {
   local good=()
@@ -347,9 +485,45 @@ update_sekitei() {
     --site-quota "$SITE_QUOTA" --min-quota "$MIN_QUOTA" "$batch/fetched.ndjson"
 }
 
+# With RUNNER=ssh the WARC files stay on the machines: each indexes its
+# own shard's pages (DIR/index.I on its disk) and drops its old turns.
 index_pages() {
-  "$BIN/barrel" build --index "$dir/index" --batch "$id" "$batch/fetched.ndjson"
+  if [[ $RUNNER == ssh ]]; then
+    each_shard index_shard "$b/fetched.ndjson"
+  else
+    "$BIN/barrel" build --index "$dir/index" --batch "$id" "$batch/fetched.ndjson"
+  fi
 }
+index_shard() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/barrel" build --index "$dir/index.$i" --batch "$id" $(shard_flag "$i") --warc-dir "$dir/warc" "$batch/fetched.ndjson"
+  prune_batches
+}
+# prune_batches drops old turn directories: what they hold is in the
+# states and the history.
+prune_batches() {
+  find "$dir/batches" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | LC_ALL=C sort |
+    head -n -"$KEEP_BATCHES" | while read -r old; do rm -rf "${dir:?}/batches/$old"; done
+}
+
+# check_shard I: before a remote turn changes anything, every machine must
+# answer, hold its shard's state of this SHARDS value (begin_shard_step
+# checked it) and have MIN_FREE_MB free.
+check_shard() {
+  local free
+  free=$(df -Pk "$dir" | awk 'NR == 2 { print int($4 / 1024) }')
+  if ((free < MIN_FREE_MB)); then
+    echo "shard $1 on $machine: $free MB free in $dir, less than MIN_FREE_MB=$MIN_FREE_MB" >&2
+    return 1
+  fi
+}
+
+if [[ $mode == shard ]]; then
+  trap 'echo "shard $shard on $machine: $shard_fn failed (exit $?)" >&2' ERR
+  "$shard_fn" "$shard"
+  exit 0
+fi
 
 archive_batch() {
   gzip -c "$batch/fetched.ndjson" > "$state/history/$id.ndjson.gz.tmp"
@@ -358,6 +532,15 @@ archive_batch() {
 }
 
 start=$(date +%s)
+if [[ $RUNNER == ssh ]]; then
+  # Every turn, resumed or not: a dead or full machine stops it here,
+  # before any shard's state changes.
+  if ! each_shard check_shard 2> "$batch/check.err"; then
+    cat "$batch/check.err" >&2
+    current=check
+    failed 1
+  fi
+fi
 [[ -f "$state/seeded" ]] || step seed seed
 step select select_pages
 step filter filter_pages
@@ -368,9 +551,7 @@ step recrawl update_recrawl
 step index index_pages
 step archive archive_batch
 touch "$batch/DONE"
-# Old turn directories go: what they hold is in the states and the history.
-find "$dir/batches" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' -printf '%f\n' | LC_ALL=C sort |
-  head -n -"$KEEP_BATCHES" | while read -r old; do rm -rf "${dir:?}/batches/$old"; done
+prune_batches
 
 # Progress: pages fetched, or why none were.
 stat() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$batch/fetch-stats.tsv"; }
@@ -384,5 +565,8 @@ fi
 if ((fetched == 0)); then
   say "turn $id: no progress: none of the $(stat records) URLs tried could be fetched (see the reasons above; for a site on this machine or a private network, FETCH_ARGS needs --allow-private)"
   exit 3
+fi
+if [[ -f "$batch/moved" ]]; then
+  say "ssh: $(awk '{ s += $3; g += $4 } END { printf "%d bytes to the machines, %d back", s, g }' "$batch/moved") this turn"
 fi
 say "turn $id: complete in $(($(date +%s) - start)) s"

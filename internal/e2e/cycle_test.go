@@ -67,6 +67,12 @@ func TestMain(m *testing.M) {
 
 func setup(t *testing.T) *world {
 	t.Helper()
+	return setupWeb(t, []string{"a.test", "b.test", "c.test"})
+}
+
+// setupWeb serves a generated web of the given sites.
+func setupWeb(t *testing.T, hosts []string) *world {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +80,7 @@ func setup(t *testing.T) *world {
 	tmp := t.TempDir()
 	w := &world{root: root, bin: tools(t, root), site: filepath.Join(tmp, "site"), crawl: filepath.Join(tmp, "crawl")}
 	port := freePort(t)
-	cfg := sitegen.Config{Seed: 7, Hosts: []string{"a.test", "b.test", "c.test"}, Port: port, Articles: 240, Wiki: 90, PerDay: 10}
+	cfg := sitegen.Config{Seed: 7, Hosts: hosts, Port: port, Articles: 240, Wiki: 90, PerDay: 10}
 	if err := sitegen.Generate(cfg).Write(w.site); err != nil {
 		t.Fatal(err)
 	}
