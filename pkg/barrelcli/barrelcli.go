@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -501,12 +502,15 @@ func getCommand() *cli.Command {
 		Usage:     "print a stored page",
 		UsageText: "barrel get --index DIR [--info] URL|DOCID",
 		Description: `Prints the page stored in the repository for a URL or docID, as fetched.
---info prints its document index entry as an NDJSON record instead.
+--info prints its document index entry as an NDJSON record instead: "stored"
+says whether the page is in the repository (false: only seen as a link
+target), and a stored page has "status":200, as in fetch records (barrel
+keeps only 200 responses).
 
 Example:
    $ barrel get --index idx http://docs.test/library/json.html | head -3
    $ barrel get --index idx --info 307
-   {"url":"http://docs.test/library/json.html","doc_id":307,"title":"json — ...","status":"fetched",...}`,
+   {"url":"http://docs.test/library/json.html","doc_id":307,"title":"json — ...","stored":true,"status":200,...}`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.BoolFlag{Name: "info", Usage: "print the document index entry as JSON"},
 		},
@@ -544,11 +548,14 @@ func get(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		status := map[uint8]string{barrel.StatusFetched: "fetched", barrel.StatusLinked: "linked"}[e.Status]
 		rec := record.New(u)
 		rec.SetInt("doc_id", int64(doc))
 		rec.SetString("title", title)
-		rec.SetString("status", status)
+		// status is the HTTP status as in fetch records, so only a stored page has one.
+		rec.SetBool("stored", e.Status == barrel.StatusFetched)
+		if e.Status == barrel.StatusFetched {
+			rec.SetInt("status", http.StatusOK)
+		}
 		rec.SetFloat("rank", float64(e.Rank))
 		rec.SetInt("words", int64(e.Words))
 		rec.SetString("checksum", fmt.Sprintf("crc32c:%08x", e.Checksum))
