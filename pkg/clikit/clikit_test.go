@@ -31,7 +31,13 @@ func echoApp() *cli.App {
 			return out.Write(r)
 		})
 	}
-	app.Commands = []*cli.Command{{Name: "fail", Action: func(*cli.Context) error { return errors.New("boom") }}}
+	shared := &cli.StringFlag{Name: "state", Required: true}
+	app.Commands = []*cli.Command{
+		{Name: "fail", Action: func(*cli.Context) error { return errors.New("boom") }},
+		{Name: "need", Usage: "needs --state", Flags: []cli.Flag{shared},
+			Action: func(c *cli.Context) error { _, err := c.App.Writer.Write([]byte(c.String("state") + "\n")); return err }},
+		{Name: "also", Flags: []cli.Flag{shared}, Action: func(*cli.Context) error { return nil }},
+	}
 	return app
 }
 
@@ -66,6 +72,26 @@ func TestExitCodes(t *testing.T) {
 	}
 	if code, out, _ := run(t, "", "--version"); code != 0 || !strings.Contains(out, Version) {
 		t.Errorf("--version: %d %q", code, out)
+	}
+}
+
+// Every subcommand answers --version; a missing required flag prints the
+// help on stderr (never stdout, where it would flow into the next tool) and
+// exits 2, also for a flag shared by two commands.
+func TestSubcommandVersionAndRequiredFlags(t *testing.T) {
+	for _, sub := range []string{"fail", "need", "also"} {
+		if code, out, errs := run(t, "", sub, "--version"); code != 0 || out != "echo version "+Version+"\n" || errs != "" {
+			t.Errorf("%s --version: %d %q %q", sub, code, out, errs)
+		}
+	}
+	for _, sub := range []string{"need", "also"} {
+		code, out, errs := run(t, "", sub)
+		if code != ExitUsage || out != "" || !strings.Contains(errs, "required flag --state not set") || !strings.Contains(errs, "USAGE:") {
+			t.Errorf("%s without --state: %d stdout %q stderr %q", sub, code, out, errs)
+		}
+	}
+	if code, out, errs := run(t, "", "need", "--state", "s.db"); code != 0 || out != "s.db\n" {
+		t.Errorf("need --state: %d %q %q", code, out, errs)
 	}
 }
 
