@@ -417,12 +417,15 @@ func checkRequired(names []string, next cli.BeforeFunc) cli.BeforeFunc {
 		var missing []string
 		for _, n := range names {
 			if !c.IsSet(n) {
-				missing = append(missing, "--"+n)
+				missing = append(missing, n)
 			}
 		}
 		if len(missing) > 0 {
 			HelpToStderr(c)
-			return Usagef("required flag %s not set", strings.Join(missing, ", "))
+			if len(missing) == 1 {
+				return Usagef("Required flag %q not set", missing[0])
+			}
+			return Usagef("Required flags %q not set", strings.Join(missing, ", "))
 		}
 		if next != nil {
 			return next(c)

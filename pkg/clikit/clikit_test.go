@@ -86,7 +86,7 @@ func TestSubcommandVersionAndRequiredFlags(t *testing.T) {
 	}
 	for _, sub := range []string{"need", "also"} {
 		code, out, errs := run(t, "", sub)
-		if code != ExitUsage || out != "" || !strings.Contains(errs, "required flag --state not set") || !strings.Contains(errs, "USAGE:") {
+		if code != ExitUsage || out != "" || !strings.Contains(errs, `Required flag "state" not set`) || !strings.Contains(errs, "USAGE:") {
 			t.Errorf("%s without --state: %d stdout %q stderr %q", sub, code, out, errs)
 		}
 	}
