@@ -444,6 +444,12 @@ func setUsageHandler(cmd *cli.Command) {
 }
 
 func exitCode(name string, err error, ctx context.Context, stderr io.Writer) int {
+	if err == nil && ctx.Err() != nil {
+		// The signal came after the tool had read its input and it
+		// finished its work: still an interrupted run for the caller.
+		fmt.Fprintf(stderr, "%s: interrupted\n", name)
+		return ExitInterrupted
+	}
 	if err == nil {
 		return ExitOK
 	}

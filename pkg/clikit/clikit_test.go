@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -92,6 +94,28 @@ func TestSubcommandVersionAndRequiredFlags(t *testing.T) {
 	}
 	if code, out, errs := run(t, "", "need", "--state", "s.db"); code != 0 || out != "s.db\n" {
 		t.Errorf("need --state: %d %q %q", code, out, errs)
+	}
+}
+
+// A signal that arrives after the input is read, while the tool finishes its
+// work, still ends the run with status 130.
+func TestSignalAfterInputExits130(t *testing.T) {
+	app := New("late", "", "")
+	app.Action = func(c *cli.Context) error {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+			return err
+		}
+		select { // the work after the input: it ends normally
+		case <-c.Context.Done():
+		case <-time.After(5 * time.Second):
+			return errors.New("no cancellation after SIGTERM")
+		}
+		return nil
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(app, []string{"late"}, Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr})
+	if code != ExitInterrupted || !strings.Contains(stderr.String(), "late: interrupted") {
+		t.Errorf("exit %d, stderr %q; want %d and interrupted", code, stderr.String(), ExitInterrupted)
 	}
 }
 
