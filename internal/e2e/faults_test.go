@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sekitei/crawlkit/internal/boltdamage"
+	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
@@ -396,5 +397,46 @@ func TestCrawlCycleRefusesWhatItCannotUse(t *testing.T) {
 	// Again: the same stop, nothing applied twice.
 	if code, _ := exitOf(t, w.cycle()); code != 1 {
 		t.Errorf("the rerun: exit %d", code)
+	}
+}
+
+// `urlfeat > file` on a disk that fills up fails (exit 1, the reason on
+// stderr) and leaves the file ending on a whole record.
+func TestUrlfeatDiskFullEndsOnARecord(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := tools(t, root)
+	mnt := t.TempDir()
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=300k"); err != nil {
+		t.Fatalf("mount tmpfs (the tests run as root): %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	out, err := os.Create(filepath.Join(mnt, "features.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(filepath.Join(bin, "urlfeat"), filepath.Join(root, "testdata/sekitei/urls.lenta.general"))
+	cmd.Stdout = out
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "no space left") {
+		t.Fatalf("urlfeat on a full disk: exit %d (%v), stderr %q", code, err, stderr.String())
+	}
+	data, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 100<<10 || data[len(data)-1] != '\n' {
+		t.Fatalf("%d bytes written, ending %q", len(data), data[max(0, len(data)-60):])
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		r, err := record.Parse([]byte(line))
+		if err != nil || !r.Has("features") {
+			t.Fatalf("line %d: %q: %v", i+1, line, err)
+		}
 	}
 }
