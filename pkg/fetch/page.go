@@ -156,6 +156,13 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	defer f.itemDone()
 	loc, haveLoc, err := archive()
 	if err != nil {
+		// The response came but its WARC record could not be written (a
+		// full disk, say): its fetch record still goes out, saying so,
+		// before the error stops the run.
+		werr := errorf(CodeWARC, "the WARC record was not written: %v", err)
+		if eerr := f.finishResponse(it, x, warc.Location{}, false, werr); eerr != nil {
+			return eerr
+		}
 		return err
 	}
 	if x.status == 0 {

@@ -51,7 +51,7 @@ our agent, e.g. ["nofollow","noindex"]), text_simhash (16 hex digits: the
 SimHash of the main text, which clocks, counters and banners do not move),
 redirects, error ("code: message"; codes: url trap budget robots dns
 blocked connect tls timeout network http too_large decode redirect
-redirect_loop too_many_redirects duplicate type interrupted), warc_file,
+redirect_loop too_many_redirects duplicate type warc interrupted), warc_file,
 warc_offset, elapsed_ms, etag and last_modified. Other fields pass through.
 Records come out in completion order.
 
