@@ -85,7 +85,9 @@ Example:
    http://example.com/a/~user/?a=1&b=2
    $ fetch --queue-by domain --types html,pdf --ca-file national-root.pem \
        --proxy http://proxy.local:3128 urls.txt > fetched.ndjson
-   $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c`
+   $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c
+   $ fetch --terms 500 urls.txt | sekitei order --order best-first --topic "rock garden"
+   # "terms": the page's first 500 words (title first, barrel's tokenizer), for the topic orders`
 	app.Flags = append(clikit.InputFlags(), fetchFlags()...)
 	app.Action = run
 	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand()}
@@ -129,6 +131,7 @@ func fetchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-repeat", Value: 3, Usage: "bot trap: most times one path segment may repeat"},
 		&cli.IntFlag{Name: "host-budget", Usage: "most URLs fetched per host (0: no limit)"},
 		&cli.IntFlag{Name: "max-links", Value: 10000, Usage: "links kept per page"},
+		&cli.IntFlag{Name: "terms", Usage: "record up to `N` words of each HTML page's title and text in \"terms\", for sekitei order's topic orders (0: none)"},
 		&cli.BoolFlag{Name: "ignore-nofollow", Usage: "put rel=nofollow links in links (default: in nofollow_links)"},
 		&cli.StringFlag{Name: "queue-memory", Value: "64MiB", Usage: "queued records kept in memory; more spill to a temporary file"},
 		&cli.StringFlag{Name: "spill-dir", Usage: "`DIR` of the spill file (default: the system temp dir)"},
@@ -198,6 +201,7 @@ func config(c *cli.Context) (fetch.Config, error) {
 		MaxRepeat:      c.Int("max-repeat"),
 		HostBudget:     c.Int("host-budget"),
 		MaxLinks:       c.Int("max-links"),
+		Terms:          c.Int("terms"),
 		IgnoreNofollow: c.Bool("ignore-nofollow"),
 		SpillDir:       c.String("spill-dir"),
 		QueueBy:        c.String("queue-by"),
@@ -221,7 +225,7 @@ func config(c *cli.Context) (fetch.Config, error) {
 			return cfg, clikit.Usagef("--%s %v: want a positive duration", d, c.Duration(d))
 		}
 	}
-	for _, n := range []string{"workers", "per-host", "large-decodes", "max-redirects", "retries", "max-depth", "max-repeat", "host-budget", "max-links"} {
+	for _, n := range []string{"workers", "per-host", "large-decodes", "max-redirects", "retries", "max-depth", "max-repeat", "host-budget", "max-links", "terms"} {
 		if c.Int(n) < 0 {
 			return cfg, clikit.Usagef("--%s %d: want a number >= 0", n, c.Int(n))
 		}
