@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -98,7 +99,7 @@ Example:
        --base-url http://docs.python.test/
    $ opic < fetched.ndjson > imp.ndjson; barrel build --index idx --importance imp.ndjson fetched.ndjson`,
 		Flags: append(clikit.InputFlags(), indexFlag,
-			&cli.StringSliceFlag{Name: "warc", Usage: "index the HTML responses of WARC `FILE` (repeatable)"},
+			&cli.StringSliceFlag{Name: "warc", Usage: "index the HTML responses of WARC `FILE`, of the .warc(.gz) files of a directory (as fetch --warc names it), or of a quoted glob (repeatable)"},
 			&cli.StringFlag{Name: "html-dir", Usage: "index the .html files under `DIR`"},
 			&cli.StringFlag{Name: "base-url", Usage: "with --html-dir, the `URL` the directory is served under"},
 			&cli.StringFlag{Name: "warc-dir", Usage: "`DIR` holding the WARC files named by relative warc_file fields"},
@@ -167,14 +168,55 @@ func readImportance(c *cli.Context, file string) (map[string]float64, error) {
 	return imp, err
 }
 
+// expandWARCs gives --warc fetch's meaning too: a directory stands for its
+// .warc and .warc.gz files, and a glob (quoted, so the shell leaves it) for
+// its matches, each in name order.
+func expandWARCs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if st, err := os.Stat(a); err == nil && st.IsDir() {
+			var in []string
+			for _, pat := range []string{"*.warc", "*.warc.gz"} {
+				m, _ := filepath.Glob(filepath.Join(a, pat))
+				in = append(in, m...)
+			}
+			if len(in) == 0 {
+				return nil, fmt.Errorf("--warc %s: no .warc or .warc.gz files in the directory", a)
+			}
+			sort.Strings(in)
+			out = append(out, in...)
+			continue
+		}
+		if strings.ContainsAny(a, "*?[") {
+			m, err := filepath.Glob(a)
+			if err != nil {
+				return nil, clikit.Usagef("--warc %s: %v", a, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("--warc %s: no file matches", a)
+			}
+			out = append(out, m...) // Glob sorts
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 func build(c *cli.Context) error {
 	htmlDir, warcs := c.String("html-dir"), c.StringSlice("warc")
 	files := c.Args().Slice()
 	switch {
+	case len(warcs) > 0 && len(files) > 0 && strings.Contains(files[0], ".warc"):
+		return clikit.Usagef("--warc takes one FILE, DIR or quoted glob (%s is not a records file): --warc 'crawl/*.warc.gz' or --warc crawl", files[0])
 	case htmlDir != "" && (len(warcs) > 0 || len(files) > 0), len(warcs) > 0 && len(files) > 0:
 		return clikit.Usagef("give one input: RECORDS, --warc or --html-dir")
 	case htmlDir != "" && c.String("base-url") == "":
 		return clikit.Usagef("--html-dir needs --base-url")
+	}
+	warcs, err := expandWARCs(warcs)
+	if err != nil {
+		return err
 	}
 	opts, err := builderOptions(c)
 	if err != nil {
