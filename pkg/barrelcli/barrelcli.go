@@ -95,6 +95,8 @@ Example:
    barrel: idx: batch 000042-20261123T100000Z already applied; nothing to do
    $ barrel build --index idx fetched.ndjson
    $ barrel build --index idx --warc crawl.warc.gz
+   $ barrel build --index idx --warc crawl/             # every WARC file fetch --warc crawl/ wrote
+   $ barrel build --index idx --warc 'crawl/*.warc.gz'  # a quoted glob
    $ barrel build --index idx --html-dir /usr/share/doc/python3.11/html \
        --base-url http://docs.python.test/
    $ opic < fetched.ndjson > imp.ndjson; barrel build --index idx --importance imp.ndjson fetched.ndjson`,
