@@ -70,7 +70,7 @@ RECRAWL_N=200
 RATE=0            # global crawls per day over SLOT-long turns (0: TURN_N alone limits)
 SLOT=1h           # the time between turns, for RATE and host rates
 HOST_RATES=""     # a file of per-host crawl limits for recrawl (see recrawl --host-rates)
-SITE_QUOTA=0      # sekitei: pages per host for the whole crawl (0: no quota filter)
+SITE_QUOTA=""     # sekitei: pages per host for the whole crawl (0: no quota filter; default 10000 with DIR/good.txt, else 0)
 MIN_QUOTA=20      # sekitei: the least quota of a segment
 ROBOTS_BLOCK=5    # a segment tried this often and refused by robots.txt every time gets no more candidates (0: never)
 SHARDS=1          # per-host steps run as this many shards
@@ -88,6 +88,10 @@ MIN_FREE_MB=64    # ssh: a turn starts only if every machine has this much free 
 SBATCH_ARGS=""    # slurm: more sbatch flags (e.g. --partition crawl --time 30)
 [[ -f "$dir/crawl.conf" ]] && source "$dir/crawl.conf"
 TURN_N=${TURN_N:-$((FRONTIER_N + RECRAWL_N))}
+# Good URLs given: the lecture's site quota is on unless crawl.conf says otherwise.
+if [[ -z "$SITE_QUOTA" ]]; then
+  if [[ -f "$dir/good.txt" ]]; then SITE_QUOTA=10000; else SITE_QUOTA=0; fi
+fi
 
 state=$dir/state
 mkdir -p "$state/history" "$dir/batches" "$dir/logs" "$dir/warc"

@@ -526,3 +526,25 @@ func (w *world) ranking(t *testing.T, shards int, args ...string) []string {
 	}
 	return pages
 }
+
+// With good.txt and no SITE_QUOTA in crawl.conf, the loop turns the site
+// quota on (sekitei's state is built); without good.txt it stays off.
+func TestSiteQuotaDefaultFollowsGoodURLs(t *testing.T) {
+	w := setup(t)
+	conf := fmt.Sprintf("FETCH_ARGS=\"--allow-private --hosts-file %s/hosts --delay 0 --per-host 2\"\nTURN_N=60\n", w.site)
+	if err := os.WriteFile(filepath.Join(w.crawl, "crawl.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.turn(t, "turn with good.txt")
+	if _, err := os.Stat(filepath.Join(w.crawl, "state", "sekitei.db")); err != nil {
+		t.Errorf("good.txt given, no SITE_QUOTA: the quota is off (%v)", err)
+	}
+
+	os.RemoveAll(filepath.Join(w.crawl, "state"))
+	os.RemoveAll(filepath.Join(w.crawl, "batches"))
+	os.Remove(filepath.Join(w.crawl, "good.txt"))
+	w.turn(t, "turn without good.txt")
+	if _, err := os.Stat(filepath.Join(w.crawl, "state", "sekitei.db")); !os.IsNotExist(err) {
+		t.Errorf("no good.txt: the quota is on (%v)", err)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sekitei/crawlkit/internal/boltdamage"
+	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
@@ -396,5 +399,118 @@ func TestCrawlCycleRefusesWhatItCannotUse(t *testing.T) {
 	// Again: the same stop, nothing applied twice.
 	if code, _ := exitOf(t, w.cycle()); code != 1 {
 		t.Errorf("the rerun: exit %d", code)
+	}
+}
+
+// `urlfeat > file` on a disk that fills up fails (exit 1, the reason on
+// stderr) and leaves the file ending on a whole record.
+func TestUrlfeatDiskFullEndsOnARecord(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := tools(t, root)
+	mnt := t.TempDir()
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=300k"); err != nil {
+		t.Fatalf("mount tmpfs (the tests run as root): %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	out, err := os.Create(filepath.Join(mnt, "features.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(filepath.Join(bin, "urlfeat"), filepath.Join(root, "testdata/sekitei/urls.lenta.general"))
+	cmd.Stdout = out
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "no space left") {
+		t.Fatalf("urlfeat on a full disk: exit %d (%v), stderr %q", code, err, stderr.String())
+	}
+	data, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 100<<10 || data[len(data)-1] != '\n' {
+		t.Fatalf("%d bytes written, ending %q", len(data), data[max(0, len(data)-60):])
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		r, err := record.Parse([]byte(line))
+		if err != nil || !r.Has("features") {
+			t.Fatalf("line %d: %q: %v", i+1, line, err)
+		}
+	}
+}
+
+// fetch whose WARC directory fills up loses no record: every URL given has
+// its record, the one whose WARC write failed with error "warc: ...", the
+// rest fetched before it or "interrupted" after it; the run exits 1.
+func TestFetchWARCDiskFullLosesNoRecord(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := tools(t, root)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		// About 16 KB of text that gzip cannot shrink much, so the WARC
+		// files fill the disk.
+		var body strings.Builder
+		sum := sha256.Sum256([]byte(r.URL.Path))
+		for range 256 {
+			sum = sha256.Sum256(sum[:])
+			fmt.Fprintf(&body, "%x\n", sum)
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<html><head><title>%s</title></head><body><pre>%s</pre></body></html>", r.URL.Path, body.String())
+	}))
+	defer srv.Close()
+	mnt := t.TempDir()
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=400k"); err != nil {
+		t.Fatalf("mount tmpfs (the tests run as root): %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	var urls strings.Builder
+	const n = 200
+	for i := range n {
+		fmt.Fprintf(&urls, "%s/p%d.html\n", srv.URL, i)
+	}
+	cmd := exec.Command(filepath.Join(bin, "fetch"), "--allow-private", "--delay", "0", "--quiet",
+		"--warc", filepath.Join(mnt, "warc"))
+	cmd.Stdin = strings.NewReader(urls.String())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", code, stderr.String())
+	}
+	seen := map[string]bool{}
+	warcErrors, fetched := 0, 0
+	for i, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+		r, err := record.Parse([]byte(line))
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		seen[r.URL()] = true
+		e, _ := r.String("error")
+		switch {
+		case strings.HasPrefix(e, "warc: "):
+			warcErrors++
+			if st, _, _ := r.Float("status"); st != 200 || r.Has("warc_file") {
+				t.Errorf("the record whose WARC write failed: %s", line)
+			}
+		case e == "":
+			fetched++
+			if !r.Has("warc_file") {
+				t.Errorf("fetched without a WARC record: %s", line)
+			}
+		}
+	}
+	if len(seen) != n || warcErrors == 0 || fetched == 0 {
+		t.Fatalf("%d of %d URLs have a record (%d fetched, %d warc errors); stderr %q", len(seen), n, fetched, warcErrors, stderr.String())
 	}
 }

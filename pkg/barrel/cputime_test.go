@@ -27,13 +27,3 @@ func timeQuery(fn func()) (wall, cpu time.Duration) {
 	fn()
 	return time.Since(t0), threadCPU() - c0
 }
-
-// processCPU returns the CPU time of the whole process, all threads (user
-// and system): the work an indexer did, whatever else the machine ran.
-func processCPU() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

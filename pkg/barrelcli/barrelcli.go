@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -93,11 +95,13 @@ Example:
    barrel: idx: batch 000042-20261123T100000Z already applied; nothing to do
    $ barrel build --index idx fetched.ndjson
    $ barrel build --index idx --warc crawl.warc.gz
+   $ barrel build --index idx --warc crawl/             # every WARC file fetch --warc crawl/ wrote
+   $ barrel build --index idx --warc 'crawl/*.warc.gz'  # a quoted glob
    $ barrel build --index idx --html-dir /usr/share/doc/python3.11/html \
        --base-url http://docs.python.test/
    $ opic < fetched.ndjson > imp.ndjson; barrel build --index idx --importance imp.ndjson fetched.ndjson`,
 		Flags: append(clikit.InputFlags(), indexFlag,
-			&cli.StringSliceFlag{Name: "warc", Usage: "index the HTML responses of WARC `FILE` (repeatable)"},
+			&cli.StringSliceFlag{Name: "warc", Usage: "index the HTML responses of WARC `FILE`, of the .warc(.gz) files of a directory (as fetch --warc names it), or of a quoted glob (repeatable)"},
 			&cli.StringFlag{Name: "html-dir", Usage: "index the .html files under `DIR`"},
 			&cli.StringFlag{Name: "base-url", Usage: "with --html-dir, the `URL` the directory is served under"},
 			&cli.StringFlag{Name: "warc-dir", Usage: "`DIR` holding the WARC files named by relative warc_file fields"},
@@ -166,14 +170,55 @@ func readImportance(c *cli.Context, file string) (map[string]float64, error) {
 	return imp, err
 }
 
+// expandWARCs gives --warc fetch's meaning too: a directory stands for its
+// .warc and .warc.gz files, and a glob (quoted, so the shell leaves it) for
+// its matches, each in name order.
+func expandWARCs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if st, err := os.Stat(a); err == nil && st.IsDir() {
+			var in []string
+			for _, pat := range []string{"*.warc", "*.warc.gz"} {
+				m, _ := filepath.Glob(filepath.Join(a, pat))
+				in = append(in, m...)
+			}
+			if len(in) == 0 {
+				return nil, fmt.Errorf("--warc %s: no .warc or .warc.gz files in the directory", a)
+			}
+			sort.Strings(in)
+			out = append(out, in...)
+			continue
+		}
+		if strings.ContainsAny(a, "*?[") {
+			m, err := filepath.Glob(a)
+			if err != nil {
+				return nil, clikit.Usagef("--warc %s: %v", a, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("--warc %s: no file matches", a)
+			}
+			out = append(out, m...) // Glob sorts
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 func build(c *cli.Context) error {
 	htmlDir, warcs := c.String("html-dir"), c.StringSlice("warc")
 	files := c.Args().Slice()
 	switch {
+	case len(warcs) > 0 && len(files) > 0 && strings.Contains(files[0], ".warc"):
+		return clikit.Usagef("--warc takes one FILE, DIR or quoted glob (%s is not a records file): --warc 'crawl/*.warc.gz' or --warc crawl", files[0])
 	case htmlDir != "" && (len(warcs) > 0 || len(files) > 0), len(warcs) > 0 && len(files) > 0:
 		return clikit.Usagef("give one input: RECORDS, --warc or --html-dir")
 	case htmlDir != "" && c.String("base-url") == "":
 		return clikit.Usagef("--html-dir needs --base-url")
+	}
+	warcs, err := expandWARCs(warcs)
+	if err != nil {
+		return err
 	}
 	opts, err := builderOptions(c)
 	if err != nil {
@@ -501,12 +546,15 @@ func getCommand() *cli.Command {
 		Usage:     "print a stored page",
 		UsageText: "barrel get --index DIR [--info] URL|DOCID",
 		Description: `Prints the page stored in the repository for a URL or docID, as fetched.
---info prints its document index entry as an NDJSON record instead.
+--info prints its document index entry as an NDJSON record instead: "stored"
+says whether the page is in the repository (false: only seen as a link
+target), and a stored page has "status":200, as in fetch records (barrel
+keeps only 200 responses).
 
 Example:
    $ barrel get --index idx http://docs.test/library/json.html | head -3
    $ barrel get --index idx --info 307
-   {"url":"http://docs.test/library/json.html","doc_id":307,"title":"json — ...","status":"fetched",...}`,
+   {"url":"http://docs.test/library/json.html","doc_id":307,"title":"json — ...","stored":true,"status":200,...}`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.BoolFlag{Name: "info", Usage: "print the document index entry as JSON"},
 		},
@@ -544,11 +592,14 @@ func get(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		status := map[uint8]string{barrel.StatusFetched: "fetched", barrel.StatusLinked: "linked"}[e.Status]
 		rec := record.New(u)
 		rec.SetInt("doc_id", int64(doc))
 		rec.SetString("title", title)
-		rec.SetString("status", status)
+		// status is the HTTP status as in fetch records, so only a stored page has one.
+		rec.SetBool("stored", e.Status == barrel.StatusFetched)
+		if e.Status == barrel.StatusFetched {
+			rec.SetInt("status", http.StatusOK)
+		}
 		rec.SetFloat("rank", float64(e.Rank))
 		rec.SetInt("words", int64(e.Words))
 		rec.SetString("checksum", fmt.Sprintf("crc32c:%08x", e.Checksum))

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -278,6 +279,7 @@ func Run(app *cli.App, args []string, env Env) int {
 	for _, cmd := range app.Commands {
 		setUsageHandler(cmd)
 	}
+	prepareCommands(app)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -318,6 +320,122 @@ func Run(app *cli.App, args []string, env Env) int {
 	return exitCode(app.Name, err, ctx, env.Stderr)
 }
 
+// prepareCommands gives every subcommand a --version flag, and takes over
+// the check of required flags from urfave/cli, which prints the command's
+// help on standard output, where it would flow into the next tool of a
+// pipe: here a missing flag prints the help on stderr and exits 2.
+func prepareCommands(app *cli.App) {
+	type job struct {
+		cmd      *cli.Command
+		required []string
+	}
+	var jobs []job
+	var walk func(cmds []*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			jobs = append(jobs, job{cmd, requiredNames(cmd.Flags)})
+			walk(cmd.Subcommands)
+		}
+	}
+	walk(app.Commands)
+	rootRequired := requiredNames(app.Flags)
+	// Flags may be shared between commands: clear Required only once
+	// every command's list is taken.
+	clearRequired(app.Flags)
+	for _, j := range jobs {
+		clearRequired(j.cmd.Flags)
+	}
+	if len(rootRequired) > 0 {
+		app.Before = checkRequired(rootRequired, app.Before)
+	}
+	for _, j := range jobs {
+		if !hasFlag(j.cmd.Flags, "version") {
+			j.cmd.Flags = append(j.cmd.Flags, &cli.BoolFlag{Name: "version", Usage: "print the version"})
+			j.cmd.Before = showVersion(j.cmd.Before)
+		}
+		if len(j.required) > 0 {
+			j.cmd.Before = checkRequired(j.required, j.cmd.Before)
+		}
+	}
+}
+
+func requiredNames(flags []cli.Flag) []string {
+	var names []string
+	for _, f := range flags {
+		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() {
+			names = append(names, f.Names()[0])
+		}
+	}
+	return names
+}
+
+// clearRequired sets the Required field every urfave/cli flag type has;
+// reflection, since the flag types share no setter.
+func clearRequired(flags []cli.Flag) {
+	for _, f := range flags {
+		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() {
+			v := reflect.ValueOf(f)
+			if v.Kind() == reflect.Pointer {
+				if field := v.Elem().FieldByName("Required"); field.IsValid() && field.CanSet() {
+					field.SetBool(false)
+				}
+			}
+		}
+	}
+}
+
+func hasFlag(flags []cli.Flag, name string) bool {
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errVersionShown ends a run that printed the version: exit status 0.
+var errVersionShown = cli.Exit("", ExitOK)
+
+func showVersion(next cli.BeforeFunc) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		if c.Bool("version") {
+			fmt.Fprintf(c.App.Writer, "%s version %s\n", c.App.Name, c.App.Version)
+			return errVersionShown
+		}
+		if next != nil {
+			return next(c)
+		}
+		return nil
+	}
+}
+
+func checkRequired(names []string, next cli.BeforeFunc) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		if c.Bool("version") && next != nil {
+			return next(c) // --version needs no other flag
+		}
+		var missing []string
+		for _, n := range names {
+			if !c.IsSet(n) {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			HelpToStderr(c)
+			if len(missing) == 1 {
+				return Usagef("Required flag %q not set", missing[0])
+			}
+			return Usagef("Required flags %q not set", strings.Join(missing, ", "))
+		}
+		if next != nil {
+			return next(c)
+		}
+		return nil
+	}
+}
+
 func setUsageHandler(cmd *cli.Command) {
 	if cmd.OnUsageError == nil {
 		cmd.OnUsageError = onUsageError
@@ -328,6 +446,12 @@ func setUsageHandler(cmd *cli.Command) {
 }
 
 func exitCode(name string, err error, ctx context.Context, stderr io.Writer) int {
+	if err == nil && ctx.Err() != nil {
+		// The signal came after the tool had read its input and it
+		// finished its work: still an interrupted run for the caller.
+		fmt.Fprintf(stderr, "%s: interrupted\n", name)
+		return ExitInterrupted
+	}
 	if err == nil {
 		return ExitOK
 	}

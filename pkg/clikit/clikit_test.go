@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,7 +34,13 @@ func echoApp() *cli.App {
 			return out.Write(r)
 		})
 	}
-	app.Commands = []*cli.Command{{Name: "fail", Action: func(*cli.Context) error { return errors.New("boom") }}}
+	shared := &cli.StringFlag{Name: "state", Required: true}
+	app.Commands = []*cli.Command{
+		{Name: "fail", Action: func(*cli.Context) error { return errors.New("boom") }},
+		{Name: "need", Usage: "needs --state", Flags: []cli.Flag{shared},
+			Action: func(c *cli.Context) error { _, err := c.App.Writer.Write([]byte(c.String("state") + "\n")); return err }},
+		{Name: "also", Flags: []cli.Flag{shared}, Action: func(*cli.Context) error { return nil }},
+	}
 	return app
 }
 
@@ -67,6 +75,48 @@ func TestExitCodes(t *testing.T) {
 	}
 	if code, out, _ := run(t, "", "--version"); code != 0 || !strings.Contains(out, Version) {
 		t.Errorf("--version: %d %q", code, out)
+	}
+}
+
+// Every subcommand answers --version; a missing required flag prints the
+// help on stderr (never stdout, where it would flow into the next tool) and
+// exits 2, also for a flag shared by two commands.
+func TestSubcommandVersionAndRequiredFlags(t *testing.T) {
+	for _, sub := range []string{"fail", "need", "also"} {
+		if code, out, errs := run(t, "", sub, "--version"); code != 0 || out != "echo version "+Version+"\n" || errs != "" {
+			t.Errorf("%s --version: %d %q %q", sub, code, out, errs)
+		}
+	}
+	for _, sub := range []string{"need", "also"} {
+		code, out, errs := run(t, "", sub)
+		if code != ExitUsage || out != "" || !strings.Contains(errs, `Required flag "state" not set`) || !strings.Contains(errs, "USAGE:") {
+			t.Errorf("%s without --state: %d stdout %q stderr %q", sub, code, out, errs)
+		}
+	}
+	if code, out, errs := run(t, "", "need", "--state", "s.db"); code != 0 || out != "s.db\n" {
+		t.Errorf("need --state: %d %q %q", code, out, errs)
+	}
+}
+
+// A signal that arrives after the input is read, while the tool finishes its
+// work, still ends the run with status 130.
+func TestSignalAfterInputExits130(t *testing.T) {
+	app := New("late", "", "")
+	app.Action = func(c *cli.Context) error {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+			return err
+		}
+		select { // the work after the input: it ends normally
+		case <-c.Context.Done():
+		case <-time.After(5 * time.Second):
+			return errors.New("no cancellation after SIGTERM")
+		}
+		return nil
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(app, []string{"late"}, Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr})
+	if code != ExitInterrupted || !strings.Contains(stderr.String(), "late: interrupted") {
+		t.Errorf("exit %d, stderr %q; want %d and interrupted", code, stderr.String(), ExitInterrupted)
 	}
 }
 

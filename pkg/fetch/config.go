@@ -80,7 +80,11 @@ type Config struct {
 	// each link, canonical and refresh target written: urlnorm defaults.
 	Normalizer *urlnorm.Normalizer
 
-	MaxLinks       int  // links kept per page: 10000
+	MaxLinks int // links kept per page: 10000
+	// Terms is the most words of an HTML page's title and text recorded
+	// in "terms" (lower-cased, in page order, repeats kept) for the topic
+	// crawl orders; 0 records none.
+	Terms          int
 	IgnoreNofollow bool // put rel=nofollow links in "links" too
 
 	QueueMemory int64  // bytes of queued records kept in memory before spilling to disk: 64 MiB

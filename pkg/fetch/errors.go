@@ -33,6 +33,7 @@ const (
 	CodeInterrupted = "interrupted" // not fetched: the run was stopped
 	CodeDuplicate   = "duplicate"   // its normal form was already fetched in this run
 	CodeType        = "type"        // a content type the policy refuses (--types)
+	CodeWARC        = "warc"        // the response came, but its WARC record could not be written
 )
 
 // codedError is an error with its code.

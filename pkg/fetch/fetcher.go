@@ -808,7 +808,7 @@ func (f *Fetcher) count(code string, ok bool) {
 // ownedFields are the fields fetch writes; a new fetch replaces them all.
 var ownedFields = []string{"host", "status", "final_url", "fetched_at", "content_type", "length", "digest",
 	"charset", "charset_source", "title", "links", "nofollow_links", "canonical", "refresh", "robots", "noindex",
-	"text_simhash", "redirects", "error", "truncated", "warc_file", "warc_offset", "elapsed_ms", "etag", "last_modified"}
+	"text_simhash", "terms", "redirects", "error", "truncated", "warc_file", "warc_offset", "elapsed_ms", "etag", "last_modified"}
 
 // keptOn304 are the fields that still describe the page after a 304.
 var keptOn304 = map[string]bool{"content_type": true, "length": true, "digest": true, "title": true,

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
 	"github.com/sekitei/crawlkit/pkg/charset"
 	"github.com/sekitei/crawlkit/pkg/directives"
 	"github.com/sekitei/crawlkit/pkg/fetch/content"
@@ -156,6 +157,13 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	defer f.itemDone()
 	loc, haveLoc, err := archive()
 	if err != nil {
+		// The response came but its WARC record could not be written (a
+		// full disk, say): its fetch record still goes out, saying so,
+		// before the error stops the run.
+		werr := errorf(CodeWARC, "the WARC record was not written: %v", err)
+		if eerr := f.finishResponse(it, x, warc.Location{}, false, werr); eerr != nil {
+			return eerr
+		}
 		return err
 	}
 	if x.status == 0 {
@@ -378,7 +386,28 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 		rec.SetString("refresh", f.normalize(p.Refresh))
 	}
 	rec.SetString("text_simhash", textsig.Hex(textsig.Signature(text)))
+	if f.cfg.Terms > 0 {
+		rec.SetStrings("terms", pageTerms(text, it.u, f.cfg.Terms))
+	}
 	return cerr
+}
+
+// pageTerms returns at most n words of an HTML page, its title first, with
+// barrel's tokenizer, so the topic orders see the words the index sees.
+func pageTerms(page []byte, base *url.URL, n int) []string {
+	var d htmldoc.Doc
+	d.Parse(page, base)
+	terms := htmldoc.Words(d.Title)
+	if len(terms) > n {
+		terms = terms[:n]
+	}
+	for i := range d.Words {
+		if len(terms) >= n {
+			break
+		}
+		terms = append(terms, string(d.Key(&d.Words[i])))
+	}
+	return nonNil(terms)
 }
 
 // smallDecode is what every worker may decode at once; a body that decodes

@@ -51,7 +51,7 @@ our agent, e.g. ["nofollow","noindex"]), text_simhash (16 hex digits: the
 SimHash of the main text, which clocks, counters and banners do not move),
 redirects, error ("code: message"; codes: url trap budget robots dns
 blocked connect tls timeout network http too_large decode redirect
-redirect_loop too_many_redirects duplicate type interrupted), warc_file,
+redirect_loop too_many_redirects duplicate type warc interrupted), warc_file,
 warc_offset, elapsed_ms, etag and last_modified. Other fields pass through.
 Records come out in completion order.
 
@@ -85,7 +85,9 @@ Example:
    http://example.com/a/~user/?a=1&b=2
    $ fetch --queue-by domain --types html,pdf --ca-file national-root.pem \
        --proxy http://proxy.local:3128 urls.txt > fetched.ndjson
-   $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c`
+   $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c
+   $ fetch --terms 500 urls.txt | sekitei order --order best-first --topic "rock garden"
+   # "terms": the page's first 500 words (title first, barrel's tokenizer), for the topic orders`
 	app.Flags = append(clikit.InputFlags(), fetchFlags()...)
 	app.Action = run
 	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand()}
@@ -129,6 +131,7 @@ func fetchFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-repeat", Value: 3, Usage: "bot trap: most times one path segment may repeat"},
 		&cli.IntFlag{Name: "host-budget", Usage: "most URLs fetched per host (0: no limit)"},
 		&cli.IntFlag{Name: "max-links", Value: 10000, Usage: "links kept per page"},
+		&cli.IntFlag{Name: "terms", Usage: "record up to `N` words of each HTML page's title and text in \"terms\", for sekitei order's topic orders (0: none)"},
 		&cli.BoolFlag{Name: "ignore-nofollow", Usage: "put rel=nofollow links in links (default: in nofollow_links)"},
 		&cli.StringFlag{Name: "queue-memory", Value: "64MiB", Usage: "queued records kept in memory; more spill to a temporary file"},
 		&cli.StringFlag{Name: "spill-dir", Usage: "`DIR` of the spill file (default: the system temp dir)"},
@@ -198,6 +201,7 @@ func config(c *cli.Context) (fetch.Config, error) {
 		MaxRepeat:      c.Int("max-repeat"),
 		HostBudget:     c.Int("host-budget"),
 		MaxLinks:       c.Int("max-links"),
+		Terms:          c.Int("terms"),
 		IgnoreNofollow: c.Bool("ignore-nofollow"),
 		SpillDir:       c.String("spill-dir"),
 		QueueBy:        c.String("queue-by"),
@@ -221,7 +225,7 @@ func config(c *cli.Context) (fetch.Config, error) {
 			return cfg, clikit.Usagef("--%s %v: want a positive duration", d, c.Duration(d))
 		}
 	}
-	for _, n := range []string{"workers", "per-host", "large-decodes", "max-redirects", "retries", "max-depth", "max-repeat", "host-budget", "max-links"} {
+	for _, n := range []string{"workers", "per-host", "large-decodes", "max-redirects", "retries", "max-depth", "max-repeat", "host-budget", "max-links", "terms"} {
 		if c.Int(n) < 0 {
 			return cfg, clikit.Usagef("--%s %d: want a number >= 0", n, c.Int(n))
 		}

@@ -307,3 +307,37 @@ func TestDBMigratesAndRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A run killed with SIGKILL leaves its temporary files beside the state;
+// the next Open removes them, and nothing else.
+func TestOpenRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "crawl.opic")
+	d, err := Open(path, DBOptions{Damping: 0.85})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	stale := []string{".crawl.opic.tmp1234", ".crawl.opic.migrate"}
+	kept := []string{"other.opic", ".other.opic.tmp9", "crawl.opic.tmp-not-ours"}
+	for _, n := range append(append([]string{}, stale...), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err = Open(path, DBOptions{Damping: 0.85})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	for _, n := range stale {
+		if _, err := os.Stat(filepath.Join(dir, n)); !os.IsNotExist(err) {
+			t.Errorf("stale %s not removed: %v", n, err)
+		}
+	}
+	for _, n := range kept {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s removed: %v", n, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/urlx"
@@ -55,6 +56,14 @@ func ParseLine(line []byte) (Item, error) {
 		return Item{}, errors.New(`record has no "url"`)
 	}
 	if it.Kind == PageItem {
+		// A plain line is a page only if it is a URL: binary or stray text
+		// is an error for its line, not a page of the graph.
+		if err := checkText(t); err != nil {
+			return Item{}, fmt.Errorf("not a URL line: %v", err)
+		}
+		if _, err := urlx.Split(it.URL); err != nil {
+			return Item{}, fmt.Errorf("not a URL line: %q: %v", clip(it.URL), err)
+		}
 		return it, nil
 	}
 	if rec.Has("links") && !rec.IsNull("links") {
@@ -94,7 +103,36 @@ func parseEdge(t []byte) (Item, error) {
 	if len(src) == 0 || len(dst) == 0 {
 		return Item{}, errors.New("edge line with an empty source or target, want src<TAB>dst")
 	}
+	// Edge ends may be any names ("a<TAB>b"), but text: binary is an error.
+	if err := checkText(src); err != nil {
+		return Item{}, fmt.Errorf("edge source: %v", err)
+	}
+	if err := checkText(dst); err != nil {
+		return Item{}, fmt.Errorf("edge target: %v", err)
+	}
 	return Item{Kind: EdgeItem, URL: string(src), Links: []string{string(dst)}, HasLinks: true}, nil
+}
+
+// checkText rejects what cannot be a page's name: invalid UTF-8 and control
+// characters.
+func checkText(b []byte) error {
+	if !utf8.Valid(b) {
+		return errors.New("invalid UTF-8 (binary input?)")
+	}
+	for i, r := range string(b) {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return fmt.Errorf("control character %U at byte %d (binary input?)", r, i)
+		}
+	}
+	return nil
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
 }
 
 // Host returns the host the item is sharded by: the record's (see

@@ -1,7 +1,9 @@
 package opic
 
 import (
+	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -28,6 +30,12 @@ func TestParseLine(t *testing.T) {
 		{`{"links":["http://y/"]}`, 0, "", nil, `no "url"`},
 		{`{"url":"http://x/","fetched_at":"yesterday"}`, 0, "", nil, "fetched_at"},
 		{`{"url": broken`, 0, "", nil, "JSON"},
+		{"not a url", 0, "", nil, "not a URL line"},
+		{"http//x/", 0, "", nil, "not a URL line"},
+		{"http://x/\x01\x02", 0, "", nil, "control character"},
+		{"http://x/\xff\xfe", 0, "", nil, "invalid UTF-8"},
+		{"a\x00\tb", 0, "", nil, "edge source"},
+		{"a\tb\xc3", 0, "", nil, "edge target"},
 	} {
 		it, err := ParseLine([]byte(c.line))
 		if c.err != "" {
@@ -185,5 +193,27 @@ func TestRecordWithoutLinksKeepsLinks(t *testing.T) {
 	applyBatch(s, parse(`{"url":"http://a/","status":200,"fetched_at":"2026-11-04T00:00:00Z","links":[]}`))
 	if n := len(s.Links(a)); n != 0 {
 		t.Errorf("after an empty list: %d links, want 0", n)
+	}
+}
+
+// Random binary input is errors per line, not pages: each line fails and no
+// item reaches the graph.
+func TestParseLineRandomBinary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 1<<16)
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	lines := bytes.Split(buf, []byte{'\n'})
+	for _, l := range lines {
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		if it, err := ParseLine(l); err == nil {
+			t.Errorf("%q: parsed as %v %q, want an error", l, it.Kind, it.URL)
+		}
+	}
+	if len(lines) < 100 {
+		t.Fatalf("only %d lines", len(lines))
 	}
 }

@@ -607,11 +607,19 @@ func (r *Record) SetBool(key string, v bool) {
 	}
 }
 
-// SetTime sets key to an RFC 3339 time in UTC.
+// TimeLayout is the one form of every time a tool writes: RFC 3339 in UTC
+// with exactly three fraction digits, so times line up in columns and sort as
+// text.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t in TimeLayout.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// SetTime sets key to an RFC 3339 time in UTC, in TimeLayout.
 func (r *Record) SetTime(key string, t time.Time) {
-	b := make([]byte, 0, len(time.RFC3339Nano)+2)
+	b := make([]byte, 0, len(TimeLayout)+2)
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = t.UTC().AppendFormat(b, TimeLayout)
 	r.setRaw(key, append(b, '"'))
 }
 

@@ -625,3 +625,24 @@ func TestInputReuseGivesTheSameRecords(t *testing.T) {
 		t.Fatalf("output %.400s", out)
 	}
 }
+
+// Every time a tool writes has one width: three fraction digits, UTC, so
+// whole seconds and nanoseconds do not change the column.
+func TestSetTimeFixedWidth(t *testing.T) {
+	zone := time.FixedZone("MSK", 3*3600)
+	for _, tc := range []struct {
+		in   time.Time
+		want string
+	}{
+		{time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), `"2026-11-23T10:00:00.000Z"`},
+		{time.Date(2026, 11, 23, 10, 0, 0, 120_000_000, time.UTC), `"2026-11-23T10:00:00.120Z"`},
+		{time.Date(2026, 11, 23, 13, 0, 0, 123_456_789, zone), `"2026-11-23T10:00:00.123Z"`},
+	} {
+		r := New("http://x.test/")
+		r.SetTime("at", tc.in)
+		if raw, _ := r.Raw("at"); string(raw) != tc.want {
+			got := string(raw)
+			t.Errorf("SetTime(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

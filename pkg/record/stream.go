@@ -265,6 +265,36 @@ func (w *Writer) maybeFlush() error {
 	return w.err
 }
 
+// cutShortWrite undoes the part of a line a short write (a full disk) left
+// at the end of a regular file, so the file ends on a line boundary. Output
+// to a pipe or terminal cannot be taken back, and a full disk does not
+// shorten writes to them.
+func cutShortWrite(out io.Writer, written []byte, werr error) error {
+	f, ok := out.(*os.File)
+	if !ok {
+		return werr
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return werr
+	}
+	torn := int64(len(written) - (bytes.LastIndexByte(written, '\n') + 1))
+	if torn == 0 {
+		return werr
+	}
+	end, err := f.Seek(0, io.SeekCurrent)
+	if err == nil {
+		err = f.Truncate(end - torn)
+	}
+	if err == nil {
+		_, err = f.Seek(end-torn, io.SeekStart)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; and the torn last line could not be cut: %v", werr, err)
+	}
+	return werr
+}
+
 // Flush writes out every buffered line.
 func (w *Writer) Flush() error {
 	w.mu.Lock()
@@ -279,7 +309,10 @@ func (w *Writer) flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	_, err := w.w.Write(w.buf)
+	n, err := w.w.Write(w.buf)
+	if err != nil && n > 0 && n < len(w.buf) {
+		err = cutShortWrite(w.w, w.buf[:n], err)
+	}
 	w.buf = w.buf[:0]
 	if cap(w.buf) > 4<<20 {
 		w.buf = make([]byte, 0, 64<<10)

@@ -34,7 +34,7 @@ Example:
    {"url":"https://a.example/","weight":3,"change_rate":2,"last_fetch":"2026-11-20T00:00:00Z"}
    {"url":"https://a.example/old","weight":1,"change_rate":0.01,"last_fetch":"2026-11-20T00:00:00Z"}
    $ recrawl rank --now 2026-11-21T00:00:00Z --rate 24 --slot 1h --verbose pages.ndjson
-   {"url":"https://a.example/","weight":3,"change_rate":2,"last_fetch":"2026-11-20T00:00:00Z","crawl_value":0.89,"due":true,"next_fetch":"2026-11-21T00:00:00Z"}`,
+   {"url":"https://a.example/","weight":3,"change_rate":2,"last_fetch":"2026-11-20T00:00:00Z","crawl_value":0.89,"due":true,"next_fetch":"2026-11-21T00:00:00.000Z"}`,
 		Flags: append(pageFlags(),
 			&cli.IntFlag{Name: "n", Usage: "crawl at most `N` pages in this slot (instead of --rate times --slot)"},
 			&cli.StringFlag{Name: "slot", Value: "1h", Usage: "slot length: a `DURATION` (1h, 30m) or seconds"},

@@ -38,7 +38,27 @@ func TestRegexesWithGrepP(t *testing.T) {
 			Example{URL: "http://big.example//double/" + strconv.Itoa(i), Good: false})
 	}
 	cases["synthetic"] = odd
-	for _, site := range []string{"lenta", "wikipedia", "synthetic"} {
+	// A site whose list pages take their parameters in either order, and
+	// whose users visit the books lists: the segments need lookaheads.
+	var lists []Example
+	for i := 0; i < 120; i++ {
+		cat := []string{"books", "films", "music"}[i%3]
+		q := "cat=" + cat + "&page=" + strconv.Itoa(i%7)
+		if i%2 == 1 {
+			q = "page=" + strconv.Itoa(i%7) + "&cat=" + cat
+		}
+		lists = append(lists, Example{URL: "http://shop.example/list?" + q, Good: cat == "books"},
+			Example{URL: "http://shop.example/item/" + strconv.Itoa(i) + ".html", Good: false})
+	}
+	cases["queries"] = lists
+	lookaheads := map[string]int{}
+	defer func() {
+		t.Logf("segments with lookaheads: %v", lookaheads)
+		if lookaheads["queries"] == 0 {
+			t.Error("queries: no segment regex with a lookahead; the order-independent case is untested")
+		}
+	}()
+	for _, site := range []string{"lenta", "wikipedia", "synthetic", "queries"} {
 		ex := cases[site]
 		s, err := Build(site, ex, Options{})
 		if err != nil {
@@ -70,6 +90,9 @@ func TestRegexesWithGrepP(t *testing.T) {
 		}
 		file := filepath.Join(t.TempDir(), "subjects.txt")
 		for _, seg := range s.Segments {
+			if strings.Contains(seg.Regex, "(?=") {
+				lookaheads[site]++
+			}
 			if err := os.WriteFile(file, []byte(strings.Join(left, "\n")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -79,6 +79,16 @@ func (e *SegmentsError) Error() string { return fmt.Sprintf("line %d: %v", e.Lin
 // Any bad line makes the whole file refused: segments half read would assign
 // URLs to the wrong segments.
 func ReadSegments(r io.Reader) (map[string]*Site, error) {
+	return ReadSegmentsFunc(r, nil)
+}
+
+// ReadSegmentsFunc is ReadSegments for tools that go on after a bad line:
+// each bad line is given to bad, and skipped if bad returns nil. A nil bad
+// refuses the file at its first bad line.
+func ReadSegmentsFunc(r io.Reader, bad func(*SegmentsError) error) (map[string]*Site, error) {
+	if bad == nil {
+		bad = func(e *SegmentsError) error { return e }
+	}
 	sites := map[string]*Site{}
 	ids := map[string]map[int]bool{}
 	lr := record.NewLineReader(r)
@@ -95,15 +105,18 @@ func ReadSegments(r io.Reader) (map[string]*Site, error) {
 			continue
 		}
 		seg, err := parseSegmentLine(line)
+		if err == nil && ids[seg.Host][seg.ID] {
+			err = fmt.Errorf("host %q has segment %d twice", seg.Host, seg.ID)
+		}
 		if err != nil {
-			return nil, &SegmentsError{n, err}
+			if err := bad(&SegmentsError{n, err}); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if ids[seg.Host] == nil {
 			ids[seg.Host] = map[int]bool{}
 			sites[seg.Host] = &Site{Host: seg.Host}
-		}
-		if ids[seg.Host][seg.ID] {
-			return nil, &SegmentsError{n, fmt.Errorf("host %q has segment %d twice", seg.Host, seg.ID)}
 		}
 		ids[seg.Host][seg.ID] = true
 		sites[seg.Host].Segments = append(sites[seg.Host].Segments, seg)

@@ -106,7 +106,7 @@ Example:
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "site-quota", Required: true, Usage: "quota `Q` of each site"},
 			&cli.IntFlag{Name: "min-quota", Value: 100, Usage: "minimum quota `M` of a segment"},
-			clikit.TSVFlag, clikit.HeaderFlag,
+			clikit.TSVFlag, clikit.HeaderFlag, clikit.StrictFlag,
 		},
 		Action: func(c *cli.Context) error {
 			q, mq := c.Int("site-quota"), c.Int("min-quota")
@@ -118,7 +118,11 @@ Example:
 			if len(files) == 0 {
 				files = []string{"-"}
 			}
-			for _, name := range files {
+			// The files are read as one; firstLine[i] is the line of all
+			// where files[i] starts, so that errors name the file's own line.
+			firstLine := make([]int, len(files))
+			line := 1
+			for i, name := range files {
 				var data []byte
 				var err error
 				if name == "-" {
@@ -131,10 +135,28 @@ Example:
 				if err != nil {
 					return err
 				}
+				firstLine[i] = line
 				all.Write(data)
 				all.WriteByte('\n')
+				line += bytes.Count(data, []byte{'\n'}) + 1
 			}
-			sites, err := sekitei.ReadSegments(&all)
+			strict := c.Bool("strict")
+			bad := func(e *sekitei.SegmentsError) error {
+				i := len(files) - 1
+				for i > 0 && firstLine[i] > e.Line {
+					i--
+				}
+				where := fmt.Sprintf("line %d", e.Line-firstLine[i]+1)
+				if files[i] != "-" {
+					where = files[i] + ": " + where
+				}
+				fmt.Fprintf(clikit.EnvOf(c).Stderr, "%s: %s: %v\n", c.App.Name, where, e.Err)
+				if strict {
+					return record.ErrStrict
+				}
+				return nil
+			}
+			sites, err := sekitei.ReadSegmentsFunc(&all, bad)
 			if err != nil {
 				return err
 			}

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sekitei/crawlkit/pkg/record"
+
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/sekitei/crawlkit/pkg/urlnorm"
@@ -239,7 +241,7 @@ func setField(e *Entry, field, v string) {
 		e.Loc = v
 	case "lastmod":
 		if t, ok := ParseLastMod(v); ok {
-			e.LastMod = t.UTC().Format(time.RFC3339)
+			e.LastMod = record.FormatTime(t)
 		}
 	case "changefreq":
 		if v = strings.ToLower(v); changeFreqs[v] {

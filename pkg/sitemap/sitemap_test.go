@@ -38,8 +38,8 @@ func TestParseURLSet(t *testing.T) {
 		t.Fatalf("%s %v %+v", kind, err, es)
 	}
 	want := []Entry{
-		{Loc: "http://s.test/a", LastMod: "2026-11-20T00:00:00Z", ChangeFreq: "daily", Priority: 0.8},
-		{Loc: "http://s.test/b?x=1&y=2", LastMod: "2026-11-20T07:30:00Z", Priority: -1},
+		{Loc: "http://s.test/a", LastMod: "2026-11-20T00:00:00.000Z", ChangeFreq: "daily", Priority: 0.8},
+		{Loc: "http://s.test/b?x=1&y=2", LastMod: "2026-11-20T07:30:00.000Z", Priority: -1},
 		{Loc: "http://s.test/c", Priority: -1},
 	}
 	for i := range want {
@@ -58,7 +58,7 @@ func TestParseKinds(t *testing.T) {
 		t.Errorf("gzipped: %s %d %v", kind, len(es), err)
 	}
 	index := `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>http://s.test/s1.xml</loc><lastmod>2026-11-01</lastmod></sitemap></sitemapindex>`
-	if kind, es, err := collect(t, []byte(index), Limits{}); kind != KindIndex || len(es) != 1 || es[0].LastMod != "2026-11-01T00:00:00Z" || err != nil {
+	if kind, es, err := collect(t, []byte(index), Limits{}); kind != KindIndex || len(es) != 1 || es[0].LastMod != "2026-11-01T00:00:00.000Z" || err != nil {
 		t.Errorf("index: %s %+v %v", kind, es, err)
 	}
 	text := "\xEF\xBB\xBFhttp://s.test/1\r\n\nnot a url\nhttps://s.test/2\n"
@@ -176,7 +176,7 @@ func TestDiscover(t *testing.T) {
 	if want := []string{base + "/only-in-sitemap", base + "/top", base + "/from-text"}; strings.Join(locs, " ") != strings.Join(want, " ") {
 		t.Errorf("found %q, want %q", locs, want)
 	}
-	if found[0].LastMod != "2026-11-20T00:00:00Z" || found[0].ChangeFreq != "hourly" || found[0].Priority != 0.9 || found[0].Sitemap != base+"/news/s1.xml" {
+	if found[0].LastMod != "2026-11-20T00:00:00.000Z" || found[0].ChangeFreq != "hourly" || found[0].Priority != 0.9 || found[0].Sitemap != base+"/news/s1.xml" {
 		t.Errorf("first: %+v", found[0])
 	}
 	all := strings.Join(warns, "\n")

@@ -320,3 +320,38 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// The whole-URL features come only with WholeURL, after the homework's, and
+// do not depend on the order of the query parameters.
+func TestWholeURLFeatures(t *testing.T) {
+	var plain, whole Extractor
+	whole.WholeURL = true
+	for _, c := range []struct {
+		url  string
+		want []string
+	}{
+		{"http://a.test/x?b=2&a=1&b=3", []string{"url_len:27", "params:2", "param_names:a,b"}},
+		{"http://a.test/x?a=1&b=2", []string{"url_len:23", "params:2", "param_names:a,b"}},
+		{"http://a.test/news/", []string{"url_len:19", "params:0", "query_empty:1"}},
+		{"http://a.test/?", []string{"url_len:15", "params:0", "query_empty:1"}},
+	} {
+		pf, err := plain.Extract(c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := pf.Strings()
+		wf, err := whole.Extract(c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := wf.Strings()
+		if !reflect.DeepEqual(got[:len(base)], base) || !reflect.DeepEqual(got[len(base):], c.want) {
+			t.Errorf("%s: %q, want %q then %q", c.url, got, base, c.want)
+		}
+		for _, f := range base {
+			if strings.HasPrefix(f, "url_len:") || strings.HasPrefix(f, "params:") || strings.HasPrefix(f, "query_empty:") {
+				t.Errorf("%s: whole-URL feature %q without WholeURL", c.url, f)
+			}
+		}
+	}
+}

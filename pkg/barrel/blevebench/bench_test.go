@@ -1,0 +1,221 @@
+package blevebench
+
+import (
+	"flag"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/sekitei/crawlkit/pkg/barrel"
+	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
+	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
+)
+
+var (
+	benchDocs    = flag.Int("barrel.docs", 2000, "synthetic pages in the bleve comparison")
+	benchQueries = flag.Int("barrel.queries", 2000, "queries timed in the bleve comparison")
+)
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
+
+// threadCPU returns the CPU time of the calling OS thread
+// (CLOCK_THREAD_CPUTIME_ID). Query latencies are reported both as wall time
+// and as this CPU time: on a machine shared with other jobs the wall time
+// also counts the time the thread waited for a core.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// timeQuery runs fn on a locked thread and returns its wall and CPU time.
+func timeQuery(fn func()) (wall, cpu time.Duration) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0, t0 := threadCPU(), time.Now()
+	fn()
+	return time.Since(t0), threadCPU() - c0
+}
+
+// processCPU returns the CPU time of the whole process, all threads (user
+// and system): the work an indexer did, whatever else the machine ran.
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkVsBleve indexes the same synthetic pages with barrel and with
+// bleve (v2, default mapping, batches of 1000) in one run, and times the
+// same queries on both. bleve is given the pages' text already extracted
+// (untimed); barrel parses and stores the HTML. Run with
+// -benchtime=1x -barrel.docs=100000 (scripts/barrel-bench.sh).
+func BenchmarkVsBleve(b *testing.B) {
+	site := synth.New(*benchDocs, 50000, 1)
+	pages := make([][]byte, site.N)
+	var htmlBytes int64
+	type bdoc struct{ Title, Body string }
+	bdocs := make([]bdoc, site.N)
+	var d htmldoc.Doc
+	for i := range pages {
+		pages[i] = site.Page(i)
+		htmlBytes += int64(len(pages[i]))
+		u, _ := url.Parse(site.URL(i))
+		d.Parse(pages[i], u)
+		bdocs[i] = bdoc{Title: d.Title, Body: string(d.Text)}
+	}
+	queries := site.Queries(*benchQueries)
+	for range b.N {
+		root := b.TempDir()
+		// barrel
+		bdir := filepath.Join(root, "barrel")
+		runtime.GC()
+		c0, t0 := processCPU(), time.Now()
+		bl, err := barrel.NewBuilder(bdir, barrel.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, p := range pages {
+			if err := bl.Add(site.URL(i), p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := bl.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		bl.Close()
+		barrelTime, barrelCPU := time.Since(t0), processCPU()-c0
+		st := bl.Stats
+		b.Logf("barrel commit: wait %v anchors %v sort %v finish %v", st.WaitTime, st.AnchorTime, st.SortTime, st.FinishTime)
+		barrelSize := dirSize(bdir)
+
+		// bleve
+		vdir := filepath.Join(root, "bleve")
+		runtime.GC()
+		c0, t0 = processCPU(), time.Now()
+		vi, err := bleve.New(vdir, bleve.NewIndexMapping())
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch := vi.NewBatch()
+		for i := range bdocs {
+			if err := batch.Index(site.URL(i), bdocs[i]); err != nil {
+				b.Fatal(err)
+			}
+			if batch.Size() >= 1000 {
+				if err := vi.Batch(batch); err != nil {
+					b.Fatal(err)
+				}
+				batch.Reset()
+			}
+		}
+		if err := vi.Batch(batch); err != nil {
+			b.Fatal(err)
+		}
+		if err := vi.Close(); err != nil { // waits for merges: the index is complete on disk
+			b.Fatal(err)
+		}
+		bleveTime, bleveCPU := time.Since(t0), processCPU()-c0
+		bleveSize := dirSize(vdir)
+
+		// queries
+		idx, err := barrel.Open(bdir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat := make([]time.Duration, len(queries))
+		cpu := make([]time.Duration, len(queries))
+		latSnip := make([]time.Duration, len(queries))
+		found := 0
+		for i, q := range queries {
+			var r *barrel.Response
+			var err error
+			lat[i], cpu[i] = timeQuery(func() { r, err = idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true}) })
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(r.Results) > 0 {
+				found++
+			}
+			t := time.Now()
+			if _, err := idx.Search(q, barrel.SearchOptions{N: 10}); err != nil {
+				b.Fatal(err)
+			}
+			latSnip[i] = time.Since(t)
+		}
+		idx.Close()
+		vi, err = bleve.Open(vdir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vlat := make([]time.Duration, len(queries))
+		vcpu := make([]time.Duration, len(queries))
+		for i, q := range queries {
+			mq := bleve.NewMatchQuery(q)
+			mq.SetOperator(1) // AND, as barrel
+			req := bleve.NewSearchRequestOptions(mq, 10, 0, false)
+			var err error
+			vlat[i], vcpu[i] = timeQuery(func() { _, err = vi.Search(req) })
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		vi.Close()
+
+		n := float64(len(pages))
+		b.ReportMetric(n/barrelTime.Seconds(), "barrel-docs/s")
+		b.ReportMetric(n/bleveTime.Seconds(), "bleve-docs/s")
+		b.ReportMetric(bleveTime.Seconds()/barrelTime.Seconds(), "speedup")
+		b.ReportMetric(bleveCPU.Seconds()/barrelCPU.Seconds(), "cpu-speedup")
+		b.ReportMetric(float64(barrelSize)/float64(bleveSize), "size-ratio")
+		b.ReportMetric(float64(percentile(lat, 0.5).Microseconds()), "p50-µs")
+		b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+		b.ReportMetric(float64(percentile(cpu, 0.5).Microseconds()), "cpu-p50-µs")
+		b.ReportMetric(float64(percentile(cpu, 0.99).Microseconds()), "cpu-p99-µs")
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (%d with results)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found)
+		fmt.Fprintf(&sb, "index:   barrel %.2fs (%.0f docs/s)  bleve %.2fs (%.0f docs/s)  speedup %.2fx\n",
+			barrelTime.Seconds(), n/barrelTime.Seconds(), bleveTime.Seconds(), n/bleveTime.Seconds(), bleveTime.Seconds()/barrelTime.Seconds())
+		fmt.Fprintf(&sb, "index CPU time (all threads): barrel %.2fs  bleve %.2fs  ratio %.2fx\n",
+			barrelCPU.Seconds(), bleveCPU.Seconds(), bleveCPU.Seconds()/barrelCPU.Seconds())
+		fmt.Fprintf(&sb, "size:    barrel %.1f MB  bleve %.1f MB  ratio %.2f\n", float64(barrelSize)/1e6, float64(bleveSize)/1e6, float64(barrelSize)/float64(bleveSize))
+		fmt.Fprintf(&sb, "query:   barrel p50 %v p99 %v | with snippets p50 %v p99 %v | bleve p50 %v p99 %v\n",
+			percentile(lat, 0.5), percentile(lat, 0.99), percentile(latSnip, 0.5), percentile(latSnip, 0.99),
+			percentile(vlat, 0.5), percentile(vlat, 0.99))
+		fmt.Fprintf(&sb, "query CPU time (thread): barrel p50 %v p99 %v | bleve p50 %v p99 %v (bleve searches on several goroutines)\n",
+			percentile(cpu, 0.5), percentile(cpu, 0.99), percentile(vcpu, 0.5), percentile(vcpu, 0.99))
+		b.Log(sb.String())
+		fmt.Fprint(os.Stderr, sb.String())
+	}
+}
