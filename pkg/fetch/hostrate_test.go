@@ -190,8 +190,11 @@ func TestHostRatesConverge(t *testing.T) {
 	if r := est.Rate(cwKey(srv, "delay.test")); r > 1 {
 		t.Errorf("delay.test: rate %.2f/s over its Crawl-delay of 1s", r)
 	}
-	if st := srv.Stats("delay.test"); st.MaxPerSecond > 2 || st.MinGap < 900*time.Millisecond {
-		t.Errorf("delay.test: %d requests within a second, smallest gap %v; Crawl-delay is 1s", st.MaxPerSecond, st.MinGap)
+	// The server's arrival times carry scheduler jitter (one late arrival
+	// bunches with the next), so it is checked by counts: a second holds
+	// at most two arrivals paced one a second, four at the connections' pace.
+	if st := srv.Stats("delay.test"); st.MaxPerSecond > 2 {
+		t.Errorf("delay.test: %d requests within a second; Crawl-delay is 1s", st.MaxPerSecond)
 	}
 	if st := srv.Stats("zero.test"); st.Requests != 0 {
 		t.Errorf("zero.test (pinned to 0): %d requests", st.Requests)

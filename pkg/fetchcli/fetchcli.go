@@ -51,7 +51,8 @@ our agent, e.g. ["nofollow","noindex"]), text_simhash (16 hex digits: the
 SimHash of the main text, which clocks, counters and banners do not move),
 redirects, error ("code: message"; codes: url trap budget robots dns
 blocked connect tls timeout network http too_large decode redirect
-redirect_loop too_many_redirects duplicate type interrupted), warc_file,
+redirect_loop too_many_redirects duplicate type interrupted; with
+--host-rates also resting and pinned: not fetched, for a later turn), warc_file,
 warc_offset, elapsed_ms, etag and last_modified. Other fields pass through.
 Records come out in completion order.
 
@@ -86,9 +87,9 @@ Example:
    $ fetch --queue-by domain --types html,pdf --ca-file national-root.pem \
        --proxy http://proxy.local:3128 urls.txt > fetched.ndjson
    $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c`
-	app.Flags = append(clikit.InputFlags(), fetchFlags()...)
+	app.Flags = append(append(clikit.InputFlags(), fetchFlags()...), hostRateFlags()...)
 	app.Action = run
-	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand()}
+	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand(), hostRatesCommand()}
 	return app
 }
 
@@ -313,6 +314,10 @@ func run(c *cli.Context) error {
 	}
 	cfg.Emit = out.Write
 	cfg.EmitRaw = out.WriteLine
+	saveRates, err := openHostRates(c, &cfg)
+	if err != nil {
+		return err
+	}
 	f, err := fetch.New(cfg)
 	if err != nil {
 		return err
@@ -371,6 +376,9 @@ func run(c *cli.Context) error {
 		if err := cfg.WARC.Close(); err != nil && runErr == nil {
 			runErr = err
 		}
+	}
+	if err := saveRates(); err != nil && runErr == nil {
+		runErr = err
 	}
 	if p := c.String("memprofile"); p != "" {
 		if pf, err := os.Create(p); err == nil {

@@ -122,9 +122,17 @@ func (f *Fetch) Failed() bool { return f.Error != "" || f.Status >= 400 }
 //	404 Not Found             7 days, up to 90 days (often a temporary mistake)
 //	other 4xx                 3 days, up to 60 days
 //	5xx, 429, timeouts, other 1 hour, up to 7 days (the server is struggling)
+//	resting (deferred by       1 hour, not doubled: the host rested after
+//	fetch --host-rates)       failures in a row or asked for a long wait; its
+//	                          own rest doubles, the page did nothing wrong
+//	pinned (host pinned to 0) 1 day, not doubled (until the pin is lifted)
 func RetryAfter(f *Fetch, n int) time.Duration {
 	first, limit := time.Hour, 7*24*time.Hour
 	switch {
+	case strings.HasPrefix(f.Error, "resting:"):
+		return time.Hour
+	case strings.HasPrefix(f.Error, "pinned:"):
+		return 24 * time.Hour
 	case strings.HasPrefix(f.Error, "robots:"):
 		first, limit = 24*time.Hour, 30*24*time.Hour
 	case strings.HasPrefix(f.Error, "type:"), strings.HasPrefix(f.Error, "duplicate:"):
@@ -137,6 +145,12 @@ func RetryAfter(f *Fetch, n int) time.Duration {
 		first, limit = 3*24*time.Hour, 60*24*time.Hour
 	}
 	return doubled(first, n, limit)
+}
+
+// deferred reports a fetch that fetch did not make because of its host's
+// state (fetch --host-rates: the host rests, or is pinned to rate 0).
+func deferred(f *Fetch) bool {
+	return strings.HasPrefix(f.Error, "resting:") || strings.HasPrefix(f.Error, "pinned:")
 }
 
 func doubled(first time.Duration, n int, limit time.Duration) time.Duration {
@@ -405,6 +419,10 @@ func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
 	at := f.At.Unix()
 	if f.Failed() {
 		a.st.Failures++
+		if deferred(f) { // not the page's failure: no count towards its backoff
+			p.RetryAt = max(p.RetryAt, at+int64(RetryAfter(f, 1)/time.Second))
+			return
+		}
 		if p.Failures < 60 {
 			p.Failures++
 		}
