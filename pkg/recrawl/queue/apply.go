@@ -60,6 +60,13 @@ type ApplyStats struct {
 	Unweighted, ZeroWeights int
 	DefaultWeight           float64
 	Pages                   int // pages in the state after the batch
+	// Freshness is the estimated weighted freshness after the batch, at its
+	// time, over the pages of weight KnownWeight fetched at least once;
+	// Observed the weighted share of its recrawls found unchanged (of
+	// weight RecrawledWeight; -1 when none). See HistoryEntry.
+	Freshness, KnownWeight    float64
+	Observed, RecrawledWeight float64
+	observedFresh             float64
 }
 
 // ParseFetch reads a fetch record: url, host, fetched_at, status, error,
@@ -176,6 +183,8 @@ type touched struct {
 	oldDue  bool
 	oldCell cell
 	fetched bool
+	old     freshTerm // the page's term in the freshness sums before the batch
+	hadOld  bool
 }
 
 type applier struct {
@@ -210,7 +219,7 @@ func (a *applier) get(url, host string, create bool) (*touched, error) {
 	if err != nil {
 		return nil, a.q.corrupt(bPages, []byte(url), err)
 	}
-	t := &touched{p: p, oldCell: p.cell()}
+	t := &touched{p: p, oldCell: p.cell(), old: termOf(p), hadOld: true}
 	if u := p.blockedUntil(); u > 0 {
 		t.oldKey = blockedKey(u, url)
 	} else {
@@ -250,7 +259,25 @@ func (q *Queue) Apply(batchID string, b Batch) (ApplyStats, error) {
 			return nil
 		}
 		a := &applier{q: q, tx: tx, pages: tx.Bucket(bPages), seen: map[string]*touched{}, now: b.Now.Unix()}
+		if v, err := meta.Get(kFreshBuilt); err != nil {
+			return err
+		} else if v == nil {
+			if err := buildFresh(meta, a.pages, q); err != nil {
+				return err
+			}
+		}
 		if err := a.apply(meta, b); err != nil {
+			return err
+		}
+		if a.st.Freshness, a.st.KnownWeight, err = freshnessAt(meta, a.now); err != nil {
+			return err
+		}
+		a.st.Observed = -1
+		if a.st.RecrawledWeight > 0 {
+			a.st.Observed = a.st.observedFresh / a.st.RecrawledWeight
+		}
+		if err := recordHistory(meta, HistoryEntry{Batch: batchID, Time: b.Now.UTC(), Pages: a.st.Pages, Fetches: a.st.Fetches,
+			Failures: a.st.Failures, Estimated: a.st.Freshness, Known: a.st.KnownWeight, Observed: a.st.Observed, Recrawled: a.st.RecrawledWeight}); err != nil {
 			return err
 		}
 		a.st.Applied, a.st.Last = true, last
@@ -460,6 +487,14 @@ func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
 				a.st.Unchanged++
 			}
 			p.Stats.Add(gap, changed)
+			w := p.W
+			if !(w > 0) {
+				w = 1
+			}
+			a.st.RecrawledWeight += w
+			if !changed {
+				a.st.observedFresh += w
+			}
 		}
 	}
 	if f.Status != 304 {
@@ -489,6 +524,7 @@ func (a *applier) commit(meta *boltstate.Bucket, def, wsum, wcount float64) erro
 	slices.Sort(urls)
 	count := map[cell]int64{}
 	pages := int64(getFloat(meta, kPages))
+	fresh := &freshSums{b: meta, bins: map[int16]*freshBin{}}
 	for _, u := range urls {
 		t := a.seen[u]
 		p := t.p
@@ -513,6 +549,9 @@ func (a *applier) commit(meta *boltstate.Bucket, def, wsum, wcount float64) erro
 			}
 		} else {
 			pages++
+		}
+		if err := fresh.move(t.old, termOf(p), t.hadOld); err != nil {
+			return err
 		}
 		// bbolt keeps the slices until the commit: a buffer each.
 		if err := a.pages.Put([]byte(u), p.encode(nil)); err != nil {
@@ -550,6 +589,9 @@ func (a *applier) commit(meta *boltstate.Bucket, def, wsum, wcount float64) erro
 		}
 	}
 	a.st.Pages = int(pages)
+	if err := fresh.write(); err != nil {
+		return err
+	}
 	return errors.Join(putFloat(meta, kWSum, wsum), putFloat(meta, kWCount, wcount), putFloat(meta, kPages, float64(pages)))
 }
 
