@@ -228,11 +228,13 @@ func TestInterruptedBuild(t *testing.T) {
 	b.Add("http://s.test/a.html", []byte("<title>changed</title>"))
 	b.wait()
 	b.repo.sync()
+	b.lex.log.sync()
 	b.Close() // no Commit: as if the process died
 	st, _ := os.Stat(filepath.Join(dir, repoName))
+	wst, _ := os.Stat(filepath.Join(dir, wordsName))
 	idx := open(t, dir)
-	if st.Size() <= idx.Manifest().Repository {
-		t.Fatalf("the uncommitted pages did not reach the repository file")
+	if st.Size() <= idx.Manifest().Repository || wst.Size() <= idx.Manifest().Words {
+		t.Fatalf("the uncommitted pages and words did not reach the repository and words files")
 	}
 	if got := answers(t, idx, queries); got != before {
 		t.Errorf("after an interrupted build:\n%s\nbefore:\n%s", got, before)
@@ -258,7 +260,7 @@ func TestCorruption(t *testing.T) {
 	build(t, src, Options{}, site)
 	want := answers(t, open(t, src), queries)
 	m := open(t, src).Manifest()
-	names := []string{repoName, docInfoName, anchorsName}
+	names := []string{repoName, docInfoName, anchorsName, wordsName}
 	for name := range m.Files {
 		names = append(names, diskName(name, m.Generation))
 	}

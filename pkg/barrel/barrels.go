@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	bits64 "math/bits"
 	"os"
 	"slices"
 	"sort"
@@ -502,4 +503,19 @@ func postingsOf(out []byte, group []basketItem, hits []byte, shortOnly *[]hit.Hi
 		k = j
 	}
 	return out, n
+}
+
+// all yields the members of s below n, in order.
+func (s bitset) all(n uint32) func(func(uint32) bool) {
+	return func(yield func(uint32) bool) {
+		for w, bits := range s {
+			for bits != 0 {
+				d := uint32(w)*64 + uint32(bits64.TrailingZeros64(bits))
+				if d >= n || !yield(d) {
+					return
+				}
+				bits &= bits - 1
+			}
+		}
+	}
 }

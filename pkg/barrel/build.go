@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
-	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
 
 // Options tune a build.
@@ -43,6 +43,12 @@ type Options struct {
 	// MergeFactor is how many segments of one size class are merged into
 	// one (default DefaultMergeFactor).
 	MergeFactor int
+	// MaxMergeDocs bounds the documents one build reads in merges, and the
+	// live documents of a merged segment (default DefaultMaxMergeDocs).
+	MaxMergeDocs int
+	// DeletesPct is the share of deleted documents (percent) at which a
+	// segment is merged early (default DefaultDeletesPct).
+	DeletesPct int
 	// Batch is the ID of the batch: the index records it atomically with
 	// the batch, and NewBuilder refuses the same ID again with
 	// ErrBatchApplied.
@@ -76,12 +82,18 @@ type Builder struct {
 	m    *Manifest
 	lock *os.File
 
-	lex  *lexicon.Lexicon
-	docs []DocEntry
-	urls []urlEntry
+	lex *lexStore
+	// The document index: entries the batch sets, over those of the
+	// index's segments (b.old).
+	nDocs   uint32
+	changed map[uint32]*DocEntry
+	fetched int // documents fetched for the first time
+	urls    *runSet
+	anc     *runSet
+	newAnc  [][2]uint64 // this batch's anchors by target: (to<<32|from, offset)
 
 	batchURLs  map[string]uint32 // URLs given docIDs in this batch
-	batchSums  []urlEntry
+	batchSums  [][2]uint64       // (checksum, docID) of those URLs
 	inBatch    bitset
 	repo, info *appendFile
 	anchorsF   *appendFile
@@ -106,9 +118,17 @@ type Builder struct {
 	Stats    Stats
 	done     bool
 	old      *Index
-	segs     map[int]*segment
 	rankOnly bool // RankIndex: no pages, ranks now
 	mergeAll bool // ForceMerge: no pages, one segment
+
+	// live document frequencies, and what the batch takes from them: the
+	// words the documents it supersedes had in their older segments
+	df        *runSet
+	oldN      uint32            // docIDs before the batch
+	oldRepo   map[uint32]uint64 // re-crawled pages: repository offset of the version replaced
+	dead      wordSets
+	dfRecs    [][2]uint64 // the batch's changes of document frequencies
+	repoCache map[uint32]uint64
 }
 
 type pendingAnchor struct {
@@ -155,7 +175,7 @@ func (b *Builder) load() error {
 			return err
 		}
 		m = &Manifest{Format: formatNumber, Files: map[string]FileSum{}, NextSegment: 1}
-		b.lex = lexicon.New()
+		b.lex = &lexStore{}
 	} else {
 		if b.opts.Batch != "" && m.LastBatch == b.opts.Batch {
 			return fmt.Errorf("%s: batch %s: %w", b.dir, b.opts.Batch, ErrBatchApplied)
@@ -164,8 +184,11 @@ func (b *Builder) load() error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.dir, err)
 		}
-		b.lex, b.docs, b.urls = idx.lex, idx.docs, idx.urls
+		b.lex, b.urls, b.df, b.nDocs = idx.lex, idx.urls, idx.df, m.Docs
 		b.old = idx
+		if b.anc, err = openRuns(b.dir, anchorKind, m.AnchorRuns, m); err != nil {
+			return fmt.Errorf("%s: %w", b.dir, err)
+		}
 	}
 	b.m = m
 	if b.repo, err = openAppend(filepath.Join(b.dir, repoName), m.Repository, m.RepositoryCRC); err != nil {
@@ -177,9 +200,16 @@ func (b *Builder) load() error {
 	if b.anchorsF, err = openAppend(filepath.Join(b.dir, anchorsName), m.Anchors, m.AnchorsCRC); err != nil {
 		return err
 	}
+	if b.lex.log, err = openAppend(filepath.Join(b.dir, wordsName), m.Words, m.WordsCRC); err != nil {
+		return err
+	}
+	b.lex.batch = map[string]uint32{}
 	os.RemoveAll(filepath.Join(b.dir, "fwd.tmp"))
 	b.fwd, err = newForwardSet(filepath.Join(b.dir, "fwd.tmp"))
-	b.inBatch = newBitset(uint32(len(b.docs)))
+	b.inBatch = newBitset(b.nDocs)
+	b.oldN = b.nDocs
+	b.changed = map[uint32]*DocEntry{}
+	b.oldRepo = map[uint32]uint64{}
 	return err
 }
 
@@ -190,7 +220,11 @@ func (b *Builder) Close() error {
 		b.fwd.close()
 		os.RemoveAll(b.fwd.dir)
 	}
-	for _, f := range []*appendFile{b.repo, b.info, b.anchorsF} {
+	files := []*appendFile{b.repo, b.info, b.anchorsF}
+	if b.lex != nil {
+		files = append(files, b.lex.log)
+	}
+	for _, f := range files {
 		if f != nil {
 			f.close()
 		}
@@ -198,7 +232,7 @@ func (b *Builder) Close() error {
 	if b.old != nil {
 		b.old.Close()
 	}
-	b.closeSegments()
+	b.anc.close()
 	if b.lock != nil {
 		b.lock.Close()
 	}
@@ -211,40 +245,50 @@ func (b *Builder) docOf(u string, st uint8) (uint32, bool, error) {
 	if d, ok := b.batchURLs[u]; ok {
 		return d, false, nil
 	}
-	sum := urlSum(u)
-	cands := urlCandidates(b.urls, sum)
-	if len(cands) == 1 { // 64-bit checksums: a lone match is the URL
-		return cands[0].Doc, false, nil
+	if d, ok, err := lookupURL(b.urls, u, b.docURL); err != nil || ok {
+		return d, false, err
 	}
-	for _, c := range cands {
-		got, _, err := b.docURL(c.Doc)
-		if err != nil {
-			return 0, false, err
-		}
-		if got == u {
-			return c.Doc, false, nil
-		}
+	if b.nDocs >= hit.MaxInvDocID {
+		return 0, false, fmt.Errorf("index full: %d documents", b.nDocs)
 	}
-	if len(b.docs) >= hit.MaxInvDocID {
-		return 0, false, fmt.Errorf("index full: %d documents", len(b.docs))
-	}
-	d := uint32(len(b.docs))
+	d := b.nDocs
+	b.nDocs++
 	infoOff := uint64(b.info.off)
 	b.recbuf = appendDocInfo(b.recbuf[:0], u, "")
 	if _, err := b.info.Write(b.recbuf); err != nil {
 		return 0, false, err
 	}
-	b.docs = append(b.docs, DocEntry{Status: st, RepoOff: NoOffset, InfoOff: infoOff})
+	b.changed[d] = &DocEntry{Status: st, RepoOff: NoOffset, InfoOff: infoOff}
 	b.batchURLs[u] = d
-	b.batchSums = append(b.batchSums, urlEntry{sum, d})
+	b.batchSums = append(b.batchSums, [2]uint64{urlSum(u), uint64(d)})
 	return d, true, nil
 }
 
-func (b *Builder) docURL(d uint32) (string, string, error) {
-	if err := b.info.w.Flush(); err != nil {
-		return "", "", err
+// entry returns the document index entry of d: the batch's, or the index's.
+func (b *Builder) entry(d uint32) (DocEntry, error) {
+	if e := b.changed[d]; e != nil {
+		return *e, nil
 	}
-	return readDocInfoAt(b.info.f, int64(b.docs[d].InfoOff), b.info.off)
+	if b.old == nil {
+		return DocEntry{}, corrupt("doc %d has no entry", d)
+	}
+	e, ok, err := b.old.doc(d)
+	if err == nil && !ok {
+		err = corrupt("doc %d has no entry", d)
+	}
+	return e, err
+}
+
+func (b *Builder) docURL(d uint32) (string, error) {
+	if err := b.info.w.Flush(); err != nil {
+		return "", err
+	}
+	e, err := b.entry(d)
+	if err != nil {
+		return "", err
+	}
+	u, _, err := readDocInfoAt(b.info.f, int64(e.InfoOff), b.info.off)
+	return u, err
 }
 
 // prepared is a page parsed and compressed by a worker, ready for the
@@ -410,20 +454,30 @@ func (b *Builder) apply(p *prepared) error {
 	if err != nil {
 		return err
 	}
-	b.inBatch = b.inBatch.grow(uint32(len(b.docs)))
+	b.inBatch = b.inBatch.grow(b.nDocs)
 	if b.inBatch.has(doc) {
 		b.Stats.Duplicate++
 		return nil
 	}
-	e := &b.docs[doc]
+	e := b.changed[doc]
+	if e == nil {
+		old, err := b.entry(doc)
+		if err != nil {
+			return err
+		}
+		e = &old
+		b.changed[doc] = e
+	}
 	if e.Status == StatusFetched && e.Checksum == p.sum && e.RepoOff != NoOffset {
 		b.Stats.Unchanged++
 		return nil
 	}
 	if e.Status == StatusFetched && e.RepoOff != NoOffset {
 		b.Stats.Reindexed++
+		b.oldRepo[doc] = e.RepoOff
 	} else {
 		b.Stats.Added++
+		b.fetched++
 	}
 	b.inBatch.set(doc)
 	repoOff := uint64(b.repo.off)
@@ -583,11 +637,14 @@ func (b *Builder) resolveAnchors() error {
 		ids[t.url] = d
 	}
 	for _, a := range b.pending {
-		b.recbuf = appendAnchor(b.recbuf[:0], a.from, ids[a.url], a.fromOff, a.text)
+		to := ids[a.url]
+		b.newAnc = append(b.newAnc, [2]uint64{uint64(to)<<32 | uint64(a.from), uint64(b.anchorsF.off)})
+		b.recbuf = appendAnchor(b.recbuf[:0], a.from, to, a.fromOff, a.text)
 		if _, err := b.anchorsF.Write(b.recbuf); err != nil {
 			return err
 		}
 	}
+	slices.SortFunc(b.newAnc, cmpRec)
 	b.Stats.Anchors = len(b.pending)
 	b.pending = nil
 	return b.anchorsF.w.Flush()
@@ -611,35 +668,17 @@ func (b *Builder) Commit() error {
 	if err := b.resolveAnchors(); err != nil {
 		return err
 	}
-	n := uint32(len(b.docs))
+	n := b.nDocs
 	b.inBatch = b.inBatch.grow(n)
 
-	anchorData, err := readPrefix(filepath.Join(b.dir, anchorsName), b.anchorsF.off)
-	if err != nil {
-		return err
-	}
 	// Dirty documents: those of the batch, the targets of its anchors and
-	// of the dead anchors of the pages it replaced. Their postings are
-	// rebuilt whole.
+	// of the dead anchors of the pages it replaced (found by parsing the
+	// replaced versions). Their postings are rebuilt whole.
 	dirty := newBitset(n)
 	copy(dirty, b.inBatch)
-	var edges [][2]uint32
-	err = eachAnchor(anchorData, func(from, to uint32, fromOff uint64, text []byte) error {
-		if from >= n || to >= n {
-			return corrupt("anchors: docID out of range")
-		}
-		if b.inBatch.has(from) {
-			dirty.set(to)
-		}
-		if b.docs[from].RepoOff == fromOff {
-			edges = append(edges, [2]uint32{from, to})
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	for _, a := range b.newAnc {
+		dirty.set(uint32(a[0] >> 32))
 	}
-	// Own hits of dirty pages outside the batch come from the repository.
 	repoR, err := os.Open(filepath.Join(b.dir, repoName))
 	if err != nil {
 		return err
@@ -648,66 +687,105 @@ func (b *Builder) Commit() error {
 	if err := b.repo.w.Flush(); err != nil {
 		return err
 	}
-	for d := uint32(0); d < n; d++ {
-		if !dirty.has(d) || b.inBatch.has(d) || b.docs[d].Status != StatusFetched {
-			continue
-		}
-		if err := b.reindex(repoR, d); err != nil {
+	olds := make([]uint32, 0, len(b.oldRepo))
+	for d := range b.oldRepo {
+		olds = append(olds, d)
+	}
+	slices.Sort(olds)
+	for _, d := range olds {
+		if err := b.oldWords(repoR, d, b.oldRepo[d], dirty); err != nil {
 			return err
 		}
 	}
-	// Anchor text as hits of the page it points to.
-	type anchorWord struct {
-		to  uint32
-		key uint64 // wordID<<32 | index in ahits
-	}
-	var awords []anchorWord
-	var ahits []hit.Hit
-	err = eachAnchor(anchorData, func(from, to uint32, fromOff uint64, text []byte) error {
-		if !dirty.has(to) || b.docs[from].RepoOff != fromOff {
-			return nil
+	// Own hits of dirty pages outside the batch come from the repository;
+	// they are also the words those pages leave in their old segments.
+	for d := range dirty.all(n) {
+		if b.inBatch.has(d) {
+			continue
 		}
-		pos := 0
-		var aerr error
-		htmldoc.Tokenize(text, func(_, _ int, key []byte, capital bool) {
-			id, isNew, err := b.lex.Add(key)
-			if err != nil {
-				aerr = err
-				return
-			}
-			if isNew {
-				b.newWords++
-			}
-			awords = append(awords, anchorWord{to, uint64(id)<<32 | uint64(len(ahits))})
-			ahits = append(ahits, hit.AnchorHit(capital, pos, from))
-			pos++
-		})
-		return aerr
-	})
+		e, err := b.entry(d)
+		if err != nil {
+			return err
+		}
+		if e.Status != StatusFetched {
+			continue
+		}
+		if err := b.reindex(repoR, d, e.RepoOff); err != nil {
+			return err
+		}
+		b.dead.add(d, b.keys)
+	}
+	// Anchor text as hits of the page it points to: the anchors of each
+	// dirty target, from the anchor runs and this batch.
+	anchors, err := mapFile(filepath.Join(b.dir, anchorsName), b.anchorsF.off)
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(awords, func(x, y anchorWord) int {
-		if x.to != y.to {
-			return cmpU32(x.to, y.to)
+	defer func() {
+		if len(anchors) > 0 {
+			syscall.Munmap(anchors)
 		}
-		switch {
-		case x.key < y.key:
-			return -1
-		case x.key > y.key:
-			return 1
+	}()
+	var recs [][2]uint64
+	for to := range dirty.all(n) {
+		lo, hi := uint64(to)<<32, uint64(to+1)<<32
+		recs = recs[:0]
+		if err := b.anc.each(lo, hi, func(k, v uint64) error {
+			recs = append(recs, [2]uint64{k, v})
+			return nil
+		}); err != nil {
+			return err
 		}
-		return 0
-	})
-	for i := 0; i < len(awords); {
-		to := awords[i].to
-		b.keys = b.keys[:0]
-		b.hits = b.hits[:0]
-		for ; i < len(awords) && awords[i].to == to; i++ {
-			k := awords[i].key
-			b.keys = append(b.keys, k&^0xffffffff|uint64(len(b.hits)))
-			b.hits = append(b.hits, ahits[uint32(k)])
+		i, _ := slices.BinarySearchFunc(b.newAnc, lo, func(r [2]uint64, k uint64) int { return cmpU64(r[0], k) })
+		for ; i < len(b.newAnc) && b.newAnc[i][0] < hi; i++ {
+			recs = append(recs, b.newAnc[i])
 		}
+		// in anchors-file order, as one build in one go meets them
+		slices.SortFunc(recs, func(x, y [2]uint64) int { return cmpU64(x[1], y[1]) })
+		b.keys, b.hits = b.keys[:0], b.hits[:0]
+		var old []uint64
+		for _, r := range recs {
+			from, fromOff, text, err := anchorAt(anchors, r[1], to)
+			if err != nil {
+				return err
+			}
+			if uint32(r[0]) != from {
+				return corrupt("anchor runs: record at %d is not from doc %d", r[1], uint32(r[0]))
+			}
+			if to < b.oldN && b.liveBefore(from, fromOff) {
+				// an anchor the target's old segment indexed
+				htmldoc.Tokenize(text, func(_, _ int, key []byte, _ bool) {
+					if id, _, lerr := b.lex.Add(key); lerr == nil {
+						old = append(old, uint64(id)<<32)
+					} else {
+						err = lerr
+					}
+				})
+				if err != nil {
+					return err
+				}
+			}
+			cur, err := b.repoOf(from)
+			if err != nil {
+				return err
+			}
+			if cur != fromOff {
+				continue
+			}
+			pos := 0
+			htmldoc.Tokenize(text, func(_, _ int, key []byte, capital bool) {
+				if err != nil {
+					return
+				}
+				if err = b.addHit(key, hit.AnchorHit(capital, pos, from)); err == nil {
+					pos++
+				}
+			})
+			if err != nil {
+				return err
+			}
+		}
+		b.dead.add(to, old)
 		if err := b.flushHits(to); err != nil {
 			return err
 		}
@@ -715,27 +793,158 @@ func (b *Builder) Commit() error {
 	if err := b.fwd.flush(); err != nil {
 		return err
 	}
-	return b.commitFiles(dirty, edges)
+	return b.commitFiles(dirty)
 }
 
 func crc32Update(h uint32, p []byte) uint32 { return crc32.Update(h, castagnoli, p) }
 
-func readPrefix(path string, n int64) ([]byte, error) {
+// eachAnchorFile streams the first n bytes of an anchors file through
+// eachAnchor, a buffer at a time, so that reading every link does not hold
+// the file in memory.
+func eachAnchorFile(path string, n int64, fn func(from, to uint32, fromOff uint64, text []byte) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return corrupt("%s: %v", filepath.Base(path), err)
 	}
 	defer f.Close()
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, corrupt("%s: %v", filepath.Base(path), err)
+	r := bufio.NewReaderSize(io.LimitReader(f, n), 1<<20)
+	rec := make([]byte, 0, 1024)
+	var off int64
+	for off < n {
+		rec = rec[:anchorHeader]
+		if _, err := io.ReadFull(r, rec); err != nil {
+			return corrupt("anchors: truncated record at %d", off)
+		}
+		k := int(binary.LittleEndian.Uint16(rec[16:]))
+		rec = slices.Grow(rec, k)[:anchorHeader+k]
+		if _, err := io.ReadFull(r, rec[anchorHeader:]); err != nil {
+			return corrupt("anchors: truncated record at %d", off)
+		}
+		if err := eachAnchor(rec, fn); err != nil {
+			return fmt.Errorf("at %d: %w", off, err)
+		}
+		off += int64(len(rec))
 	}
-	return buf, nil
+	return nil
 }
 
-// reindex re-parses document d from the repository.
-func (b *Builder) reindex(repoR *os.File, d uint32) error {
-	rec, err := readRepoAt(repoR, int64(b.docs[d].RepoOff), b.repo.off)
+// liveBefore reports whether an anchor was live before the batch: it sits
+// in the version of its page that was current then.
+func (b *Builder) liveBefore(from uint32, fromOff uint64) bool {
+	if from >= b.oldN {
+		return false
+	}
+	if off, ok := b.oldRepo[from]; ok {
+		return off == fromOff
+	}
+	if b.inBatch.has(from) { // fetched for the first time in this batch
+		return false
+	}
+	cur, err := b.repoOf(from)
+	return err == nil && cur == fromOff
+}
+
+// repoOf is the repository offset of the current version of page d.
+func (b *Builder) repoOf(d uint32) (uint64, error) {
+	if off, ok := b.repoCache[d]; ok {
+		return off, nil
+	}
+	e, err := b.entry(d)
+	if err != nil {
+		return 0, err
+	}
+	if b.repoCache == nil {
+		b.repoCache = map[uint32]uint64{}
+	}
+	b.repoCache[d] = e.RepoOff
+	return e.RepoOff, nil
+}
+
+// anchorAt reads the anchors-file record at off, which must point to doc to.
+func anchorAt(data []byte, off uint64, to uint32) (from uint32, fromOff uint64, text []byte, err error) {
+	if off > uint64(len(data)) {
+		return 0, 0, nil, corrupt("anchor runs: offset %d past the anchors file", off)
+	}
+	found := false
+	err = eachAnchor(data[off:], func(f, t uint32, fo uint64, tx []byte) error {
+		if found {
+			return errStop
+		}
+		found = true
+		if t != to {
+			return corrupt("anchor runs: record at %d points to doc %d, not %d", off, t, to)
+		}
+		from, fromOff, text = f, fo, tx
+		return nil
+	})
+	if err == errStop {
+		err = nil
+	}
+	if err == nil && !found {
+		err = corrupt("anchor runs: no record at %d", off)
+	}
+	return from, fromOff, text, err
+}
+
+var errStop = errors.New("stop")
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// oldWords adds to b.dead the own words of the version of page d at
+// repository offset off, which the batch replaces, and marks the targets
+// of its links (anchors that die with it) dirty.
+func (b *Builder) oldWords(repoR *os.File, d uint32, off uint64, dirty bitset) error {
+	rec, err := readRepoAt(repoR, int64(off), b.repo.off)
+	if err != nil {
+		return err
+	}
+	if rec.Doc != d {
+		return corrupt("repository record at %d is doc %d, not %d", rec.Offset, rec.Doc, d)
+	}
+	body, err := inflate(rec.Zlib)
+	if err != nil {
+		return err
+	}
+	base, _ := url.Parse(rec.URL)
+	p := &prepared{url: rec.URL}
+	prepare(p, base, body, false, &b.page, nil, nil)
+	b.keys = b.keys[:0]
+	start := uint32(0)
+	for _, end := range p.ends {
+		id, _, err := b.lex.Add(p.keys[start:end])
+		if err != nil {
+			return err
+		}
+		b.keys = append(b.keys, uint64(id)<<32)
+		start = end
+	}
+	b.dead.add(d, b.keys)
+	for _, l := range p.links {
+		to, ok, err := lookupURL(b.urls, l.URL, b.docURL)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			to, ok = b.batchURLs[l.URL]
+		}
+		if ok && to < b.oldN {
+			dirty.set(to)
+		}
+	}
+	return nil
+}
+
+// reindex re-parses document d, stored at off, from the repository.
+func (b *Builder) reindex(repoR *os.File, d uint32, off uint64) error {
+	rec, err := readRepoAt(repoR, int64(off), b.repo.off)
 	if err != nil {
 		return err
 	}

@@ -1,29 +1,31 @@
 package barrel
 
 import (
-	"fmt"
+	"encoding/binary"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
 
-// commitFiles sorts the batch into a new segment, marks the documents it
-// re-indexed deleted in the older segments, runs one step of the merge
-// policy, ranks the documents when due, and writes the new generation:
-// every new file is fsynced and only then is the manifest renamed in.
-func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
+// commitFiles sorts the batch into a new segment (its postings and the
+// entries of its documents), marks the documents it re-indexed deleted in
+// the older segments, writes the batch's URL and anchor runs, runs the
+// merge policies, ranks the documents when due, and writes the new
+// generation: every new file is fsynced and only then is the manifest
+// renamed in.
+func (b *Builder) commitFiles(dirty bitset) error {
 	gen := b.m.Generation + 1
 	m := *b.m
 	m.Files = map[string]FileSum{}
 	m.Segments = slices.Clone(b.m.Segments)
+	m.URLRuns, m.AnchorRuns = slices.Clone(b.m.URLRuns), slices.Clone(b.m.AnchorRuns)
 	for name, sum := range b.m.Files {
-		if strings.HasPrefix(name, segPrefix) {
+		if fixedName(name) {
 			m.Files[name] = sum
 		}
 	}
@@ -50,19 +52,22 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		m.Files[name] = sum
 		return err
 	}
+	newID := func() int {
+		id := max(1, m.NextSegment)
+		m.NextSegment = id + 1
+		return id
+	}
+	n := b.nDocs
 	// The documents whose postings this batch rebuilt.
 	var owned []uint32
-	for d := range uint32(len(b.docs)) {
-		if dirty.has(d) {
-			owned = append(owned, d)
-		}
+	for d := range dirty.all(n) {
+		owned = append(owned, d)
 	}
 
 	// Sorter, one barrel at a time, into a new segment.
 	t0 := time.Now()
 	if len(owned) > 0 {
-		id := max(1, m.NextSegment)
-		m.NextSegment = id + 1
+		id := newID()
 		inv, err := create(segName(id, "inv"))
 		if err != nil {
 			return err
@@ -83,29 +88,44 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		if err := writeWhole(segName(id, "ptrs"), encodeSegPtrs(&w.secs)); err != nil {
 			return err
 		}
-		if err := writeWhole(segName(id, "docs"), encodeDocList(owned)); err != nil {
+		// Its document table, and the older segments the documents leave.
+		g, err := create(segName(id, "docs"))
+		if err != nil {
+			return err
+		}
+		tw := newTableWriter(g, docRecSize)
+		gone := map[int][]uint32{}
+		var rec []byte
+		for _, d := range owned {
+			e, err := b.entry(d)
+			if err != nil {
+				g.finish()
+				return err
+			}
+			tw.add(appendDocRec(rec[:0], d, &e))
+			if d < b.oldN {
+				k, err := b.liveIn(d)
+				if err != nil {
+					g.finish()
+					return err
+				}
+				gone[k] = append(gone[k], d)
+			}
+		}
+		if m.Files[segName(id, "docs")], err = tw.finish(); err != nil {
 			return err
 		}
 		b.Stats.SegmentWords = w.words()
-		// Deletions: the batch's documents leave the segments that held them.
+		if err := b.updateDocFreqs(&w.secs); err != nil {
+			return err
+		}
 		for i := range m.Segments {
 			si := &m.Segments[i]
-			s, err := b.segment(si.ID)
-			if err != nil {
-				return err
-			}
-			docs, err := s.docs(b.dir, b.m)
-			if err != nil {
-				return err
-			}
-			gone := intersectSorted(docs, owned)
-			if len(gone) == 0 {
+			if len(gone[i]) == 0 {
 				continue
 			}
-			del := unionSorted(s.delList, gone)
-			if len(del) == len(s.delList) {
-				continue
-			}
+			s := b.old.segs[i]
+			del := unionSorted(s.delList, gone[i])
 			delete(m.Files, si.Del)
 			si.Del = segName(si.ID, "del."+strconv.Itoa(gen))
 			si.Deleted = len(del)
@@ -127,19 +147,45 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 		delete(m.Files, si.Del)
 		return true
 	})
-	m.Docs = uint32(len(b.docs))
+	m.Docs = n
+	m.LexCounts = b.lex.counts // the merges below check their words against it
 	m.Generation = gen
-	pick := pickMerge(m.Segments, b.opts.MergeFactor)
+	picks := pickMerges(m.Segments, b.policy())
 	if b.mergeAll {
-		pick = nil
-		if len(m.Segments) > 1 {
-			for i := range m.Segments {
-				pick = append(pick, i)
+		picks = nil
+		if len(m.Segments) > 1 || len(m.Segments) == 1 && m.Segments[0].Deleted > 0 {
+			var all []int
+			for _, si := range m.Segments {
+				all = append(all, si.ID)
 			}
+			picks = [][]int{all}
 		}
 	}
-	if len(pick) > 0 {
-		if err := b.merge(&m, pick, create, writeWhole); err != nil {
+	for _, ids := range picks {
+		if err := b.merge(&m, ids, create, writeWhole); err != nil {
+			return err
+		}
+	}
+	// The batch's URLs and anchors, each a new run; one merge of each.
+	for _, rs := range []struct {
+		kind string
+		recs [][2]uint64
+		runs *[]RunInfo
+	}{{urlKind, b.batchSums, &m.URLRuns}, {anchorKind, b.newAnc, &m.AnchorRuns},
+		{lexKind, b.lex.added, &m.LexRuns}, {dfKind, b.dfRecs, &m.DFRuns}} {
+		if len(rs.recs) > 0 {
+			slices.SortFunc(rs.recs, cmpRec)
+			id := newID()
+			g, err := create(runName(rs.kind, id))
+			if err != nil {
+				return err
+			}
+			if m.Files[runName(rs.kind, id)], err = writeRun(g, rs.recs); err != nil {
+				return err
+			}
+			*rs.runs = append(*rs.runs, RunInfo{ID: id, Count: len(rs.recs)})
+		}
+		if err := b.mergeRuns(&m, rs.kind, rs.runs, create, newID); err != nil {
 			return err
 		}
 	}
@@ -149,22 +195,46 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 
 	// Ranks, when due; between two rankings a new document gets the rank
 	// of a page nothing links to.
+	var ranks []float32
 	switch {
 	case b.opts.Importance != nil:
-		b.rankByImportance()
+		var err error
+		if ranks, err = b.rankByImportance(); err != nil {
+			return err
+		}
 		m.RankSource, m.RankedAt = "importance", m.Batches+1
 		b.Stats.Ranked = true
 	case b.rankDue():
-		pr := PageRank(len(b.docs), edges, 0.85, 50, 1e-9)
-		for i := range b.docs {
-			b.docs[i].Rank = float32(pr[i])
+		edges, err := b.links()
+		if err != nil {
+			return err
+		}
+		pr := pageRank(int(n), edges, 0.85, 50, 1e-9)
+		edges = nil
+		ranks = make([]float32, n)
+		for i := range ranks {
+			ranks[i] = float32(pr[i])
 		}
 		m.RankSource, m.RankedAt = "pagerank", m.Batches+1
 		b.Stats.Ranked = true
-	default:
-		base := float32(0.15 / float64(max(1, len(b.docs))))
-		for i := int(b.m.Docs); i < len(b.docs); i++ {
-			b.docs[i].Rank = base
+	}
+	if ranks != nil {
+		if m.Ranks != 0 {
+			delete(m.Files, runName("ranks", m.Ranks))
+		}
+		m.Ranks, m.RankedDocs = newID(), n
+		g, err := create(runName("ranks", m.Ranks))
+		if err != nil {
+			return err
+		}
+		tw := newTableWriter(g, 4)
+		var buf [4]byte
+		for _, r := range ranks {
+			binary.LittleEndian.PutUint32(buf[:], math.Float32bits(r))
+			tw.add(buf[:])
+		}
+		if m.Files[runName("ranks", m.Ranks)], err = tw.finish(); err != nil {
+			return err
 		}
 	}
 	if b.rankOnly {
@@ -172,20 +242,6 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	}
 	maintenance := b.rankOnly || b.mergeAll
 
-	b.urls = mergeURLs(b.urls, b.batchSums)
-	lexBytes, _ := b.lex.MarshalBinary()
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{
-		{"docindex", encodeDocIndex(b.docs)},
-		{"urls", encodeURLMap(b.urls)},
-		{"lexicon", lexBytes},
-	} {
-		if err := writeWhole(f.name, f.data); err != nil {
-			return err
-		}
-	}
 	paths := make([]string, len(written))
 	for i, w := range written {
 		paths[i] = filepath.Join(b.dir, w)
@@ -193,7 +249,7 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	if err := syncFiles(paths); err != nil {
 		return err
 	}
-	for _, a := range []*appendFile{b.repo, b.info, b.anchorsF} {
+	for _, a := range []*appendFile{b.repo, b.info, b.anchorsF, b.lex.log} {
 		if err := a.sync(); err != nil {
 			return err
 		}
@@ -210,12 +266,8 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	}
 	m.Repository, m.DocInfo, m.Anchors = b.repo.off, b.info.off, b.anchorsF.off
 	m.RepositoryCRC, m.DocInfoCRC, m.AnchorsCRC = b.repo.crc, b.info.crc, b.anchorsF.crc
-	m.Fetched = 0
-	for i := range b.docs {
-		if b.docs[i].Status == StatusFetched {
-			m.Fetched++
-		}
-	}
+	m.Words, m.WordsCRC, m.LexCounts = b.lex.log.off, b.lex.log.crc, b.lex.counts
+	m.Fetched += uint32(b.fetched)
 	if err := writeManifest(b.dir, &m); err != nil {
 		return err
 	}
@@ -224,17 +276,154 @@ func (b *Builder) commitFiles(dirty bitset, edges [][2]uint32) error {
 	b.Stats.Segments = len(m.Segments)
 	old := b.m
 	b.m = &m
-	b.closeSegments()
 	if b.old != nil {
 		b.old.Close()
 		b.old = nil
 	}
+	b.anc.close()
+	b.anc = nil
 	// Files of the old generation, and those written and merged away in
 	// this one, are no longer named by the manifest.
 	for name := range old.Files {
 		written = append(written, diskName(name, old.Generation))
 	}
 	removeUnreferenced(b.dir, written, &m)
+	return nil
+}
+
+// liveIn returns the position (in the old manifest) of the segment where
+// doc d is live: the newest holding it.
+func (b *Builder) liveIn(d uint32) (int, error) {
+	for i := len(b.old.segs) - 1; i >= 0; i-- {
+		_, ok, err := b.old.segs[i].entry(d)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return i, nil
+		}
+	}
+	return 0, corrupt("doc %d is in no segment", d)
+}
+
+// mergeRuns runs the merge policy on one kind of runs.
+func (b *Builder) mergeRuns(m *Manifest, kind string, runs *[]RunInfo, create func(string) (*genWriter, error), newID func() int) error {
+	p := b.policy()
+	ids := pickRunMerge(*runs, p.factor, maxRunRecords)
+	if b.mergeAll && len(*runs) > 1 {
+		ids = nil
+		for _, r := range *runs {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) < 2 {
+		return nil
+	}
+	picked := make([]RunInfo, 0, len(ids))
+	for _, r := range *runs {
+		if slices.Contains(ids, r.ID) {
+			picked = append(picked, r)
+		}
+	}
+	rs, err := openRuns(b.dir, kind, picked, m)
+	if err != nil {
+		return err
+	}
+	defer rs.close()
+	id := newID()
+	g, err := create(runName(kind, id))
+	if err != nil {
+		return err
+	}
+	sum, count, err := mergeRuns(g, rs.tabs, kind == dfKind)
+	if err != nil {
+		return err
+	}
+	m.Files[runName(kind, id)] = sum
+	pos := 0
+	for i, r := range *runs {
+		if slices.Contains(ids, r.ID) {
+			pos = i
+			delete(m.Files, runName(kind, r.ID))
+		}
+	}
+	(*runs)[pos] = RunInfo{ID: id, Count: count}
+	*runs = slices.DeleteFunc(*runs, func(r RunInfo) bool { return slices.Contains(ids, r.ID) })
+	return nil
+}
+
+// maxRunRecords bounds the records of a merged run (64 MiB): larger runs
+// are left alone, so a build's run merges stay bounded.
+const maxRunRecords = 1 << 22
+
+// links returns the links database: every live anchor (one in the current
+// version of its page), read from the anchors file. Ranking reads every
+// link; it runs every PageRankEvery batches.
+func (b *Builder) links() ([][2]uint32, error) {
+	n := b.nDocs
+	cur := make([]uint64, n)
+	for i := range cur {
+		cur[i] = NoOffset
+	}
+	if b.old != nil {
+		if err := b.old.eachLive(func(d uint32, e DocEntry) error {
+			if d < n {
+				cur[d] = e.RepoOff
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for d, e := range b.changed {
+		cur[d] = e.RepoOff
+	}
+	if err := b.anchorsF.w.Flush(); err != nil {
+		return nil, err
+	}
+	var edges [][2]uint32
+	err := eachAnchorFile(filepath.Join(b.dir, anchorsName), b.anchorsF.off, func(from, to uint32, fromOff uint64, _ []byte) error {
+		if from >= n || to >= n {
+			return corrupt("anchors: docID out of range")
+		}
+		if cur[from] == fromOff {
+			edges = append(edges, [2]uint32{from, to})
+		}
+		return nil
+	})
+	return edges, err
+}
+
+// updateDocFreqs adds the document counts of the new segment's full lists
+// to the live document frequencies and takes away the words of the
+// documents the batch superseded.
+func (b *Builder) updateDocFreqs(secs *[lexicon.Barrels]barrelSection) error {
+	delta := map[uint32]int64{}
+	for bb := range secs {
+		for i, rel := range secs[bb].rels {
+			delta[lexicon.ID(bb, rel)] += int64(secs[bb].fullN[i])
+		}
+	}
+	for id, n := range b.dead.counts() {
+		delta[id] -= int64(n)
+	}
+	b.dead = nil
+	b.dfRecs = b.dfRecs[:0]
+	for id, d := range delta {
+		if d == 0 {
+			continue
+		}
+		if d < 0 {
+			old, err := dfOf(b.df, id)
+			if err != nil {
+				return err
+			}
+			if old+d < 0 {
+				return corrupt("df: word %d counted in %d fewer documents than it leaves", id, -(old + d))
+			}
+		}
+		b.dfRecs = append(b.dfRecs, [2]uint64{uint64(id), uint64(d)})
+	}
 	return nil
 }
 
@@ -249,37 +438,16 @@ func (b *Builder) rankDue() bool {
 	return b.rankOnly || b.m.RankSource == "" || b.m.Batches+1-b.m.RankedAt >= every
 }
 
-// segment returns the open segment id of the index being built on.
-func (b *Builder) segment(id int) (*segment, error) {
-	if b.segs == nil {
-		b.segs = map[int]*segment{}
-	}
-	if s := b.segs[id]; s != nil {
-		return s, nil
-	}
-	for _, si := range b.m.Segments {
-		if si.ID == id {
-			s, err := openSegment(b.dir, si, b.m)
-			if err != nil {
-				return nil, err
-			}
-			b.segs[id] = s
-			return s, nil
-		}
-	}
-	return nil, fmt.Errorf("no segment %d", id)
-}
-
-func (b *Builder) closeSegments() {
-	for _, s := range b.segs {
-		s.close()
-	}
-	b.segs = nil
-}
-
 // DefaultMergeFactor is how many segments of one size class are merged
 // into one.
 const DefaultMergeFactor = 4
+
+// DefaultMaxMergeDocs bounds the documents one build merges (see pickMerges).
+const DefaultMaxMergeDocs = 1 << 18
+
+// DefaultDeletesPct is the share of deleted documents (percent) past which a
+// segment is merged early.
+const DefaultDeletesPct = 20
 
 // sizeClass is the logarithmic size class of a segment of docs documents.
 func sizeClass(docs, factor int) int {
@@ -290,56 +458,137 @@ func sizeClass(docs, factor int) int {
 	return c
 }
 
-// pickMerge is the merge policy (logarithmic, as Lucene's
-// LogDocMergePolicy): segments fall in size classes by powers of factor of
-// their documents, deleted ones included (so that a merge reclaims them);
-// when a class holds factor segments, they are
-// merged. At most one merge runs per batch (the smallest class first), so
-// the work of a batch stays bounded and, amortised, every document is
-// rewritten once per class: O(log n) times. The number of segments stays
-// below factor per class, O(log n) in all.
-func pickMerge(segs []SegmentInfo, factor int) []int {
-	if factor < 2 {
-		factor = DefaultMergeFactor
-	}
-	classes := map[int][]int{}
-	for i, s := range segs {
-		c := sizeClass(s.Docs, factor)
-		classes[c] = append(classes[c], i)
-	}
-	best := -1
-	for c, idx := range classes {
-		if len(idx) >= factor && (best < 0 || c < best) {
-			best = c
-		}
-	}
-	if best < 0 {
-		return nil
-	}
-	return classes[best][:factor]
+// mergePolicy chooses the merges of one build.
+type mergePolicy struct {
+	factor, maxDocs, deletesPct int
 }
 
-// merge replaces the segments at positions pick by one holding their live
-// postings.
-func (b *Builder) merge(m *Manifest, pick []int, create func(string) (*genWriter, error), writeWhole func(string, []byte) error) error {
+func (b *Builder) policy() mergePolicy {
+	p := mergePolicy{b.opts.MergeFactor, b.opts.MaxMergeDocs, b.opts.DeletesPct}
+	if p.factor < 2 {
+		p.factor = DefaultMergeFactor
+	}
+	if p.maxDocs <= 0 {
+		p.maxDocs = DefaultMaxMergeDocs
+	}
+	if p.deletesPct <= 0 || p.deletesPct > 100 {
+		p.deletesPct = DefaultDeletesPct
+	}
+	return p
+}
+
+// pickMerges is the merge policy, logarithmic (as Lucene's
+// LogDocMergePolicy) and deletion-aware (as its TieredMergePolicy):
+//
+//   - segments fall in size classes by powers of factor of their live
+//     documents; when a class holds factor segments they are merged, the
+//     smallest class first, so the number of segments stays O(log n) below
+//     the size cap;
+//   - a segment whose deleted share reaches deletesPct is merged early,
+//     alone (its live postings rewritten), the most deleted first: older
+//     segments keep losing documents as batches re-index pages and the
+//     targets of their links, and deleted postings cost every query that
+//     walks them;
+//   - one build reads at most maxDocs documents in merges (deleted ones
+//     included), and no merge of several segments makes one of more than
+//     maxDocs live documents: a turn's merge work is bounded, and what does
+//     not fit waits for a later build. Segments at the cap are only
+//     expunged; past it their number grows linearly (n / maxDocs).
+//
+// It returns the merges as lists of segment IDs.
+func pickMerges(segs []SegmentInfo, p mergePolicy) [][]int {
+	budget := p.maxDocs
+	used := map[int]bool{}
+	var out [][]int
+	classes := map[int][]SegmentInfo{}
+	var order []int
+	for _, s := range segs {
+		if s.Live() > p.maxDocs/2 {
+			continue // at the cap: expunged only
+		}
+		c := sizeClass(s.Live(), p.factor)
+		if classes[c] == nil {
+			order = append(order, c)
+		}
+		classes[c] = append(classes[c], s)
+	}
+	slices.Sort(order)
+	for _, c := range order {
+		group := classes[c]
+		if len(group) < p.factor {
+			continue
+		}
+		var ids []int
+		docs, live := 0, 0
+		for _, s := range group[:p.factor] {
+			if live+s.Live() > p.maxDocs || docs+s.Docs > budget {
+				break
+			}
+			ids = append(ids, s.ID)
+			docs += s.Docs
+			live += s.Live()
+		}
+		if len(ids) >= 2 {
+			for _, id := range ids {
+				used[id] = true
+			}
+			budget -= docs
+			out = append(out, ids)
+		}
+		break // one size merge per build
+	}
+	// Expunges, the most deleted first.
+	var heavy []SegmentInfo
+	for _, s := range segs {
+		if !used[s.ID] && s.Deleted > 0 && s.Deleted*100 >= p.deletesPct*s.Docs {
+			heavy = append(heavy, s)
+		}
+	}
+	slices.SortStableFunc(heavy, func(a, b SegmentInfo) int {
+		return cmpU32(uint32(b.Deleted*1000/b.Docs), uint32(a.Deleted*1000/a.Docs))
+	})
+	for _, s := range heavy {
+		if s.Docs <= budget {
+			budget -= s.Docs
+			out = append(out, []int{s.ID})
+		}
+	}
+	return out
+}
+
+// merge replaces the segments ids by one holding their live postings.
+func (b *Builder) merge(m *Manifest, ids []int, create func(string) (*genWriter, error), writeWhole func(string, []byte) error) error {
 	var segs []*segment
-	var owned []uint32
 	batches := 0
-	for _, i := range pick {
-		si := m.Segments[i]
+	gone := map[int]bool{}
+	for _, id := range ids {
+		gone[id] = true
+	}
+	for _, si := range m.Segments {
+		if !gone[si.ID] {
+			continue
+		}
 		s, err := openSegment(b.dir, si, m)
 		if err != nil {
 			return err
 		}
 		defer s.close()
 		segs = append(segs, s)
-		docs, err := s.docs(b.dir, m)
-		if err != nil {
-			return err
-		}
-		owned = unionSorted(owned, differenceSorted(docs, s.delList))
 		batches += si.Batches
 	}
+	// The live documents' entries, in docID order.
+	var recs [][]byte
+	for _, s := range segs {
+		if err := s.eachDoc(func(d uint32, _ DocEntry, r []byte) error {
+			if !s.del.has(d) {
+				recs = append(recs, r)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	slices.SortFunc(recs, func(x, y []byte) int { return cmpU64(binary.LittleEndian.Uint64(x), binary.LittleEndian.Uint64(y)) })
 	id := m.NextSegment
 	m.NextSegment++
 	inv, err := create(segName(id, "inv"))
@@ -359,22 +608,34 @@ func (b *Builder) merge(m *Manifest, pick []int, create func(string) (*genWriter
 	if err := writeWhole(segName(id, "ptrs"), encodeSegPtrs(&w.secs)); err != nil {
 		return err
 	}
-	if err := writeWhole(segName(id, "docs"), encodeDocList(owned)); err != nil {
+	g, err := create(segName(id, "docs"))
+	if err != nil {
 		return err
 	}
-	gone := map[int]bool{}
-	for _, i := range pick {
-		si := m.Segments[i]
-		gone[si.ID] = true
-		for _, ext := range []string{"inv", "ptrs", "docs"} {
-			delete(m.Files, segName(si.ID, ext))
-		}
-		delete(m.Files, si.Del)
-		b.Stats.MergedDocs += si.Docs
+	tw := newTableWriter(g, docRecSize)
+	for _, r := range recs {
+		tw.add(r)
 	}
+	if m.Files[segName(id, "docs")], err = tw.finish(); err != nil {
+		return err
+	}
+	owned := len(recs)
+	// The merged segment takes the place of the newest of its inputs, so
+	// segments stay ordered by age.
+	pos := -1
+	for i, si := range m.Segments {
+		if gone[si.ID] {
+			pos = i
+			for _, ext := range []string{"inv", "ptrs", "docs"} {
+				delete(m.Files, segName(si.ID, ext))
+			}
+			delete(m.Files, si.Del)
+			b.Stats.MergedDocs += si.Docs
+		}
+	}
+	m.Segments[pos] = SegmentInfo{ID: id, Docs: owned, Batches: batches}
 	m.Segments = slices.DeleteFunc(m.Segments, func(si SegmentInfo) bool { return gone[si.ID] })
-	m.Segments = append(m.Segments, SegmentInfo{ID: id, Docs: len(owned), Batches: batches})
-	b.Stats.Merged = len(pick)
+	b.Stats.Merged += len(ids)
 	return nil
 }
 
@@ -389,23 +650,6 @@ func removeUnreferenced(dir string, names []string, m *Manifest) {
 			os.Remove(filepath.Join(dir, d))
 		}
 	}
-}
-
-func intersectSorted(a, b []uint32) []uint32 {
-	var out []uint32
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	return out
 }
 
 func unionSorted(a, b []uint32) []uint32 {
@@ -427,21 +671,6 @@ func unionSorted(a, b []uint32) []uint32 {
 	}
 	out = append(out, a[i:]...)
 	return append(out, b[j:]...)
-}
-
-func differenceSorted(a, b []uint32) []uint32 {
-	var out []uint32
-	j := 0
-	for _, x := range a {
-		for j < len(b) && b[j] < x {
-			j++
-		}
-		if j < len(b) && b[j] == x {
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
 }
 
 // RankIndex recomputes the ranks of every document of the index in dir now
@@ -474,54 +703,42 @@ func maintain(dir string, opts Options, set func(*Builder)) (*Stats, error) {
 	return &b.Stats, nil
 }
 
-func (b *Builder) rankByImportance() {
-	for i := range b.docs {
-		b.docs[i].Rank = 0
-	}
+func (b *Builder) rankByImportance() ([]float32, error) {
+	ranks := make([]float32, b.nDocs)
 	var total float64
 	for u, v := range b.opts.Importance {
 		if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		d, ok := b.lookup(u)
+		d, ok := b.batchURLs[u]
+		if !ok {
+			var err error
+			if d, ok, err = lookupURL(b.urls, u, b.docURL); err != nil {
+				return nil, err
+			}
+		}
 		if !ok {
 			continue
 		}
-		b.docs[d].Rank = float32(v)
+		ranks[d] = float32(v)
 		total += v
 	}
 	floor := float32(math.MaxFloat32)
-	for i := range b.docs {
-		if b.docs[i].Rank > 0 {
-			b.docs[i].Rank = float32(float64(b.docs[i].Rank) / total)
-			floor = min(floor, b.docs[i].Rank)
+	for i := range ranks {
+		if ranks[i] > 0 {
+			ranks[i] = float32(float64(ranks[i]) / total)
+			floor = min(floor, ranks[i])
 		}
 	}
 	if floor == math.MaxFloat32 {
-		floor = 1 / float32(max(1, len(b.docs)))
+		floor = 1 / float32(max(1, len(ranks)))
 	}
-	for i := range b.docs {
-		if b.docs[i].Rank == 0 {
-			b.docs[i].Rank = floor / 2
+	for i := range ranks {
+		if ranks[i] == 0 {
+			ranks[i] = floor / 2
 		}
 	}
-}
-
-// lookup finds the docID of a URL without assigning one.
-func (b *Builder) lookup(u string) (uint32, bool) {
-	if d, ok := b.batchURLs[u]; ok {
-		return d, true
-	}
-	cands := urlCandidates(b.urls, urlSum(u))
-	if len(cands) == 1 {
-		return cands[0].Doc, true
-	}
-	for _, c := range cands {
-		if got, _, err := b.docURL(c.Doc); err == nil && got == u {
-			return c.Doc, true
-		}
-	}
-	return 0, false
+	return ranks, nil
 }
 
 // PageRank computes the PageRank of n documents over the links database
@@ -529,10 +746,15 @@ func (b *Builder) lookup(u string) (uint32, bool) {
 // by power iteration until the L1 change is below tol. Ranks sum to 1;
 // the rank of pages without out-links is spread over all pages.
 func PageRank(n int, edges [][2]uint32, d float64, iters int, tol float64) []float64 {
+	return pageRank(n, slices.Clone(edges), d, iters, tol)
+}
+
+// pageRank is PageRank on edges it may reorder (a build's links database,
+// not copied: at 44 million links a copy is 350 MB).
+func pageRank(n int, es [][2]uint32, d float64, iters int, tol float64) []float64 {
 	if n == 0 {
 		return nil
 	}
-	es := slices.Clone(edges)
 	slices.SortFunc(es, func(a, b [2]uint32) int {
 		if a[0] != b[0] {
 			return cmpU32(a[0], b[0])

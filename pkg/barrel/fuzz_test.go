@@ -26,8 +26,8 @@ func FuzzDecoders(f *testing.F) {
 		many = hit.AppendHits(many, []hit.Hit{hit.Plain(false, 1, int(d))})
 	}
 	f.Add(appendList(nil, many, 100))
-	f.Add(encodeDocIndex([]DocEntry{{Status: StatusFetched, RepoOff: 0, InfoOff: 0, Rank: 0.5}}))
-	f.Add(encodeURLMap([]urlEntry{{1, 0}, {5, 0}}))
+	f.Add(encodeTable(docRecSize, [][]byte{appendDocRec(nil, 3, &DocEntry{Status: StatusFetched, InfoOff: 7})}))
+	f.Add(encodeTable(runRec, [][]byte{make([]byte, 16), {1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0}}))
 	var secs [lexicon.Barrels]barrelSection
 	secs[0] = barrelSection{fullLen: 6, shortStart: 6, shortLen: 4, rels: []uint32{3},
 		fullOff: []uint64{0, 6}, shortOff: []uint64{0, 4}, fullN: []uint32{1}, shortN: []uint32{1}}
@@ -57,17 +57,22 @@ func FuzzDecoders(f *testing.F) {
 				}
 			}
 		}
-		if docs, err := decodeDocIndex(b, 1<<20, 1<<20); err == nil {
-			for _, d := range docs {
-				if d.Status > StatusLinked {
-					t.Fatal("bad status accepted")
+		tab := &table{name: "t", data: b}
+		if tab.parse() == nil && tab.verify() == nil {
+			for i := range tab.count {
+				r, err := tab.rec(i)
+				if err != nil || len(r) != tab.size {
+					t.Fatal("record of a verified table unreadable")
 				}
-			}
-		}
-		if m, err := decodeURLMap(b, 10); err == nil {
-			for _, e := range m {
-				if e.Doc >= 10 {
-					t.Fatal("docID out of range accepted")
+				if tab.size == docRecSize {
+					if e, err := decodeDocRec(r); err == nil && (e.Status > StatusLinked || e.Status == StatusNone) {
+						t.Fatal("bad status accepted")
+					}
+				}
+				if tab.size >= 8 {
+					if j, err := tab.search(binary.LittleEndian.Uint64(r)); err != nil || j > i {
+						t.Fatalf("search for record %d's key found %d", i, j)
+					}
 				}
 			}
 		}

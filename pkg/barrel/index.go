@@ -1,22 +1,47 @@
 // Package barrel is the storage and index of "The Anatomy of a Large-Scale
 // Hypertextual Web Search Engine" (Brin and Page, 1998), section 4: a
 // repository of zlib-compressed pages, each prefixed by docID, length and
-// URL, from which everything else can be rebuilt; a fixed-width document
-// index; a URL-to-docID file of sorted URL checksums merged in batch; an
-// in-memory lexicon; forward barrels by wordID range with 2-byte hits
-// (package hit); anchors, a URL resolver and PageRank over the links
-// database; the sorter into short (title and anchor hits) and full inverted
-// barrels; and the searcher of section 4.5.
+// URL, from which everything else can be rebuilt; a document index; a
+// URL-to-docID map of URL checksums merged in batch; a lexicon; forward
+// barrels by wordID range with 2-byte hits (package hit); anchors, a URL
+// resolver and PageRank over the links database; the sorter into short
+// (title and anchor hits) and full inverted barrels; and the searcher of
+// section 4.5.
 //
-// An index is a directory. Append-only files (repository, docinfo,
-// anchors) grow batch after batch; the other files are rewritten under a
-// new generation number beside the old ones, fsynced, and committed by
+// An index is a directory, built batch by batch (one turn of a crawl loop
+// each), and the structure is chosen so that a batch costs the same
+// whatever the index's size: nothing global is rewritten or read whole.
+//
+//   - Append-only files grow: repository, docinfo, anchors, words.
+//   - Each batch writes a segment (as Lucene does): the inverted barrels of
+//     the documents it indexed and their document-index entries. A
+//     document's entry is in the newest segment holding it, so the document
+//     index needs no global file; a merge policy keeps segments few and
+//     merges early those that lost many documents to later batches.
+//   - Maps that only grow (URL to docID, word to wordID, anchors by target,
+//     and the changes of each word's live document frequency) are sorted
+//     runs, one per batch, merged as a log-structured merge tree merges
+//     them: each record is rewritten O(log n) times, and a lookup is one
+//     binary search per run.
+//   - Ranks are one table rewritten only when PageRank runs, on a schedule.
+//
+// An embedded B-tree store (bbolt) was the alternative: it updates in
+// place, but a batch's new URLs and words land on random pages (a page
+// write per key once the tree outgrows the batch), it has no checksums of
+// its pages, and its commit would be a second commit point beside the
+// manifest. Sorted immutable files keep the one commit point and check
+// every byte they read.
+//
+// Files are written beside the old ones, fsynced, and committed by
 // renaming in a new MANIFEST that holds their sizes and CRC-32C checksums.
-// Readers check those checksums (the inverted barrels lazily, the first
-// time a query touches one), so a damaged index is reported, never used.
+// Readers map files and check what they read the first time they read it
+// (a barrel section, a 4 KiB block of a table, a barrel's word pointers),
+// so opening an index reads headers, a damaged index is reported, never
+// used, and a search reads what its words need.
 package barrel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -33,17 +58,15 @@ import (
 // Index is an open index, for searching and reading. It is safe for
 // concurrent use.
 type Index struct {
-	dir  string
-	m    *Manifest
-	lex  *lexicon.Lexicon
-	segs []*segment
-	docs []DocEntry
-	urls []urlEntry
-	// rankLog is log2(1 + rank*N) per document: the PageRank part of the
-	// score, with ranks scaled so that the mean page has 1.
-	rankLog []float32
-	repo    *os.File
-	info    *os.File
+	dir   string
+	m     *Manifest
+	lex   *lexStore
+	df    *runSet
+	segs  []*segment
+	urls  *runSet
+	ranks *table // nil before the first ranking
+	repo  *os.File
+	info  *os.File
 }
 
 // Open opens the index in dir.
@@ -67,42 +90,37 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 			idx.Close()
 		}
 	}()
-	read := func(name string) ([]byte, error) { return readChecked(dir, name, m.Generation, m.Files) }
 	for _, f := range []struct {
 		name string
 		want int64
-	}{{repoName, m.Repository}, {docInfoName, m.DocInfo}, {anchorsName, m.Anchors}} {
+	}{{repoName, m.Repository}, {docInfoName, m.DocInfo}, {anchorsName, m.Anchors}, {wordsName, m.Words}} {
 		st, err := os.Stat(filepath.Join(dir, f.name))
 		if err != nil || st.Size() < f.want {
 			return nil, corrupt("%s: shorter than the %d bytes committed (truncated)", f.name, f.want)
 		}
 	}
-	b, err := read("lexicon")
-	if err != nil {
+	var err error
+	if idx.lex, err = openLexStore(dir, m); err != nil {
 		return nil, err
 	}
-	idx.lex = lexicon.New()
-	if err := idx.lex.UnmarshalBinary(b); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	if b, err = read("docindex"); err != nil {
+	if idx.df, err = openRuns(dir, dfKind, m.DFRuns, m); err != nil {
 		return nil, err
 	}
-	if idx.docs, err = decodeDocIndex(b, m.Repository, m.DocInfo); err != nil {
+	if idx.urls, err = openRuns(dir, urlKind, m.URLRuns, m); err != nil {
 		return nil, err
 	}
-	if len(idx.docs) != int(m.Docs) {
-		return nil, corrupt("docindex has %d entries, manifest says %d", len(idx.docs), m.Docs)
-	}
-	idx.rankLog = make([]float32, len(idx.docs))
-	for i, d := range idx.docs {
-		idx.rankLog[i] = float32(math.Log2(1 + float64(d.Rank)*float64(len(idx.docs))))
-	}
-	if b, err = read("urls"); err != nil {
-		return nil, err
-	}
-	if idx.urls, err = decodeURLMap(b, len(idx.docs)); err != nil {
-		return nil, err
+	if m.Ranks != 0 {
+		name := runName("ranks", m.Ranks)
+		sum, ok := m.Files[name]
+		if !ok {
+			return nil, corrupt("%s missing from %s", name, manifestName)
+		}
+		if idx.ranks, err = openTable(dir, name, sum); err != nil {
+			return nil, err
+		}
+		if idx.ranks.size != 4 || idx.ranks.count != int(m.RankedDocs) || m.RankedDocs > m.Docs {
+			return nil, corrupt("%s: %d ranks, manifest says %d", name, idx.ranks.count, m.RankedDocs)
+		}
 	}
 	for _, si := range m.Segments {
 		s, err := openSegment(dir, si, m)
@@ -110,11 +128,7 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 			return nil, err
 		}
 		idx.segs = append(idx.segs, s)
-		for bb := range lexicon.Barrels {
-			if r := s.secs[bb].rels; len(r) > 0 && int(r[len(r)-1]) >= idx.lex.Count(bb) {
-				return nil, corrupt("%s: barrel %d holds a word the lexicon does not", segName(si.ID, "ptrs"), bb)
-			}
-		}
+
 	}
 	if idx.repo, err = os.Open(filepath.Join(dir, repoName)); err != nil {
 		return nil, err
@@ -136,6 +150,10 @@ func (idx *Index) Close() error {
 	for _, s := range idx.segs {
 		s.close()
 	}
+	idx.urls.close()
+	idx.ranks.close()
+	idx.lex.close()
+	idx.df.close()
 	return nil
 }
 
@@ -143,20 +161,59 @@ func (idx *Index) Close() error {
 func (idx *Index) Manifest() Manifest { return *idx.m }
 
 // Docs returns the number of docIDs.
-func (idx *Index) Docs() int { return len(idx.docs) }
+func (idx *Index) Docs() int { return int(idx.m.Docs) }
 
-// Doc returns the document index entry of doc.
+// Doc returns the document index entry of doc: the entry of the newest
+// segment holding it (where it is live), and its rank.
 func (idx *Index) Doc(doc uint32) (DocEntry, bool) {
-	if int(doc) >= len(idx.docs) {
-		return DocEntry{}, false
-	}
-	return idx.docs[doc], true
+	e, ok, err := idx.doc(doc)
+	return e, ok && err == nil
 }
+
+func (idx *Index) doc(doc uint32) (DocEntry, bool, error) {
+	if doc >= idx.m.Docs {
+		return DocEntry{}, false, nil
+	}
+	for i := len(idx.segs) - 1; i >= 0; i-- {
+		e, ok, err := idx.segs[i].entry(doc)
+		if err != nil {
+			return e, false, err
+		}
+		if ok {
+			e.Rank, err = idx.rank(doc)
+			return e, err == nil, err
+		}
+	}
+	return DocEntry{}, false, corrupt("doc %d is in no segment", doc)
+}
+
+// rank is the rank of doc: the last ranking's, or for a document added
+// since, the rank of a page nothing links to.
+func (idx *Index) rank(doc uint32) (float32, error) {
+	if idx.ranks != nil && doc < idx.m.RankedDocs {
+		r, err := idx.ranks.rec(int(doc))
+		if err != nil {
+			return 0, err
+		}
+		v := math.Float32frombits(binary.LittleEndian.Uint32(r))
+		if math.IsNaN(float64(v)) || v < 0 {
+			return 0, corrupt("%s: bad rank of doc %d", idx.ranks.name, doc)
+		}
+		return v, nil
+	}
+	return unlinkedRank(idx.m.Docs), nil
+}
+
+// unlinkedRank is the PageRank of a page nothing links to among n.
+func unlinkedRank(n uint32) float32 { return float32(0.15 / float64(max(1, n))) }
 
 // Info returns the URL and title of doc.
 func (idx *Index) Info(doc uint32) (url, title string, err error) {
-	e, ok := idx.Doc(doc)
-	if !ok || e.Status == StatusNone {
+	e, ok, err := idx.doc(doc)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok {
 		return "", "", fmt.Errorf("no document %d", doc)
 	}
 	return readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo)
@@ -164,16 +221,58 @@ func (idx *Index) Info(doc uint32) (url, title string, err error) {
 
 // Lookup returns the docID of a URL.
 func (idx *Index) Lookup(u string) (uint32, bool, error) {
-	for _, c := range urlCandidates(idx.urls, urlSum(u)) {
-		got, _, err := idx.Info(c.Doc)
+	return lookupURL(idx.urls, u, func(d uint32) (string, error) {
+		got, _, err := idx.Info(d)
+		return got, err
+	})
+}
+
+// lookupURL finds u in the URL runs; a lone checksum match is the URL
+// (64-bit checksums), several are told apart by urlOf.
+func lookupURL(rs *runSet, u string, urlOf func(uint32) (string, error)) (uint32, bool, error) {
+	sum := urlSum(u)
+	var cands []uint32
+	hi := sum + 1
+	if hi == 0 {
+		hi = math.MaxUint64
+	}
+	if err := rs.each(sum, hi, func(k, v uint64) error {
+		if k == sum {
+			cands = append(cands, uint32(v))
+		}
+		return nil
+	}); err != nil {
+		return 0, false, err
+	}
+	if len(cands) == 1 {
+		return cands[0], true, nil
+	}
+	for _, c := range cands {
+		got, err := urlOf(c)
 		if err != nil {
 			return 0, false, err
 		}
 		if got == u {
-			return c.Doc, true, nil
+			return c, true, nil
 		}
 	}
 	return 0, false, nil
+}
+
+// eachLive calls fn for every document in docID order of segment... in
+// segment order: each live document once, with its entry.
+func (idx *Index) eachLive(fn func(d uint32, e DocEntry) error) error {
+	for _, s := range idx.segs {
+		if err := s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
+			if s.del.has(d) {
+				return nil
+			}
+			return fn(d, e)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ErrNotFetched is returned for a document known only as a link target.
@@ -181,7 +280,10 @@ var ErrNotFetched = errors.New("document not in the repository (only linked to)"
 
 // Page returns the stored page of doc, uncompressed.
 func (idx *Index) Page(doc uint32) (url string, body []byte, err error) {
-	e, ok := idx.Doc(doc)
+	e, ok, err := idx.doc(doc)
+	if err != nil {
+		return "", nil, err
+	}
 	if !ok {
 		return "", nil, fmt.Errorf("no document %d", doc)
 	}
@@ -217,7 +319,10 @@ func (idx *Index) Barrels() []BarrelStats {
 	for bb := range out {
 		out[bb] = BarrelStats{Barrel: bb, Words: idx.lex.Count(bb)}
 		for _, s := range idx.segs {
-			sec := &s.secs[bb]
+			sec, err := s.sec(bb)
+			if err != nil {
+				continue
+			}
 			out[bb].ShortBytes += sec.shortLen
 			out[bb].FullBytes += sec.fullLen
 			for _, n := range sec.fullN {
@@ -241,11 +346,14 @@ func (idx *Index) Words() int { return idx.lex.Len() }
 func (idx *Index) Verify() error {
 	for _, s := range idx.segs {
 		for bb := range lexicon.Barrels {
+			sec, err := s.sec(bb)
+			if err != nil {
+				return err
+			}
 			full, short, err := s.barrel(bb)
 			if err != nil {
 				return err
 			}
-			sec := &s.secs[bb]
 			for i := range sec.rels {
 				for _, l := range []struct {
 					data []byte
@@ -263,7 +371,45 @@ func (idx *Index) Verify() error {
 				}
 			}
 		}
-		if _, err := s.docs(idx.dir, idx.m); err != nil {
+		if err := s.dt.verify(); err != nil {
+			return err
+		}
+	}
+	// The kept document frequencies against the lists: every word's live
+	// postings counted over the segments; every word where its run says.
+	for _, t := range idx.lex.runs.tabs {
+		if err := t.verify(); err != nil {
+			return err
+		}
+		for i := range t.count {
+			r, _ := t.rec(i)
+			key, v := binary.LittleEndian.Uint64(r), binary.LittleEndian.Uint64(r[8:])
+			w, err := idx.lex.wordAt(v & (1<<34 - 1))
+			if err != nil {
+				return err
+			}
+			if lexicon.Hash(w) != key {
+				return corrupt("lexicon: word at %d has another hash", v&(1<<34-1))
+			}
+			id := uint32(v >> 34)
+			if got, ok, err := idx.lex.lookup(w); err != nil || !ok || got != id {
+				return corrupt("lexicon: %q is word %d and %d (%v)", w, id, got, err)
+			}
+			n, err := idx.countLive(id)
+			if err != nil {
+				return err
+			}
+			df, err := dfOf(idx.df, id)
+			if err != nil {
+				return err
+			}
+			if int64(n) != df {
+				return corrupt("df: word %d in %d live documents, the lists hold %d", id, df, n)
+			}
+		}
+	}
+	for _, t := range idx.df.tabs {
+		if err := t.verify(); err != nil {
 			return err
 		}
 	}
@@ -271,7 +417,7 @@ func (idx *Index) Verify() error {
 		name string
 		n    int64
 		crc  uint32
-	}{{repoName, idx.m.Repository, idx.m.RepositoryCRC}, {docInfoName, idx.m.DocInfo, idx.m.DocInfoCRC}, {anchorsName, idx.m.Anchors, idx.m.AnchorsCRC}} {
+	}{{repoName, idx.m.Repository, idx.m.RepositoryCRC}, {docInfoName, idx.m.DocInfo, idx.m.DocInfoCRC}, {anchorsName, idx.m.Anchors, idx.m.AnchorsCRC}, {wordsName, idx.m.Words, idx.m.WordsCRC}} {
 		got, err := fileCRC(filepath.Join(idx.dir, f.name), f.n)
 		if err != nil {
 			return err
@@ -280,12 +426,8 @@ func (idx *Index) Verify() error {
 			return corrupt("%s: checksum mismatch over the %d bytes committed", f.name, f.n)
 		}
 	}
-	anchors, err := readPrefix(filepath.Join(idx.dir, anchorsName), idx.m.Anchors)
-	if err != nil {
-		return err
-	}
-	n := uint32(len(idx.docs))
-	if err := eachAnchor(anchors, func(from, to uint32, _ uint64, _ []byte) error {
+	n := idx.m.Docs
+	if err := eachAnchorFile(filepath.Join(idx.dir, anchorsName), idx.m.Anchors, func(from, to uint32, _ uint64, _ []byte) error {
 		if from >= n || to >= n {
 			return corrupt("anchors: docID out of range")
 		}
@@ -293,12 +435,57 @@ func (idx *Index) Verify() error {
 	}); err != nil {
 		return err
 	}
-	for d := range idx.docs {
-		if idx.docs[d].Status == StatusNone {
-			continue
+	// Every docID live in exactly one segment, its entry pointing at its
+	// docinfo record and page; the runs in order.
+	live := newBitset(n)
+	fetched := uint32(0)
+	if err := idx.eachLive(func(d uint32, e DocEntry) error {
+		if d >= n || live.has(d) {
+			return corrupt("doc %d live twice or out of range", d)
 		}
-		if _, _, err := idx.Info(uint32(d)); err != nil {
+		live.set(d)
+		if e.Status == StatusFetched {
+			fetched++
+			if e.RepoOff >= uint64(idx.m.Repository) {
+				return corrupt("doc %d: repository offset out of range", d)
+			}
+		}
+		_, _, err := readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo)
+		return err
+	}); err != nil {
+		return err
+	}
+	for d := range n {
+		if !live.has(d) {
+			return corrupt("doc %d is live in no segment", d)
+		}
+	}
+	if fetched != idx.m.Fetched {
+		return corrupt("%d fetched documents, manifest says %d", fetched, idx.m.Fetched)
+	}
+	for _, t := range idx.urls.tabs {
+		if err := t.verify(); err != nil {
 			return err
+		}
+	}
+	anc, err := openRuns(idx.dir, anchorKind, idx.m.AnchorRuns, idx.m)
+	if err != nil {
+		return err
+	}
+	defer anc.close()
+	for _, t := range anc.tabs {
+		if err := t.verify(); err != nil {
+			return err
+		}
+	}
+	if idx.ranks != nil {
+		if err := idx.ranks.verify(); err != nil {
+			return err
+		}
+		for d := range idx.m.RankedDocs {
+			if _, err := idx.rank(d); err != nil {
+				return err
+			}
 		}
 	}
 	return scanRepo(filepath.Join(idx.dir, repoName), idx.m.Repository, func(*RepoRecord) error { return nil })

@@ -1,5 +1,7 @@
 package barrel
 
+import "slices"
+
 // Quality is the result of the title-query evaluation.
 type Quality struct {
 	Pages, First, NoTitle int
@@ -23,18 +25,23 @@ func (q Quality) Ratio() float64 {
 // counts how often the page comes first.
 func TitleQuality(idx *Index) Quality {
 	var q Quality
-	for d := range idx.docs {
-		if idx.docs[d].Status != StatusFetched {
-			continue
+	var docs []uint32
+	idx.eachLive(func(d uint32, e DocEntry) error {
+		if e.Status == StatusFetched {
+			docs = append(docs, d)
 		}
-		u, title, err := idx.Info(uint32(d))
+		return nil
+	})
+	slices.Sort(docs)
+	for _, d := range docs {
+		u, title, err := idx.Info(d)
 		if err != nil || title == "" {
 			q.NoTitle++
 			continue
 		}
 		q.Pages++
 		resp, err := idx.Search(title, SearchOptions{N: 1, NoSnippets: true})
-		if err == nil && len(resp.Results) > 0 && resp.Results[0].Doc == uint32(d) {
+		if err == nil && len(resp.Results) > 0 && resp.Results[0].Doc == d {
 			q.First++
 			continue
 		}

@@ -12,9 +12,9 @@ import (
 // alone (section 4.2.2): the latest record of each docID is re-indexed, in
 // repository order, into a new index beside dir, which then replaces it.
 // The repository is compacted on the way (superseded versions dropped);
-// docIDs are renumbered.
+// docIDs are renumbered. An index of an older format is converted so.
 func Rebuild(ctx context.Context, dir string, opts Options) (*Stats, error) {
-	m, err := readManifest(dir)
+	m, err := readManifestFormat(dir, true) // the repository's format is that of every version
 	if err != nil {
 		return nil, err
 	}

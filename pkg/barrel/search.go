@@ -160,6 +160,7 @@ type scored struct {
 	doc   uint32
 	score float64
 	lists [][]byte // hit lists, kept for re-scoring
+	sg    *segment // where doc is live
 }
 
 // RerankDepth is how many matches, ranked without proximity, get the full
@@ -190,7 +191,10 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			q.count[i]++
 			continue
 		}
-		id, ok := idx.lex.Lookup([]byte(w))
+		id, ok, err := idx.lex.Lookup([]byte(w))
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			if !slices.Contains(resp.Unknown, w) {
 				resp.Unknown = append(resp.Unknown, w)
@@ -227,6 +231,9 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			break
 		}
 	}
+	if err := idx.tableErr(); err != nil { // a rank or entry the scores read
+		return nil, err
+	}
 	for _, s := range top {
 		r := Result{Doc: s.doc, Score: s.score}
 		if r.URL, r.Title, err = idx.Info(s.doc); err != nil {
@@ -238,7 +245,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 				return nil, err
 			}
 			ex := &Explain{Barrels: resp.Barrels}
-			idx.score(s.doc, lists, q, opt.Weights, ex, true)
+			idx.score(s.sg, s.doc, lists, q, opt.Weights, ex, true)
 			r.Explain = ex
 		}
 		if !opt.NoSnippets {
@@ -251,11 +258,39 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	return resp, nil
 }
 
+// tableErr returns the first damage found in the tables read by scoring.
+func (idx *Index) tableErr() error {
+	tabs := []*table{idx.ranks}
+	for _, s := range idx.segs {
+		tabs = append(tabs, s.dt)
+	}
+	for _, t := range tabs {
+		if t == nil {
+			continue
+		}
+		t.mu.Lock()
+		err := t.err
+		t.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // docFreq is the number of live documents holding word id, over all
 // segments: the global statistic that keeps scores comparable across
-// segments.
+// segments. It is kept exact by the builds (see docFreqs).
 func (idx *Index) docFreq(id uint32) (int, error) {
-	df := 0
+	n, err := dfOf(idx.df, id)
+	return int(n), err
+}
+
+// countLive counts the live postings of word id over the segments, by
+// subtracting each segment's deleted documents found in its list (Verify
+// checks the kept frequencies against it).
+func (idx *Index) countLive(id uint32) (uint32, error) {
+	df := uint32(0)
 	for _, sg := range idx.segs {
 		list, n, err := sg.list(id, false)
 		if err != nil {
@@ -265,7 +300,7 @@ func (idx *Index) docFreq(id uint32) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		df += int(live)
+		df += live
 	}
 	return df, nil
 }
@@ -298,60 +333,157 @@ func (q *parsedQuery) countWeight(c int, cap float64) float64 {
 	return countWeight(c, cap)
 }
 
-// segScan is what one segment's scan found.
-type segScan struct {
-	top     []scored
-	matched []uint32 // docIDs of the matches, in order
+// segCursor walks one segment's matches of a query in docID order: the
+// documents holding every word (rarest list first, seeking the others with
+// their skip tables) that the segment does not mark deleted.
+type segCursor struct {
+	sg    *segment
+	cs    []cursor
+	order []int
+	lists [][]byte
+	doc   uint32 // the current match
+	ok    bool
 }
 
-// scan runs the query over every segment and merges the results so that
-// they are those of one index holding the same documents: each segment is
-// scanned in docID order for documents holding every word (a document's
-// postings are all in one segment), scores use global statistics, and when
-// the segments together pass opt.MaxMatches, the scan is cut at the same
-// docID a single index would stop at.
+// newSegCursor opens the query's lists in sg and moves to the first match.
+func newSegCursor(sg *segment, ids []uint32, short bool) (*segCursor, error) {
+	c := &segCursor{sg: sg, cs: make([]cursor, len(ids)), order: make([]int, len(ids)), lists: make([][]byte, len(ids))}
+	ns := make([]uint32, len(ids))
+	for i, id := range ids {
+		data, n, err := sg.list(id, short)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return c, nil
+		}
+		c.cs[i].it = newPostingIter(data)
+		c.cs[i].ok = c.cs[i].it.next()
+		if c.cs[i].it.err != nil {
+			return nil, c.cs[i].it.err
+		}
+		ns[i], c.order[i] = n, i
+	}
+	slices.SortFunc(c.order, func(a, b int) int { return cmpU32(ns[a], ns[b]) })
+	return c, c.find()
+}
+
+// find moves to the first match at or after the lead list's position.
+func (c *segCursor) find() error {
+	lead := &c.cs[c.order[0]]
+	c.ok = false
+	for lead.ok {
+		target := lead.it.doc
+		all := true
+		for _, i := range c.order[1:] {
+			x := &c.cs[i]
+			if x.ok && x.it.doc < target {
+				x.ok = x.it.seek(target)
+			}
+			if !x.ok {
+				all = false
+				lead.ok = false
+				break
+			}
+			if x.it.doc > target {
+				all = false
+				if lead.it.doc < x.it.doc {
+					lead.ok = lead.it.seek(x.it.doc)
+				}
+				break
+			}
+		}
+		if !all {
+			continue
+		}
+		if c.sg.del.has(target) { // superseded by a later segment
+			lead.ok = lead.it.next()
+			continue
+		}
+		for i := range c.cs {
+			c.lists[i] = c.cs[i].it.hits
+		}
+		c.doc, c.ok = target, true
+		break
+	}
+	for i := range c.cs {
+		if c.cs[i].it.err != nil {
+			return c.cs[i].it.err
+		}
+	}
+	return nil
+}
+
+// advance moves past the current match.
+func (c *segCursor) advance() error {
+	lead := &c.cs[c.order[0]]
+	lead.ok = lead.it.next()
+	return c.find()
+}
+
+// scan runs the query over every segment as over one index: the segments'
+// matches are merged in docID order (a document's postings are all in one
+// segment, so each live document is met once), scored with global
+// statistics, and the scan stops after opt.MaxMatches matches, at the
+// docID where one index holding the same documents would stop. The work
+// is that of one index, plus the deleted postings the lists still hold.
 func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored, int, bool, error) {
 	rerank := len(q.seq) > 1
 	depth := opt.N
 	if rerank {
 		depth = max(RerankDepth, 10*opt.N)
 	}
-	found := make([]segScan, len(idx.segs))
-	total := 0
-	for i, sg := range idx.segs {
-		var err error
-		if found[i], err = idx.scanSegment(sg, q, short, opt, depth, math.MaxUint32); err != nil {
+	var h []*segCursor // a min-heap by current docID
+	for _, sg := range idx.segs {
+		c, err := newSegCursor(sg, q.ids, short)
+		if err != nil {
 			return nil, 0, false, err
 		}
-		total += len(found[i].matched)
+		if c.ok {
+			h = append(h, c)
+		}
 	}
-	matches := total
-	if total > opt.MaxMatches {
-		matches = opt.MaxMatches
-		all := make([]uint32, 0, total)
-		for _, f := range found {
-			all = append(all, f.matched...)
-		}
-		slices.Sort(all)
-		cut := all[opt.MaxMatches-1]
-		for i, sg := range idx.segs {
-			if m := found[i].matched; len(m) > 0 && m[len(m)-1] > cut {
-				var err error
-				if found[i], err = idx.scanSegment(sg, q, short, opt, depth, cut); err != nil {
-					return nil, 0, false, err
-				}
+	less := func(i, j int) bool { return h[i].doc < h[j].doc }
+	down := func(i int) {
+		for {
+			k := 2*i + 1
+			if k >= len(h) {
+				return
 			}
+			if k+1 < len(h) && less(k+1, k) {
+				k++
+			}
+			if !less(k, i) {
+				return
+			}
+			h[i], h[k] = h[k], h[i]
+			i = k
 		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
 	}
 	var top []scored
-	for _, f := range found {
-		for _, s := range f.top {
-			top = keepTop(top, s, depth)
+	matches := 0
+	for len(h) > 0 && matches < opt.MaxMatches {
+		c := h[0]
+		matches++
+		s := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, nil, !rerank)
+		if n := len(top); n < depth || s > top[n-1].score || s == top[n-1].score && c.doc < top[n-1].doc {
+			top = keepTop(top, scored{c.doc, s, slices.Clone(c.lists), c.sg}, depth)
 		}
+		if err := c.advance(); err != nil {
+			return nil, 0, false, err
+		}
+		if !c.ok {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
 	}
 	if rerank {
 		for i := range top {
-			top[i].score = idx.score(top[i].doc, top[i].lists, q, opt.Weights, nil, true)
+			top[i].score = idx.score(top[i].sg, top[i].doc, top[i].lists, q, opt.Weights, nil, true)
 		}
 		slices.SortFunc(top, func(a, b scored) int {
 			switch {
@@ -364,80 +496,6 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 		})
 	}
 	return top[:min(len(top), opt.N)], matches, matches >= opt.MaxMatches, nil
-}
-
-// scanSegment intersects the doclists of the query's words in one segment,
-// up to opt.MaxMatches matches and docIDs up to last, and keeps the best
-// depth (ranked without proximity when the query will be re-ranked).
-func (idx *Index) scanSegment(sg *segment, q *parsedQuery, short bool, opt SearchOptions, depth int, last uint32) (segScan, error) {
-	var out segScan
-	ids := q.ids
-	cs := make([]cursor, len(ids))
-	order := make([]int, len(ids)) // rarest list first
-	ns := make([]uint32, len(ids))
-	for i, id := range ids {
-		data, n, err := sg.list(id, short)
-		if err != nil {
-			return out, err
-		}
-		if n == 0 {
-			return out, nil
-		}
-		cs[i].it = newPostingIter(data)
-		cs[i].ok = cs[i].it.next()
-		if cs[i].it.err != nil {
-			return out, cs[i].it.err
-		}
-		ns[i], order[i] = n, i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmpU32(ns[a], ns[b]) })
-	lists := make([][]byte, len(ids))
-	rerank := len(q.seq) > 1
-	lead := &cs[order[0]]
-	for lead.ok && len(out.matched) < opt.MaxMatches && lead.it.doc <= last {
-		target := lead.it.doc
-		all := true
-		for _, i := range order[1:] {
-			c := &cs[i]
-			if c.ok && c.it.doc < target {
-				c.ok = c.it.seek(target)
-			}
-			if !c.ok {
-				all = false
-				lead.ok = false
-				break
-			}
-			if c.it.doc > target {
-				all = false
-				if lead.ok && lead.it.doc < c.it.doc {
-					lead.ok = lead.it.seek(c.it.doc)
-				}
-				break
-			}
-		}
-		if !all {
-			continue
-		}
-		if sg.del.has(target) { // superseded by a later segment
-			lead.ok = lead.it.next()
-			continue
-		}
-		for i := range cs {
-			lists[i] = cs[i].it.hits
-		}
-		out.matched = append(out.matched, target)
-		s := idx.score(target, lists, q, opt.Weights, nil, !rerank)
-		if n := len(out.top); n < depth || s > out.top[n-1].score || s == out.top[n-1].score && target < out.top[n-1].doc {
-			out.top = keepTop(out.top, scored{target, s, slices.Clone(lists)}, depth)
-		}
-		lead.ok = lead.it.next()
-	}
-	for i := range cs {
-		if cs[i].it.err != nil {
-			return out, cs[i].it.err
-		}
-	}
-	return out, nil
 }
 
 // keepTop inserts s into top (best first, ties by docID) keeping n.
@@ -521,7 +579,7 @@ func proxKeys(out []uint32, l []byte) []uint32 {
 // product with the type-weights is the IR score; for several words, pairs of
 // neighbouring query words are also counted by type and proximity bin and
 // dotted with the type-prox-weights. The IR score is combined with PageRank.
-func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) float64 {
+func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) float64 {
 	keys, idf := q.keys, q.idf
 	var titleBuf [16]int
 	var titleHits []int
@@ -611,13 +669,16 @@ func (idx *Index) score(doc uint32, lists [][]byte, q *parsedQuery, w *Weights, 
 	}
 	tm := 0.0
 	if inTitle > 0 && qw > 0 {
-		words := max(int(idx.docs[doc].TitleWords), inTitle)
+		e, _, _ := sg.entry(doc) // damage is reported by tableErr
+		words := max(int(e.TitleWords), inTitle)
 		tm = w.TitleMatch * tw / qw * float64(inTitle) / float64(words)
 	}
-	rankPart := w.Rank * float64(idx.rankLog[doc])
+	// PageRank scaled so that the mean page has 1.
+	rank, _ := idx.rank(doc)
+	rankPart := w.Rank * float64(float32(math.Log2(1+float64(rank)*float64(idx.m.Docs))))
 	if ex != nil {
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.IR = ir1, ir2, tm, ir1+ir2+tm
-		ex.Rank, ex.RankPart = float64(idx.docs[doc].Rank), rankPart
+		ex.Rank, ex.RankPart = float64(rank), rankPart
 	}
 	return ir1 + ir2 + tm + rankPart
 }

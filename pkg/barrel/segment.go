@@ -28,12 +28,18 @@ import (
 //	             words the segment holds (the format of appendList)
 //	seg-N.ptrs   per barrel: section offsets, lengths and CRC-32C, then the
 //	             sorted relative wordIDs with their list offsets and counts
-//	seg-N.docs   the sorted docIDs whose postings the segment holds
+//	seg-N.docs   a table (see table) of the documents whose postings the
+//	             segment holds: docID and document-index entry, as the
+//	             batch that indexed them saw it
 //	seg-N.del.G  the sorted docIDs of those superseded since (generation G)
+//
+// The document index is these tables: a document's entry is in the newest
+// segment holding it (the one where it is live), so a batch writes only the
+// entries of the documents it indexes, and a merge carries the live ones.
 
 const (
 	segPrefix    = "seg-"
-	segPtrsMagic = "BSEG2\n\x00\x00"
+	segPtrsMagic = "BSEG3\n\x00\x00"
 	docListMagic = "BDOC2\n\x00\x00"
 	secHeader    = 4 + 8 + 8 + 4 + 8 + 8 + 4
 )
@@ -62,8 +68,39 @@ type barrelSection struct {
 	fullN, shortN                            []uint32
 }
 
+// A ptrs file: magic, one header per barrel (word count, the full and
+// short sections' start, length and CRC-32C in the .inv file, and the
+// offset and CRC-32C of the barrel's word arrays in this file), the
+// headers' CRC-32C, then per barrel its arrays: sorted relative wordIDs,
+// full and short list offsets, full and short posting counts. An open
+// reads the headers; a barrel's arrays are read and checked the first
+// time a query touches the barrel.
+const ptrsHeader = 4 + 8 + 8 + 4 + 8 + 8 + 4 + 8 + 4
+
 func encodeSegPtrs(secs *[lexicon.Barrels]barrelSection) []byte {
+	var arrays [][]byte
+	for i := range secs {
+		s := &secs[i]
+		var b []byte
+		for _, v := range s.rels {
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+		if len(s.rels) > 0 {
+			for _, offs := range [][]uint64{s.fullOff, s.shortOff} {
+				for _, v := range offs {
+					b = binary.LittleEndian.AppendUint64(b, v)
+				}
+			}
+			for _, ns := range [][]uint32{s.fullN, s.shortN} {
+				for _, v := range ns {
+					b = binary.LittleEndian.AppendUint32(b, v)
+				}
+			}
+		}
+		arrays = append(arrays, b)
+	}
 	b := append([]byte(nil), segPtrsMagic...)
+	off := uint64(len(segPtrsMagic) + ptrsHeader*lexicon.Barrels + 4)
 	for i := range secs {
 		s := &secs[i]
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.rels)))
@@ -73,78 +110,108 @@ func encodeSegPtrs(secs *[lexicon.Barrels]barrelSection) []byte {
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.shortStart))
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.shortLen))
 		b = binary.LittleEndian.AppendUint32(b, s.shortCRC)
+		b = binary.LittleEndian.AppendUint64(b, off)
+		b = binary.LittleEndian.AppendUint32(b, crc(arrays[i]))
+		off += uint64(len(arrays[i]))
 	}
-	for i := range secs {
-		s := &secs[i]
-		if len(s.rels) == 0 {
-			continue
-		}
-		for _, v := range s.rels {
-			b = binary.LittleEndian.AppendUint32(b, v)
-		}
-		for _, offs := range [][]uint64{s.fullOff, s.shortOff} {
-			for _, v := range offs {
-				b = binary.LittleEndian.AppendUint64(b, v)
-			}
-		}
-		for _, ns := range [][]uint32{s.fullN, s.shortN} {
-			for _, v := range ns {
-				b = binary.LittleEndian.AppendUint32(b, v)
-			}
-		}
+	b = binary.LittleEndian.AppendUint32(b, crc(b[len(segPtrsMagic):]))
+	for _, a := range arrays {
+		b = append(b, a...)
 	}
 	return b
 }
 
-func decodeSegPtrs(b []byte, invSize int64) (*[lexicon.Barrels]barrelSection, error) {
-	secs := &[lexicon.Barrels]barrelSection{}
-	if len(b) < len(segPtrsMagic)+secHeader*lexicon.Barrels || string(b[:len(segPtrsMagic)]) != segPtrsMagic {
+// ptrsFile is a ptrs file's headers, its barrels' arrays decoded on demand.
+type ptrsFile struct {
+	data    []byte
+	invSize int64
+	n       [lexicon.Barrels]int
+	off     [lexicon.Barrels]uint64
+	sum     [lexicon.Barrels]uint32
+}
+
+// parsePtrs checks a ptrs file's headers and fills each section's place in
+// the .inv file; the word arrays are left for loadBarrel.
+func parsePtrs(b []byte, invSize int64, secs *[lexicon.Barrels]barrelSection) (*ptrsFile, error) {
+	hdr := len(segPtrsMagic) + ptrsHeader*lexicon.Barrels
+	if len(b) < hdr+4 || string(b[:len(segPtrsMagic)]) != segPtrsMagic {
 		return nil, corrupt("ptrs: bad header")
 	}
-	h := b[len(segPtrsMagic):]
-	rest := h[secHeader*lexicon.Barrels:]
+	if crc(b[len(segPtrsMagic):hdr]) != binary.LittleEndian.Uint32(b[hdr:]) {
+		return nil, corrupt("ptrs: header checksum mismatch")
+	}
+	p := &ptrsFile{data: b, invSize: invSize}
+	end := uint64(hdr + 4)
 	for i := range secs {
-		s, x := &secs[i], h[secHeader*i:]
+		s, x := &secs[i], b[len(segPtrsMagic)+ptrsHeader*i:]
 		n := int(binary.LittleEndian.Uint32(x))
 		s.fullStart, s.fullLen = int64(binary.LittleEndian.Uint64(x[4:])), int64(binary.LittleEndian.Uint64(x[12:]))
 		s.fullCRC = binary.LittleEndian.Uint32(x[20:])
 		s.shortStart, s.shortLen = int64(binary.LittleEndian.Uint64(x[24:])), int64(binary.LittleEndian.Uint64(x[32:]))
 		s.shortCRC = binary.LittleEndian.Uint32(x[40:])
+		p.off[i], p.sum[i], p.n[i] = binary.LittleEndian.Uint64(x[44:]), binary.LittleEndian.Uint32(x[52:]), n
 		for _, r := range [][2]int64{{s.fullStart, s.fullLen}, {s.shortStart, s.shortLen}} {
 			if r[0] < 0 || r[1] < 0 || r[0] > invSize || r[1] > invSize-r[0] {
 				return nil, corrupt("ptrs: barrel %d section out of range", i)
 			}
 		}
-		if n == 0 {
-			if s.fullLen != 0 || s.shortLen != 0 {
-				return nil, corrupt("ptrs: barrel %d has bytes but no words", i)
-			}
-			continue
+		if n == 0 && (s.fullLen != 0 || s.shortLen != 0) {
+			return nil, corrupt("ptrs: barrel %d has bytes but no words", i)
 		}
-		need := 4*n + 2*8*(n+1) + 2*4*n
-		if n > lexicon.MaxPerBarrel || need > len(rest) {
-			return nil, corrupt("ptrs: truncated")
+		if n > lexicon.MaxPerBarrel || p.off[i] != end {
+			return nil, corrupt("ptrs: barrel %d arrays out of place", i)
 		}
-		s.rels = u32s(rest[:4*n])
-		p := 4 * n
-		s.fullOff = u64s(rest[p : p+8*(n+1)])
-		p += 8 * (n + 1)
-		s.shortOff = u64s(rest[p : p+8*(n+1)])
-		p += 8 * (n + 1)
-		s.fullN = u32s(rest[p : p+4*n])
-		s.shortN = u32s(rest[p+4*n : need])
-		rest = rest[need:]
-		for k := range s.rels {
-			if s.rels[k] >= lexicon.MaxPerBarrel || k > 0 && s.rels[k] <= s.rels[k-1] {
-				return nil, corrupt("ptrs: barrel %d words out of order", i)
-			}
-		}
-		if !monotone(s.fullOff, s.fullLen) || !monotone(s.shortOff, s.shortLen) {
-			return nil, corrupt("ptrs: barrel %d offsets out of range", i)
+		if n > 0 {
+			end += uint64(4*n + 2*8*(n+1) + 2*4*n)
 		}
 	}
-	if len(rest) != 0 {
-		return nil, corrupt("ptrs: trailing bytes")
+	if end != uint64(len(b)) {
+		return nil, corrupt("ptrs: %d bytes, the headers say %d", len(b), end)
+	}
+	return p, nil
+}
+
+// loadBarrel decodes and checks barrel i's word arrays into s.
+func (p *ptrsFile) loadBarrel(i int, s *barrelSection) error {
+	n := p.n[i]
+	if n == 0 {
+		return nil
+	}
+	need := 4*n + 2*8*(n+1) + 2*4*n
+	rest := p.data[p.off[i] : p.off[i]+uint64(need)]
+	if crc(rest) != p.sum[i] {
+		return corrupt("ptrs: barrel %d checksum mismatch", i)
+	}
+	s.rels = u32s(rest[:4*n])
+	q := 4 * n
+	s.fullOff = u64s(rest[q : q+8*(n+1)])
+	q += 8 * (n + 1)
+	s.shortOff = u64s(rest[q : q+8*(n+1)])
+	q += 8 * (n + 1)
+	s.fullN = u32s(rest[q : q+4*n])
+	s.shortN = u32s(rest[q+4*n : need])
+	for k := range s.rels {
+		if s.rels[k] >= lexicon.MaxPerBarrel || k > 0 && s.rels[k] <= s.rels[k-1] {
+			return corrupt("ptrs: barrel %d words out of order", i)
+		}
+	}
+	if !monotone(s.fullOff, s.fullLen) || !monotone(s.shortOff, s.shortLen) {
+		return corrupt("ptrs: barrel %d offsets out of range", i)
+	}
+	return nil
+}
+
+// decodeSegPtrs decodes a whole ptrs file.
+func decodeSegPtrs(b []byte, invSize int64) (*[lexicon.Barrels]barrelSection, error) {
+	secs := &[lexicon.Barrels]barrelSection{}
+	p, err := parsePtrs(b, invSize, secs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range secs {
+		if err := p.loadBarrel(i, &secs[i]); err != nil {
+			return nil, err
+		}
 	}
 	return secs, nil
 }
@@ -177,11 +244,18 @@ type segment struct {
 	path    string // of the .inv file
 	invSize int64
 	secs    *[lexicon.Barrels]barrelSection
-	del     bitset // nil when nothing is deleted
+	ptrs    *ptrsFile
+	pmu     sync.Mutex
+	loaded  [lexicon.Barrels]bool
+	pErr    error
+	maxRel  [lexicon.Barrels]uint32 // the lexicon's word counts
+	dt      *table                  // the documents and their entries
+	del     docSet                  // the deleted ones
 	delList []uint32
 
 	mu      sync.Mutex
 	inv     []byte
+	ptrsMap []byte
 	mapped  bool
 	checked [lexicon.Barrels]bool
 	err     error
@@ -212,13 +286,22 @@ func openSegment(dir string, info SegmentInfo, m *Manifest) (*segment, error) {
 		return nil, corrupt("%s missing from %s", segName(info.ID, "inv"), manifestName)
 	}
 	s.invSize = inv.Size
-	b, err := readChecked(dir, segName(info.ID, "ptrs"), m.Generation, m.Files)
+	pn := segName(info.ID, "ptrs")
+	psum, ok := m.Files[pn]
+	if !ok {
+		return nil, corrupt("%s missing from %s", pn, manifestName)
+	}
+	b, err := mapFile(filepath.Join(dir, pn), psum.Size)
 	if err != nil {
 		return nil, err
 	}
-	if s.secs, err = decodeSegPtrs(b, s.invSize); err != nil {
-		return nil, fmt.Errorf("%s: %w", segName(info.ID, "ptrs"), err)
+	s.ptrsMap = b
+	s.secs = &[lexicon.Barrels]barrelSection{}
+	if s.ptrs, err = parsePtrs(b, s.invSize, s.secs); err != nil {
+		s.close()
+		return nil, fmt.Errorf("%s: %w", pn, err)
 	}
+	s.maxRel = m.LexCounts
 	if info.Del != "" {
 		b, err := readChecked(dir, info.Del, m.Generation, m.Files)
 		if err != nil {
@@ -230,25 +313,64 @@ func openSegment(dir string, info SegmentInfo, m *Manifest) (*segment, error) {
 		if len(s.delList) != info.Deleted {
 			return nil, corrupt("%s: %d docIDs, manifest says %d", info.Del, len(s.delList), info.Deleted)
 		}
-		s.del = newBitset(m.Docs)
-		for _, d := range s.delList {
-			s.del.set(d)
-		}
+		s.del = s.delList
+	}
+	dn := segName(info.ID, "docs")
+	sum, ok := m.Files[dn]
+	if !ok {
+		return nil, corrupt("%s missing from %s", dn, manifestName)
+	}
+	if s.dt, err = openTable(dir, dn, sum); err != nil {
+		return nil, err
+	}
+	if s.dt.size != docRecSize || s.dt.count != info.Docs {
+		s.dt.close()
+		return nil, corrupt("%s: %d records of %d bytes, manifest says %d", dn, s.dt.count, s.dt.size, info.Docs)
 	}
 	return s, nil
 }
 
-// docs reads the segment's document list (needed by builds only).
-func (s *segment) docs(dir string, m *Manifest) ([]uint32, error) {
-	b, err := readChecked(dir, segName(s.info.ID, "docs"), m.Generation, m.Files)
-	if err != nil {
-		return nil, err
+// docSet is a sorted set of docIDs.
+type docSet []uint32
+
+func (s docSet) has(d uint32) bool {
+	if len(s) == 0 {
+		return false
 	}
-	d, err := decodeDocList(b, segName(s.info.ID, "docs"), m.Docs)
-	if err == nil && len(d) != s.info.Docs {
-		err = corrupt("%s: %d docIDs, manifest says %d", segName(s.info.ID, "docs"), len(d), s.info.Docs)
+	_, ok := slices.BinarySearch(s, d)
+	return ok
+}
+
+// entry returns the entry of doc d as the segment holds it.
+func (s *segment) entry(d uint32) (DocEntry, bool, error) {
+	i, err := s.dt.search(uint64(d))
+	if err != nil || i >= s.dt.count {
+		return DocEntry{}, false, err
 	}
-	return d, err
+	r, err := s.dt.rec(i)
+	if err != nil || binary.LittleEndian.Uint64(r) != uint64(d) {
+		return DocEntry{}, false, err
+	}
+	e, err := decodeDocRec(r)
+	return e, err == nil, err
+}
+
+// eachDoc calls fn for every document of the segment, in docID order.
+func (s *segment) eachDoc(fn func(d uint32, e DocEntry, rec []byte) error) error {
+	for i := range s.dt.count {
+		r, err := s.dt.rec(i)
+		if err != nil {
+			return err
+		}
+		e, err := decodeDocRec(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.dt.name, err)
+		}
+		if err := fn(uint32(binary.LittleEndian.Uint64(r)), e, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *segment) close() {
@@ -258,6 +380,11 @@ func (s *segment) close() {
 		syscall.Munmap(s.inv)
 	}
 	s.inv, s.mapped = nil, false
+	s.dt.close()
+	if len(s.ptrsMap) > 0 {
+		syscall.Munmap(s.ptrsMap)
+		s.ptrsMap = nil
+	}
 }
 
 // barrel returns the full and short sections of barrel bb, mapping the
@@ -287,11 +414,37 @@ func (s *segment) barrel(bb int) (full, short []byte, err error) {
 	return full, short, nil
 }
 
+// sec returns barrel bb's section, its word arrays read and checked the
+// first time.
+func (s *segment) sec(bb int) (*barrelSection, error) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if s.pErr != nil {
+		return nil, s.pErr
+	}
+	if !s.loaded[bb] {
+		sec := &s.secs[bb]
+		err := s.ptrs.loadBarrel(bb, sec)
+		if err == nil && len(sec.rels) > 0 && sec.rels[len(sec.rels)-1] >= s.maxRel[bb] {
+			err = corrupt("barrel %d holds a word the lexicon does not", bb)
+		}
+		if err != nil {
+			s.pErr = fmt.Errorf("%s: %w", segName(s.info.ID, "ptrs"), err)
+			return nil, s.pErr
+		}
+		s.loaded[bb] = true
+	}
+	return &s.secs[bb], nil
+}
+
 // list returns the list of wordID id in the short or full barrels of the
 // segment, and its posting count (deleted documents included).
 func (s *segment) list(id uint32, short bool) ([]byte, uint32, error) {
 	bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
-	sec := &s.secs[bb]
+	sec, err := s.sec(bb)
+	if err != nil {
+		return nil, 0, err
+	}
 	i, found := slices.BinarySearch(sec.rels, rel)
 	if !found {
 		return nil, 0, nil
@@ -415,6 +568,11 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 	var fbuf, sbuf []byte
 	for bb := range lexicon.Barrels {
 		w.begin(bb)
+		for _, s := range segs {
+			if _, err := s.sec(bb); err != nil {
+				return err
+			}
+		}
 		pos := make([]int, len(segs))
 		for {
 			rel := uint32(lexicon.MaxPerBarrel)
@@ -427,7 +585,7 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 				break
 			}
 			var fits, sits []postingIter
-			var fdel, sdel []bitset
+			var fdel, sdel []docSet
 			for i, s := range segs {
 				sec := &s.secs[bb]
 				if pos[i] >= len(sec.rels) || sec.rels[pos[i]] != rel {
@@ -459,7 +617,7 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 }
 
 // mergePostings appends the postings of its not deleted in docID order.
-func mergePostings(out []byte, its []postingIter, dels []bitset) ([]byte, uint32, error) {
+func mergePostings(out []byte, its []postingIter, dels []docSet) ([]byte, uint32, error) {
 	ok := make([]bool, len(its))
 	for i := range its {
 		ok[i] = its[i].next()

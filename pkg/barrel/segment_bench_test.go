@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,14 +38,39 @@ func writtenBytes(b *testing.B) int64 {
 	return 0
 }
 
+// peakRSS resets the process's peak resident set (VmHWM) when reset is
+// set, and returns it in bytes.
+func peakRSS(b *testing.B, reset bool) int64 {
+	if reset {
+		if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+			b.Fatalf("resetting the peak RSS: %v", err)
+		}
+		return 0
+	}
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
 // BenchmarkAddBatch builds indexes of each size in -barrel.sizes (in
-// batches of 5% of the size, with the merge policy, as a crawl would),
+// batches of 5% of the size through the Go API, with the merge policy),
 // then adds -barrel.batches batches of 700 pages (500 new, 200 re-crawled
-// and changed) to each and reports bytes written and time per batch, and
-// query latency on the segmented index against the same index merged into
-// one segment. PageRank is left to its schedule (not run in the timed
-// batches). Ratios are printed against the first size, measured in the
-// same run.
+// and changed), as one turn of the crawl loop does, and reports per batch
+// the bytes written, the wall time (mean and slowest) and the process's
+// peak resident memory; query latency (p50, p99) on the segmented index
+// and on the same index merged into one segment; and the time of one
+// PageRank over every link (barrel pagerank). PageRank is left to its
+// schedule in the timed batches. Ratios are against the first size,
+// measured in the same run.
 func BenchmarkAddBatch(b *testing.B) {
 	var sizes []int
 	for _, s := range strings.Split(*batchSizes, ",") {
@@ -55,12 +81,12 @@ func BenchmarkAddBatch(b *testing.B) {
 		sizes = append(sizes, n)
 	}
 	type row struct {
-		pages                int
-		bytes                int64
-		dur                  time.Duration
-		qSeg, qMerged        time.Duration
-		segP50, mergedP50    time.Duration
-		segCount, mergedSegs int
+		pages              int
+		bytes, rss         int64
+		dur, slowest, rank time.Duration
+		segP50, mergedP50  time.Duration
+		segP99, mergedP99  time.Duration
+		segCount           int
 	}
 	var rows []row
 	for range b.N {
@@ -100,6 +126,8 @@ func BenchmarkAddBatch(b *testing.B) {
 					i := (k*7919 + j*104729) % n
 					pages = append(pages, page{site.URL(i), site.Page((i + 1 + k) % maxPages)})
 				}
+				runtime.GC()
+				peakRSS(b, true)
 				w0, t0 := writtenBytes(b), time.Now()
 				bl, err := NewBuilder(dir, opts)
 				if err != nil {
@@ -112,13 +140,16 @@ func BenchmarkAddBatch(b *testing.B) {
 					b.Fatal(err)
 				}
 				bl.Close()
-				r.dur += time.Since(t0)
+				d := time.Since(t0)
+				r.dur += d
+				r.slowest = max(r.slowest, d)
 				r.bytes += writtenBytes(b) - w0
+				r.rss = max(r.rss, peakRSS(b, false))
 			}
 			r.dur /= time.Duration(*batchBatches)
 			r.bytes /= int64(*batchBatches)
 			queries := site.Queries(400)
-			lat := func() (time.Duration, time.Duration, int) {
+			lat := func() (p50, p99 time.Duration, segs int) {
 				idx, err := Open(dir)
 				if err != nil {
 					b.Fatal(err)
@@ -128,33 +159,38 @@ func BenchmarkAddBatch(b *testing.B) {
 					idx.Search(q, SearchOptions{N: 10, NoSnippets: true})
 				}
 				var ds []time.Duration
-				var total time.Duration
 				for range 3 {
 					for _, q := range queries {
 						t0 := time.Now()
 						if _, err := idx.Search(q, SearchOptions{N: 10, NoSnippets: true}); err != nil {
 							b.Fatal(err)
 						}
-						d := time.Since(t0)
-						ds = append(ds, d)
-						total += d
+						ds = append(ds, time.Since(t0))
 					}
 				}
-				return total / time.Duration(len(ds)), percentile(ds, 0.5), len(idx.Segments())
+				return percentile(ds, 0.5), percentile(ds, 0.99), len(idx.Segments())
 			}
-			r.qSeg, r.segP50, r.segCount = lat()
+			r.segP50, r.segP99, r.segCount = lat()
+			t0 := time.Now()
+			if _, err := RankIndex(dir, Options{}); err != nil {
+				b.Fatal(err)
+			}
+			r.rank = time.Since(t0)
 			if _, err := ForceMerge(dir, Options{}); err != nil {
 				b.Fatal(err)
 			}
-			r.qMerged, r.mergedP50, r.mergedSegs = lat()
+			r.mergedP50, r.mergedP99, _ = lat()
 			rows = append(rows, r)
 		}
 	}
-	fmt.Printf("| index pages | segments | bytes written per batch | time per batch | query mean segmented / merged | query p50 segmented / merged |\n|---|---|---|---|---|---|\n")
+	fmt.Printf("| index pages | segments | bytes written per batch | time per batch (slowest) | peak RSS | query p50 segmented / merged | query p99 segmented / merged | PageRank |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Printf("| %d | %d | %.1f MB (%.2fx) | %.2f s (%.2fx) | %v / %v = %.2fx | %v / %v = %.2fx |\n", r.pages, r.segCount,
-			float64(r.bytes)/1e6, float64(r.bytes)/float64(rows[0].bytes), r.dur.Seconds(), r.dur.Seconds()/rows[0].dur.Seconds(),
-			r.qSeg.Round(time.Microsecond), r.qMerged.Round(time.Microsecond), float64(r.qSeg)/float64(r.qMerged),
-			r.segP50.Round(time.Microsecond), r.mergedP50.Round(time.Microsecond), float64(r.segP50)/float64(r.mergedP50))
+		f := rows[0]
+		fmt.Printf("| %d | %d | %.1f MB (%.2fx) | %.2f s (%.2fx; slowest %.2f s) | %.0f MB (%.2fx) | %v / %v = %.2fx | %v / %v = %.2fx | %.1f s |\n", r.pages, r.segCount,
+			float64(r.bytes)/1e6, float64(r.bytes)/float64(f.bytes), r.dur.Seconds(), r.dur.Seconds()/f.dur.Seconds(), r.slowest.Seconds(),
+			float64(r.rss)/1e6, float64(r.rss)/float64(f.rss),
+			r.segP50.Round(time.Microsecond), r.mergedP50.Round(time.Microsecond), float64(r.segP50)/float64(r.mergedP50),
+			r.segP99.Round(time.Microsecond), r.mergedP99.Round(time.Microsecond), float64(r.segP99)/float64(r.mergedP99),
+			r.rank.Seconds())
 	}
 }

@@ -106,8 +106,16 @@ func segmentedSite(t testing.TB, dir string, opts Options) (*synth.Site, map[str
 var noProx = func() Weights { w := DefaultWeights; w.ProxScale = 0; return w }()
 
 func TestSegmentedAsOneShot(t *testing.T) {
+	// Deleted documents kept long (merged at 90%), and expunged early (the
+	// default policy).
+	for _, pct := range []int{90, DefaultDeletesPct} {
+		t.Run(fmt.Sprintf("deletes%d", pct), func(t *testing.T) { testSegmentedAsOneShot(t, pct) })
+	}
+}
+
+func testSegmentedAsOneShot(t *testing.T, deletesPct int) {
 	dir := t.TempDir()
-	site, final, merges := segmentedSite(t, dir, Options{MergeFactor: 2})
+	site, final, merges := segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: deletesPct})
 	idx := open(t, dir)
 	segs := idx.Segments()
 	if len(segs) < 2 {
@@ -120,8 +128,13 @@ func TestSegmentedAsOneShot(t *testing.T) {
 	if merges == 0 {
 		t.Errorf("no merge in 12 batches: %+v", segs)
 	}
-	if deleted == 0 {
+	if deleted == 0 && deletesPct > DefaultDeletesPct {
 		t.Errorf("no deletions recorded: %+v", segs)
+	}
+	for _, s := range segs {
+		if s.Deleted*100 >= deletesPct*s.Docs {
+			t.Errorf("segment %d: %d of %d documents deleted, not expunged", s.ID, s.Deleted, s.Docs)
+		}
 	}
 	if err := idx.Verify(); err != nil {
 		t.Fatal(err)
@@ -197,7 +210,10 @@ func TestMergePolicy(t *testing.T) {
 	idx := open(t, dir)
 	classes := map[int]int{}
 	for _, s := range idx.Segments() {
-		classes[sizeClass(s.Docs, 4)]++
+		classes[sizeClass(s.Live(), 4)]++
+		if s.Deleted*100 >= DefaultDeletesPct*s.Docs {
+			t.Errorf("segment %d: %d of %d documents deleted", s.ID, s.Deleted, s.Docs)
+		}
 	}
 	for c, n := range classes {
 		if n >= 4 {
@@ -207,12 +223,30 @@ func TestMergePolicy(t *testing.T) {
 	if merges == 0 || maxSegs > 12 {
 		t.Errorf("%d merges, up to %d segments", merges, maxSegs)
 	}
+	// The runs of 40 batches are merged too: under 4 per size class (the
+	// document-frequency runs shrink as they merge, so a merged one may
+	// stay in its class: only their number is bounded).
+	m0 := idx.Manifest()
+	for kind, runs := range map[string][]RunInfo{urlKind: m0.URLRuns, anchorKind: m0.AnchorRuns, lexKind: m0.LexRuns, dfKind: m0.DFRuns} {
+		classes := map[int]int{}
+		for _, r := range runs {
+			classes[sizeClass(r.Count, 4)]++
+		}
+		for c, n := range classes {
+			if n >= 4 && kind != dfKind {
+				t.Errorf("%s runs: size class %d holds %d runs: %+v", kind, c, n, runs)
+			}
+		}
+		if len(runs) == 0 || len(runs) > 12 {
+			t.Errorf("%s: %d runs after 40 batches", kind, len(runs))
+		}
+	}
 	if err := idx.Verify(); err != nil {
 		t.Fatal(err)
 	}
 	// Only the files the manifest names are left (and the append-only ones).
 	m := idx.Manifest()
-	want := map[string]bool{manifestName: true, "LOCK": true, repoName: true, docInfoName: true, anchorsName: true}
+	want := map[string]bool{manifestName: true, "LOCK": true, repoName: true, docInfoName: true, anchorsName: true, wordsName: true}
 	for name := range m.Files {
 		want[diskName(name, m.Generation)] = true
 	}
@@ -225,13 +259,28 @@ func TestMergePolicy(t *testing.T) {
 }
 
 func TestPickMerge(t *testing.T) {
-	segs := []SegmentInfo{{ID: 1, Docs: 100}, {ID: 2, Docs: 9}, {ID: 3, Docs: 8}, {ID: 4, Docs: 6, Deleted: 5}, {ID: 5, Docs: 7}}
-	// Sizes 100, 9, 8, 6, 7: classes (factor 4) 3, 1, 1, 1, 1.
-	if got := pickMerge(segs, 4); !slices.Equal(got, []int{1, 2, 3, 4}) {
-		t.Errorf("pickMerge = %v", got)
+	p := mergePolicy{factor: 4, maxDocs: 1000, deletesPct: 20}
+	segs := []SegmentInfo{{ID: 1, Docs: 100}, {ID: 2, Docs: 9}, {ID: 3, Docs: 8}, {ID: 4, Docs: 6, Deleted: 1}, {ID: 5, Docs: 7}}
+	// Live sizes 100, 9, 8, 5, 7: classes (factor 4) 3, 1, 1, 1, 1.
+	if got := pickMerges(segs, p); !slices.EqualFunc(got, [][]int{{2, 3, 4, 5}}, slices.Equal) {
+		t.Errorf("pickMerges = %v", got)
 	}
-	if got := pickMerge(segs[:4], 4); got != nil {
-		t.Errorf("pickMerge of 3 small = %v", got)
+	if got := pickMerges(segs[:4], p); got != nil {
+		t.Errorf("pickMerges of 3 small = %v", got)
+	}
+	// A merged segment stays under the cap: 9+8 fit 20, +5 does not.
+	if got := pickMerges(segs, mergePolicy{4, 20, 20}); !slices.EqualFunc(got, [][]int{{2, 3}}, slices.Equal) {
+		t.Errorf("pickMerges capped at 20 = %v", got)
+	}
+	// Deleted shares of 20% and more are merged early, the most deleted
+	// first, as far as the build's budget goes; a segment past half the
+	// cap is never merged with others, only expunged.
+	heavy := []SegmentInfo{{ID: 1, Docs: 600, Deleted: 150}, {ID: 2, Docs: 300, Deleted: 150}, {ID: 3, Docs: 200, Deleted: 39}, {ID: 4, Docs: 50, Deleted: 10}}
+	if got := pickMerges(heavy, p); !slices.EqualFunc(got, [][]int{{2}, {1}, {4}}, slices.Equal) {
+		t.Errorf("pickMerges of deleted-heavy = %v", got)
+	}
+	if got := pickMerges(heavy, mergePolicy{4, 700, 20}); !slices.EqualFunc(got, [][]int{{2}, {4}}, slices.Equal) {
+		t.Errorf("pickMerges of deleted-heavy, budget 700 = %v", got)
 	}
 }
 
@@ -328,5 +377,52 @@ func TestAppendFilesChecked(t *testing.T) {
 			t.Errorf("bit flip in %s: Verify says %v", name, err)
 		}
 		idx.Close()
+	}
+}
+
+// TestOlderFormat: an index of the previous format (2: one document index,
+// URL file and lexicon rewritten per batch) is refused with a message
+// naming it and the conversion; Rebuild converts it from its repository.
+func TestOlderFormat(t *testing.T) {
+	dir := t.TempDir()
+	site := synth.New(60, 500, 5)
+	var urls []string
+	for i := range 60 {
+		urls = append(urls, site.URL(i))
+	}
+	page := func(u string) []byte {
+		var i int
+		fmt.Sscanf(u[strings.LastIndex(u, "/")+1:], "%d.html", &i)
+		return site.Page(i)
+	}
+	batchOf(t, dir, Options{}, urls, page)
+	queries := site.Queries(20)
+	want := byURL(t, open(t, dir), queries, SearchOptions{N: 5, NoSnippets: true})
+	p := filepath.Join(dir, manifestName)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(data), fmt.Sprintf(`"format": %d,`, formatNumber), `"format": 2,`, 1)
+	if old == string(data) {
+		t.Fatal("no format field in the manifest")
+	}
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, try := range []func() error{
+		func() error { _, err := Open(dir); return err },
+		func() error { _, err := NewBuilder(dir, Options{}); return err },
+	} {
+		err := try()
+		if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "index format 2") || !strings.Contains(err.Error(), "barrel rebuild") {
+			t.Errorf("format 2 index: error %v", err)
+		}
+	}
+	if _, err := Rebuild(t.Context(), dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := byURL(t, open(t, dir), queries, SearchOptions{N: 5, NoSnippets: true}); got != want {
+		t.Errorf("rebuilt index answers\n%s\nwant\n%s", got, want)
 	}
 }

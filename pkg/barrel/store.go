@@ -52,21 +52,40 @@ type Manifest struct {
 	DocInfoCRC    uint32 `json:"docinfo_crc32c"`
 	Anchors       int64  `json:"anchors_bytes"`
 	AnchorsCRC    uint32 `json:"anchors_crc32c"`
-	RankSource    string `json:"rank_source"`
+	Words         int64  `json:"words_bytes"`
+	WordsCRC      uint32 `json:"words_crc32c"`
+	// LexCounts is the number of words per barrel; LexRuns and DFRuns
+	// the runs of the lexicon and of the document frequencies.
+	LexCounts  [64]uint32 `json:"lexicon_counts"`
+	LexRuns    []RunInfo  `json:"lexicon_runs"`
+	DFRuns     []RunInfo  `json:"df_runs"`
+	RankSource string     `json:"rank_source"`
 	// RankedAt is the batch count when ranks were last computed.
-	RankedAt    int                `json:"ranked_at_batch"`
+	RankedAt int `json:"ranked_at_batch"`
+	// Ranks is the ID of the ranks table (one float32 per docID below
+	// RankedDocs); documents after it have the rank of an unlinked page.
+	Ranks      int    `json:"ranks,omitempty"`
+	RankedDocs uint32 `json:"ranked_docs"`
+	// URLRuns and AnchorRuns are the runs of the URL map and of the
+	// anchors by target, oldest first.
+	URLRuns     []RunInfo          `json:"url_runs"`
+	AnchorRuns  []RunInfo          `json:"anchor_runs"`
 	Segments    []SegmentInfo      `json:"segments"`
 	NextSegment int                `json:"next_segment"`
 	Files       map[string]FileSum `json:"files"`
 }
 
-// diskName is the file holding manifest entry name: segment files are
-// immutable and named once; the others carry the generation.
+// diskName is the file holding manifest entry name: segment files and
+// tables are immutable and named once; the others carry the generation.
 func diskName(name string, gen int) string {
-	if strings.HasPrefix(name, segPrefix) {
+	if fixedName(name) {
 		return name
 	}
 	return genName(name, gen)
+}
+
+func fixedName(name string) bool {
+	return strings.HasPrefix(name, segPrefix) || strings.HasSuffix(name, ".tab")
 }
 
 const (
@@ -74,9 +93,10 @@ const (
 	repoName     = "repository"
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
-	// formatNumber 2: segments. Format 1 (one set of barrels rewritten per
-	// batch) is read only by rebuild.
-	formatNumber = 2
+	// formatNumber 3: segments with kept live document frequencies. Formats
+	// 1 (one set of barrels rewritten per batch) and 2 (segments without
+	// them) are read only by rebuild.
+	formatNumber = 3
 )
 
 func genName(name string, gen int) string { return name + "." + strconv.Itoa(gen) }

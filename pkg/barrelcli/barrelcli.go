@@ -76,9 +76,11 @@ previous index intact.
 Each batch becomes a new segment of the index (its own inverted barrels;
 pages it re-indexes are marked deleted in older segments), and one step
 of the merge policy runs: when --merge-factor segments of one size class
-(documents, by powers of the factor) exist, they are merged into one. So
-a batch writes about its own size, and the number of segments stays
-logarithmic. PageRank is recomputed over all links every --pagerank-every
+(live documents, by powers of the factor) exist, they are merged into
+one, and a segment with --deletes-pct percent of its documents deleted
+is merged alone; one build merges at most --max-merge-docs documents.
+So a batch writes about its own size, and the number of segments stays
+logarithmic up to the cap. PageRank is recomputed over all links every --pagerank-every
 batches (and by the first build and "barrel pagerank"); in between,
 searches use the last ranks and new pages get the rank of an unlinked page.
 --batch ID records the batch's ID with it; the same ID again is a no-op
@@ -104,6 +106,8 @@ Example:
 			&cli.StringFlag{Name: "batch", Usage: "record the batch `ID`; an ID already applied is a no-op"},
 			&cli.IntFlag{Name: "pagerank-every", Value: 24, Usage: "recompute PageRank every `N` batches (1: every batch)"},
 			&cli.IntFlag{Name: "merge-factor", Value: barrel.DefaultMergeFactor, Usage: "merge `K` segments of one size class into one"},
+			&cli.IntFlag{Name: "max-merge-docs", Value: barrel.DefaultMaxMergeDocs, Usage: "merge at most `N` documents in one build"},
+			&cli.IntFlag{Name: "deletes-pct", Value: barrel.DefaultDeletesPct, Usage: "merge a segment early when `P` percent of its documents are deleted"},
 		),
 		Action: build,
 	}
@@ -120,7 +124,14 @@ func builderOptions(c *cli.Context) (barrel.Options, error) {
 	if c.IsSet("merge-factor") && c.Int("merge-factor") < 2 {
 		return opts, clikit.Usagef("--merge-factor %d: want at least 2", c.Int("merge-factor"))
 	}
+	if c.IsSet("max-merge-docs") && c.Int("max-merge-docs") < 2 {
+		return opts, clikit.Usagef("--max-merge-docs %d: want at least 2", c.Int("max-merge-docs"))
+	}
+	if c.IsSet("deletes-pct") && (c.Int("deletes-pct") < 1 || c.Int("deletes-pct") > 100) {
+		return opts, clikit.Usagef("--deletes-pct %d: want 1 to 100", c.Int("deletes-pct"))
+	}
 	opts.PageRankEvery, opts.MergeFactor, opts.Batch = c.Int("pagerank-every"), c.Int("merge-factor"), c.String("batch")
+	opts.MaxMergeDocs, opts.DeletesPct = c.Int("max-merge-docs"), c.Int("deletes-pct")
 	if f := c.String("importance"); f != "" {
 		imp, err := readImportance(c, f)
 		if err != nil {
@@ -594,13 +605,27 @@ func stats(c *cli.Context) error {
 		full += b.FullBytes
 		postings += b.Postings
 	}
+	// The document index is the segments' document tables (and the ranks);
+	// the URL map its runs; the lexicon the words file and its runs.
+	var docBytes, urlBytes int64
+	lexBytes := m.Words
+	for name, f := range m.Files {
+		switch {
+		case strings.HasPrefix(name, "lexicon-") || strings.HasPrefix(name, "df-"):
+			lexBytes += f.Size
+		case strings.HasSuffix(name, ".docs") || strings.HasPrefix(name, "ranks-"):
+			docBytes += f.Size
+		case strings.HasPrefix(name, "urls-"):
+			urlBytes += f.Size
+		}
+	}
 	out := map[string]any{
 		"generation": m.Generation, "batches": m.Batches, "pages": m.Fetched, "doc_ids": m.Docs,
 		"words": idx.Words(), "postings": postings, "bytes": idx.Size(),
 		"repository_bytes": m.Repository, "docinfo_bytes": m.DocInfo, "anchors_bytes": m.Anchors,
 		"short_barrel_bytes": short, "full_barrel_bytes": full,
-		"lexicon_bytes": m.Files["lexicon"].Size, "docindex_bytes": m.Files["docindex"].Size,
-		"urls_bytes": m.Files["urls"].Size, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
+		"lexicon_bytes": lexBytes, "docindex_bytes": docBytes,
+		"urls_bytes": urlBytes, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
 		"rank_source": m.RankSource, "ranked_at_batch": m.RankedAt,
 	}
 	if c.Bool("segments") {

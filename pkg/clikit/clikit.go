@@ -90,11 +90,32 @@ func New(name, usage, usageText string) *cli.App {
 	app.Metadata = map[string]any{}
 	app.ExitErrHandler = func(*cli.Context, error) {} // Run maps errors to exit codes
 	app.OnUsageError = onUsageError
+	app.Action = noCommand // tools with a default command replace it
 	return app
 }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	return &UsageError{Msg: err.Error()}
+	msg := err.Error()
+	// The flag package says only "parse error": say what is expected.
+	if strings.HasSuffix(msg, ": parse error") && strings.Contains(msg, "for flag -") {
+		msg = strings.TrimSuffix(msg, ": parse error") + ": want a number of seconds (5, 1.5) or a duration (300ms, 2m, 1h)"
+		if !isDurationMsg(c, msg) {
+			msg = strings.TrimSuffix(err.Error(), ": parse error") + ": not a valid value of its type"
+		}
+	}
+	return &UsageError{Msg: msg}
+}
+
+// isDurationMsg reports whether the flag named in a flag-package message
+// is a duration flag of the command.
+func isDurationMsg(c *cli.Context, msg string) bool {
+	_, rest, _ := strings.Cut(msg, "for flag -")
+	name, _, _ := strings.Cut(rest, ":")
+	flags := c.App.Flags
+	if c.Command != nil && len(c.Command.Flags) > 0 {
+		flags = c.Command.Flags
+	}
+	return isDuration(flags, name)
 }
 
 type state struct {
@@ -160,12 +181,18 @@ func Input(c *cli.Context) (*record.Input, error) {
 }
 
 // ShowProgress reports whether progress should be drawn: --progress, or
-// stderr is a terminal.
+// stderr is a terminal and stdout is not (records written to the terminal
+// would share the bar's row).
 func ShowProgress(c *cli.Context) bool {
 	if c.Bool("progress") {
 		return true
 	}
-	f, ok := EnvOf(c).Stderr.(*os.File)
+	env := EnvOf(c)
+	return isTerminal(env.Stderr) && !isTerminal(env.Stdout)
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -181,13 +208,16 @@ func Progress(c *cli.Context, total int64, desc string, bytes bool) *progressbar
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
 		progressbar.OptionSetWidth(24),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionOnCompletion(func() { fmt.Fprint(EnvOf(c).Stderr, "\n") }),
 	}
 	if bytes {
+		// The byte rate once, as MB/s; an items rate beside it would
+		// repeat it as "it/s".
 		opts = append(opts, progressbar.OptionShowBytes(true))
+	} else {
+		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("records"))
 	}
 	return progressbar.NewOptions64(total, opts...)
 }
@@ -252,6 +282,12 @@ func Run(app *cli.App, args []string, env Env) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// With SIGPIPE caught, a write to a closed stdout returns EPIPE instead
+	// of killing the process (status 141), and exitCode makes it the quiet
+	// exit 0 that `tool | head` should end with.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -327,4 +363,48 @@ func isFlagError(err error) bool {
 	s := err.Error()
 	return strings.HasPrefix(s, "Required flag") || strings.HasPrefix(s, "flag provided but not defined") ||
 		strings.HasPrefix(s, "No help topic")
+}
+
+// HelpToStderr prints the help of the running command (or of the app at
+// the top level) on stderr, where it cannot flow into the next tool of a
+// pipe as input.
+func HelpToStderr(c *cli.Context) {
+	w := c.App.Writer
+	c.App.Writer = c.App.ErrWriter
+	defer func() { c.App.Writer = w }()
+	if c.Command != nil && c.Command.Name != "" && len(c.Lineage()) > 2 {
+		cli.ShowCommandHelp(c.Lineage()[1], c.Command.Name)
+		return
+	}
+	cli.ShowAppHelp(c)
+}
+
+// errHelpShown ends a run whose usage mistake was answered with the help.
+var errHelpShown = cli.Exit("", ExitUsage)
+
+// NoInput answers a tool started with no file and its standard input on a
+// terminal: a user who typed the bare name wants the help, not a tool
+// waiting for them to type records. It prints the help on stderr and
+// returns an error for exit status 2; it returns nil when there is input.
+func NoInput(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return nil
+	}
+	f, ok := EnvOf(c).Stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	HelpToStderr(c)
+	return errHelpShown
+}
+
+// noCommand is the action of an app without a default command: the help
+// on stderr and exit status 2, since a bare name or an unknown command is
+// a usage mistake.
+func noCommand(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return Usagef("no command %q", c.Args().First())
+	}
+	HelpToStderr(c)
+	return errHelpShown
 }

@@ -1,6 +1,7 @@
 package clikit
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -30,10 +31,17 @@ func permute(app *cli.App, args []string) []string {
 			if len(positional) > 0 {
 				late = true
 			}
+			if name, v, ok := strings.Cut(a, "="); ok && isDuration(flags, name) {
+				a = name + "=" + seconds(v)
+			}
 			out = append(out, a)
 			if takesValue(flags, a) && !strings.Contains(a, "=") && i+1 < len(args) {
 				i++
-				out = append(out, args[i])
+				v := args[i]
+				if isDuration(flags, a) {
+					v = seconds(v)
+				}
+				out = append(out, v)
 			}
 		default:
 			if len(positional) == 0 {
@@ -47,7 +55,8 @@ func permute(app *cli.App, args []string) []string {
 		}
 	}
 	if !late {
-		return args
+		// Only the durations may have been rewritten: keep the order.
+		return rewriteDurations(app, args)
 	}
 	return append(out, positional...)
 }
@@ -75,4 +84,66 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 		}
 	}
 	return nil
+}
+
+// One rule for durations in every tool: a plain number is seconds ("5",
+// "1.5"), anything else a Go duration ("300ms", "2m", "1h"). urfave/cli's
+// duration flags take only the latter, so a plain number gets its "s" here.
+func seconds(v string) string {
+	if _, err := strconv.ParseFloat(v, 64); err == nil && v != "" && !strings.ContainsAny(v, "eEnNiI") {
+		return v + "s"
+	}
+	return v
+}
+
+func isDuration(flags []cli.Flag, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	name, _, _ = strings.Cut(name, "=")
+	for _, f := range flags {
+		if _, ok := f.(*cli.DurationFlag); ok {
+			for _, n := range f.Names() {
+				if n == name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// rewriteDurations is permute's walk without moving anything: it gives
+// plain-number durations their unit.
+func rewriteDurations(app *cli.App, args []string) []string {
+	flags, cmds := app.Flags, app.Commands
+	out := append([]string(nil), args...)
+	seenPositional := false
+	for i := 1; i < len(out); i++ {
+		a := out[i]
+		switch {
+		case a == "--":
+			return out
+		case len(a) > 1 && a[0] == '-':
+			if name, v, ok := strings.Cut(a, "="); ok {
+				if isDuration(flags, name) {
+					out[i] = name + "=" + seconds(v)
+				}
+				continue
+			}
+			if takesValue(flags, a) && i+1 < len(out) {
+				if isDuration(flags, a) {
+					out[i+1] = seconds(out[i+1])
+				}
+				i++
+			}
+		default:
+			if !seenPositional {
+				if cmd := findCommand(cmds, a); cmd != nil {
+					flags, cmds = cmd.Flags, cmd.Subcommands
+					continue
+				}
+			}
+			seenPositional = true
+		}
+	}
+	return out
 }

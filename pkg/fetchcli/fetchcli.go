@@ -267,6 +267,9 @@ func config(c *cli.Context) (fetch.Config, error) {
 }
 
 func run(c *cli.Context) error {
+	if err := clikit.NoInput(c); err != nil {
+		return err
+	}
 	env := clikit.EnvOf(c)
 	cfg, err := config(c)
 	if err != nil {
@@ -337,6 +340,7 @@ func run(c *cli.Context) error {
 	start := time.Now()
 	files := c.Args().Slice()
 	bar := clikit.Progress(c, -1, "fetch", false)
+	bar.ChangeMax64(1) // a bar, not a spinner: the total is set as URLs are read
 	stopBar := make(chan struct{})
 	var barDone sync.WaitGroup
 	if clikit.ShowProgress(c) {
@@ -352,8 +356,13 @@ func run(c *cli.Context) error {
 				case <-t.C:
 					s := f.Stats()
 					secs := time.Since(start).Seconds()
-					bar.Describe(fmt.Sprintf("fetch: %d/%d done, %.0f pages/s, %d errors, %s",
-						s.Done, s.Input, float64(s.Done)/secs, s.Errors, humanBytes(s.Bytes)))
+					bar.Describe(fmt.Sprintf("fetch: %.0f pages/s, %d errors, %s",
+						float64(s.Done)/secs, s.Errors, humanBytes(s.Bytes)))
+					// The total is the URLs read so far: percent and ETA,
+					// exact once the input is all read.
+					if s.Input > 0 {
+						bar.ChangeMax64(s.Input)
+					}
 					bar.Set64(s.Done)
 				}
 			}

@@ -89,6 +89,9 @@ func checkDamping(c *cli.Context) (float64, error) {
 
 // static is the OPIC computation on the graph of the input.
 func static(c *cli.Context) error {
+	if err := clikit.NoInput(c); err != nil {
+		return err
+	}
 	d, err := checkDamping(c)
 	if err != nil {
 		return err
@@ -115,7 +118,7 @@ func static(c *cli.Context) error {
 	bar := clikit.Progress(c, clikit.InputSize(files), "opic: reading", true)
 	clikit.TrackInput(in, bar)
 	s := opic.New(d)
-	err = eachItem(c, in, files, true, func(it opic.Item) error {
+	err = eachItem(c, in, files, true, func(it opic.Item, _ []byte) error {
 		s.AddItem(it)
 		return nil
 	})
@@ -159,7 +162,7 @@ func run(c *cli.Context, s *opic.State, policy opic.Policy, stop opic.Stop) erro
 
 // eachItem parses every input line as an opic item, keeping only the
 // shard's items if filter is set.
-func eachItem(c *cli.Context, in *record.Input, files []string, filter bool, fn func(opic.Item) error) error {
+func eachItem(c *cli.Context, in *record.Input, files []string, filter bool, fn func(opic.Item, []byte) error) error {
 	shard := in.Shard
 	return in.EachLine(c.Context, files, func(_ string, line []byte, n int) error {
 		it, err := opic.ParseLine(line)
@@ -169,8 +172,24 @@ func eachItem(c *cli.Context, in *record.Input, files []string, filter bool, fn 
 		if filter && shard.N > 1 && record.ShardOf(it.Host(), shard.N) != shard.I {
 			return nil
 		}
-		return fn(it)
+		return fn(it, line)
 	})
+}
+
+// writeThrough writes the batch's lines on stdout for --changes -, ahead
+// of the change records, so that the next step of the loop (recrawl
+// update) reads the fetch records and the new importance in one stream.
+func writeThrough(c *cli.Context, lines [][]byte) error {
+	if c.String("changes") != "-" {
+		return nil
+	}
+	out := clikit.Output(c)
+	for _, l := range lines {
+		if err := out.WriteLine(l); err != nil {
+			return err
+		}
+	}
+	return out.Flush()
 }
 
 // writeRanked prints the pages of states by importance.
@@ -341,7 +360,11 @@ func writeStep(c *cli.Context, res *opic.StepResult) error {
 			return fmt.Errorf("writing the outbox: %w", err)
 		}
 	}
-	if ch := c.String("changes"); ch != "" {
+	if ch := c.String("changes"); ch == "-" {
+		if _, err := clikit.EnvOf(c).Stdout.Write(res.Changes); err != nil {
+			return fmt.Errorf("writing the changes: %w", err)
+		}
+	} else if ch != "" {
 		if err := opic.WriteFileSafe(ch, res.Changes); err != nil {
 			return fmt.Errorf("writing the changes: %w", err)
 		}
@@ -360,6 +383,23 @@ func applied(c *cli.Context, d *opic.DB, id string) error {
 	if !d.Awaiting() {
 		outbox = nil // the exchange is done: the outbox is of no use
 	}
+	if c.String("changes") == "-" && c.Command.Name == "update" {
+		// The batch passes on as on the first run, for the next step.
+		in, err := clikit.Input(c)
+		if err != nil {
+			return err
+		}
+		var through [][]byte
+		if err := eachItem(c, in, c.Args().Slice(), false, func(_ opic.Item, line []byte) error {
+			through = append(through, append([]byte(nil), line...))
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := writeThrough(c, through); err != nil {
+			return err
+		}
+	}
 	return writeStep(c, &opic.StepResult{Changes: changes, Outbox: outbox})
 }
 
@@ -367,7 +407,7 @@ var (
 	batchFlag = &cli.StringFlag{Name: "batch",
 		Usage: "the batch's `ID` (e.g. 000042-20261123T100000Z): recorded in the state with the batch; the same ID again does nothing"}
 	changesFlag = &cli.StringFlag{Name: "changes",
-		Usage: "write to `FILE` a record {url, cash, history, importance} for every page this step changed (NDJSON)"}
+		Usage: "write to `FILE` a record {url, cash, history, importance} for every page this step changed (NDJSON); - (update only): the batch's records and then these on stdout, for recrawl update"}
 )
 
 func update(c *cli.Context) error {
@@ -423,8 +463,12 @@ func update(c *cli.Context) error {
 	files := c.Args().Slice()
 	bar := clikit.Progress(c, clikit.InputSize(files), "opic: update", true)
 	clikit.TrackInput(in, bar)
-	err = eachItem(c, in, files, false, func(it opic.Item) error {
+	var through [][]byte // the batch, for --changes -
+	err = eachItem(c, in, files, false, func(it opic.Item, line []byte) error {
 		b.Add(it)
+		if c.String("changes") == "-" {
+			through = append(through, append([]byte(nil), line...))
+		}
 		return nil
 	})
 	bar.Finish()
@@ -433,6 +477,9 @@ func update(c *cli.Context) error {
 	}
 	res, err := b.End()
 	if err != nil {
+		return err
+	}
+	if err := writeThrough(c, through); err != nil {
 		return err
 	}
 	// The files first: a state that holds the batch always has them, and

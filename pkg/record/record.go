@@ -55,15 +55,19 @@ type Record struct {
 	// fields[:keep] are the line's own fields, unchanged, and src[:keepEnd]
 	// is their text from the opening brace on, written out as it is.
 	keep, keepEnd int
-	url           string // the decoded url, once asked for
-	urlDone       bool
-	small         [8]field // backs fields for most records: no second allocation
+	// compact: the line was written as AppendJSON writes, so any run of
+	// fields unchanged and adjacent in src goes out as its bytes.
+	compact bool
+	url     string // the decoded url, once asked for
+	urlDone bool
+	small   [8]field // backs fields for most records: no second allocation
 }
 
 type field struct {
-	key string
-	raw []byte // a complete JSON value, capacity capped at its length
-	end int    // for a parsed field, the offset in src just past raw
+	key   string
+	raw   []byte // a complete JSON value, capacity capped at its length
+	start int    // for a parsed field, the offset in src of its key
+	end   int    // for a parsed field while unchanged, the offset in src just past raw; else 0
 }
 
 // New returns a record holding only the given url.
@@ -88,8 +92,8 @@ func (r *Record) setURLLine(url string, buf []byte) bool {
 	end := len(src)
 	src = append(src, '}')
 	r.src = src
-	r.fields = append(r.fields[:0], field{key: "url", raw: src[7:end:end], end: end})
-	r.keep, r.keepEnd = 1, end
+	r.fields = append(r.fields[:0], field{key: "url", raw: src[7:end:end], start: 1, end: end})
+	r.keep, r.keepEnd, r.compact = 1, end, true
 	return end-7 == len(url)+2
 }
 
@@ -149,6 +153,17 @@ func (r *Record) parseLine(line []byte, reuse bool) error {
 	return nil
 }
 
+// ParseInto is Parse into a record the caller reuses from line to line:
+// r's buffers are reused, so that parsing costs no allocation per line
+// (what Input.Reuse does for Each, for callers that read lines themselves).
+// The same rules hold as for Input.Reuse: nothing from Raw may be kept past
+// the next ParseInto; strings from URL, String and Decode are r's own.
+// r must come from new(Record) or an earlier ParseInto.
+func ParseInto(r *Record, line []byte) error {
+	r.reset()
+	return r.parseLine(line, true)
+}
+
 // reset empties r for parseLine, keeping its buffers.
 func (r *Record) reset() {
 	clear(r.fields)
@@ -160,7 +175,7 @@ func (r *Record) reset() {
 	if cap(r.src) > 4<<20 {
 		r.src = nil // do not keep a huge buffer alive after a huge line
 	}
-	r.Line, r.keep, r.keepEnd, r.url, r.urlDone = 0, 0, 0, "", false
+	r.Line, r.keep, r.keepEnd, r.url, r.urlDone, r.compact = 0, 0, 0, "", false, false
 }
 
 // urlFromText makes a URL from a plain text line. Bytes that are not valid
@@ -227,7 +242,7 @@ func (r *Record) parse(b []byte) error {
 			compact = compact && j == ke && vs == j+1
 			// Appended without a lookup: a line may hold a million keys.
 			// Duplicate keys are kept as written; lookups see the first.
-			r.fields = append(r.fields, field{key: key, raw: b[vs:ve:ve], end: ve})
+			r.fields = append(r.fields, field{key: key, raw: b[vs:ve:ve], start: i, end: ve})
 			i = skipWS(b, ve)
 			compact = compact && i == ve
 			if i >= len(b) {
@@ -248,7 +263,7 @@ func (r *Record) parse(b []byte) error {
 		return objectError(b, &syntaxError{"data after the object", i})
 	}
 	if compact {
-		r.keep, r.keepEnd = len(r.fields), len(b)-1
+		r.keep, r.keepEnd, r.compact = len(r.fields), len(b)-1, true
 	}
 	return nil
 }
@@ -520,6 +535,7 @@ func (r *Record) setRaw(key string, raw []byte) {
 	}
 	if i := r.index(key); i >= 0 {
 		r.fields[i].raw = raw
+		r.fields[i].end = 0 // changed: written from key and raw
 		r.cut(i)
 		return
 	}
@@ -543,6 +559,14 @@ func (r *Record) cut(i int) {
 // appending it. raw is copied.
 func (r *Record) SetRaw(key string, raw []byte) {
 	r.setRaw(key, append([]byte(nil), raw...))
+}
+
+// SetRawOwned sets key to a raw JSON value without copying it: the record
+// keeps raw until it is reset or written, and the caller must not change
+// raw before then. It lets a tool that reuses its record (Input.Reuse)
+// build values in a buffer of its own and pay no allocation per record.
+func (r *Record) SetRawOwned(key string, raw []byte) {
+	r.setRaw(key, raw[:len(raw):len(raw)])
 }
 
 // SetString sets key to a JSON string.
@@ -624,6 +648,18 @@ func (r *Record) AppendJSON(b []byte) []byte {
 		f := &r.fields[i]
 		if i > 0 {
 			b = append(b, ',')
+		}
+		if r.compact && f.end > 0 {
+			// A run of unchanged fields that lay side by side in the line
+			// goes out in one copy: replacing one field in the middle
+			// (urlfeat's "host" in a fetch record) rebuilds only that one.
+			j := i
+			for j+1 < len(r.fields) && r.fields[j+1].end > 0 && r.fields[j+1].start == r.fields[j].end+1 {
+				j++
+			}
+			b = append(b, r.src[f.start:r.fields[j].end]...)
+			i = j
+			continue
 		}
 		b = AppendString(b, f.key)
 		b = append(b, ':')

@@ -42,7 +42,10 @@ when the page may be tried again: robots.txt refusals 1 day, doubling up to
 30; 410 30 days up to 180; 404 7 days up to 90; other 4xx 3 days up to 60;
 5xx, 429 and network errors 1 hour up to 7 days.
 
---weights reads opic's records of the pages whose importance changed; a page
+--weights reads opic's records of the pages whose importance changed, and so
+does a record of the input carrying the weight field ('opic update --changes -'
+writes the batch and then its change records on stdout, so the loop's steps
+pipe: fetch | opic update --changes - | recrawl update); a page
 without one (or with 0) has --default-weight (default: the mean importance
 in the state), with one warning per run. Every URL of the weights file or
 of a fetch record's "links" that the state does not know becomes a page
@@ -114,7 +117,23 @@ func update(c *cli.Context) error {
 	in.Shard = record.Shard{} // links cross shards: Apply keeps this shard's hosts
 	var b queue.Batch
 	var latest time.Time
+	field := c.String("weight-field")
 	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+		// A record carrying the weight field (opic update --changes - puts
+		// its change records in the stream) weighs its page, as --weights
+		// does: the join by URL needs no file.
+		if r.Has(field) {
+			v, _, err := r.Float(field)
+			if err != nil {
+				return r.Errorf("%v", err)
+			}
+			if h := record.RecordHost(r); h != "" {
+				b.Weights = append(b.Weights, queue.Weight{URL: r.URL(), Host: h, Importance: v})
+			}
+			if !r.Has("fetched_at") && !r.Has("status") && !r.Has("error") {
+				return nil
+			}
+		}
 		if !r.Has("fetched_at") && !r.Has("status") && !r.Has("error") {
 			// A URL to know, not a fetch: a seed, a sitemap entry.
 			d := queue.Weight{URL: strings.TrimSpace(r.URL()), Host: record.RecordHost(r)}
@@ -138,7 +157,6 @@ func update(c *cli.Context) error {
 		return err
 	}
 	if name := c.String("weights"); name != "" {
-		field := c.String("weight-field")
 		err = in.Each(c.Context, []string{name}, func(r *record.Record) error {
 			v, _, err := r.Float(field)
 			if err != nil {

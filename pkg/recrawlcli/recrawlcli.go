@@ -70,7 +70,7 @@ func pageFlags() []cli.Flag {
 		&cli.StringFlag{Name: "weight-field", Value: "weight", Usage: "record field holding the page value (e.g. importance, from opic)"},
 		&cli.Float64Flag{Name: "default-weight", Value: 1, Usage: "weight of a record without the weight field"},
 		&cli.StringFlag{Name: "weights", Usage: "take the weight field of pages that lack it from the records of `FILE` (e.g. opic show), scaled to mean 1"},
-		&cli.Float64Flag{Name: "default-change-rate", Usage: "change rate per day for records without change_rate (default: such a record is an error)"},
+		&cli.Float64Flag{Name: "default-change-rate", Value: 0.2, Usage: "change `RATE` per day of records without change_rate: recrawl estimate's prior, so that 'opic show | recrawl rank' needs no estimate (0: such a record is an error)"},
 		&cli.StringFlag{Name: "objective", Value: "freshness", Usage: "freshness (binary, the article) or harmonic (Kolobov et al. 2019)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print lambda_0 and each host's lambda_i on stderr"},
 	)
@@ -191,10 +191,10 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	bar := clikit.Progress(c, clikit.InputSize(set.files), "recrawl: reading pages", true)
 	clikit.TrackInput(in, bar)
 	ordinal := 0
+	r := new(record.Record) // reused: the pages keep numbers and own strings only
 	err = in.EachLine(c.Context, set.files, func(_ string, line []byte, n int) error {
 		ordinal++
-		r, err := record.Parse(line)
-		if err != nil {
+		if err := record.ParseInto(r, line); err != nil {
 			return &record.DataError{Line: n, Err: err}
 		}
 		r.Line = n
@@ -236,7 +236,8 @@ func (b bitset) has(i int) bool { return i/64 < len(b) && b[i/64]&(1<<(i%64)) !=
 
 // each runs the second pass: fn sees the line of every page with its page
 // index, parsed only if want(j) says so (rank skips the records it does
-// not write). Bad lines were reported in the first pass.
+// not write). Bad lines were reported in the first pass. With want nil, fn
+// sees one record reused from line to line and must not keep it.
 func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *record.Record, j int) error) error {
 	in, err := clikit.Input(c)
 	if err != nil {
@@ -244,6 +245,10 @@ func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *recor
 	}
 	in.Stderr, in.Strict = io.Discard, false
 	ordinal, j := 0, 0
+	var shared *record.Record
+	if want == nil {
+		shared = new(record.Record)
+	}
 	return in.EachLine(c.Context, set.files, func(_ string, line []byte, n int) error {
 		ordinal++
 		if !set.good.has(ordinal - 1) {
@@ -254,8 +259,11 @@ func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *recor
 		if want != nil && !want(page) {
 			return nil
 		}
-		r, err := record.Parse(line)
-		if err != nil {
+		r := shared
+		if r == nil {
+			r = new(record.Record)
+		}
+		if err := record.ParseInto(r, line); err != nil {
 			return err // the first pass parsed this line: the file changed
 		}
 		r.Line = n

@@ -77,7 +77,7 @@ func syntheticSite(n int, seed uint64) []Example {
 		default:
 			u = fmt.Sprintf("http://big.example/user/%d/comments?sort=new&id=%d", rng.IntN(1000), i)
 		}
-		out[i] = Example{u, rng.IntN(20) == 0}
+		out[i] = Example{URL: u, Good: rng.IntN(20) == 0}
 	}
 	return out
 }

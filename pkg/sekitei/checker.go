@@ -117,10 +117,10 @@ func newDecider(good, general []string, topt TrainOptions, segments bool) (func(
 	if segments {
 		var ex []Example
 		for _, u := range good {
-			ex = append(ex, Example{u, true})
+			ex = append(ex, Example{URL: u, Good: true})
 		}
 		for _, u := range general {
-			ex = append(ex, Example{u, false})
+			ex = append(ex, Example{URL: u, Good: false})
 		}
 		site, err := Build("", ex, Options{SiteQuota: topt.Quota, MinQuota: topt.Quota / 100, Seed: topt.Seed})
 		if err != nil {

@@ -32,10 +32,10 @@ func TestRegexesWithGrepP(t *testing.T) {
 	odd := syntheticSite(3000, 2)
 	for i := 0; i < 40; i++ {
 		odd = append(odd,
-			Example{"http://big.example/ü/" + strconv.Itoa(i), i%3 == 0},
-			Example{"http://big.example?x=" + strconv.Itoa(i), false},
-			Example{"http://big.example/a+b/(c)/" + strconv.Itoa(i) + ".html", false},
-			Example{"http://big.example//double/" + strconv.Itoa(i), false})
+			Example{URL: "http://big.example/ü/" + strconv.Itoa(i), Good: i%3 == 0},
+			Example{URL: "http://big.example?x=" + strconv.Itoa(i), Good: false},
+			Example{URL: "http://big.example/a+b/(c)/" + strconv.Itoa(i) + ".html", Good: false},
+			Example{URL: "http://big.example//double/" + strconv.Itoa(i), Good: false})
 	}
 	cases["synthetic"] = odd
 	for _, site := range []string{"lenta", "wikipedia", "synthetic"} {

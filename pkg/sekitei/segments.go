@@ -24,6 +24,9 @@ const RestRegex = ".*"
 type Example struct {
 	URL  string
 	Good bool
+	// Features are the URL's sekitei features when the caller has them
+	// already (urlfeat's "features" field); nil means compute them.
+	Features []string
 }
 
 // Options tune segment building. The zero value of a field means its
@@ -169,11 +172,16 @@ func featurize(sample []Example) ([]member, *urlfeat.Counter) {
 	counter := urlfeat.NewCounter()
 	members := make([]member, 0, len(sample))
 	for _, e := range sample {
-		f, err := ex.Extract(e.URL)
+		p, err := urlx.Split(e.URL)
 		if err != nil {
+			continue // Extract refuses exactly what Split does
+		}
+		if e.Features != nil {
+			members = append(members, member{subjectOf(p), e.Features, e.Good})
+			counter.AddStrings(e.Features)
 			continue
 		}
-		p, _ := urlx.Split(e.URL)
+		f, _ := ex.Extract(e.URL)
 		members = append(members, member{subjectOf(p), f.Strings(), e.Good})
 		counter.Add(f)
 	}

@@ -161,10 +161,10 @@ func TestBuildDegenerateHosts(t *testing.T) {
 	if _, err := Build("x", nil, Options{}); !errors.Is(err, ErrNoURLs) {
 		t.Errorf("no URLs: %v", err)
 	}
-	if _, err := Build("x", []Example{{"ftp://x/a", true}, {"relative", false}}, Options{}); !errors.Is(err, ErrNoURLs) {
+	if _, err := Build("x", []Example{{URL: "ftp://x/a", Good: true}, {URL: "relative"}}, Options{}); !errors.Is(err, ErrNoURLs) {
 		t.Errorf("only bad URLs: %v", err)
 	}
-	one, err := Build("x.org", []Example{{"http://x.org/a", false}}, Options{SiteQuota: 10, MinQuota: 1})
+	one, err := Build("x.org", []Example{{URL: "http://x.org/a"}}, Options{SiteQuota: 10, MinQuota: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,9 +173,9 @@ func TestBuildDegenerateHosts(t *testing.T) {
 	}
 	var ex []Example
 	for i := 0; i < 300; i++ {
-		ex = append(ex, Example{fmt.Sprintf("http://x.org/item/%d", i), false}, Example{fmt.Sprintf("http://x.org/tag/t%d.html", i), false})
+		ex = append(ex, Example{URL: fmt.Sprintf("http://x.org/item/%d", i), Good: false}, Example{URL: fmt.Sprintf("http://x.org/tag/t%d.html", i), Good: false})
 	}
-	ex = append(ex, Example{"mailto:a@b", false})
+	ex = append(ex, Example{URL: "mailto:a@b", Good: false})
 	s, err := Build("x.org", ex, Options{SiteQuota: 1000, MinQuota: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -209,9 +209,9 @@ func TestLongURLs(t *testing.T) {
 	long := "http://x.org/a/" + strings.Repeat("b", 300_000) + "/c?" + strings.Repeat("q=1&", 20_000)
 	var ex []Example
 	for i := 0; i < 50; i++ {
-		ex = append(ex, Example{fmt.Sprintf("http://x.org/a/%d/c", i), i%2 == 0})
+		ex = append(ex, Example{URL: fmt.Sprintf("http://x.org/a/%d/c", i), Good: i%2 == 0})
 	}
-	ex = append(ex, Example{long, true})
+	ex = append(ex, Example{URL: long, Good: true})
 	s, err := Build("x.org", ex, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -37,10 +37,10 @@ func siteURLs(t testing.TB, site string) (good, general []string) {
 func examples(good, general []string) []Example {
 	var ex []Example
 	for _, u := range good {
-		ex = append(ex, Example{u, true})
+		ex = append(ex, Example{URL: u, Good: true})
 	}
 	for _, u := range general {
-		ex = append(ex, Example{u, false})
+		ex = append(ex, Example{URL: u, Good: false})
 	}
 	return ex
 }

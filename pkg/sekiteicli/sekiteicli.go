@@ -4,6 +4,7 @@
 package sekiteicli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -26,13 +27,18 @@ func Main(args []string, env clikit.Env) int {
 // App returns the sekitei application.
 func App() *cli.App {
 	app := clikit.New("sekitei", "cut a site's URLs into PCRE segments; decide online which URLs to fetch under a quota",
-		"sekitei COMMAND [flags] [FILE...]")
+		"sekitei [segments flags] [FILE...]     (the segments command, the default)\n"+
+			"sekitei COMMAND [flags] [FILE...]")
 	app.Description = `The "rock garden" of the Technosphere crawling course: URLs alike in form
 have alike content, so each site is cut into segments, each described by an
 anchored PCRE over path and query, and crawl effort follows the segments users
 visit (URLs with "good": true, the lecture's QLinks).
 
+With no command, sekitei runs 'segments' on its input: 'cat urls | urlfeat |
+sekitei' prints each host's segments, taking the features urlfeat computed.
+
 Example:
+   $ cat urls.txt | urlfeat | sekitei --tsv | head -3
    $ sekitei segments --good urls.lenta.examined --general urls.lenta.general --tsv | head -3
    lenta.ru	0	^/news/2012/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	416	0	0	100
    ...
@@ -43,6 +49,8 @@ Example:
 		trainCommand(), filterCommand(), checkCommand(), updateCommand(), admitCommand(), stateCommand(),
 		orderCommand(), evaluateCommand(),
 	}
+	app.Flags = segmentsFlags()
+	app.Action = segments
 	return app
 }
 
@@ -59,6 +67,10 @@ func segmentFlags() []cli.Flag {
 		&cli.IntFlag{Name: "site-quota", Value: 10000, Usage: "quota `Q` of a site, shared between its segments"},
 		&cli.IntFlag{Name: "min-quota", Value: 100, Usage: "minimum quota `M` of a segment"},
 	}
+}
+
+func segmentsFlags() []cli.Flag {
+	return append(append(clikit.InputFlags(), segmentFlags()...), clikit.TSVFlag, clikit.HeaderFlag)
 }
 
 func buildOptions(c *cli.Context) (sekitei.Options, error) {
@@ -107,6 +119,10 @@ func readLabelled(c *cli.Context) (map[string]*hostURLs, error) {
 		} else if ok && g {
 			good = true
 		}
+		feats, err := recordFeatures(r)
+		if err != nil {
+			return err
+		}
 		hu := byHost[h]
 		if hu == nil {
 			hu = &hostURLs{index: map[string]int{}}
@@ -117,7 +133,7 @@ func readLabelled(c *cli.Context) (map[string]*hostURLs, error) {
 			return nil
 		}
 		hu.index[u] = len(hu.urls)
-		hu.urls = append(hu.urls, sekitei.Example{URL: u, Good: good})
+		hu.urls = append(hu.urls, sekitei.Example{URL: u, Good: good, Features: feats})
 		return nil
 	}
 	goodFile, generalFile := c.String("good"), c.String("general")
@@ -150,6 +166,27 @@ func readLabelled(c *cli.Context) (map[string]*hostURLs, error) {
 		hu.index = nil // free before building
 	}
 	return byHost, nil
+}
+
+// recordFeatures returns the record's "features" (urlfeat's), nil when it
+// has none, and an error for the line when the field is not a list of
+// strings: a record is never clustered on features it does not have.
+func recordFeatures(r *record.Record) ([]string, error) {
+	if r.IsNull("features") {
+		return nil, nil
+	}
+	var fs []string
+	if _, err := r.Decode("features", &fs); err != nil {
+		raw, _ := r.Raw("features")
+		if len(raw) > 60 {
+			raw = append(raw[:60:60], "..."...)
+		}
+		return nil, r.Errorf(`"features" is not a list of strings (as urlfeat writes): %s`, raw)
+	}
+	if fs == nil {
+		fs = []string{}
+	}
+	return fs, nil
 }
 
 func sortedHosts[T any](m map[string]T) []string {
@@ -190,34 +227,41 @@ Example:
    host	segment	regex	urls	good	good_share	quota
    lenta.ru	0	^/news/2012/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	416	0	0	100
    lenta.ru	1	^/news/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	787	0	0	100`,
-		Flags: append(append(clikit.InputFlags(), segmentFlags()...), clikit.TSVFlag, clikit.HeaderFlag),
-		Action: func(c *cli.Context) error {
-			opt, err := buildOptions(c)
-			if err != nil {
-				return err
-			}
-			byHost, err := readLabelled(c)
-			if err != nil {
-				return err
-			}
-			out := clikit.Output(c)
-			tsv := c.Bool("tsv")
-			if tsv && c.Bool("header") {
-				out.WriteLine([]byte(sekitei.TSVHeader))
-			}
-			for _, h := range sortedHosts(byHost) {
-				site, err := sekitei.Build(h, byHost[h].urls, opt)
-				if err != nil {
-					fmt.Fprintf(clikit.EnvOf(c).Stderr, "sekitei: %s: %v\n", h, err)
-					continue
-				}
-				if err := writeSegments(out, site, tsv); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
+		Flags:  segmentsFlags(),
+		Action: segments,
 	}
+}
+
+// segments is 'sekitei segments' and the default command, so that the
+// design card's `cat urls | urlfeat | sekitei` prints each host's segments.
+func segments(c *cli.Context) error {
+	if err := clikit.NoInput(c); err != nil {
+		return err
+	}
+	opt, err := buildOptions(c)
+	if err != nil {
+		return err
+	}
+	byHost, err := readLabelled(c)
+	if err != nil {
+		return err
+	}
+	out := clikit.Output(c)
+	tsv := c.Bool("tsv")
+	if tsv && c.Bool("header") {
+		out.WriteLine([]byte(sekitei.TSVHeader))
+	}
+	for _, h := range sortedHosts(byHost) {
+		site, err := sekitei.Build(h, byHost[h].urls, opt)
+		if err != nil {
+			fmt.Fprintf(clikit.EnvOf(c).Stderr, "sekitei: %s: %v\n", h, err)
+			continue
+		}
+		if err := writeSegments(out, site, tsv); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeSegments(out *record.Writer, site *sekitei.Site, tsv bool) error {
@@ -314,29 +358,31 @@ func explainCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "explain",
 		Usage:     "show which segment a URL falls into, and why",
-		UsageText: "sekitei explain --segments FILE [--model FILE] URL...",
+		UsageText: "sekitei explain --segments FILE [--model FILE] URL...\n   sekitei explain --segments FILE [--model FILE] [FILE...]   (records, or stdin)",
 		Description: `For each URL prints one JSON object: its segment and regex, the segment's
 good share, its sekitei features, and which of the features shared by the
 segment's cluster it has ("matched_features") or lacks ("missing_features").
 "qlink" gives the QLink rate the segments extrapolate to the URL, per site
 and per segment (see 'sekitei order --order qlink-segment'), and which
 extrapolation gave the higher. With --model, also the model's score and the
-weights behind it.
+weights behind it. Without URL arguments it reads records (from the files
+named, or stdin) and adds the explanation to each, using the record's
+"features" (urlfeat's) when it has them: 'urlfeat | sekitei explain'.
 
 Example:
    $ sekitei explain --segments segs.ndjson http://lenta.ru/news/2013/09/30/mid/
    {"url":"http://lenta.ru/news/2013/09/30/mid/","host":"lenta.ru","segment":19,
     "regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","good_share":0.4728,
     "matched_features":["segment_[0-9]_2:1",...,"segment_name_1:2013"],"missing_features":[],...}`,
-		Flags: []cli.Flag{segmentsFileFlag,
-			&cli.StringFlag{Name: "model", Usage: "also explain the fetch model of `FILE`"}},
+		Flags: append(clikit.InputFlags(), segmentsFileFlag,
+			&cli.StringFlag{Name: "model", Usage: "also explain the fetch model of `FILE`"}),
 		Action: explain,
 	}
 }
 
 func explain(c *cli.Context) error {
-	if c.Args().Len() == 0 {
-		return clikit.Usagef("explain needs at least one URL")
+	if err := clikit.NoInput(c); err != nil {
+		return err
 	}
 	sites, err := loadSegments(c)
 	if err != nil {
@@ -350,80 +396,133 @@ func explain(c *cli.Context) error {
 	}
 	out := clikit.Output(c)
 	var ev sekitei.Evidence
-	bad := 0
-	for _, u := range c.Args().Slice() {
-		seg, err := sekitei.SegmentOf(sites, u)
-		if err != nil {
-			fmt.Fprintf(clikit.EnvOf(c).Stderr, "sekitei: %q: %v\n", clip(u), err)
-			bad++
-			continue
-		}
-		feats, host, _ := ev.Extract(u)
-		r := record.New(u)
-		r.SetString("host", host)
-		if seg == nil {
-			r.SetRaw("segment", []byte("null"))
-			r.SetString("why", "no segments for this host")
-		} else {
-			r.SetInt("segment", int64(seg.ID))
-			r.SetString("regex", seg.Regex)
-			r.SetFloat("good_share", seg.GoodShare)
-			have := map[string]bool{}
-			for _, f := range feats {
-				have[f] = true
+	if urls := c.Args().Slice(); len(urls) > 0 && isURLArgs(urls) {
+		bad := 0
+		for _, u := range urls {
+			r := record.New(u)
+			if err := explainOne(&ev, sites, model, r); err != nil {
+				fmt.Fprintf(clikit.EnvOf(c).Stderr, "sekitei: %q: %v\n", clip(u), err)
+				bad++
+				continue
 			}
-			matched, missing := []string{}, []string{}
-			for _, f := range seg.Features {
-				if have[f] {
-					matched = append(matched, f)
-				} else {
-					missing = append(missing, f)
-				}
+			if err := out.Write(r); err != nil {
+				return err
 			}
-			r.SetStrings("matched_features", matched)
-			r.SetStrings("missing_features", missing)
-			r.SetRaw("qlink", qlinkExplain(sites[host], seg))
 		}
-		var sf []string
+		if bad > 0 {
+			return cli.Exit("", clikit.ExitFailure)
+		}
+		return nil
+	}
+	// Records from files or stdin (`urlfeat | sekitei explain`): each goes
+	// out with the explanation added and its other fields kept.
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	return in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+		if err := explainOne(&ev, sites, model, r); err != nil {
+			var de *record.DataError
+			if errors.As(err, &de) {
+				return err
+			}
+			return r.Errorf("%v: %q", err, clip(r.URL()))
+		}
+		return out.Write(r)
+	})
+}
+
+// isURLArgs tells URLs given as arguments from files of records: an
+// argument that is neither "-" nor an existing file is a URL.
+func isURLArgs(args []string) bool {
+	for _, a := range args {
+		if _, err := os.Stat(a); a != "-" && err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// explainOne adds the explanation of r's URL to r. The URL's sekitei
+// features are the record's own "features" when it carries them (urlfeat's
+// output), so that the explanation is of the features the segments were
+// built from.
+func explainOne(ev *sekitei.Evidence, sites map[string]*sekitei.Site, model *sekitei.Model, r *record.Record) error {
+	u := r.URL()
+	seg, err := sekitei.SegmentOf(sites, u)
+	if err != nil {
+		return err
+	}
+	given, err := recordFeatures(r)
+	if err != nil {
+		return err
+	}
+	feats, host, _ := ev.Extract(u)
+	var sf []string // urlfeat's features
+	if given != nil {
+		sf = given
+	} else {
 		for _, f := range feats {
 			if !isEvidenceOnly(f) {
 				sf = append(sf, f)
 			}
 		}
-		r.SetStrings("features", sf)
-		if model != nil {
-			r.SetFloat("score", roundTo(model.Score(feats), 4))
-			contrib := model.Contributions(feats)
-			keys := make([]string, 0, len(contrib))
-			for k := range contrib {
-				keys = append(keys, k)
-			}
-			sort.Slice(keys, func(a, b int) bool {
-				if abs(contrib[keys[a]]) != abs(contrib[keys[b]]) {
-					return abs(contrib[keys[a]]) > abs(contrib[keys[b]])
-				}
-				return keys[a] < keys[b]
-			})
-			if len(keys) > 12 {
-				keys = keys[:12]
-			}
-			b := []byte{'{'}
-			for i, k := range keys {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = record.AppendString(b, k)
-				b = append(b, ':')
-				b = record.AppendFloat(b, roundTo(contrib[k], 4))
-			}
-			r.SetRaw("weights", append(b, '}'))
-		}
-		if err := out.Write(r); err != nil {
-			return err
-		}
 	}
-	if bad > 0 {
-		return cli.Exit("", clikit.ExitFailure)
+	if !r.Has("host") {
+		r.SetString("host", host)
+	}
+	if seg == nil {
+		r.SetRaw("segment", []byte("null"))
+		r.SetString("why", "no segments for this host")
+	} else {
+		r.SetInt("segment", int64(seg.ID))
+		r.SetString("regex", seg.Regex)
+		r.SetFloat("good_share", seg.GoodShare)
+		have := map[string]bool{}
+		for _, f := range sf {
+			have[f] = true
+		}
+		matched, missing := []string{}, []string{}
+		for _, f := range seg.Features {
+			if have[f] {
+				matched = append(matched, f)
+			} else {
+				missing = append(missing, f)
+			}
+		}
+		r.SetStrings("matched_features", matched)
+		r.SetStrings("missing_features", missing)
+		r.SetRaw("qlink", qlinkExplain(sites[host], seg))
+	}
+	if given == nil {
+		r.SetStrings("features", sf)
+	}
+	if model != nil {
+		r.SetFloat("score", roundTo(model.Score(feats), 4))
+		contrib := model.Contributions(feats)
+		keys := make([]string, 0, len(contrib))
+		for k := range contrib {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(a, b int) bool {
+			if abs(contrib[keys[a]]) != abs(contrib[keys[b]]) {
+				return abs(contrib[keys[a]]) > abs(contrib[keys[b]])
+			}
+			return keys[a] < keys[b]
+		})
+		if len(keys) > 12 {
+			keys = keys[:12]
+		}
+		b := []byte{'{'}
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = record.AppendString(b, k)
+			b = append(b, ':')
+			b = record.AppendFloat(b, roundTo(contrib[k], 4))
+		}
+		r.SetRaw("weights", append(b, '}'))
 	}
 	return nil
 }

@@ -28,6 +28,21 @@ func (c *Counter) Add(f Features) {
 	}
 }
 
+// AddStrings counts the features of one URL given as strings (as a
+// record's "features" field carries them). The list must hold each feature
+// once, as Extract's does.
+func (c *Counter) AddStrings(fs []string) {
+	c.urls++
+	for _, f := range fs {
+		if p, ok := c.counts[f]; ok {
+			*p++
+			continue
+		}
+		n := int64(1)
+		c.counts[f] = &n
+	}
+}
+
 // URLs returns the number of URLs counted.
 func (c *Counter) URLs() int64 { return c.urls }
 
