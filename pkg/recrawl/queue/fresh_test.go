@@ -13,6 +13,7 @@ import (
 	"github.com/sekitei/crawlkit/internal/changeweb"
 	"github.com/sekitei/crawlkit/pkg/fetch"
 	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/recrawl"
 	"github.com/sekitei/crawlkit/pkg/recrawl/queue"
 )
 
@@ -24,20 +25,25 @@ import (
 // observed freshness of each turn's recrawls must be recorded too.
 func TestFreshnessTracksTruth(t *testing.T) {
 	const (
-		turns   = 26
-		warmup  = 12
-		perTurn = 250
+		turns   = 60
+		warmup  = 30
+		perTurn = 60
 	)
 	hosts := []changeweb.HostConfig{{Name: "a.test"}, {Name: "b.test"}, {Name: "c.test"}, {Name: "d.test"}}
 	// One virtual hour a turn; a turn's fetches take a few virtual minutes.
-	srv, err := changeweb.Start(changeweb.Config{Seed: 11, Hosts: hosts, Speed: 3600, Articles: 1200, Wiki: 200,
+	srv, err := changeweb.Start(changeweb.Config{Seed: 11, Hosts: hosts, Speed: 3600, Articles: 160, Wiki: 40,
 		NoiseShare: 1e-9})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	clock := srv.Clock()
-	q, err := queue.Open(t.TempDir()+"/crawl.recrawl", queue.Options{NoSync: true})
+	q, err := queue.Open(t.TempDir()+"/crawl.recrawl", queue.Options{NoSync: true,
+		// The prior at the web's scale (its rates are 0.1 to 24 a day,
+		// 1.5 their geometric middle), worth half a day: the default
+		// (0.2 a day, worth 7 days) suits a web that changes weekly and
+		// would take weeks of virtual turns to be outweighed here.
+		Update: queue.UpdateOptions{Prior: recrawl.Prior{Rate: 1.5, Days: 0.5}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +104,7 @@ func TestFreshnessTracksTruth(t *testing.T) {
 		truth := srv.Freshness(cs, at)
 		t.Logf("turn %2d: %3d fetched, %4d known; freshness estimated %.3f, true %.3f (%+.3f); observed this turn %.3f of weight %.0f; recorded estimate %.3f",
 			turn, len(fetches), len(copies), est, truth, est-truth, st.Observed, st.RecrawledWeight, st.Freshness)
-		if turn >= 2 && st.RecrawledWeight <= 0 {
+		if turn >= warmup && st.RecrawledWeight <= 0 {
 			t.Errorf("turn %d: no recrawl observed", turn)
 		}
 		if turn >= warmup {
