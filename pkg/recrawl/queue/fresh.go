@@ -250,3 +250,35 @@ func (q *Queue) History() ([]HistoryEntry, error) {
 	})
 	return out, err
 }
+
+// PageInfo is what a report needs of one page.
+type PageInfo struct {
+	URL, Host string
+	W, Delta  float64 // weight used, change rate per day (estimate or prior)
+	Prior     bool    // Delta is the prior
+	LastFetch int64   // unix seconds of the last successful fetch; 0: never
+	Failures  int     // failed fetches in a row
+	Fetches   int     // fetch intervals observed (ChangeStats.N)
+}
+
+// Pages calls fn for every page of the state, in URL order.
+func (q *Queue) Pages(fn func(PageInfo) error) error {
+	return q.view(func(tx *boltstate.Tx) error {
+		b := tx.Bucket(bPages)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			p, err := decodePage(v)
+			if err != nil {
+				return q.corrupt(bPages, k, err)
+			}
+			if err := fn(PageInfo{URL: string(k), Host: p.Host, W: p.W, Delta: p.Delta, Prior: p.Prior,
+				LastFetch: p.LastFetch, Failures: int(p.Failures), Fetches: p.Stats.N}); err != nil {
+				return err
+			}
+		}
+		return c.Err()
+	})
+}
