@@ -74,6 +74,18 @@ Private, loopback, link-local and multicast addresses are refused unless
 --allow-private. SIGINT/SIGTERM stop cleanly: WARC files stay valid and
 every URL not fetched is written with error "interrupted".
 
+Host crawl rates: --host-rates STATE paces each host by an estimate of the
+highest rate it tolerates instead of one --delay (a new host starts at one
+request per --delay), learnt from every answer (halved on a 429, 5xx,
+timeout or refused connection, slowed on answers much slower than the
+host's baseline, raised slowly while healthy) and kept in STATE from run to
+run; Retry-After is obeyed up to 10 minutes (a past date, a huge number or
+garbage is clamped), a host failing 5 times in a row rests and its URLs are
+written at once with error "resting", and --pins FILE sets rates by hand
+(host<TAB>30/h; 0: do not crawl, error "pinned"). A robots.txt Crawl-delay
+always caps the rate. --write-host-rates FILE (or fetch host-rates) writes
+each host's limit in crawls a day for recrawl next --host-rates.
+
 Example:
    $ echo https://example.com/ | fetch --warc crawl/
    {"url":"https://example.com/","host":"example.com","status":200,
@@ -86,7 +98,10 @@ Example:
    http://example.com/a/~user/?a=1&b=2
    $ fetch --queue-by domain --types html,pdf --ca-file national-root.pem \
        --proxy http://proxy.local:3128 urls.txt > fetched.ndjson
-   $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c`
+   $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c
+   $ fetch --host-rates state/host-rates.json --pins pins.txt --max-host-wait 2m \
+       --write-host-rates limits.tsv --warc crawl/ urls.txt > fetched.ndjson
+   $ recrawl next --state state/recrawl.db --n 700 --host-rates limits.tsv`
 	app.Flags = append(append(clikit.InputFlags(), fetchFlags()...), hostRateFlags()...)
 	app.Action = run
 	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand(), hostRatesCommand()}

@@ -88,7 +88,17 @@ one host a line (the smoothed estimate, or the pin, capped by the host's
 Crawl-delay), the file recrawl next --host-rates reads; a host pinned to 0
 is a comment line ("# host<TAB>0 do not crawl"). --tsv writes instead
 host, rate now (per second), smoothed (per second), known limit, pinned,
-crawl-delay (s), failures in a row and resting-until, for people.`,
+crawl-delay (s), failures in a row and resting-until, for people.
+
+Example:
+   $ fetch host-rates --host-rates state/host-rates.json --pins pins.txt
+   # private.example	0 do not crawl
+   news.example	172800
+   slow.example	720
+   $ fetch host-rates --host-rates state/host-rates.json --tsv
+   host	rate	smoothed	limit	pinned	crawl_delay	failures	resting_until
+   dead.example	0.5	0.5	0	false	0	5	2026-11-23T12:10:00Z
+   news.example	2.25	2	3	false	0	0	`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "host-rates", Required: true, Usage: "the state `FILE` of fetch --host-rates"},
 			&cli.StringFlag{Name: "pins", Usage: "host rates set by hand in `FILE`"},
