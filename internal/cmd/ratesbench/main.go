@@ -225,6 +225,11 @@ func run(policy string, o opts, clock *changeweb.Clock) (result, error) {
 		}
 		if o.verbose {
 			fmt.Fprintf(os.Stderr, "%s turn %d at %s: %d urls, %d fetches, took %s virtual\n", policy, turn, now.Format("15:04:05"), len(urls), len(fetches), clock.Now().Sub(now))
+			if est != nil {
+				for _, h := range est.Hosts() {
+					fmt.Fprintf(os.Stderr, "  %s: %.3g/s (limit %.3g, failures %d)\n", h.Host, h.Rate, h.Limit, h.Failures)
+				}
+			}
 		}
 		if _, err := q.Apply(fmt.Sprintf("%06d", turn), queue.Batch{Now: now, Fetches: fetches}); err != nil {
 			return res, err
