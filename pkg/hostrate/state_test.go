@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // busy builds an estimator whose hosts have every kind of state.

@@ -64,7 +64,6 @@ type result struct {
 	rejected  int
 	perHour   map[string]float64
 	burst     map[string]int
-	fetched   int
 }
 
 func main() {
