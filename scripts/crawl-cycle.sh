@@ -5,7 +5,9 @@
 #            again, ranked together by crawl value (recrawl next)
 #   filter   the candidates whose sekitei segment has quota left (sekitei
 #            admit); the others are deferred in the queue
-#   fetch    fetch them (WARC into DIR/warc), one fetcher a shard
+#   fetch    fetch them (WARC into DIR/warc), one fetcher a shard, each host
+#            paced by its crawl-rate estimate, learnt from its answers and
+#            kept in DIR/state/host-rates.json (fetch --host-rates)
 #   opic     fold the batch into the OPIC importance (opic update)
 #   recrawl  fold it into the queue: change-rate statistics, new pages,
 #            weights from opic (recrawl update)
@@ -47,6 +49,13 @@
 #
 # crawl-cycle.sh --shard-step F I ID DIR is how a remote runner runs step F
 # of shard I of turn ID on a machine, in its crawl directory DIR.
+#
+# Host rates: fetch keeps each host's highest tolerated crawl rate (a shard's
+# hosts in state/host-rates[.I].json); select gives them to recrawl as each
+# host's limit k_i (fetch host-rates | recrawl next --host-rates), so a host
+# that can take little gets its pages spread by value. HOST_PINS names a file
+# of rates set by hand (host<TAB>30/h; 0: do not crawl); HOST_RATES, a file
+# of limits in crawls a day, replaces the estimates for recrawl.
 set -Eeuo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,7 +78,9 @@ FRONTIER_N=500    # (older settings, kept: their sum is TURN_N)
 RECRAWL_N=200
 RATE=0            # global crawls per day over SLOT-long turns (0: TURN_N alone limits)
 SLOT=1h           # the time between turns, for RATE and host rates
-HOST_RATES=""     # a file of per-host crawl limits for recrawl (see recrawl --host-rates)
+HOST_RATES=""     # a file of per-host crawl limits for recrawl, instead of the estimates (see recrawl --host-rates)
+HOST_ESTIMATES=1  # 1: fetch paces hosts by their learnt crawl rates and recrawl limits them by it; 0: a fixed --delay
+HOST_PINS=""      # a file of host rates set by hand for fetch (fetch --pins: host<TAB>30/h; 0: do not crawl)
 SITE_QUOTA=""     # sekitei: pages per host for the whole crawl (0: no quota filter; default 10000 with DIR/good.txt, else 0)
 MIN_QUOTA=20      # sekitei: the least quota of a segment
 ROBOTS_BLOCK=5    # a segment tried this often and refused by robots.txt every time gets no more candidates (0: never)
@@ -310,6 +321,21 @@ slurm_shards() {
 shard_state() {
   if ((SHARDS <= 1)); then echo "$state/$1.db"; else echo "$state/$1.$2.db"; fi
 }
+# host_state I names shard I's host-rate state (fetch --host-rates).
+host_state() {
+  if ((SHARDS <= 1)); then echo "$state/host-rates.json"; else echo "$state/host-rates.$1.json"; fi
+}
+pins_args=()
+[[ -n "$HOST_PINS" ]] && pins_args=(--pins "$HOST_PINS")
+# limit_args I: the host limits recrawl takes for shard I: HOST_RATES, else
+# the shard's estimates written by host_limits, else none.
+limit_args() {
+  if [[ -n "$HOST_RATES" ]]; then
+    echo "--host-rates=$HOST_RATES"
+  elif [[ -s "$batch/host-rates.$1.tsv" ]]; then
+    echo "--host-rates=$batch/host-rates.$1.tsv"
+  fi
+}
 shard_flag() { if ((SHARDS > 1)); then echo "--shard=$1/$SHARDS"; fi; }
 # outbox_flag NAME I names shard I's opic outbox, when there are shards.
 outbox_flag() { if ((SHARDS > 1)); then echo "--outbox=$batch/$1.$2.ndjson"; fi; }
@@ -380,26 +406,34 @@ slot_days() {
   esac
 }
 
+host_limits() {
+  local i=$1
+  # always a file (empty without estimates): a remote runner brings it back
+  : > "$batch/host-rates.$i.tmp"
+  if [[ "$HOST_ESTIMATES" == 1 && -z "$HOST_RATES" && -f "$(host_state "$i")" ]]; then
+    "$BIN/fetch" host-rates --host-rates "$(host_state "$i")" ${pins_args[@]+"${pins_args[@]}"} > "$batch/host-rates.$i.tmp"
+  fi
+  mv "$batch/host-rates.$i.tmp" "$batch/host-rates.$i.tsv"
+}
 summary_shard() {
   local i=$1
   # shellcheck disable=SC2046
   "$BIN/recrawl" summary --state "$(shard_state recrawl "$i")" $(shard_flag "$i") --rate "$rate" \
-    ${host_args[@]+"${host_args[@]}"} "${now_args[@]}" > "$batch/summary.$i.json"
+    $(limit_args "$i") "${now_args[@]}" > "$batch/summary.$i.json"
 }
 next_shard() {
   local i=$1
   # shellcheck disable=SC2046
   "$BIN/recrawl" next --state "$(shard_state recrawl "$i")" $(shard_flag "$i") --n "$TURN_N" --slot "$SLOT" \
-    --lambda0-from "$batch/lambda0.json" ${host_args[@]+"${host_args[@]}"} ${next_args[@]+"${next_args[@]}"} \
+    --lambda0-from "$batch/lambda0.json" $(limit_args "$i") ${next_args[@]+"${next_args[@]}"} \
     "${now_args[@]}" > "$batch/candidates.$i.tmp"
 }
 # lambda_0, the threshold a page's crawl value must reach, by map and
 # reduce over the shards' queues: RATE crawls a day, or TURN_N a turn.
 rate=$RATE
 [[ "$rate" == 0 ]] && rate=$(awk -v n="$TURN_N" -v d="$(slot_days)" 'BEGIN { print n / d }')
-host_args=()
-[[ -n "$HOST_RATES" ]] && host_args=(--host-rates "$HOST_RATES")
 select_pages() {
+  each_shard host_limits "" "$b/host-rates.{}.tsv"
   each_shard summary_shard "" "$b/summary.{}.json"
   "$BIN/recrawl" lambda0 --rate "$rate" "$batch"/summary.*.json > "$batch/lambda0.json"
   each_shard next_shard "$b/lambda0.json" "$b/candidates.{}.tmp"
@@ -430,7 +464,9 @@ filter_pages() {
 fetch_shard() {
   local i=$1
   # shellcheck disable=SC2046
-  "$BIN/fetch" "${fetch_args[@]}" $(shard_flag "$i") --warc "$dir/warc" --warc-prefix "$id-$i" \
+  local rates=()
+  [[ "$HOST_ESTIMATES" == 1 ]] && rates=(--host-rates "$(host_state "$i")" ${pins_args[@]+"${pins_args[@]}"})
+  "$BIN/fetch" "${fetch_args[@]}" $(shard_flag "$i") ${rates[@]+"${rates[@]}"} --warc "$dir/warc" --warc-prefix "$id-$i" \
     --resume "$batch/fetched.$i.partial" "$batch/todo.ndjson"
 }
 fetch_pages() {

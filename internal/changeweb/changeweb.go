@@ -82,8 +82,9 @@ type Config struct {
 
 	// Shares of pages by change rate and noise; zero values take the defaults.
 	NeverShare  float64 // pages that never change (default 0.2)
-	HourlyShare float64 // pages that change 24 times a day (default 0.1)
+	HourlyShare float64 // pages that change MaxRate times a day (default 0.1)
 	MinRate     float64 // lowest rate of the others, changes per day (default 0.1)
+	MaxRate     float64 // the fastest pages' rate, changes per day (default 24: hourly)
 	NoiseShare  float64 // pages with a timestamp or counter in the body (default 0.2, half each)
 }
 
@@ -171,6 +172,7 @@ func Start(cfg Config) (*Server, error) {
 	def(&cfg.NeverShare, 0.2)
 	def(&cfg.HourlyShare, 0.1)
 	def(&cfg.MinRate, 0.1)
+	def(&cfg.MaxRate, 24)
 	def(&cfg.NoiseShare, 0.2)
 	if cfg.Articles == 0 {
 		cfg.Articles = 20 * len(cfg.Hosts)
@@ -252,9 +254,9 @@ func (s *Server) newPage(sp *sitegen.Page) *page {
 	case u < s.cfg.NeverShare:
 		rate = 0
 	case u < s.cfg.NeverShare+s.cfg.HourlyShare:
-		rate = 24
-	default: // log-uniform in [MinRate, 24)
-		rate = s.cfg.MinRate * math.Pow(24/s.cfg.MinRate, r.Float64())
+		rate = s.cfg.MaxRate
+	default: // log-uniform in [MinRate, MaxRate)
+		rate = s.cfg.MinRate * math.Pow(s.cfg.MaxRate/s.cfg.MinRate, r.Float64())
 	}
 	noise := NoNoise
 	if u := r.Float64(); u < s.cfg.NoiseShare/2 {

@@ -99,9 +99,12 @@ func setupWeb(t *testing.T, hosts []string) *world {
 }
 
 // writeConf writes the crawl's crawl.conf: the test web's settings and extra.
+// The crawls run at loopback speed (--delay 0), so without the host-rate
+// estimates, which start a host new to them at half a request a second
+// (TestCrawlCycleHostRates turns them on).
 func (w *world) writeConf(t *testing.T, extra string) {
 	t.Helper()
-	conf := fmt.Sprintf("FETCH_ARGS=\"--allow-private --hosts-file %s/hosts --delay 0 --per-host 2\"\nTURN_N=350\nSITE_QUOTA=200\nMIN_QUOTA=10\n%s", w.site, extra)
+	conf := fmt.Sprintf("FETCH_ARGS=\"--allow-private --hosts-file %s/hosts --delay 0 --per-host 2\"\nTURN_N=350\nSITE_QUOTA=200\nMIN_QUOTA=10\nHOST_ESTIMATES=0\n%s", w.site, extra)
 	if err := os.WriteFile(filepath.Join(w.crawl, "crawl.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -531,7 +534,7 @@ func (w *world) ranking(t *testing.T, shards int, args ...string) []string {
 // quota on (sekitei's state is built); without good.txt it stays off.
 func TestSiteQuotaDefaultFollowsGoodURLs(t *testing.T) {
 	w := setup(t)
-	conf := fmt.Sprintf("FETCH_ARGS=\"--allow-private --hosts-file %s/hosts --delay 0 --per-host 2\"\nTURN_N=60\n", w.site)
+	conf := fmt.Sprintf("HOST_ESTIMATES=0\nFETCH_ARGS=\"--allow-private --hosts-file %s/hosts --delay 0 --per-host 2\"\nTURN_N=60\n", w.site)
 	if err := os.WriteFile(filepath.Join(w.crawl, "crawl.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -546,5 +549,51 @@ func TestSiteQuotaDefaultFollowsGoodURLs(t *testing.T) {
 	w.turn(t, "turn without good.txt")
 	if _, err := os.Stat(filepath.Join(w.crawl, "state", "sekitei.db")); !os.IsNotExist(err) {
 		t.Errorf("no good.txt: the quota is on (%v)", err)
+	}
+}
+
+// TestCrawlCycleHostRates runs two turns with the host-rate estimates on:
+// fetch keeps them in state/host-rates.json, the second turn gives them to
+// recrawl as each host's limit (batch host-rates.0.tsv), and recrawl report
+// shows them for the crawl directory.
+func TestCrawlCycleHostRates(t *testing.T) {
+	w := setup(t)
+	w.writeConf(t, "HOST_ESTIMATES=1\nTURN_N=30\n")
+	w.turn(t, "turn 1")
+	st := filepath.Join(w.crawl, "state", "host-rates.json")
+	data, err := os.ReadFile(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The seeds are a.test's: the hosts fetched in turn 1.
+	if !strings.Contains(string(data), `"a.test:`) {
+		t.Errorf("%s has no a.test:\n%s", st, data)
+	}
+	w.turn(t, "turn 2")
+	limits, err := filepath.Glob(filepath.Join(w.crawl, "batches", "000002-*", "host-rates.0.tsv"))
+	if err != nil || len(limits) != 1 {
+		t.Fatalf("turn 2 wrote no host limits for recrawl: %v %v", limits, err)
+	}
+	data, err = os.ReadFile(limits[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keyed as recrawl keys hosts (host:port), in crawls a day.
+	if !regexp.MustCompile(`(?m)^a\.test:\d+\t[0-9.e+]+$`).Match(data) {
+		t.Errorf("%s: no limit for a.test:\n%s", limits[0], data)
+	}
+	rep := exec.Command(filepath.Join(w.bin, "recrawl"), "report", "--state", filepath.Join(w.crawl, "state", "recrawl.db"),
+		"--host-rates", st, "--good", filepath.Join(w.crawl, "good.txt"), "--html", filepath.Join(w.crawl, "report.html"))
+	out, err := rep.CombinedOutput()
+	if err != nil {
+		t.Fatalf("recrawl report: %v\n%s", err, out)
+	}
+	for _, want := range []string{"QLinks:", "k_i/day", "000002-"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.crawl, "report.html")); err != nil {
+		t.Error(err)
 	}
 }

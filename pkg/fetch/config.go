@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/sekitei/crawlkit/pkg/hostrate"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/warc"
@@ -90,6 +91,24 @@ type Config struct {
 	QueueMemory int64  // bytes of queued records kept in memory before spilling to disk: 64 MiB
 	SpillDir    string // where the spill file goes: os.TempDir()
 
+	// HostRates, when set, paces every request to a host (robots.txt and
+	// redirect hops included) by the host's crawl-rate estimate instead of
+	// Delay and the robots Crawl-delay (which it is told and never exceeds),
+	// and learns from every answer (package hostrate). A host it refuses
+	// (resting after failures in a row, pinned to rate 0), or whose pace
+	// would keep a URL waiting longer than MaxHostWait, has its remaining
+	// URLs written out at once with error code "resting" or "pinned", for a
+	// later turn. Delay becomes the pace of a host the estimator has not
+	// seen (its initial rate); PerHost still bounds connections.
+	HostRates *hostrate.Estimator
+	// MaxHostWait is the longest wait for a host's pace (Retry-After
+	// included) before its URLs are deferred: 2m. Only with HostRates.
+	MaxHostWait time.Duration
+	// Clock is HostRates' time: pacing waits and the latencies observed are
+	// read on it (real time by default; tests pass a faster virtual clock,
+	// as internal/changeweb's).
+	Clock Clock
+
 	// WARC receives every exchange when non-nil (robots.txt included).
 	WARC *warc.Writer
 
@@ -99,6 +118,18 @@ type Config struct {
 	// that saves parsing: the "interrupted" records of a stopped run.
 	EmitRaw func(line []byte) error
 }
+
+// Clock is the time of Config.HostRates: Now reads it, Real converts one
+// of its durations to real time (for timers).
+type Clock interface {
+	Now() time.Time
+	Real(d time.Duration) time.Duration
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                     { return time.Now() }
+func (realClock) Real(d time.Duration) time.Duration { return d }
 
 // Values of Config.QueueBy.
 const (
@@ -178,6 +209,10 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MaxLinks <= 0 {
 		c.MaxLinks = 10000
+	}
+	def(&c.MaxHostWait, 2*time.Minute)
+	if c.Clock == nil {
+		c.Clock = realClock{}
 	}
 	if c.QueueMemory <= 0 {
 		c.QueueMemory = 64 << 20

@@ -34,6 +34,8 @@ const (
 	CodeDuplicate   = "duplicate"   // its normal form was already fetched in this run
 	CodeType        = "type"        // a content type the policy refuses (--types)
 	CodeWARC        = "warc"        // the response came, but its WARC record could not be written
+	CodeResting     = "resting"     // not fetched: the host failed too often in a row, or asks for too long a wait (--host-rates)
+	CodePinned      = "pinned"      // not fetched: the host is pinned to rate 0 (--pins)
 )
 
 // codedError is an error with its code.

@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/fetch/ctype"
+	"github.com/sekitei/crawlkit/pkg/hostrate"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/robots"
 	"github.com/sekitei/crawlkit/pkg/urlnorm"
@@ -306,6 +307,9 @@ func (f *Fetcher) host(key string) *hostQ {
 	h := f.hosts[key]
 	if h == nil {
 		h = &hostQ{key: key, heapIdx: -1, delay: f.cfg.Delay}
+		if f.cfg.HostRates != nil {
+			h.delay = 0 // the estimator paces the host
+		}
 		switch f.cfg.QueueBy {
 		case QueueByHost:
 			h.slot = f.slotFor("host:" + key)
@@ -542,6 +546,14 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 			if h.active > 0 {
 				return job{}, false // fetch robots.txt once the host is quiet; done() re-readies it
 			}
+			if ok, skip := f.paced(h, now); !ok {
+				if skip == nil {
+					return job{}, false
+				}
+				f.popItem(h)
+				h.active++
+				return job{host: h, it: it, skip: skip}, true
+			}
 			h.robots[si] = &robotsState{fetching: true}
 			h.active++
 			sl.active++
@@ -563,6 +575,14 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 			return job{host: h, it: it, skip: skip}, true
 		}
 	}
+	if ok, skip := f.paced(h, now); !ok {
+		if skip == nil {
+			return job{}, false
+		}
+		f.popItem(h)
+		h.active++
+		return job{host: h, it: it, skip: skip}, true
+	}
 	f.popItem(h)
 	h.active++
 	sl.active++
@@ -572,6 +592,60 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 	}
 	f.maybeReady(h)
 	return job{host: h, it: it}, true
+}
+
+// paced asks Config.HostRates whether host h may be asked now. If not, it
+// either puts h back in the ready heap for when it may (skip nil), or
+// returns the error its next URL is written out with: the host rests, is
+// pinned to 0, or would wait longer than MaxHostWait. Those URLs go out
+// one job at a time, each asking again, so a host whose rest ends (or
+// whose wait shortens) mid-run is crawled again. Without HostRates it
+// always says yes.
+func (f *Fetcher) paced(h *hostQ, now time.Time) (bool, *codedError) {
+	if f.cfg.HostRates == nil {
+		return true, nil
+	}
+	wait, err := f.cfg.HostRates.TryStart(h.key)
+	var he *hostrate.HostError
+	switch {
+	case errors.As(err, &he) && he.Code == hostrate.CodePinned:
+		return false, errorf(CodePinned, "host %s is pinned to rate 0: not crawled (--pins)", h.key)
+	case err != nil:
+		return false, errorf(CodeResting, "not fetched: %v", err)
+	case wait > f.cfg.MaxHostWait:
+		return false, errorf(CodeResting, "not fetched: host %s may be asked again only in %v (Retry-After or Crawl-delay), over --max-host-wait %v", h.key, wait.Round(time.Second), f.cfg.MaxHostWait)
+	case wait > 0:
+		f.readyAt(h, now.Add(f.cfg.Clock.Real(wait)))
+		return false, nil
+	}
+	return true, nil
+}
+
+// observe tells Config.HostRates how one request to host went: start on
+// its Clock, and the exchange. Failures that are not the host's (a stop,
+// a blocked address, a refused content type) teach it nothing.
+func (f *Fetcher) observe(host string, start time.Time, x *exchange) {
+	if f.cfg.HostRates == nil {
+		return
+	}
+	o := hostrate.Observation{Host: host, Start: start, Latency: f.cfg.Clock.Now().Sub(start), Status: x.status}
+	if x.status > 0 {
+		o.RetryAfter = x.header.Get("Retry-After")
+	} else if x.err != nil {
+		switch x.err.code {
+		case CodeTimeout:
+			o.Err = hostrate.ErrTimeout
+		case CodeConnect:
+			o.Err = hostrate.ErrRefused
+		case CodeNetwork:
+			o.Err = hostrate.ErrReset
+		case CodeDNS, CodeTLS, CodeHTTP:
+			o.Err = hostrate.ErrOther
+		default:
+			return
+		}
+	}
+	f.cfg.HostRates.Observe(o)
 }
 
 func (f *Fetcher) popItem(h *hostQ) {

@@ -70,6 +70,9 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, limit int64) (int, []b
 
 // politeWait waits until host may be asked again by Get.
 func (f *Fetcher) politeWait(ctx context.Context, host string) error {
+	if f.cfg.HostRates != nil {
+		return f.hostWait(ctx, host)
+	}
 	f.mu.Lock()
 	if f.getNext == nil {
 		f.getNext = map[string]time.Time{}

@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -35,7 +36,17 @@ func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
 	var group *robots.Group
 	var fail *codedError
 	for hops := 0; ; hops++ {
+		if hops > 0 && f.cfg.HostRates != nil {
+			// A robots.txt redirect is a request too, to its own host.
+			if err := f.hostWait(ctx, hostKey(u)); err != nil {
+				fail = errorf(CodeResting, "fetching robots.txt: %v", err)
+				group = robots.DisallowAll().Group(f.agent)
+				break
+			}
+		}
+		start := f.cfg.Clock.Now()
 		x := f.do(ctx, u, nil, robots.MaxSize, nil)
+		f.observe(hostKey(u), start, x)
 		f.stats.requests.Add(1)
 		f.stats.bytes.Add(int64(len(x.body)))
 		if x.status != 0 {
@@ -82,9 +93,34 @@ func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
 		ttl = 10 * time.Minute // try a failed host again sooner
 	}
 	h.robots[si] = &robotsState{group: group, fail: fail, expires: time.Now().Add(ttl)}
+	if f.cfg.HostRates != nil {
+		d, _ := group.CrawlDelay()
+		f.cfg.HostRates.SetCrawlDelay(h.key, d) // never exceeded, not capped
+		return
+	}
 	h.delay = f.cfg.Delay
 	if d, ok := group.CrawlDelay(); ok {
 		h.delay = max(f.cfg.Delay, min(d, f.cfg.MaxCrawlDelay))
+	}
+}
+
+// hostWait waits for a request to host by Config.HostRates (for requests
+// outside the queues: robots.txt redirects, Get).
+func (f *Fetcher) hostWait(ctx context.Context, host string) error {
+	d, err := f.cfg.HostRates.Reserve(host)
+	if err != nil {
+		return err
+	}
+	if d > f.cfg.MaxHostWait {
+		return fmt.Errorf("host %s may be asked again only in %v, over --max-host-wait", host, d.Round(time.Second))
+	}
+	t := time.NewTimer(f.cfg.Clock.Real(d))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -96,8 +132,10 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	if len(it.chain) == 0 {
 		extra = conditional(it.rec)
 	}
+	start := f.cfg.Clock.Now()
 	x := f.do(ctx, it.u, extra, f.cfg.MaxSize, f.acceptType)
 	defer x.release()
+	f.observe(j.host.key, start, x)
 	f.stats.requests.Add(1)
 	f.stats.bytes.Add(int64(len(x.body)))
 	it.elapsed += x.elapsed
@@ -132,7 +170,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 		if wait >= 0 {
 			it.attempt++
 			f.stats.retries.Add(1)
-			f.done(j, it, j.host.key, wait, 0)
+			f.done(j, it, j.host.key, f.cfg.Clock.Real(wait), 0)
 			_, _, err := archive()
 			return err
 		}

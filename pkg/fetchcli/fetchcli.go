@@ -51,7 +51,8 @@ our agent, e.g. ["nofollow","noindex"]), text_simhash (16 hex digits: the
 SimHash of the main text, which clocks, counters and banners do not move),
 redirects, error ("code: message"; codes: url trap budget robots dns
 blocked connect tls timeout network http too_large decode redirect
-redirect_loop too_many_redirects duplicate type warc interrupted), warc_file,
+redirect_loop too_many_redirects duplicate type warc interrupted; with
+--host-rates also resting and pinned: not fetched, for a later turn), warc_file,
 warc_offset, elapsed_ms, etag and last_modified. Other fields pass through.
 Records come out in completion order.
 
@@ -73,6 +74,18 @@ Private, loopback, link-local and multicast addresses are refused unless
 --allow-private. SIGINT/SIGTERM stop cleanly: WARC files stay valid and
 every URL not fetched is written with error "interrupted".
 
+Host crawl rates: --host-rates STATE paces each host by an estimate of the
+highest rate it tolerates instead of one --delay (a new host starts at one
+request per --delay), learnt from every answer (halved on a 429, 5xx,
+timeout or refused connection, slowed on answers much slower than the
+host's baseline, raised slowly while healthy) and kept in STATE from run to
+run; Retry-After is obeyed up to 10 minutes (a past date, a huge number or
+garbage is clamped), a host failing 5 times in a row rests and its URLs are
+written at once with error "resting", and --pins FILE sets rates by hand
+(host<TAB>30/h; 0: do not crawl, error "pinned"). A robots.txt Crawl-delay
+always caps the rate. --write-host-rates FILE (or fetch host-rates) writes
+each host's limit in crawls a day for recrawl next --host-rates.
+
 Example:
    $ echo https://example.com/ | fetch --warc crawl/
    {"url":"https://example.com/","host":"example.com","status":200,
@@ -87,10 +100,13 @@ Example:
        --proxy http://proxy.local:3128 urls.txt > fetched.ndjson
    $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c
    $ fetch --terms 500 urls.txt | sekitei order --order best-first --topic "rock garden"
-   # "terms": the page's first 500 words (title first, barrel's tokenizer), for the topic orders`
-	app.Flags = append(clikit.InputFlags(), fetchFlags()...)
+   # "terms": the page's first 500 words (title first, barrel's tokenizer), for the topic orders
+   $ fetch --host-rates state/host-rates.json --pins pins.txt --max-host-wait 2m \
+       --write-host-rates limits.tsv --warc crawl/ urls.txt > fetched.ndjson
+   $ recrawl next --state state/recrawl.db --n 700 --host-rates limits.tsv`
+	app.Flags = append(append(clikit.InputFlags(), fetchFlags()...), hostRateFlags()...)
 	app.Action = run
-	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand()}
+	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand(), hostRatesCommand()}
 	return app
 }
 
@@ -320,6 +336,10 @@ func run(c *cli.Context) error {
 	}
 	cfg.Emit = out.Write
 	cfg.EmitRaw = out.WriteLine
+	saveRates, err := openHostRates(c, &cfg)
+	if err != nil {
+		return err
+	}
 	f, err := fetch.New(cfg)
 	if err != nil {
 		return err
@@ -384,6 +404,9 @@ func run(c *cli.Context) error {
 		if err := cfg.WARC.Close(); err != nil && runErr == nil {
 			runErr = err
 		}
+	}
+	if err := saveRates(); err != nil && runErr == nil {
+		runErr = err
 	}
 	if p := c.String("memprofile"); p != "" {
 		if pf, err := os.Create(p); err == nil {

@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/sekitei/crawlkit/pkg/clikit"
-	"github.com/sekitei/crawlkit/pkg/recrawlcli"
 )
 
 // busy builds an estimator whose hosts have every kind of state.
@@ -209,8 +206,9 @@ func TestReadPins(t *testing.T) {
 	}
 }
 
-// WriteHostRates writes what recrawl --host-rates reads: recrawl itself
-// accepts the file (it exits 2 or 1 on a bad line).
+// WriteHostRates writes what recrawl --host-rates reads (that recrawl
+// accepts the file is checked in pkg/recrawlcli, which imports this
+// package).
 func TestHostRatesForRecrawl(t *testing.T) {
 	clk := &fakeClock{t: t0}
 	e := busy(t, clk)
@@ -241,19 +239,11 @@ func TestHostRatesForRecrawl(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	rates, pages := filepath.Join(dir, "rates.tsv"), filepath.Join(dir, "pages.ndjson")
+	rates := filepath.Join(dir, "rates.tsv")
 	if err := e.WriteHostRatesFile(rates); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(rates); !bytes.Equal(b, buf.Bytes()) {
 		t.Fatalf("WriteHostRatesFile wrote\n%s\nwant\n%s", b, buf.Bytes())
-	}
-	os.WriteFile(pages, []byte(`{"url":"http://a.test/","change_rate":1,"host":"a.test"}`+"\n"+
-		`{"url":"http://b.test/","change_rate":1,"host":"b.test"}`+"\n"), 0o644)
-	var out, errs bytes.Buffer
-	code := recrawlcli.Main([]string{"recrawl", "rank", "--now", "2026-03-01T00:00:00Z", "--rate", "100", "--host-rates", rates, pages},
-		clikit.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errs})
-	if code != 0 {
-		t.Fatalf("recrawl rank --host-rates: exit %d: %s", code, errs.String())
 	}
 }

@@ -229,6 +229,11 @@ func update(c *cli.Context) error {
 	if c.Bool("verbose") {
 		warnf(c, "batch %s: %d fetches (%d changed, %d unchanged, %d failed, %d stale), %d weights, %d deferred, %d new pages, %d pages",
 			id, st.Fetches, st.Changed, st.Unchanged, st.Failures, st.Stale, st.Weights, st.Deferred, st.NewPages, st.Pages)
+		observed := "none recrawled"
+		if st.Observed >= 0 {
+			observed = fmt.Sprintf("%.3f of recrawled weight %.6g", st.Observed, st.RecrawledWeight)
+		}
+		warnf(c, "batch %s: weighted freshness estimated %.3f (over weight %.6g), observed %s", id, st.Freshness, st.KnownWeight, observed)
 	}
 	return nil
 }

@@ -60,6 +60,13 @@ type ApplyStats struct {
 	Unweighted, ZeroWeights int
 	DefaultWeight           float64
 	Pages                   int // pages in the state after the batch
+	// Freshness is the estimated weighted freshness after the batch, at its
+	// time, over the pages of weight KnownWeight fetched at least once;
+	// Observed the weighted share of its recrawls found unchanged (of
+	// weight RecrawledWeight; -1 when none). See HistoryEntry.
+	Freshness, KnownWeight    float64
+	Observed, RecrawledWeight float64
+	observedFresh             float64
 }
 
 // ParseFetch reads a fetch record: url, host, fetched_at, status, error,
@@ -122,9 +129,17 @@ func (f *Fetch) Failed() bool { return f.Error != "" || f.Status >= 400 }
 //	404 Not Found             7 days, up to 90 days (often a temporary mistake)
 //	other 4xx                 3 days, up to 60 days
 //	5xx, 429, timeouts, other 1 hour, up to 7 days (the server is struggling)
+//	resting (deferred by       1 hour, not doubled: the host rested after
+//	fetch --host-rates)       failures in a row or asked for a long wait; its
+//	                          own rest doubles, the page did nothing wrong
+//	pinned (host pinned to 0) 1 day, not doubled (until the pin is lifted)
 func RetryAfter(f *Fetch, n int) time.Duration {
 	first, limit := time.Hour, 7*24*time.Hour
 	switch {
+	case strings.HasPrefix(f.Error, "resting:"):
+		return time.Hour
+	case strings.HasPrefix(f.Error, "pinned:"):
+		return 24 * time.Hour
 	case strings.HasPrefix(f.Error, "robots:"):
 		first, limit = 24*time.Hour, 30*24*time.Hour
 	case strings.HasPrefix(f.Error, "type:"), strings.HasPrefix(f.Error, "duplicate:"):
@@ -137,6 +152,12 @@ func RetryAfter(f *Fetch, n int) time.Duration {
 		first, limit = 3*24*time.Hour, 60*24*time.Hour
 	}
 	return doubled(first, n, limit)
+}
+
+// deferred reports a fetch that fetch did not make because of its host's
+// state (fetch --host-rates: the host rests, or is pinned to rate 0).
+func deferred(f *Fetch) bool {
+	return strings.HasPrefix(f.Error, "resting:") || strings.HasPrefix(f.Error, "pinned:")
 }
 
 func doubled(first time.Duration, n int, limit time.Duration) time.Duration {
@@ -162,6 +183,8 @@ type touched struct {
 	oldDue  bool
 	oldCell cell
 	fetched bool
+	old     freshTerm // the page's term in the freshness sums before the batch
+	hadOld  bool
 }
 
 type applier struct {
@@ -196,7 +219,7 @@ func (a *applier) get(url, host string, create bool) (*touched, error) {
 	if err != nil {
 		return nil, a.q.corrupt(bPages, []byte(url), err)
 	}
-	t := &touched{p: p, oldCell: p.cell()}
+	t := &touched{p: p, oldCell: p.cell(), old: termOf(p), hadOld: true}
 	if u := p.blockedUntil(); u > 0 {
 		t.oldKey = blockedKey(u, url)
 	} else {
@@ -236,7 +259,25 @@ func (q *Queue) Apply(batchID string, b Batch) (ApplyStats, error) {
 			return nil
 		}
 		a := &applier{q: q, tx: tx, pages: tx.Bucket(bPages), seen: map[string]*touched{}, now: b.Now.Unix()}
+		if v, err := meta.Get(kFreshBuilt); err != nil {
+			return err
+		} else if v == nil {
+			if err := buildFresh(meta, a.pages, q); err != nil {
+				return err
+			}
+		}
 		if err := a.apply(meta, b); err != nil {
+			return err
+		}
+		if a.st.Freshness, a.st.KnownWeight, err = freshnessAt(meta, a.now); err != nil {
+			return err
+		}
+		a.st.Observed = -1
+		if a.st.RecrawledWeight > 0 {
+			a.st.Observed = a.st.observedFresh / a.st.RecrawledWeight
+		}
+		if err := recordHistory(meta, HistoryEntry{Batch: batchID, Time: b.Now.UTC(), Pages: a.st.Pages, Fetches: a.st.Fetches,
+			Failures: a.st.Failures, Estimated: a.st.Freshness, Known: a.st.KnownWeight, Observed: a.st.Observed, Recrawled: a.st.RecrawledWeight}); err != nil {
 			return err
 		}
 		a.st.Applied, a.st.Last = true, last
@@ -405,6 +446,10 @@ func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
 	at := f.At.Unix()
 	if f.Failed() {
 		a.st.Failures++
+		if deferred(f) { // not the page's failure: no count towards its backoff
+			p.RetryAt = max(p.RetryAt, at+int64(RetryAfter(f, 1)/time.Second))
+			return
+		}
 		if p.Failures < 60 {
 			p.Failures++
 		}
@@ -442,6 +487,14 @@ func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
 				a.st.Unchanged++
 			}
 			p.Stats.Add(gap, changed)
+			w := p.W
+			if !(w > 0) {
+				w = 1
+			}
+			a.st.RecrawledWeight += w
+			if !changed {
+				a.st.observedFresh += w
+			}
 		}
 	}
 	if f.Status != 304 {
@@ -471,6 +524,7 @@ func (a *applier) commit(meta *boltstate.Bucket, def, wsum, wcount float64) erro
 	slices.Sort(urls)
 	count := map[cell]int64{}
 	pages := int64(getFloat(meta, kPages))
+	fresh := &freshSums{b: meta, bins: map[int16]*freshBin{}}
 	for _, u := range urls {
 		t := a.seen[u]
 		p := t.p
@@ -495,6 +549,9 @@ func (a *applier) commit(meta *boltstate.Bucket, def, wsum, wcount float64) erro
 			}
 		} else {
 			pages++
+		}
+		if err := fresh.move(t.old, termOf(p), t.hadOld); err != nil {
+			return err
 		}
 		// bbolt keeps the slices until the commit: a buffer each.
 		if err := a.pages.Put([]byte(u), p.encode(nil)); err != nil {
@@ -532,6 +589,9 @@ func (a *applier) commit(meta *boltstate.Bucket, def, wsum, wcount float64) erro
 		}
 	}
 	a.st.Pages = int(pages)
+	if err := fresh.write(); err != nil {
+		return err
+	}
 	return errors.Join(putFloat(meta, kWSum, wsum), putFloat(meta, kWCount, wcount), putFloat(meta, kPages, float64(pages)))
 }
 

@@ -479,6 +479,9 @@ func TestFailureBackoff(t *testing.T) {
 	if x.Fetches != 1 || x.Failures != 1 || !x.BlockedUntil.Equal(t0.Add(time.Hour+7*24*time.Hour)) || !strings.Contains(x.Reason, "retry") {
 		t.Fatalf("%+v", x)
 	}
+	if RetryAfter(&Fetch{Error: "resting: host a.test rests"}, 5) != time.Hour || RetryAfter(&Fetch{Error: "pinned: host a.test is pinned"}, 5) != 24*time.Hour {
+		t.Errorf("deferred hosts: resting %v, pinned %v", RetryAfter(&Fetch{Error: "resting: x"}, 5), RetryAfter(&Fetch{Error: "pinned: x"}, 5))
+	}
 	if RetryAfter(&Fetch{Error: "robots: disallowed"}, 3) != 4*24*time.Hour || RetryAfter(&Fetch{Status: 503}, 20) != 7*24*time.Hour {
 		t.Error("backoff table")
 	}

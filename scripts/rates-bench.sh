@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Recrawl policies compared on the changing web (internal/changeweb): a
+# fixed recrawl interval, crawl value without host limits, and crawl value
+# with the estimated host limits (fetch --host-rates, recrawl next
+# --host-rates), for the same number of fetches a turn, each policy on its
+# own copy of the web, all at once on one virtual clock. Prints the README's
+# table: time-averaged true weighted freshness after the warm-up, 503s
+# received, pages per host per virtual hour, most requests a host received
+# within one virtual second. Takes about 6 minutes.
+# Usage: scripts/rates-bench.sh [-turns 24] [-warmup 8] [-n 60] [-speed 5] [-seed 1] [-v]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec go run ./internal/cmd/ratesbench "$@"
