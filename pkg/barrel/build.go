@@ -62,6 +62,10 @@ var ErrBatchApplied = errors.New("batch already applied")
 // Stats counts what a build did.
 type Stats struct {
 	Added, Unchanged, Duplicate, Reindexed int
+	// NoIndex counts pages not indexed for their robots directives,
+	// Folded pages skipped because their canonical URL is indexed, and
+	// Guessed pages whose charset was guessed from their bytes.
+	NoIndex, Folded, Guessed int
 	NewWords                               int
 	Anchors                                int
 	// Wall time of the phases of Commit: waiting for the last pages,
@@ -264,6 +268,14 @@ func (b *Builder) docOf(u string, st uint8) (uint32, bool, error) {
 	return d, true, nil
 }
 
+// lookupDoc returns the docID of u if it has one.
+func (b *Builder) lookupDoc(u string) (uint32, bool, error) {
+	if d, ok := b.batchURLs[u]; ok {
+		return d, true, nil
+	}
+	return lookupURL(b.urls, u, b.docURL)
+}
+
 // entry returns the document index entry of d: the batch's, or the index's.
 func (b *Builder) entry(d uint32) (DocEntry, error) {
 	if e := b.changed[d]; e != nil {
@@ -304,25 +316,45 @@ type prepared struct {
 	ends       []uint32 // end of each key in keys
 	hits       []hit.Hit
 	links      []htmldoc.Link
+	guessed    bool // charset guessed from the bytes
+	noindex    bool // not to be indexed
+	folded     bool // url is the page's canonical, not the URL fetched
 	done       chan struct{}
 	err        error
 }
 
-// prepare parses and compresses a page: the part of indexing that runs in
-// parallel.
-func prepare(p *prepared, base *url.URL, body []byte, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer) {
-	p.sum = crc(body)
+// prepare decodes, parses and compresses a page: the part of indexing
+// that runs in parallel. The repository keeps the page as indexed: in
+// UTF-8, so every re-parse reads what the build read.
+func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer) {
+	p.sum = crc(pg.Body)
+	text, _, guessed := decodePage(pg)
+	p.guessed = guessed
+	doc.Parse(text, base)
+	noindex, nofollow := robotsOf(pg, doc)
+	if noindex {
+		p.noindex = true
+		return
+	}
+	if c := canonicalOf(pg, doc, base); c != "" {
+		p.url, p.folded = c, true
+	}
+	if nofollow {
+		doc.Links = doc.Links[:0]
+		if !bytes.HasPrefix(text, []byte(nofollowMeta)) {
+			text = append([]byte(nofollowMeta), text...)
+		}
+	}
 	if compress {
 		zbuf.Reset()
 		zw.Reset(zbuf)
-		zw.Write(body)
+		zw.Write(text)
 		if err := zw.Close(); err != nil {
 			p.err = err
 			return
 		}
 		p.z = bytes.Clone(zbuf.Bytes())
 	}
-	doc.Parse(body, base)
 	p.title = doc.Title
 	p.words = len(doc.Words)
 	p.links = slices.Clone(doc.Links)
@@ -354,7 +386,7 @@ func prepare(p *prepared, base *url.URL, body []byte, compress bool, doc *htmldo
 type job struct {
 	p    *prepared
 	base *url.URL
-	body []byte
+	page Page
 }
 
 // startWorkers starts the parse-and-compress workers and the goroutine
@@ -370,7 +402,7 @@ func (b *Builder) startWorkers() {
 			var zbuf bytes.Buffer
 			zw, _ := zlib.NewWriterLevel(&zbuf, b.opts.ZlibLevel)
 			for j := range b.jobs {
-				prepare(j.p, j.base, j.body, true, &doc, zw, &zbuf)
+				prepare(j.p, j.base, &j.page, true, &doc, zw, &zbuf)
 				close(j.p.done)
 			}
 		}()
@@ -424,6 +456,17 @@ func (b *Builder) wait() error {
 // order given; an error of an earlier page may be returned by a later Add
 // or by Commit. body must not be modified after the call.
 func (b *Builder) Add(pageURL string, body []byte) error {
+	return b.AddPage(Page{URL: pageURL, Body: body})
+}
+
+// AddPage is Add with the fetcher's decisions about the page: its
+// charset, robots directives and canonical URL. A page whose directives say
+// noindex is not stored (its URL stays a link target of other pages); the
+// links of a nofollow page are not anchors; a page whose canonical is
+// another URL of its host is indexed under the canonical, or skipped if a
+// page is already indexed there.
+func (b *Builder) AddPage(pg Page) error {
+	pageURL := pg.URL
 	if b.done {
 		return errors.New("barrel: Add after Commit")
 	}
@@ -443,13 +486,37 @@ func (b *Builder) Add(pageURL string, body []byte) error {
 	}
 	p := &prepared{url: base.String(), done: make(chan struct{})}
 	b.queue <- p
-	b.jobs <- job{p, base, body}
+	b.jobs <- job{p, base, pg}
 	return nil
 }
 
 // apply stores a prepared page: docID, repository, docinfo, lexicon,
 // forward barrels, pending anchors.
 func (b *Builder) apply(p *prepared) error {
+	if p.guessed {
+		b.Stats.Guessed++
+	}
+	if p.noindex {
+		b.Stats.NoIndex++
+		return nil
+	}
+	if p.folded {
+		if d, ok, err := b.lookupDoc(p.url); err != nil {
+			return err
+		} else if ok && b.inBatch.has(d) {
+			b.Stats.Folded++
+			return nil
+		} else if ok {
+			e, err := b.entry(d)
+			if err != nil {
+				return err
+			}
+			if e.Status == StatusFetched && e.RepoOff != NoOffset {
+				b.Stats.Folded++
+				return nil
+			}
+		}
+	}
 	doc, _, err := b.docOf(p.url, StatusFetched)
 	if err != nil {
 		return err
@@ -915,7 +982,7 @@ func (b *Builder) oldWords(repoR *os.File, d uint32, off uint64, dirty bitset) e
 	}
 	base, _ := url.Parse(rec.URL)
 	p := &prepared{url: rec.URL}
-	prepare(p, base, body, false, &b.page, nil, nil)
+	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, nil, nil)
 	b.keys = b.keys[:0]
 	start := uint32(0)
 	for _, end := range p.ends {
@@ -957,7 +1024,7 @@ func (b *Builder) reindex(repoR *os.File, d uint32, off uint64) error {
 	}
 	base, _ := url.Parse(rec.URL)
 	p := &prepared{url: rec.URL}
-	prepare(p, base, body, false, &b.page, nil, nil)
+	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, nil, nil)
 	return b.indexHits(d, p)
 }
 

@@ -202,11 +202,11 @@ func build(c *cli.Context) error {
 		}
 	case len(warcs) > 0:
 		for _, w := range warcs {
-			err := barrel.EachWARCPage(w, func(u string, body []byte) error {
+			err := barrel.EachWARCPage(w, func(pg barrel.Page) error {
 				if err := c.Context.Err(); err != nil {
 					return err
 				}
-				if err := b.Add(u, body); err != nil {
+				if err := b.AddPage(pg); err != nil {
 					fmt.Fprintf(env.Stderr, "barrel: %s: %v\n", w, err)
 					skipped++
 				}
@@ -339,7 +339,7 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 			return r.Errorf("bad or missing warc_offset")
 		}
 		path := resolveWARC(wf, warcDir, in, files)
-		u, body, err := barrel.WARCPageAt(path, int64(off))
+		pg, err := barrel.WARCPageAt(path, int64(off))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return r.Errorf("WARC file %s: %v", wf, err)
@@ -347,11 +347,20 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 			return r.Errorf("%s@%d: %v", wf, int64(off), err)
 		}
 		if fu, ok := r.String("final_url"); ok && fu != "" {
-			u = fu
+			pg.URL = fu
 		} else if r.URL() != "" {
-			u = r.URL()
+			pg.URL = r.URL()
 		}
-		if err := b.Add(u, body); err != nil {
+		// fetch's decisions win over what the page says of itself.
+		pg.Charset, _ = r.String("charset")
+		pg.Canonical, _ = r.String("canonical")
+		if r.Has("robots") && !r.IsNull("robots") {
+			pg.Robots = []string{}
+			if _, err := r.Decode("robots", &pg.Robots); err != nil {
+				return r.Errorf("robots: %v", err)
+			}
+		}
+		if err := b.AddPage(pg); err != nil {
 			return r.Errorf("%v", err)
 		}
 		return nil
@@ -627,6 +636,7 @@ func stats(c *cli.Context) error {
 		"lexicon_bytes": lexBytes, "docindex_bytes": docBytes,
 		"urls_bytes": urlBytes, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
 		"rank_source": m.RankSource, "ranked_at_batch": m.RankedAt,
+		"noindex_skipped": m.NoIndex, "canonical_folded": m.Folded, "charset_guessed": m.Guessed,
 	}
 	if c.Bool("segments") {
 		out["segments"] = idx.Segments()
