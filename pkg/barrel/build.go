@@ -63,11 +63,12 @@ var ErrBatchApplied = errors.New("batch already applied")
 type Stats struct {
 	Added, Unchanged, Duplicate, Reindexed int
 	// NoIndex counts pages not indexed for their robots directives,
-	// Folded pages skipped because their canonical URL is indexed, and
+	// Folded pages whose canonical is another URL (indexed under it, or
+	// skipped when a page is already indexed there), and
 	// Guessed pages whose charset was guessed from their bytes.
 	NoIndex, Folded, Guessed int
-	NewWords                               int
-	Anchors                                int
+	NewWords                 int
+	Anchors                  int
 	// Wall time of the phases of Commit: waiting for the last pages,
 	// anchors and re-indexing, sorting, ranking and writing.
 	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
@@ -327,7 +328,6 @@ type prepared struct {
 // that runs in parallel. The repository keeps the page as indexed: in
 // UTF-8, so every re-parse reads what the build read.
 func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer) {
-	p.sum = crc(pg.Body)
 	text, _, guessed := decodePage(pg)
 	p.guessed = guessed
 	doc.Parse(text, base)
@@ -345,6 +345,7 @@ func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.D
 			text = append([]byte(nofollowMeta), text...)
 		}
 	}
+	p.sum = crc(text) // of the page as stored, which Index.Page checks
 	if compress {
 		zbuf.Reset()
 		zw.Reset(zbuf)
@@ -501,10 +502,11 @@ func (b *Builder) apply(p *prepared) error {
 		return nil
 	}
 	if p.folded {
+		// Indexed under its canonical URL, unless a page is there already.
+		b.Stats.Folded++
 		if d, ok, err := b.lookupDoc(p.url); err != nil {
 			return err
 		} else if ok && b.inBatch.has(d) {
-			b.Stats.Folded++
 			return nil
 		} else if ok {
 			e, err := b.entry(d)
@@ -512,7 +514,6 @@ func (b *Builder) apply(p *prepared) error {
 				return err
 			}
 			if e.Status == StatusFetched && e.RepoOff != NoOffset {
-				b.Stats.Folded++
 				return nil
 			}
 		}

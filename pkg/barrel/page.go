@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"bytes"
 	"net/url"
 	"slices"
 
@@ -105,4 +106,20 @@ func canonicalOf(pg *Page, doc *htmldoc.Doc, base *url.URL) string {
 		return ""
 	}
 	return cn
+}
+
+// PageText returns the title and visible text of a stored page, one line
+// each, as the index read them.
+func PageText(pageURL string, body []byte) []byte {
+	base, _ := url.Parse(pageURL)
+	if base == nil {
+		base = &url.URL{}
+	}
+	var doc htmldoc.Doc
+	doc.Parse(body, base)
+	out := make([]byte, 0, len(doc.Title)+len(doc.Text)+2)
+	out = append(out, doc.Title...)
+	out = append(out, '\n')
+	out = append(out, bytes.TrimSpace(doc.Text)...)
+	return append(out, '\n')
 }

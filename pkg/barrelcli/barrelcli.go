@@ -234,8 +234,8 @@ func build(c *cli.Context) error {
 	defer idx.Close()
 	m := idx.Manifest()
 	s := b.Stats
-	fmt.Fprintf(env.Stderr, "barrel: batch %d: %d added, %d re-indexed, %d unchanged, %d skipped, %d anchors; "+
-		"%d pages, %d docIDs, %d words, %d segments%s%s, %.1fs\n", m.Batches, s.Added, s.Reindexed, s.Unchanged, skipped, s.Anchors,
+	fmt.Fprintf(env.Stderr, "barrel: batch %d: %d added, %d re-indexed, %d unchanged, %d skipped, %d noindex, %d folded, %d anchors; "+
+		"%d pages, %d docIDs, %d words, %d segments%s%s, %.1fs\n", m.Batches, s.Added, s.Reindexed, s.Unchanged, skipped, s.NoIndex, s.Folded, s.Anchors,
 		m.Fetched, m.Docs, idx.Words(), s.Segments, map[bool]string{true: fmt.Sprintf(" (%d merged)", s.Merged)}[s.Merged > 0],
 		map[bool]string{true: ", ranked"}[s.Ranked], time.Since(start).Seconds())
 	return nil
@@ -508,16 +508,22 @@ func getCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "get",
 		Usage:     "print a stored page",
-		UsageText: "barrel get --index DIR [--info] URL|DOCID",
-		Description: `Prints the page stored in the repository for a URL or docID, as fetched.
---info prints its document index entry as an NDJSON record instead.
+		UsageText: "barrel get --index DIR [--info|--text] URL|DOCID",
+		Description: `Prints the page stored in the repository for a URL or docID: its HTML as
+indexed, decoded to UTF-8 whatever charset it was served in. --text prints
+its title and visible text instead (one line each), --info its document
+index entry as an NDJSON record.
 
 Example:
    $ barrel get --index idx http://docs.test/library/json.html | head -3
+   $ barrel get --index idx --text http://news.test/ru/
+   Новости дня
+   Правительство утвердило бюджет на следующий год. ...
    $ barrel get --index idx --info 307
    {"url":"http://docs.test/library/json.html","doc_id":307,"title":"json — ...","status":"fetched",...}`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.BoolFlag{Name: "info", Usage: "print the document index entry as JSON"},
+			&cli.BoolFlag{Name: "text", Usage: "print the title and visible text, in UTF-8"},
 		},
 		Action: get,
 	}
@@ -563,9 +569,12 @@ func get(c *cli.Context) error {
 		rec.SetString("checksum", fmt.Sprintf("crc32c:%08x", e.Checksum))
 		return clikit.Output(c).Write(rec)
 	}
-	_, body, err := idx.Page(doc)
+	u, body, err := idx.Page(doc)
 	if err != nil {
 		return fmt.Errorf("%s: %w", arg, err)
+	}
+	if c.Bool("text") {
+		body = barrel.PageText(u, body)
 	}
 	_, err = env.Stdout.Write(body)
 	return err
