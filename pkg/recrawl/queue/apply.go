@@ -77,7 +77,7 @@ type ApplyStats struct {
 	// another URL; Lastmods the sitemap lastmods taken as observations,
 	// Changefreqs the changefreqs taken as priors.
 	Canonicalised, Lastmods, Changefreqs int
-	Pages                   int // pages in the state after the batch
+	Pages                                int // pages in the state after the batch
 }
 
 // ParseFetch reads a fetch record: url, host, fetched_at, status, error,
