@@ -575,13 +575,16 @@ func newSitesCommand() *cli.Command {
 		Usage:     "the sites of a batch of fetch records that the crawl state has never fetched from",
 		UsageText: "recrawl new-sites --state S [--shard I/N] [FETCH_RECORDS...]",
 		Description: `Reads fetch records and writes one URL record {"url":"SCHEME://HOST/"} for
-each host they fetched from that the state has not fetched from before (in
-the order first seen; the scheme of the first record of the host). Run
+each host that answered one of them (a record with a status) and that the
+state has not fetched from before (in the order first seen; the scheme of
+the host's first such record). Run
 before the batch's recrawl update, it names the sites on their first visit:
 the loop reads their robots.txt sitemaps with fetch sitemaps, and the
 sitemap URLs enter the queue through recrawl update as pages to know. With
---shard only this shard's hosts are considered. Records that are not fetches
-(no fetched_at, status or error) are ignored.
+--shard only this shard's hosts are considered. A host that gave no answer
+(a network error, a hang) is not named, so that a dead host costs the loop
+no second timeout; its first answer in a later batch does not count as a
+first visit either, since the state records every attempt.
 
 Example:
    $ recrawl new-sites --state crawl.recrawl fetched.ndjson
@@ -600,8 +603,8 @@ func newSites(c *cli.Context) error {
 	var hosts []string
 	site := map[string]string{}
 	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
-		if !r.Has("fetched_at") && !r.Has("status") && !r.Has("error") {
-			return nil
+		if !r.Has("status") {
+			return nil // not a fetch, or one that got no answer
 		}
 		h := record.RecordHost(r)
 		if h == "" {
