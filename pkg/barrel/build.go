@@ -67,8 +67,11 @@ type Stats struct {
 	// skipped when a page is already indexed there), and
 	// Guessed pages whose charset was guessed from their bytes.
 	NoIndex, Folded, Guessed int
-	NewWords                 int
-	Anchors                  int
+	// Withdrawn counts the noindex pages that were indexed before and
+	// left the index.
+	Withdrawn int
+	NewWords  int
+	Anchors   int
 	// Wall time of the phases of Commit: waiting for the last pages,
 	// anchors and re-indexing, sorting, ranking and writing.
 	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
@@ -90,12 +93,13 @@ type Builder struct {
 	lex *lexStore
 	// The document index: entries the batch sets, over those of the
 	// index's segments (b.old).
-	nDocs   uint32
-	changed map[uint32]*DocEntry
-	fetched int // documents fetched for the first time
-	urls    *runSet
-	anc     *runSet
-	newAnc  [][2]uint64 // this batch's anchors by target: (to<<32|from, offset)
+	nDocs     uint32
+	changed   map[uint32]*DocEntry
+	fetched   int // documents fetched for the first time
+	withdrawn int // documents indexed before that now say noindex
+	urls      *runSet
+	anc       *runSet
+	newAnc    [][2]uint64 // this batch's anchors by target: (to<<32|from, offset)
 
 	batchURLs  map[string]uint32 // URLs given docIDs in this batch
 	batchSums  [][2]uint64       // (checksum, docID) of those URLs
@@ -499,7 +503,7 @@ func (b *Builder) apply(p *prepared) error {
 	}
 	if p.noindex {
 		b.Stats.NoIndex++
-		return nil
+		return b.withdraw(p.url)
 	}
 	if p.folded {
 		// Indexed under its canonical URL, unless a page is there already.
@@ -566,6 +570,43 @@ func (b *Builder) apply(p *prepared) error {
 	for _, l := range p.links {
 		b.pending = append(b.pending, pendingAnchor{from: doc, fromOff: repoOff, url: l.URL, text: l.Text})
 	}
+	return nil
+}
+
+// withdraw takes out of the index a page indexed before that now says
+// noindex: it becomes a link target only, as if never fetched. Its old
+// version's words and anchors die as a re-indexed page's do.
+func (b *Builder) withdraw(u string) error {
+	d, ok, err := b.lookupDoc(u)
+	if err != nil || !ok {
+		return err
+	}
+	b.inBatch = b.inBatch.grow(b.nDocs)
+	if b.inBatch.has(d) {
+		return nil // indexed earlier in this batch: the first version stands
+	}
+	e := b.changed[d]
+	if e == nil {
+		old, err := b.entry(d)
+		if err != nil {
+			return err
+		}
+		e = &old
+		b.changed[d] = e
+	}
+	if e.Status != StatusFetched || e.RepoOff == NoOffset {
+		return nil
+	}
+	b.oldRepo[d] = e.RepoOff
+	b.inBatch.set(d)
+	infoOff := uint64(b.info.off)
+	b.recbuf = appendDocInfo(b.recbuf[:0], u, "")
+	if _, err := b.info.Write(b.recbuf); err != nil {
+		return err
+	}
+	*e = DocEntry{Status: StatusLinked, RepoOff: NoOffset, InfoOff: infoOff, Rank: e.Rank}
+	b.withdrawn++
+	b.Stats.Withdrawn++
 	return nil
 }
 
