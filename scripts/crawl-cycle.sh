@@ -320,8 +320,9 @@ new_sites_shard() {
 read_sitemaps() {
   if ((SITEMAPS)); then
     each_shard new_sites_shard
-    cat "$batch"/new-sites.*.tmp > "$batch/new-sites.ndjson"
+    cat "$batch"/new-sites.*.tmp > "$batch/new-sites.tmp"
     rm -f "$batch"/new-sites.*.tmp
+    mv "$batch/new-sites.tmp" "$batch/new-sites.ndjson"
     "$BIN/fetch" sitemaps "${fetch_args[@]}" "$batch/new-sites.ndjson" > "$batch/sitemaps.tmp"
   else
     : > "$batch/new-sites.ndjson"
