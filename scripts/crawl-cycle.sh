@@ -8,9 +8,13 @@
 #   fetch    fetch them (WARC into DIR/warc), one fetcher a shard, each host
 #            paced by its crawl-rate estimate, learnt from its answers and
 #            kept in DIR/state/host-rates.json (fetch --host-rates)
+#   sitemaps the sitemaps robots.txt names, for each site on its first
+#            visit (recrawl new-sites | fetch sitemaps): their URLs enter
+#            the queue with their lastmod and changefreq
 #   opic     fold the batch into the OPIC importance (opic update)
 #   recrawl  fold it into the queue: change-rate statistics, new pages,
-#            weights from opic (recrawl update)
+#            sitemap URLs, weights from opic (recrawl update); a fetched
+#            URL whose canonical is another URL is not offered again
 #   sekitei  fold it into the segments and their quota use (sekitei update)
 #   index    add it to the barrel index as a new segment (barrel build)
 #   archive  keep the batch in DIR/state/history (gzip): nobody reads it
@@ -88,8 +92,9 @@ SHARDS=1          # per-host steps run as this many shards
 KEEP_BATCHES=48   # turn directories kept (older ones are removed: their fetch records are in state/history)
 NOW=""            # the turn's time for recrawl and opic (RFC 3339; default: now)
 FETCH_ARGS=""     # e.g. --delay 1s --workers 64; a local site: --allow-private --hosts-file FILE
+SITEMAPS=1        # read a site's robots.txt sitemaps on its first visit (0: never); fetch sitemaps gets FETCH_ARGS
 OPIC_ARGS="--window 720h"
-RECRAWL_ARGS="--default-change-rate 0.2"   # flags of recrawl update (the prior change rate, ...)
+RECRAWL_ARGS="--default-change-rate 0.2"   # flags of recrawl update (the prior change rate, --recrawl-canonicalised, ...)
 NEXT_ARGS=""      # flags of recrawl next (e.g. --host-rate 240)
 RUNNER=local      # where shard steps run: local, ssh or slurm
 MACHINES=""       # ssh: a file of sshlogins (user@host, one a line); shard I runs on line I mod lines
@@ -481,6 +486,26 @@ fetch_pages() {
   "$BIN/fetch" stats "$batch/fetched.ndjson" > "$batch/fetch-stats.tsv"
 }
 
+new_sites_shard() {
+  local i=$1
+  # shellcheck disable=SC2046
+  "$BIN/recrawl" new-sites --state "$(shard_state recrawl "$i")" $(shard_flag "$i") "$batch/fetched.ndjson" > "$batch/new-sites.$i.tmp"
+}
+read_sitemaps() {
+  if ((SITEMAPS)); then
+    each_shard new_sites_shard "$b/fetched.ndjson" "$b/new-sites.{}.tmp"
+    cat "$batch"/new-sites.*.tmp > "$batch/new-sites.tmp"
+    rm -f "$batch"/new-sites.*.tmp
+    mv "$batch/new-sites.tmp" "$batch/new-sites.ndjson"
+    "$BIN/fetch" sitemaps "${fetch_args[@]}" "$batch/new-sites.ndjson" > "$batch/sitemaps.tmp"
+  else
+    : > "$batch/new-sites.ndjson"
+    : > "$batch/sitemaps.tmp"
+  fi
+  mv "$batch/sitemaps.tmp" "$batch/sitemaps.ndjson"
+  echo "sitemaps: $(lines "$batch/new-sites.ndjson") sites on their first visit, $(lines "$batch/sitemaps.ndjson") sitemap URLs" >&2
+}
+
 opic_shard() {
   local i=$1
   # shellcheck disable=SC2046
@@ -514,9 +539,9 @@ recrawl_shard() {
   # shellcheck disable=SC2046
   "$BIN/recrawl" update --state "$(shard_state recrawl "$i")" --batch "$id" $(shard_flag "$i") \
     --weights "$batch/weights.ndjson" --weight-field importance --deferred "$batch/deferred.ndjson" --fetch-time batch \
-    "${recrawl_args[@]}" "${now_args[@]}" "$batch/fetched.ndjson"
+    "${recrawl_args[@]}" "${now_args[@]}" "$batch/fetched.ndjson" "$batch/sitemaps.ndjson"
 }
-update_recrawl() { each_shard recrawl_shard "$b/fetched.ndjson $b/weights.ndjson $b/deferred.ndjson"; }
+update_recrawl() { each_shard recrawl_shard "$b/fetched.ndjson $b/sitemaps.ndjson $b/weights.ndjson $b/deferred.ndjson"; }
 
 update_sekitei() {
   local good=()
@@ -585,6 +610,7 @@ fi
 step select select_pages
 step filter filter_pages
 step fetch fetch_pages
+step sitemaps read_sitemaps
 step opic update_opic
 step recrawl update_recrawl
 ((SITE_QUOTA > 0)) && step sekitei update_sekitei

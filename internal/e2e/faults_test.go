@@ -117,7 +117,7 @@ func TestCrawlCycleKilledAnywhere(t *testing.T) {
 	// (its .err file exists), after a random few milliseconds, so that
 	// kills land inside tools as well as between them, whatever the speed
 	// of the machine.
-	steps := []string{"select", "filter", "fetch", "opic", "recrawl", "sekitei", "index", "archive"}
+	steps := []string{"select", "filter", "fetch", "sitemaps", "opic", "recrawl", "sekitei", "index", "archive"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	kills := 0
 	for i := 1; i <= 3; i++ {

@@ -62,8 +62,16 @@ var ErrBatchApplied = errors.New("batch already applied")
 // Stats counts what a build did.
 type Stats struct {
 	Added, Unchanged, Duplicate, Reindexed int
-	NewWords                               int
-	Anchors                                int
+	// NoIndex counts pages not indexed for their robots directives,
+	// Folded pages whose canonical is another URL (indexed under it, or
+	// skipped when a page is already indexed there), and
+	// Guessed pages whose charset was guessed from their bytes.
+	NoIndex, Folded, Guessed int
+	// Withdrawn counts the noindex pages that were indexed before and
+	// left the index.
+	Withdrawn int
+	NewWords  int
+	Anchors   int
 	// Wall time of the phases of Commit: waiting for the last pages,
 	// anchors and re-indexing, sorting, ranking and writing.
 	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
@@ -85,12 +93,13 @@ type Builder struct {
 	lex *lexStore
 	// The document index: entries the batch sets, over those of the
 	// index's segments (b.old).
-	nDocs   uint32
-	changed map[uint32]*DocEntry
-	fetched int // documents fetched for the first time
-	urls    *runSet
-	anc     *runSet
-	newAnc  [][2]uint64 // this batch's anchors by target: (to<<32|from, offset)
+	nDocs     uint32
+	changed   map[uint32]*DocEntry
+	fetched   int // documents fetched for the first time
+	withdrawn int // documents indexed before that now say noindex
+	urls      *runSet
+	anc       *runSet
+	newAnc    [][2]uint64 // this batch's anchors by target: (to<<32|from, offset)
 
 	batchURLs  map[string]uint32 // URLs given docIDs in this batch
 	batchSums  [][2]uint64       // (checksum, docID) of those URLs
@@ -264,6 +273,14 @@ func (b *Builder) docOf(u string, st uint8) (uint32, bool, error) {
 	return d, true, nil
 }
 
+// lookupDoc returns the docID of u if it has one.
+func (b *Builder) lookupDoc(u string) (uint32, bool, error) {
+	if d, ok := b.batchURLs[u]; ok {
+		return d, true, nil
+	}
+	return lookupURL(b.urls, u, b.docURL)
+}
+
 // entry returns the document index entry of d: the batch's, or the index's.
 func (b *Builder) entry(d uint32) (DocEntry, error) {
 	if e := b.changed[d]; e != nil {
@@ -304,25 +321,45 @@ type prepared struct {
 	ends       []uint32 // end of each key in keys
 	hits       []hit.Hit
 	links      []htmldoc.Link
+	guessed    bool // charset guessed from the bytes
+	noindex    bool // not to be indexed
+	folded     bool // url is the page's canonical, not the URL fetched
 	done       chan struct{}
 	err        error
 }
 
-// prepare parses and compresses a page: the part of indexing that runs in
-// parallel.
-func prepare(p *prepared, base *url.URL, body []byte, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer) {
-	p.sum = crc(body)
+// prepare decodes, parses and compresses a page: the part of indexing
+// that runs in parallel. The repository keeps the page as indexed: in
+// UTF-8, so every re-parse reads what the build read.
+func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer) {
+	text, _, guessed := decodePage(pg)
+	p.guessed = guessed
+	doc.Parse(text, base)
+	noindex, nofollow := robotsOf(pg, doc)
+	if noindex {
+		p.noindex = true
+		return
+	}
+	if c := canonicalOf(pg, doc, base); c != "" {
+		p.url, p.folded = c, true
+	}
+	if nofollow {
+		doc.Links = doc.Links[:0]
+		if !bytes.HasPrefix(text, []byte(nofollowMeta)) {
+			text = append([]byte(nofollowMeta), text...)
+		}
+	}
+	p.sum = crc(text) // of the page as stored, which Index.Page checks
 	if compress {
 		zbuf.Reset()
 		zw.Reset(zbuf)
-		zw.Write(body)
+		zw.Write(text)
 		if err := zw.Close(); err != nil {
 			p.err = err
 			return
 		}
 		p.z = bytes.Clone(zbuf.Bytes())
 	}
-	doc.Parse(body, base)
 	p.title = doc.Title
 	p.words = len(doc.Words)
 	p.links = slices.Clone(doc.Links)
@@ -354,7 +391,7 @@ func prepare(p *prepared, base *url.URL, body []byte, compress bool, doc *htmldo
 type job struct {
 	p    *prepared
 	base *url.URL
-	body []byte
+	page Page
 }
 
 // startWorkers starts the parse-and-compress workers and the goroutine
@@ -370,7 +407,7 @@ func (b *Builder) startWorkers() {
 			var zbuf bytes.Buffer
 			zw, _ := zlib.NewWriterLevel(&zbuf, b.opts.ZlibLevel)
 			for j := range b.jobs {
-				prepare(j.p, j.base, j.body, true, &doc, zw, &zbuf)
+				prepare(j.p, j.base, &j.page, true, &doc, zw, &zbuf)
 				close(j.p.done)
 			}
 		}()
@@ -424,6 +461,17 @@ func (b *Builder) wait() error {
 // order given; an error of an earlier page may be returned by a later Add
 // or by Commit. body must not be modified after the call.
 func (b *Builder) Add(pageURL string, body []byte) error {
+	return b.AddPage(Page{URL: pageURL, Body: body})
+}
+
+// AddPage is Add with the fetcher's decisions about the page: its
+// charset, robots directives and canonical URL. A page whose directives say
+// noindex is not stored (its URL stays a link target of other pages); the
+// links of a nofollow page are not anchors; a page whose canonical is
+// another URL of its host is indexed under the canonical, or skipped if a
+// page is already indexed there.
+func (b *Builder) AddPage(pg Page) error {
+	pageURL := pg.URL
 	if b.done {
 		return errors.New("barrel: Add after Commit")
 	}
@@ -443,13 +491,37 @@ func (b *Builder) Add(pageURL string, body []byte) error {
 	}
 	p := &prepared{url: base.String(), done: make(chan struct{})}
 	b.queue <- p
-	b.jobs <- job{p, base, body}
+	b.jobs <- job{p, base, pg}
 	return nil
 }
 
 // apply stores a prepared page: docID, repository, docinfo, lexicon,
 // forward barrels, pending anchors.
 func (b *Builder) apply(p *prepared) error {
+	if p.guessed {
+		b.Stats.Guessed++
+	}
+	if p.noindex {
+		b.Stats.NoIndex++
+		return b.withdraw(p.url)
+	}
+	if p.folded {
+		// Indexed under its canonical URL, unless a page is there already.
+		b.Stats.Folded++
+		if d, ok, err := b.lookupDoc(p.url); err != nil {
+			return err
+		} else if ok && b.inBatch.has(d) {
+			return nil
+		} else if ok {
+			e, err := b.entry(d)
+			if err != nil {
+				return err
+			}
+			if e.Status == StatusFetched && e.RepoOff != NoOffset {
+				return nil
+			}
+		}
+	}
 	doc, _, err := b.docOf(p.url, StatusFetched)
 	if err != nil {
 		return err
@@ -498,6 +570,43 @@ func (b *Builder) apply(p *prepared) error {
 	for _, l := range p.links {
 		b.pending = append(b.pending, pendingAnchor{from: doc, fromOff: repoOff, url: l.URL, text: l.Text})
 	}
+	return nil
+}
+
+// withdraw takes out of the index a page indexed before that now says
+// noindex: it becomes a link target only, as if never fetched. Its old
+// version's words and anchors die as a re-indexed page's do.
+func (b *Builder) withdraw(u string) error {
+	d, ok, err := b.lookupDoc(u)
+	if err != nil || !ok {
+		return err
+	}
+	b.inBatch = b.inBatch.grow(b.nDocs)
+	if b.inBatch.has(d) {
+		return nil // indexed earlier in this batch: the first version stands
+	}
+	e := b.changed[d]
+	if e == nil {
+		old, err := b.entry(d)
+		if err != nil {
+			return err
+		}
+		e = &old
+		b.changed[d] = e
+	}
+	if e.Status != StatusFetched || e.RepoOff == NoOffset {
+		return nil
+	}
+	b.oldRepo[d] = e.RepoOff
+	b.inBatch.set(d)
+	infoOff := uint64(b.info.off)
+	b.recbuf = appendDocInfo(b.recbuf[:0], u, "")
+	if _, err := b.info.Write(b.recbuf); err != nil {
+		return err
+	}
+	*e = DocEntry{Status: StatusLinked, RepoOff: NoOffset, InfoOff: infoOff, Rank: e.Rank}
+	b.withdrawn++
+	b.Stats.Withdrawn++
 	return nil
 }
 
@@ -915,7 +1024,7 @@ func (b *Builder) oldWords(repoR *os.File, d uint32, off uint64, dirty bitset) e
 	}
 	base, _ := url.Parse(rec.URL)
 	p := &prepared{url: rec.URL}
-	prepare(p, base, body, false, &b.page, nil, nil)
+	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, nil, nil)
 	b.keys = b.keys[:0]
 	start := uint32(0)
 	for _, end := range p.ends {
@@ -957,7 +1066,7 @@ func (b *Builder) reindex(repoR *os.File, d uint32, off uint64) error {
 	}
 	base, _ := url.Parse(rec.URL)
 	p := &prepared{url: rec.URL}
-	prepare(p, base, body, false, &b.page, nil, nil)
+	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, nil, nil)
 	return b.indexHits(d, p)
 }
 

@@ -268,6 +268,10 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	m.RepositoryCRC, m.DocInfoCRC, m.AnchorsCRC = b.repo.crc, b.info.crc, b.anchorsF.crc
 	m.Words, m.WordsCRC, m.LexCounts = b.lex.log.off, b.lex.log.crc, b.lex.counts
 	m.Fetched += uint32(b.fetched)
+	m.Fetched -= uint32(b.withdrawn)
+	m.NoIndex += b.Stats.NoIndex
+	m.Folded += b.Stats.Folded
+	m.Guessed += b.Stats.Guessed
 	if err := writeManifest(b.dir, &m); err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func Rebuild(ctx context.Context, dir string, opts Options) (*Stats, error) {
 		if _, err := url.Parse(r.URL); err != nil {
 			return corrupt("repository record at %d: bad URL", r.Offset)
 		}
-		return b.Add(r.URL, body)
+		return b.AddPage(Page{URL: r.URL, Body: body, Charset: "utf-8"}) // stored decoded
 	})
 	if err == nil {
 		err = b.Commit()

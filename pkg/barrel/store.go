@@ -43,6 +43,12 @@ type Manifest struct {
 	Docs       uint32 `json:"docs"`    // docIDs assigned
 	Fetched    uint32 `json:"fetched"` // documents in the repository
 	Batches    int    `json:"batches"`
+	// Pages skipped for a noindex directive, skipped because their
+	// canonical URL was indexed, and indexed with a guessed charset, over
+	// every batch.
+	NoIndex int `json:"noindex,omitempty"`
+	Folded  int `json:"canonical_folded,omitempty"`
+	Guessed int `json:"charset_guessed,omitempty"`
 	// LastBatch is the ID of the last batch applied (--batch): the same ID
 	// again is a no-op.
 	LastBatch     string `json:"last_batch,omitempty"`

@@ -22,29 +22,30 @@ const MaxPageBytes = 32 << 20
 // ErrNotHTML is returned for a response that is not an HTML page.
 var ErrNotHTML = errors.New("not an HTML page")
 
-// PageFromWARC returns the target URL and decoded HTML body of a WARC
-// response record: status 200, an HTML (or unlabelled) content type,
-// Content-Encoding removed.
-func PageFromWARC(rec *warc.Record) (string, []byte, error) {
+// PageFromWARC returns the page of a WARC response record: status 200, an
+// HTML (or unlabelled) content type, Content-Encoding removed, with its
+// Content-Type and X-Robots-Tag for the charset and robots decisions.
+func PageFromWARC(rec *warc.Record) (Page, error) {
 	if rec.Type() != "response" {
-		return "", nil, fmt.Errorf("WARC record is a %q, not a response", rec.Type())
+		return Page{}, fmt.Errorf("WARC record is a %q, not a response", rec.Type())
 	}
 	resp, err := rec.HTTPResponse()
 	if err != nil {
-		return "", nil, fmt.Errorf("WARC response: %v", err)
+		return Page{}, fmt.Errorf("WARC response: %v", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", nil, fmt.Errorf("HTTP status %d", resp.StatusCode)
+		return Page{}, fmt.Errorf("HTTP status %d", resp.StatusCode)
 	}
-	if !isHTML(resp.Header.Get("Content-Type")) {
-		return "", nil, ErrNotHTML
+	ct := resp.Header.Get("Content-Type")
+	if !isHTML(ct) {
+		return Page{}, ErrNotHTML
 	}
 	body, err := decodeBody(resp.Body, resp.Header.Get("Content-Encoding"))
 	if err != nil {
-		return "", nil, err
+		return Page{}, err
 	}
-	return rec.TargetURI(), body, nil
+	return Page{URL: rec.TargetURI(), Body: body, ContentType: ct, XRobotsTag: resp.Header.Values("X-Robots-Tag")}, nil
 }
 
 func isHTML(ct string) bool {
@@ -84,7 +85,7 @@ func decodeBody(r io.Reader, enc string) ([]byte, error) {
 
 // EachWARCPage calls fn for each HTML response of the WARC file at path;
 // skip reports records that are not indexable pages.
-func EachWARCPage(path string, fn func(url string, body []byte) error, skip func(off int64, err error)) error {
+func EachWARCPage(path string, fn func(pg Page) error, skip func(off int64, err error)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -105,14 +106,14 @@ func EachWARCPage(path string, fn func(url string, body []byte) error, skip func
 		if rec.Type() != "response" {
 			continue
 		}
-		u, body, err := PageFromWARC(rec)
+		pg, err := PageFromWARC(rec)
 		if err != nil {
 			if skip != nil {
 				skip(rec.Offset, err)
 			}
 			continue
 		}
-		if err := fn(u, body); err != nil {
+		if err := fn(pg); err != nil {
 			return err
 		}
 	}
@@ -120,10 +121,10 @@ func EachWARCPage(path string, fn func(url string, body []byte) error, skip func
 
 // WARCPageAt reads the page stored at offset of a WARC file, as named by a
 // fetch record's warc_file and warc_offset.
-func WARCPageAt(path string, offset int64) (string, []byte, error) {
+func WARCPageAt(path string, offset int64) (Page, error) {
 	rec, err := warc.ReadAt(path, offset)
 	if err != nil {
-		return "", nil, err
+		return Page{}, err
 	}
 	return PageFromWARC(rec)
 }

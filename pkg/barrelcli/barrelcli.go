@@ -247,11 +247,11 @@ func build(c *cli.Context) error {
 		}
 	case len(warcs) > 0:
 		for _, w := range warcs {
-			err := barrel.EachWARCPage(w, func(u string, body []byte) error {
+			err := barrel.EachWARCPage(w, func(pg barrel.Page) error {
 				if err := c.Context.Err(); err != nil {
 					return err
 				}
-				if err := b.Add(u, body); err != nil {
+				if err := b.AddPage(pg); err != nil {
 					fmt.Fprintf(env.Stderr, "barrel: %s: %v\n", w, err)
 					skipped++
 				}
@@ -279,8 +279,8 @@ func build(c *cli.Context) error {
 	defer idx.Close()
 	m := idx.Manifest()
 	s := b.Stats
-	fmt.Fprintf(env.Stderr, "barrel: batch %d: %d added, %d re-indexed, %d unchanged, %d skipped, %d anchors; "+
-		"%d pages, %d docIDs, %d words, %d segments%s%s, %.1fs\n", m.Batches, s.Added, s.Reindexed, s.Unchanged, skipped, s.Anchors,
+	fmt.Fprintf(env.Stderr, "barrel: batch %d: %d added, %d re-indexed, %d unchanged, %d skipped, %d noindex, %d folded, %d anchors; "+
+		"%d pages, %d docIDs, %d words, %d segments%s%s, %.1fs\n", m.Batches, s.Added, s.Reindexed, s.Unchanged, skipped, s.NoIndex, s.Folded, s.Anchors,
 		m.Fetched, m.Docs, idx.Words(), s.Segments, map[bool]string{true: fmt.Sprintf(" (%d merged)", s.Merged)}[s.Merged > 0],
 		map[bool]string{true: ", ranked"}[s.Ranked], time.Since(start).Seconds())
 	return nil
@@ -384,7 +384,7 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 			return r.Errorf("bad or missing warc_offset")
 		}
 		path := resolveWARC(wf, warcDir, in, files)
-		u, body, err := barrel.WARCPageAt(path, int64(off))
+		pg, err := barrel.WARCPageAt(path, int64(off))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return r.Errorf("WARC file %s: %v", wf, err)
@@ -392,11 +392,20 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 			return r.Errorf("%s@%d: %v", wf, int64(off), err)
 		}
 		if fu, ok := r.String("final_url"); ok && fu != "" {
-			u = fu
+			pg.URL = fu
 		} else if r.URL() != "" {
-			u = r.URL()
+			pg.URL = r.URL()
 		}
-		if err := b.Add(u, body); err != nil {
+		// fetch's decisions win over what the page says of itself.
+		pg.Charset, _ = r.String("charset")
+		pg.Canonical, _ = r.String("canonical")
+		if r.Has("robots") && !r.IsNull("robots") {
+			pg.Robots = []string{}
+			if _, err := r.Decode("robots", &pg.Robots); err != nil {
+				return r.Errorf("robots: %v", err)
+			}
+		}
+		if err := b.AddPage(pg); err != nil {
 			return r.Errorf("%v", err)
 		}
 		return nil
@@ -544,19 +553,24 @@ func getCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "get",
 		Usage:     "print a stored page",
-		UsageText: "barrel get --index DIR [--info] URL|DOCID",
-		Description: `Prints the page stored in the repository for a URL or docID, as fetched.
---info prints its document index entry as an NDJSON record instead: "stored"
-says whether the page is in the repository (false: only seen as a link
-target), and a stored page has "status":200, as in fetch records (barrel
-keeps only 200 responses).
+		UsageText: "barrel get --index DIR [--info|--text] URL|DOCID",
+		Description: `Prints the page stored in the repository for a URL or docID: its HTML as
+indexed, decoded to UTF-8 whatever charset it was served in. --text prints
+its title and visible text instead (one line each). --info prints its
+document index entry as an NDJSON record: "stored" says whether the page is
+in the repository (false: only seen as a link target), and a stored page
+has "status":200, as in fetch records (barrel keeps only 200 responses).
 
 Example:
    $ barrel get --index idx http://docs.test/library/json.html | head -3
+   $ barrel get --index idx --text http://news.test/ru/
+   Новости дня
+   Правительство утвердило бюджет на следующий год. ...
    $ barrel get --index idx --info 307
    {"url":"http://docs.test/library/json.html","doc_id":307,"title":"json — ...","stored":true,"status":200,...}`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.BoolFlag{Name: "info", Usage: "print the document index entry as JSON"},
+			&cli.BoolFlag{Name: "text", Usage: "print the title and visible text, in UTF-8"},
 		},
 		Action: get,
 	}
@@ -605,9 +619,12 @@ func get(c *cli.Context) error {
 		rec.SetString("checksum", fmt.Sprintf("crc32c:%08x", e.Checksum))
 		return clikit.Output(c).Write(rec)
 	}
-	_, body, err := idx.Page(doc)
+	u, body, err := idx.Page(doc)
 	if err != nil {
 		return fmt.Errorf("%s: %w", arg, err)
+	}
+	if c.Bool("text") {
+		body = barrel.PageText(u, body)
 	}
 	_, err = env.Stdout.Write(body)
 	return err
@@ -678,6 +695,7 @@ func stats(c *cli.Context) error {
 		"lexicon_bytes": lexBytes, "docindex_bytes": docBytes,
 		"urls_bytes": urlBytes, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
 		"rank_source": m.RankSource, "ranked_at_batch": m.RankedAt,
+		"noindex_skipped": m.NoIndex, "canonical_folded": m.Folded, "charset_guessed": m.Guessed,
 	}
 	if c.Bool("segments") {
 		out["segments"] = idx.Segments()

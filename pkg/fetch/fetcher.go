@@ -881,13 +881,13 @@ func (f *Fetcher) count(code string, ok bool) {
 
 // ownedFields are the fields fetch writes; a new fetch replaces them all.
 var ownedFields = []string{"host", "status", "final_url", "fetched_at", "content_type", "length", "digest",
-	"charset", "charset_source", "title", "links", "nofollow_links", "canonical", "refresh", "robots", "noindex",
+	"charset", "charset_source", "title", "links", "nofollow_links", "canonical", "refresh", "refresh_delay", "robots", "noindex",
 	"text_simhash", "terms", "redirects", "error", "truncated", "warc_file", "warc_offset", "elapsed_ms", "etag", "last_modified"}
 
 // keptOn304 are the fields that still describe the page after a 304.
 var keptOn304 = map[string]bool{"content_type": true, "length": true, "digest": true, "title": true,
 	"links": true, "nofollow_links": true, "canonical": true, "noindex": true, "etag": true, "last_modified": true,
-	"charset": true, "charset_source": true, "refresh": true, "robots": true, "text_simhash": true}
+	"charset": true, "charset_source": true, "refresh": true, "refresh_delay": true, "robots": true, "text_simhash": true}
 
 func clearOwned(rec *record.Record) {
 	for _, k := range ownedFields {

@@ -422,6 +422,7 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 	}
 	if p.Refresh != "" {
 		rec.SetString("refresh", f.normalize(p.Refresh))
+		rec.SetInt("refresh_delay", int64(p.RefreshDelay))
 	}
 	rec.SetString("text_simhash", textsig.Hex(textsig.Signature(text)))
 	if f.cfg.Terms > 0 {

@@ -2,6 +2,7 @@ package recrawl
 
 import (
 	"math"
+	"strings"
 )
 
 // Observations are what a crawler learns about a page's changes: at each
@@ -130,4 +131,26 @@ func changedTerm(r, t float64) float64 {
 		return 1 / r
 	}
 	return t / math.Expm1(rt)
+}
+
+// ChangefreqRate is the change rate per day a sitemap's <changefreq>
+// announces (sitemaps.org protocol): the prior of a page never observed.
+// "always" counts as hourly, the fastest a turn-based loop can see, and
+// "never" (archived pages) as once in ten years, since a rate must be > 0.
+func ChangefreqRate(changefreq string) (float64, bool) {
+	switch strings.ToLower(strings.TrimSpace(changefreq)) {
+	case "always", "hourly":
+		return 24, true
+	case "daily":
+		return 1, true
+	case "weekly":
+		return 1.0 / 7, true
+	case "monthly":
+		return 1.0 / 30, true
+	case "yearly":
+		return 1.0 / 365, true
+	case "never":
+		return 1.0 / 3650, true
+	}
+	return 0, false
 }

@@ -53,7 +53,19 @@ never crawled. --deferred lists candidates the loop did not fetch: each is
 not offered for --defer-for, twice as long when deferred again (up to
 --defer-cap), its statistics untouched. A record with neither fetched_at,
 status nor error is a URL to know (a seed, a sitemap entry): a page never
-crawled, if the state does not know it yet.
+crawled, if the state does not know it yet. Its "changefreq" (fetch
+sitemaps) is the page's prior change rate (hourly 24/day, daily 1, weekly
+1/7, monthly 1/30, yearly 1/365, never 1/3650; always counts as hourly),
+which decides its rate until --min-history fetches; its "lastmod", for a
+page fetched before, is an observation: changed since the later of the last
+fetch and the last such observation when lastmod is after it, unchanged
+otherwise (the next fetch then does not count that change twice).
+
+A fetch record whose "canonical" names another URL of its host retires the
+page: it is not offered again and its canonical becomes a known page, so a
+URL variant (?utm=..., /print/) is fetched once. --recrawl-canonicalised
+keeps offering such pages; a later fetch naming no other canonical brings
+the page back.
 
 The state records the batch ID in the same transaction: a batch whose ID is
 not after the last one applied changes nothing (a note, exit 0), so a turn
@@ -63,6 +75,10 @@ cross shards) and only this shard's hosts are kept.
 Example:
    $ recrawl update --state crawl.recrawl --batch 000042-20261123T100000Z \
        --weights importance.ndjson --deferred dropped.ndjson fetched.ndjson
+   $ fetch sitemaps sites.txt > sitemap.ndjson     # lastmod, changefreq
+   $ recrawl update --state crawl.recrawl --batch 000043-20261123T110000Z -v fetched.ndjson sitemap.ndjson
+   recrawl: batch 000043-20261123T110000Z: 700 fetches (41 changed, 612 unchanged, 47 failed, 0 stale), 0 weights,
+   0 deferred, 1520 new pages, 12 canonicalised, 88 sitemap lastmods, 1540 changefreqs, 24310 pages
    $ recrawl update --state crawl.recrawl --batch 000042-20261123T100000Z fetched.ndjson
    recrawl: batch 000042-20261123T100000Z already applied (last 000042-20261123T100000Z); nothing to do`,
 		Flags: append(clikit.InputFlags(), stateFlag(), nowFlag(),
@@ -78,6 +94,7 @@ Example:
 			&cli.StringFlag{Name: "deferred", Usage: "`FILE` of candidate records {\"url\"} not fetched this turn"},
 			&cli.DurationFlag{Name: "defer-for", Value: 24 * time.Hour, Usage: "how long a deferred page is not offered"},
 			&cli.DurationFlag{Name: "defer-cap", Value: 8 * 24 * time.Hour, Usage: "the longest deferral after repeated ones"},
+			&cli.BoolFlag{Name: "recrawl-canonicalised", Usage: "keep offering a fetched page whose canonical is another URL of its host (default: retire it; the canonical is crawled)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print what the batch did on stderr"},
 		),
 		Action: update,
@@ -105,6 +122,7 @@ func update(c *cli.Context) error {
 		Prior:            recrawl.Prior{Rate: c.Float64("default-change-rate"), Days: c.Float64("prior-days"), MinHistory: c.Int("min-history")},
 		SimhashThreshold: c.Int("simhash-threshold"), DefaultWeight: c.Float64("default-weight"),
 		DeferFor: c.Duration("defer-for"), DeferCap: c.Duration("defer-cap"),
+		RecrawlCanonicalised: c.Bool("recrawl-canonicalised"),
 	}
 	if !(up.Prior.Rate > 0) || math.IsInf(up.Prior.Rate, 0) || up.Prior.Days < 0 || up.Prior.MinHistory < 1 ||
 		up.SimhashThreshold < 1 || up.SimhashThreshold > 63 || up.DefaultWeight < 0 || up.DeferFor <= 0 || up.DeferCap < up.DeferFor {
@@ -136,9 +154,20 @@ func update(c *cli.Context) error {
 		}
 		if !r.Has("fetched_at") && !r.Has("status") && !r.Has("error") {
 			// A URL to know, not a fetch: a seed, a sitemap entry.
-			d := queue.Weight{URL: strings.TrimSpace(r.URL()), Host: record.RecordHost(r)}
+			d := queue.Discovery{URL: strings.TrimSpace(r.URL()), Host: record.RecordHost(r)}
 			if d.Host == "" {
 				return r.Errorf("no host in url %q", clip(d.URL))
+			}
+			if lm, ok, err := r.Time("lastmod"); err != nil {
+				return r.Errorf("lastmod: %v", err)
+			} else if ok {
+				d.Lastmod = lm
+			}
+			if cf, ok := r.String("changefreq"); ok {
+				if _, known := recrawl.ChangefreqRate(cf); !known {
+					return r.Errorf("changefreq %q: want always, hourly, daily, weekly, monthly, yearly or never", clip(cf))
+				}
+				d.Changefreq = cf
 			}
 			b.Discovered = append(b.Discovered, d)
 			return nil
@@ -227,8 +256,10 @@ func update(c *cli.Context) error {
 		warnf(c, "%d pages have no importance (%d given as 0): they use the default weight %.6g", st.Unweighted, st.ZeroWeights, st.DefaultWeight)
 	}
 	if c.Bool("verbose") {
-		warnf(c, "batch %s: %d fetches (%d changed, %d unchanged, %d failed, %d stale), %d weights, %d deferred, %d new pages, %d pages",
-			id, st.Fetches, st.Changed, st.Unchanged, st.Failures, st.Stale, st.Weights, st.Deferred, st.NewPages, st.Pages)
+		warnf(c, "batch %s: %d fetches (%d changed, %d unchanged, %d failed, %d stale), %d weights, %d deferred, %d new pages, "+
+			"%d canonicalised, %d sitemap lastmods, %d changefreqs, %d pages",
+			id, st.Fetches, st.Changed, st.Unchanged, st.Failures, st.Stale, st.Weights, st.Deferred, st.NewPages,
+			st.Canonicalised, st.Lastmods, st.Changefreqs, st.Pages)
 		observed := "none recrawled"
 		if st.Observed >= 0 {
 			observed = fmt.Sprintf("%.3f of recrawled weight %.6g", st.Observed, st.RecrawledWeight)
@@ -541,4 +572,79 @@ func readLambda0(name string) (float64, error) {
 		return 0, fmt.Errorf("%s: no lambda0 number in %q (want the output of recrawl lambda0)", name, clip(string(data)))
 	}
 	return *v.Lambda0, nil
+}
+
+func newSitesCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "new-sites",
+		Usage:     "the sites of a batch of fetch records that the crawl state has never fetched from",
+		UsageText: "recrawl new-sites --state S [--shard I/N] [FETCH_RECORDS...]",
+		Description: `Reads fetch records and writes one URL record {"url":"SCHEME://HOST/"} for
+each host that answered one of them (a record with a status) and that the
+state has not fetched from before (in the order first seen; the scheme of
+the host's first such record). Run
+before the batch's recrawl update, it names the sites on their first visit:
+the loop reads their robots.txt sitemaps with fetch sitemaps, and the
+sitemap URLs enter the queue through recrawl update as pages to know. With
+--shard only this shard's hosts are considered. A host that gave no answer
+(a network error, a hang) is not named, so that a dead host costs the loop
+no second timeout; its first answer in a later batch does not count as a
+first visit either, since the state records every attempt.
+
+Example:
+   $ recrawl new-sites --state crawl.recrawl fetched.ndjson
+   {"url":"https://news.example/"}
+   $ recrawl new-sites --state crawl.recrawl fetched.ndjson | fetch sitemaps > sitemap.ndjson`,
+		Flags:  append(clikit.InputFlags(), stateFlag()),
+		Action: newSites,
+	}
+}
+
+func newSites(c *cli.Context) error {
+	in, err := clikit.Input(c)
+	if err != nil {
+		return err
+	}
+	var hosts []string
+	site := map[string]string{}
+	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+		if !r.Has("status") {
+			return nil // not a fetch, or one that got no answer
+		}
+		h := record.RecordHost(r)
+		if h == "" {
+			return r.Errorf("no host in url %q", clip(r.URL()))
+		}
+		if _, ok := site[h]; ok {
+			return nil
+		}
+		scheme := "http"
+		if strings.HasPrefix(strings.ToLower(r.URL()), "https:") {
+			scheme = "https"
+		}
+		site[h] = scheme + "://" + h + "/"
+		hosts = append(hosts, h)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	q, err := openQueue(c, true, queue.UpdateOptions{})
+	if err != nil {
+		return err
+	}
+	fresh, err := q.NewHosts(hosts)
+	if cerr := q.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	out := clikit.Output(c)
+	for _, h := range fresh {
+		if err := out.Write(record.New(site[h])); err != nil {
+			return err
+		}
+	}
+	return out.Flush()
 }

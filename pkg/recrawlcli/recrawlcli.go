@@ -56,7 +56,7 @@ The crawl loop keeps a state instead of re-reading history:
    $ recrawl update --state crawl.recrawl --batch 000042-20261123T100000Z --weights imp.ndjson fetched.ndjson
    $ recrawl next --state crawl.recrawl --n 700 --rate 16800 --host-rate 240 > candidates.ndjson`
 	app.Commands = []*cli.Command{rankCommand(), solveCommand(), estimateCommand(), explainCommand(), simulateCommand(),
-		summaryCommand(), lambda0Command(), updateCommand(), nextCommand(), mergeCommand(), reportCommand()}
+		summaryCommand(), lambda0Command(), updateCommand(), newSitesCommand(), nextCommand(), mergeCommand(), reportCommand()}
 	return app
 }
 

@@ -153,11 +153,13 @@ func run(policy string, o opts, clock *changeweb.Clock) (result, error) {
 			MinSlow: 500 * time.Millisecond, Clock: clock})
 	}
 	var seeds []queue.Weight
+	var found []queue.Discovery
 	for _, p := range srv.Pages() {
 		seeds = append(seeds, queue.Weight{URL: p.URL, Host: p.Host, Importance: 1})
+		found = append(found, queue.Discovery{URL: p.URL, Host: p.Host})
 	}
 	start := clock.Now()
-	if _, err := q.Apply("000000-seeds", queue.Batch{Now: start, Discovered: seeds, Weights: seeds}); err != nil {
+	if _, err := q.Apply("000000-seeds", queue.Batch{Now: start, Discovered: found, Weights: seeds}); err != nil {
 		return res, err
 	}
 	copies := map[string]changeweb.Copy{}

@@ -8,6 +8,7 @@ package htmldoc
 import (
 	"bytes"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -50,13 +51,20 @@ type Doc struct {
 	Words []Word // body words in order
 	Meta  string // meta description and keywords
 	Links []Link
+	// Canonical is the href of the first <link rel="canonical">, resolved
+	// against the page's base ("" if none).
+	Canonical string
+	// Metas are the name and content of the page's other named metas
+	// (robots directives among them), for the caller to interpret.
+	Metas [][2]string
 
 	keys []byte
 }
 
 // Reset empties d for reuse, keeping its buffers.
 func (d *Doc) Reset() {
-	d.Title, d.Meta = "", ""
+	d.Title, d.Meta, d.Canonical = "", "", ""
+	d.Metas = d.Metas[:0]
 	d.Text = d.Text[:0]
 	d.Words = d.Words[:0]
 	d.Links = d.Links[:0]
@@ -126,6 +134,11 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 			case atom.Meta:
 				if hasAttr {
 					d.meta(z, &meta)
+				}
+				continue
+			case atom.Link:
+				if hasAttr && d.Canonical == "" {
+					d.link(z, base)
 				}
 				continue
 			case atom.Base:
@@ -223,6 +236,34 @@ func (d *Doc) meta(z *html.Tokenizer, meta *strings.Builder) {
 			meta.WriteString(content)
 			meta.WriteByte(' ')
 		}
+	case "":
+	default:
+		if len(d.Metas) < 64 {
+			d.Metas = append(d.Metas, [2]string{name, content})
+		}
+	}
+}
+
+// link reads a <link>: a rel="canonical" sets d.Canonical.
+func (d *Doc) link(z *html.Tokenizer, base *url.URL) {
+	var rel, href string
+	for {
+		k, v, more := z.TagAttr()
+		switch string(k) {
+		case "rel":
+			rel = strings.ToLower(string(v))
+		case "href":
+			href = strings.TrimSpace(string(v))
+		}
+		if !more {
+			break
+		}
+	}
+	if href == "" || !slices.Contains(strings.Fields(rel), "canonical") {
+		return
+	}
+	if u, ok := linkURL(base, href); ok {
+		d.Canonical = u
 	}
 }
 

@@ -28,6 +28,17 @@ type Fetch struct {
 	Simhash   uint64
 	HasSim    bool
 	Links     []string
+	// Canonical is the page's rel=canonical when it names another URL of
+	// its host ("" otherwise).
+	Canonical string
+}
+
+// A Discovery is a URL known without a fetch: a seed, or a sitemap entry
+// with its lastmod (zero: none) and changefreq ("": none).
+type Discovery struct {
+	URL, Host  string
+	Lastmod    time.Time
+	Changefreq string
 }
 
 // A Weight is one page's importance from opic (0: none).
@@ -45,8 +56,11 @@ type Batch struct {
 	Weights  []Weight
 	Deferred []string // URLs of candidates not fetched this turn
 	// Discovered are pages to know without a fetch (seeds, sitemap
-	// entries): each unknown one becomes a page never crawled.
-	Discovered []Weight
+	// entries): each unknown one becomes a page never crawled. A
+	// changefreq is the prior change rate of a page never observed; a
+	// lastmod of a page fetched before is an observation: changed since
+	// the last fetch (or the last such observation) or not.
+	Discovered []Discovery
 }
 
 // ApplyStats count what a batch did.
@@ -59,7 +73,11 @@ type ApplyStats struct {
 	// ZeroWeights the importances of 0 treated as none.
 	Unweighted, ZeroWeights int
 	DefaultWeight           float64
-	Pages                   int // pages in the state after the batch
+	// Canonicalised counts fetched pages retired for a canonical of
+	// another URL; Lastmods the sitemap lastmods taken as observations,
+	// Changefreqs the changefreqs taken as priors.
+	Canonicalised, Lastmods, Changefreqs int
+	Pages                                int // pages in the state after the batch
 	// Freshness is the estimated weighted freshness after the batch, at its
 	// time, over the pages of weight KnownWeight fetched at least once;
 	// Observed the weighted share of its recrawls found unchanged (of
@@ -111,6 +129,13 @@ func ParseFetch(r *record.Record) (Fetch, error) {
 	}
 	if _, err := r.Decode("links", &f.Links); err != nil {
 		return f, err
+	}
+	if c, ok := r.String("canonical"); ok && c != "" && c != f.URL {
+		final, _ := r.String("final_url")
+		ch, err := urlx.Host(c)
+		if c != final && err == nil && ch == f.Host {
+			f.Canonical = c
+		}
 	}
 	return f, nil
 }
@@ -334,6 +359,9 @@ func (a *applier) apply(meta *boltstate.Bucket, b Batch) error {
 			}
 			t.fetched = true
 			a.fetch(t.p, f, opt)
+			if err := a.canonical(t.p, f, opt); err != nil {
+				return err
+			}
 			if at := f.At.Unix(); at > hostLast[f.Host] {
 				hostLast[f.Host] = at
 			}
@@ -361,13 +389,16 @@ func (a *applier) apply(meta *boltstate.Bucket, b Batch) error {
 			return err
 		}
 	}
-	for _, d := range b.Discovered {
+	for i := range b.Discovered {
+		d := &b.Discovered[i]
 		if !a.keeps(d.Host) {
 			continue
 		}
-		if _, err := a.get(d.URL, d.Host, true); err != nil {
+		t, err := a.get(d.URL, d.Host, true)
+		if err != nil {
 			return err
 		}
+		a.discover(t.p, d, opt)
 	}
 	wsum, wcount := getFloat(meta, kWSum), getFloat(meta, kWCount)
 	for _, w := range b.Weights {
@@ -467,8 +498,11 @@ func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
 		h.Write([]byte(f.Digest))
 		hash = h.Sum64()
 	}
-	if p.LastFetch != 0 {
-		gap := float64(at-p.LastFetch) / 86400
+	if p.Flags&flagBaselineStale != 0 {
+		// The change since the last fetch was counted from the sitemap.
+		p.Flags &^= flagBaselineStale
+	} else if from := max(p.LastFetch, p.LastObs); p.LastFetch != 0 && at > from {
+		gap := float64(at-from) / 86400
 		changed, known := false, true
 		switch {
 		case f.Status == 304:
@@ -510,8 +544,58 @@ func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
 	}
 	p.LastFetch = at
 	p.Failures, p.RetryAt, p.Defers, p.DeferTo = 0, 0, 0, 0
-	rate, method := recrawl.EstimateStats(&p.Stats, opt.Prior)
+	p.estimate(opt)
+}
+
+// estimate sets the page's change rate from its statistics and its prior:
+// its own (a sitemap changefreq) or the state's.
+func (p *page) estimate(opt *UpdateOptions) {
+	prior := opt.Prior
+	if p.PriorRate > 0 {
+		prior.Rate = p.PriorRate
+	}
+	rate, method := recrawl.EstimateStats(&p.Stats, prior)
 	p.Delta, p.Prior = rate, method == recrawl.MethodPrior
+}
+
+// canonical retires a page whose fetch named another URL of its host as
+// its canonical, unless asked not to, and makes the canonical a known page;
+// a fetch naming no other canonical brings the page back.
+func (a *applier) canonical(p *page, f *Fetch, opt *UpdateOptions) error {
+	if f.Failed() {
+		return nil
+	}
+	if f.Canonical == "" || opt.RecrawlCanonicalised {
+		p.Flags &^= flagCanonical
+		if f.Canonical == "" {
+			return nil
+		}
+	} else {
+		p.Flags |= flagCanonical
+		a.st.Canonicalised++
+	}
+	_, err := a.get(f.Canonical, f.Host, true)
+	return err
+}
+
+// discover takes a sitemap entry's changefreq as the prior of its page and
+// its lastmod as an observation from the later of the last fetch and the
+// last observation to the batch's time: changed when lastmod is after it.
+func (a *applier) discover(p *page, d *Discovery, opt *UpdateOptions) {
+	if r, ok := recrawl.ChangefreqRate(d.Changefreq); ok {
+		p.PriorRate = r
+		a.st.Changefreqs++
+	}
+	if from := max(p.LastFetch, p.LastObs); !d.Lastmod.IsZero() && p.LastFetch != 0 && a.now > from {
+		changed := min(d.Lastmod.Unix(), a.now) > from
+		p.Stats.Add(float64(a.now-from)/86400, changed)
+		p.LastObs = a.now
+		if changed {
+			p.Flags |= flagBaselineStale
+		}
+		a.st.Lastmods++
+	}
+	p.estimate(opt)
 }
 
 // commit writes the touched pages and moves their index entries.

@@ -83,7 +83,7 @@ func (q *Queue) Explain(urls []string, opt NextOptions) ([]Explanation, error) {
 			if info.HostFull[p.Host] {
 				x.LambdaI = math.Max(0, low[p.Host]-info.Lambda0)
 			}
-			if b := p.blockedUntil(); b > now {
+			if b := p.blockedUntil(); b > now && b != retired {
 				x.BlockedUntil = time.Unix(b, 0).UTC()
 			}
 			x.Rank = rank[u]
@@ -100,6 +100,8 @@ func reason(x *Explanation, info *NextInfo, p *page, now int64) string {
 	switch {
 	case x.Taken:
 		return fmt.Sprintf("taken: rank %d of %d, V %.6g >= lambda_0 %.6g", x.Rank, info.GlobalCap, x.Value, x.Lambda0)
+	case p.Flags&flagCanonical != 0:
+		return "retired: its last fetch named another URL of its host as canonical, which is crawled instead (--recrawl-canonicalised keeps it)"
 	case !x.BlockedUntil.IsZero() && p.DeferTo > now && p.DeferTo >= p.RetryAt:
 		return fmt.Sprintf("deferred until %s (deferred %d times since its last fetch)", x.BlockedUntil.Format(time.RFC3339), p.Defers)
 	case !x.BlockedUntil.IsZero():

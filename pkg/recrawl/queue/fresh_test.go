@@ -54,9 +54,10 @@ func TestFreshnessTracksTruth(t *testing.T) {
 	defer q.Close()
 
 	weight := func(url string) float64 { return float64(1 + len(url)%4) } // uneven weights
-	var seeds, weights []queue.Weight
+	var seeds []queue.Discovery
+	var weights []queue.Weight
 	for _, p := range srv.Pages() {
-		seeds = append(seeds, queue.Weight{URL: p.URL, Host: p.Host})
+		seeds = append(seeds, queue.Discovery{URL: p.URL, Host: p.Host})
 		weights = append(weights, queue.Weight{URL: p.URL, Host: p.Host, Importance: weight(p.URL)})
 	}
 	copies := map[string]changeweb.Copy{}

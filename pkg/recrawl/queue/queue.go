@@ -132,6 +132,10 @@ type UpdateOptions struct {
 	// DefaultWeight is the weight of a page without importance; 0 means
 	// the mean importance of the pages that have one (1 while none has).
 	DefaultWeight float64
+	// RecrawlCanonicalised keeps offering a page whose canonical is
+	// another URL of its host (by default it is retired: the canonical is
+	// crawled instead).
+	RecrawlCanonicalised bool
 	// DeferFor is how long a deferred candidate is not offered (default
 	// 24h); a page deferred again waits twice as long, up to DeferCap
 	// (default 8 times DeferFor).
@@ -323,11 +327,18 @@ type page struct {
 	LastFetch int64 // unix seconds of the last successful fetch; 0: never
 	Digest    uint64
 	Simhash   uint64
-	Flags     uint8 // flagDigest, flagSimhash
+	Flags     uint8 // flagDigest, flagSimhash, flagCanonical, flagBaselineStale
 	RetryAt   int64 // unix seconds: not before, after a failure; 0: none
 	Failures  uint8 // consecutive failed fetches
 	DeferTo   int64 // unix seconds: not before, after a deferral; 0: none
 	Defers    uint8 // deferrals since the last fetch
+	// LastObs is the unix time up to which sitemap evidence was observed
+	// (0: none): the next fetch's interval starts at the later of it and
+	// LastFetch.
+	LastObs int64
+	// PriorRate is the page's own prior change rate per day, from a
+	// sitemap changefreq (0: the state's --default-change-rate).
+	PriorRate float64
 }
 
 const (
@@ -335,12 +346,27 @@ const (
 	flagSimhash
 	flagWeight
 	flagPrior
+	// flagCanonical: the page named another URL of its host as its
+	// canonical; it is not offered again (the canonical is).
+	flagCanonical
+	// flagBaselineStale: a sitemap lastmod showed a change after the last
+	// fetch, already counted; the next fetch's digest comparison would
+	// count it again, so it only resets the baseline.
+	flagBaselineStale
 )
 
-func (p *page) blockedUntil() int64 { return max(p.RetryAt, p.DeferTo) }
+// retired is the blocked-until time of a page never offered again.
+const retired = math.MaxInt64 >> 1
+
+func (p *page) blockedUntil() int64 {
+	if p.Flags&flagCanonical != 0 {
+		return retired
+	}
+	return max(p.RetryAt, p.DeferTo)
+}
 
 func (p *page) encode(b []byte) []byte {
-	b = append(b, 1) // page encoding version
+	b = append(b, 2) // page encoding version (1: without LastObs and PriorRate)
 	b = binary.AppendUvarint(b, uint64(len(p.Host)))
 	b = append(b, p.Host...)
 	flags := p.Flags &^ (flagWeight | flagPrior)
@@ -375,7 +401,8 @@ func (p *page) encode(b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(g.Count))
 		b = appendFloat(b, g.Sum)
 	}
-	return b
+	b = binary.AppendVarint(b, p.LastObs)
+	return appendFloat(b, p.PriorRate)
 }
 
 func appendFloat(b []byte, v float64) []byte {
@@ -455,8 +482,9 @@ func (d *decoder) bytes(n uint64) []byte {
 
 func decodePage(b []byte) (*page, error) {
 	d := &decoder{b: b}
-	if v := d.byte(); v != 1 && d.err == nil {
-		return nil, fmt.Errorf("page encoding %d", v)
+	version := d.byte()
+	if version != 1 && version != 2 && d.err == nil {
+		return nil, fmt.Errorf("page encoding %d", version)
 	}
 	p := &page{}
 	p.Host = string(d.bytes(d.uvarint()))
@@ -484,7 +512,11 @@ func decodePage(b []byte) (*page, error) {
 	for i := uint64(0); i < nb && d.err == nil; i++ {
 		s.Changed = append(s.Changed, recrawl.GapBin{Bin: int16(d.varint()), Count: uint32(d.uvarint()), Sum: d.float()})
 	}
-	if d.err == nil && (len(d.b) != 0 || p.Host == "" || !(p.W > 0) || !(p.Delta > 0) || s.X > s.N) {
+	if version >= 2 {
+		p.LastObs = d.varint()
+		p.PriorRate = d.float()
+	}
+	if d.err == nil && (len(d.b) != 0 || p.Host == "" || !(p.W > 0) || !(p.Delta > 0) || s.X > s.N || p.PriorRate < 0) {
 		d.fail("inconsistent page")
 	}
 	return p, d.err
@@ -578,4 +610,28 @@ func bucketNames(bs ...[]byte) []string {
 		out[i] = string(b)
 	}
 	return out
+}
+
+// NewHosts returns those of hosts that no batch has fetched from yet (a
+// missing state knows none), in the order given.
+func (q *Queue) NewHosts(hosts []string) ([]string, error) {
+	known := map[string]bool{}
+	err := q.view(func(tx *boltstate.Tx) error {
+		b := tx.Bucket(bHosts)
+		for _, h := range hosts {
+			v, err := b.Get([]byte(h))
+			if err != nil {
+				return err
+			}
+			known[h] = v != nil
+		}
+		return nil
+	})
+	var out []string
+	for _, h := range hosts {
+		if !known[h] {
+			out = append(out, h)
+		}
+	}
+	return out, err
 }

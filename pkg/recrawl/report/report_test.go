@@ -39,7 +39,11 @@ func crawl(t *testing.T, path string) (pages []string) {
 	}
 	// One extra page known from a seed only, never fetched.
 	seeds = append(seeds, queue.Weight{URL: "http://d.test/", Host: "d.test", Importance: 1})
-	if _, err := q.Apply("000000-seeds", queue.Batch{Now: epoch, Discovered: seeds, Weights: seeds}); err != nil {
+	var found []queue.Discovery
+	for _, w := range seeds {
+		found = append(found, queue.Discovery{URL: w.URL, Host: w.Host})
+	}
+	if _, err := q.Apply("000000-seeds", queue.Batch{Now: epoch, Discovered: found, Weights: seeds}); err != nil {
 		t.Fatal(err)
 	}
 	for turn := 1; turn <= 12; turn++ {
