@@ -132,7 +132,7 @@ func TestPerHost(t *testing.T) {
 	}
 	// With several connections the delay spaces the starts on our side; the
 	// server sees them up to the scheduling jitter apart.
-	if g := h.minGap(); g < 10*time.Millisecond {
+	if g := h.minGap(); g < 5*time.Millisecond {
 		t.Errorf("starts %v apart", g)
 	}
 }
