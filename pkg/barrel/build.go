@@ -1011,20 +1011,10 @@ func cmpU64(a, b uint64) int {
 // repository offset off, which the batch replaces, and marks the targets
 // of its links (anchors that die with it) dirty.
 func (b *Builder) oldWords(repoR *os.File, d uint32, off uint64, dirty bitset) error {
-	rec, err := readRepoAt(repoR, int64(off), b.repo.off)
+	p, err := b.reparse(repoR, d, off)
 	if err != nil {
 		return err
 	}
-	if rec.Doc != d {
-		return corrupt("repository record at %d is doc %d, not %d", rec.Offset, rec.Doc, d)
-	}
-	body, err := inflate(rec.Zlib)
-	if err != nil {
-		return err
-	}
-	base, _ := url.Parse(rec.URL)
-	p := &prepared{url: rec.URL}
-	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, nil, nil)
 	b.keys = b.keys[:0]
 	start := uint32(0)
 	for _, end := range p.ends {
@@ -1053,21 +1043,31 @@ func (b *Builder) oldWords(repoR *os.File, d uint32, off uint64, dirty bitset) e
 
 // reindex re-parses document d, stored at off, from the repository.
 func (b *Builder) reindex(repoR *os.File, d uint32, off uint64) error {
-	rec, err := readRepoAt(repoR, int64(off), b.repo.off)
+	p, err := b.reparse(repoR, d, off)
 	if err != nil {
 		return err
 	}
+	return b.indexHits(d, p)
+}
+
+// reparse parses again the version of document d stored at repository
+// offset off (stored decoded, so as UTF-8).
+func (b *Builder) reparse(repoR *os.File, d uint32, off uint64) (*prepared, error) {
+	rec, err := readRepoAt(repoR, int64(off), b.repo.off)
+	if err != nil {
+		return nil, err
+	}
 	if rec.Doc != d {
-		return corrupt("repository record at %d is doc %d, docindex says %d", rec.Offset, rec.Doc, d)
+		return nil, corrupt("repository record at %d is doc %d, docindex says %d", rec.Offset, rec.Doc, d)
 	}
 	body, err := inflate(rec.Zlib)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	base, _ := url.Parse(rec.URL)
 	p := &prepared{url: rec.URL}
 	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, nil, nil)
-	return b.indexHits(d, p)
+	return p, nil
 }
 
 func inflate(z []byte) ([]byte, error) {
