@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestInterruptFlushesWholeLines starts the real binary, feeds it URLs
@@ -38,7 +41,7 @@ func TestInterruptFlushesWholeLines(t *testing.T) {
 		fmt.Fprintf(w, "http://example.com/section/%d/page-%d.html\n", i, i)
 	}
 	w.Flush()
-	time.Sleep(300 * time.Millisecond) // let it process the lines and block reading
+	waitBlockedReading(t, cmd.Process.Pid, stdin.(*os.File))
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -71,4 +74,44 @@ func TestInterruptFlushesWholeLines(t *testing.T) {
 	if len(lines) != n {
 		t.Fatalf("%d of %d records written", len(lines), n)
 	}
+}
+
+// waitBlockedReading waits until the process has drained the pipe and sits
+// in a read of it: urlfeat reads, extracts and writes each line in turn, so
+// it has then processed every line written. The state is read from /proc
+// rather than guessed from a sleep, which a loaded machine can outlast.
+func waitBlockedReading(t *testing.T, pid int, pipe *os.File) {
+	t.Helper()
+	stable := 0
+	for deadline := time.Now().Add(30 * time.Second); stable < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("urlfeat did not drain its input in 30 s")
+		}
+		if pipeEmpty(t, pipe) && readingPipe(pid) {
+			stable++
+		} else {
+			stable = 0
+		}
+	}
+}
+
+// pipeEmpty asks the kernel how many bytes wait in the pipe (FIONREAD
+// answers for either end of a Linux pipe).
+func pipeEmpty(t *testing.T, pipe *os.File) bool {
+	n, err := unix.IoctlGetInt(int(pipe.Fd()), unix.TIOCINQ) // TIOCINQ is FIONREAD
+	if err != nil {
+		t.Fatalf("FIONREAD: %v", err)
+	}
+	return n == 0
+}
+
+// readingPipe reports whether a thread of pid is asleep in a pipe read.
+func readingPipe(pid int) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+	for _, f := range tasks {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "pipe_read") {
+			return true
+		}
+	}
+	return false
 }
