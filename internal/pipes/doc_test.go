@@ -1,0 +1,89 @@
+package pipes
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// docCommandExempt matches the doc commands the doc scripts do not run:
+// listing a file the script holds, setting a variable, and the
+// measurements (bench scripts, Go programs), which take minutes and give
+// figures, not output to compare.
+var docCommandExempt = regexp.MustCompile(`^(cat [^|;&<>]+|[A-Z_]+=[^ ]*|(BASE=[^ ]+ )?scripts/.*|go .*|recrawl report .*)$`)
+
+// TestDocCommandsRun keeps the docs and their scripts together: every
+// command of a worked example (a "$ " line of a code block, continuation
+// lines joined, its trailing comment dropped) of docs/TOOL.md appears, as
+// written, in the commands of testdata/script/doc-TOOL.txtar (where a
+// command run through sh -c writes each ' as ''). A doc example edited
+// without its test, or a test that runs something else, fails here.
+func TestDocCommandsRun(t *testing.T) {
+	for _, tool := range []string{"fetch", "opic", "recrawl", "sekitei"} {
+		doc, err := os.ReadFile("../../docs/" + tool + ".md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ar, err := txtar.ParseFile("testdata/script/doc-" + tool + ".txtar")
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := normalizeCommand(strings.ReplaceAll(string(ar.Comment), "''", "'"))
+		cmds := docCommands(string(doc))
+		if len(cmds) == 0 {
+			t.Errorf("docs/%s.md: no worked example found", tool)
+		}
+		for _, c := range cmds {
+			if docCommandExempt.MatchString(c) {
+				continue
+			}
+			if !strings.Contains(script, c) {
+				t.Errorf("docs/%s.md: %q is not run by doc-%s.txtar", tool, c, tool)
+			}
+		}
+	}
+}
+
+var trailingComment = regexp.MustCompile(`\s+#[^'"]*$`)
+
+// docCommands returns the "$ " commands of the fenced code blocks of doc.
+func docCommands(doc string) []string {
+	var cmds []string
+	inBlock := false
+	var cur strings.Builder
+	continued := false
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if !inBlock {
+			continue
+		}
+		var text string
+		switch {
+		case continued:
+			text = line
+		case strings.HasPrefix(line, "$ "):
+			text = line[2:]
+		default:
+			continue
+		}
+		text = strings.TrimSpace(text)
+		continued = strings.HasSuffix(text, `\`)
+		cur.WriteString(strings.TrimSuffix(text, `\`))
+		cur.WriteByte(' ')
+		if !continued {
+			cmds = append(cmds, normalizeCommand(trailingComment.ReplaceAllString(strings.TrimSpace(cur.String()), "")))
+			cur.Reset()
+		}
+	}
+	return cmds
+}
+
+func normalizeCommand(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
