@@ -19,7 +19,7 @@ var docCommandExempt = regexp.MustCompile(`^(cat [^|;&<>]+|[A-Z_]+=[^ ]*|(BASE=[
 // command of a worked example (a "$ " line of a code block, continuation
 // lines joined, its trailing comment dropped) of docs/TOOL.md appears, as
 // written, in the commands of testdata/script/doc-TOOL.txtar (where a
-// command run through sh -c writes each ' as ”). A doc example edited
+// command run through sh -c doubles each single quote). A doc example edited
 // without its test, or a test that runs something else, fails here.
 func TestDocCommandsRun(t *testing.T) {
 	for _, tool := range []string{"fetch", "opic", "recrawl", "sekitei"} {
