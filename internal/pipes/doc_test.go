@@ -47,6 +47,49 @@ func TestDocCommandsRun(t *testing.T) {
 	}
 }
 
+// TestDocOutputsShown is the other half: every file of a doc script that a
+// cmp compares a command's output with is shown in the doc, line for line
+// (${VAR} of the script written $VAR in the doc, as the doc's examples name
+// the test's loopback address), so the output the doc shows is the output
+// the test checks.
+func TestDocOutputsShown(t *testing.T) {
+	cmpLine := regexp.MustCompile(`(?m)^cmp (\S+) (\S+)$`)
+	braces := regexp.MustCompile(`\$\{([A-Z_]+)\}`)
+	for _, tool := range []string{"fetch", "opic", "recrawl", "sekitei"} {
+		doc, err := os.ReadFile("../../docs/" + tool + ".md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		docLines := map[string]bool{}
+		for _, l := range strings.Split(string(doc), "\n") {
+			docLines[l] = true
+		}
+		ar, err := txtar.ParseFile("testdata/script/doc-" + tool + ".txtar")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for _, m := range cmpLine.FindAllStringSubmatch(string(ar.Comment), -1) {
+			for _, name := range m[1:] {
+				for _, f := range ar.Files {
+					if f.Name != name && !strings.HasSuffix(f.Name, "/"+name) && !strings.HasSuffix(name, "/"+f.Name) {
+						continue
+					}
+					checked++
+					for _, l := range strings.Split(strings.TrimSuffix(string(f.Data), "\n"), "\n") {
+						if l = braces.ReplaceAllString(l, "$$$1"); !docLines[l] {
+							t.Errorf("docs/%s.md does not show %s's line %q", tool, f.Name, l)
+						}
+					}
+				}
+			}
+		}
+		if checked == 0 {
+			t.Errorf("doc-%s.txtar compares no output with a file", tool)
+		}
+	}
+}
+
 var trailingComment = regexp.MustCompile(`\s+#[^'"]*$`)
 
 // docCommands returns the "$ " commands of the fenced code blocks of doc.
