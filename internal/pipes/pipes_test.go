@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the scripts of testdata/script. Commands of their own:
 // "serve IP DIR" serves DIR over HTTP on a free port of the loopback
-// address IP and sets $SERVER to its base URL; "expand FILE..." replaces
+// address IP and sets $SERVER to its base URL (and $PORT to its port); "expand FILE..." replaces
 // $VARIABLES in each FILE by their values.
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, map[string]scripttest.Cmd{"serve": serve, "expand": expand, "screen": screen})
@@ -76,6 +76,7 @@ func serve(ts *testscript.TestScript, neg bool, args []string) {
 	go srv.Serve(ln)
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv("SERVER", fmt.Sprintf("http://%s", ln.Addr()))
+	ts.Setenv("PORT", fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 }
 
 func expand(ts *testscript.TestScript, neg bool, args []string) {

@@ -46,11 +46,11 @@ func openHostRates(c *cli.Context, cfg *fetch.Config) (save func() error, err er
 	out := c.String("write-host-rates")
 	return func() error {
 		if err := est.Save(state); err != nil {
-			return fmt.Errorf("fetch: saving --host-rates: %w", err)
+			return fmt.Errorf("saving --host-rates: %w", err)
 		}
 		if out != "" {
 			if err := est.WriteHostRatesFile(out); err != nil {
-				return fmt.Errorf("fetch: --write-host-rates: %w", err)
+				return fmt.Errorf("--write-host-rates: %w", err)
 			}
 		}
 		return nil
