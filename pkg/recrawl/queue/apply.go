@@ -284,9 +284,9 @@ func (q *Queue) Apply(batchID string, b Batch) (ApplyStats, error) {
 			return nil
 		}
 		a := &applier{q: q, tx: tx, pages: tx.Bucket(bPages), seen: map[string]*touched{}, now: b.Now.Unix()}
-		if v, err := meta.Get(kFreshBuilt); err != nil {
+		if built, err := freshBuilt(meta); err != nil {
 			return err
-		} else if v == nil {
+		} else if !built {
 			if err := buildFresh(meta, a.pages, q); err != nil {
 				return err
 			}
