@@ -38,6 +38,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
 	"github.com/sekitei/crawlkit/pkg/recrawl/queue"
+	"github.com/sekitei/crawlkit/pkg/urlx"
 )
 
 // The web: four hosts of different capacities (requests a virtual second);
@@ -155,8 +156,14 @@ func run(policy string, o opts, clock *changeweb.Clock) (result, error) {
 	var seeds []queue.Weight
 	var found []queue.Discovery
 	for _, p := range srv.Pages() {
-		seeds = append(seeds, queue.Weight{URL: p.URL, Host: p.Host, Importance: 1})
-		found = append(found, queue.Discovery{URL: p.URL, Host: p.Host})
+		// Hosts as the loop's tools key them (host:port here), so that the
+		// estimator's rates meet the pages' hosts in recrawl.
+		host, err := urlx.Host(p.URL)
+		if err != nil {
+			return res, err
+		}
+		seeds = append(seeds, queue.Weight{URL: p.URL, Host: host, Importance: 1})
+		found = append(found, queue.Discovery{URL: p.URL, Host: host})
 	}
 	start := clock.Now()
 	if _, err := q.Apply("000000-seeds", queue.Batch{Now: start, Discovered: found, Weights: seeds}); err != nil {
@@ -195,12 +202,17 @@ func run(policy string, o opts, clock *changeweb.Clock) (result, error) {
 		default:
 			nopt := queue.NextOptions{Now: now, N: o.n, Slot: o.slot.Hours() / 24}
 			if est != nil {
-				limits := est.Rates()
+				limits := est.Limits() // what fetch host-rates writes for recrawl
 				nopt.HostRate = func(h string) float64 { return limits[strings.ToLower(h)] }
 			}
-			cands, _, err := q.Next(nopt)
+			cands, info, err := q.Next(nopt)
 			if err != nil {
 				return res, err
+			}
+			if o.verbose && est != nil {
+				for h, c := range info.HostCap {
+					fmt.Fprintf(os.Stderr, "%s turn %d: %s cap %d taken %d full %v\n", policy, turn, h, c, info.HostTaken[h], info.HostFull[h])
+				}
 			}
 			for _, c := range cands {
 				if _, ok := truthOf(srv, c.URL); ok {
