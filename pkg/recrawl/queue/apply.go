@@ -79,7 +79,8 @@ type ApplyStats struct {
 	Canonicalised, Lastmods, Changefreqs int
 	Pages                                int // pages in the state after the batch
 	// Freshness is the estimated weighted freshness after the batch, at its
-	// time, over the pages of weight KnownWeight fetched at least once;
+	// time, over the pages of weight KnownWeight fetched at least once and
+	// not retired;
 	// Observed the weighted share of its recrawls found unchanged (of
 	// weight RecrawledWeight; -1 when none). See HistoryEntry.
 	Freshness, KnownWeight    float64

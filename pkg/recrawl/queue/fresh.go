@@ -222,8 +222,8 @@ func freshnessAt(meta *boltstate.Bucket, at int64) (float64, float64, error) {
 }
 
 // Freshness returns the estimated weighted freshness of the crawl at a
-// time (see above) and the weight of the pages it covers (0: no page
-// fetched yet).
+// time (see above) and the weight of the pages it covers, those fetched at
+// least once and not retired (0: none).
 func (q *Queue) Freshness(at time.Time) (est, weight float64, err error) {
 	err = q.view(func(tx *boltstate.Tx) error {
 		b := tx.Bucket(bMeta)
@@ -245,7 +245,7 @@ type HistoryEntry struct {
 	Fetches  int       `json:"fetches"`  // fetches in the batch
 	Failures int       `json:"failures"` // failed fetches in the batch
 	// Estimated is F at the batch's time after it was applied, over the
-	// pages of weight Known fetched at least once.
+	// pages of weight Known fetched at least once and not retired.
 	Estimated float64 `json:"estimated"`
 	Known     float64 `json:"known_weight"`
 	// Observed is the weighted share of the batch's recrawls found
