@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Recrawl policies compared on the changing web (internal/changeweb): a
-# fixed recrawl interval, crawl value without host limits, and crawl value
-# with the estimated host limits (fetch --host-rates, recrawl next
-# --host-rates), for the same number of fetches a turn, each policy on its
+# fixed recrawl interval, crawl value without host limits, crawl value with
+# the estimated host rates as limits (value+level: the smoothed estimate;
+# value+rates: the limits fetch host-rates writes, the estimate with the
+# next probe's headroom; both paced by fetch --host-rates, limited by
+# recrawl next --host-rates), for the same number of fetches a turn, each policy on its
 # own copy of the web, all at once on one virtual clock. Prints the README's
 # table: time-averaged true weighted freshness after the warm-up, 503s
 # received, pages per host per virtual hour, most requests a host received

@@ -400,6 +400,35 @@ func (s *Server) Freshness(copies []Copy, at time.Time) float64 {
 	return fresh / total
 }
 
+// ExpectedFreshness returns the expectation of Freshness given only when
+// each copy was fetched, sum w e^(-rate tau) / sum w (a Poisson page is
+// unchanged tau after a fetch with probability e^(-rate tau), whatever
+// came before), and the standard deviation of Freshness about it, sqrt(sum
+// w^2 p (1 - p)) / sum w: what an estimator of freshness targets, without
+// the noise of one realisation of the changes. Unknown pages count as
+// stale.
+func (s *Server) ExpectedFreshness(copies []Copy, at time.Time) (mean, sd float64) {
+	var fresh, variance, total float64
+	for _, c := range copies {
+		w := c.Weight
+		if w <= 0 {
+			w = 1
+		}
+		total += w
+		p, ok := s.pages[strings.ToLower(c.Host)+c.Path]
+		if !ok {
+			continue
+		}
+		f := math.Exp(-p.truth.Rate / 86400 * math.Max(0, at.Sub(c.Fetched).Seconds()))
+		fresh += w * f
+		variance += w * w * f * (1 - f)
+	}
+	if total == 0 {
+		return 0, 0
+	}
+	return fresh / total, math.Sqrt(variance) / total
+}
+
 // Robots returns a host's robots.txt.
 func (s *Server) Robots(name string) string {
 	h := s.hosts[strings.ToLower(name)]

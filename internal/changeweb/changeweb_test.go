@@ -130,6 +130,10 @@ func TestFreshness(t *testing.T) {
 		if math.Abs(got*n-want) > 4*math.Sqrt(variance)+1e-9 {
 			t.Errorf("tau %v: freshness %.4f, expected %.4f +- %.4f", tau, got, want/n, 4*math.Sqrt(variance)/n)
 		}
+		mean, sd := s.ExpectedFreshness(copies, fetched.Add(tau))
+		if math.Abs(mean-want/n) > 1e-9 || math.Abs(sd-math.Sqrt(variance)/n) > 1e-9 {
+			t.Errorf("tau %v: ExpectedFreshness %.4f +- %.4f, want %.4f +- %.4f", tau, mean, sd, want/n, math.Sqrt(variance)/n)
+		}
 		t.Logf("tau %v: freshness %.4f, expected %.4f", tau, got, want/n)
 	}
 	// Weights count, and an unknown page is stale.
@@ -137,6 +141,14 @@ func TestFreshness(t *testing.T) {
 	cs := []Copy{{Host: p.Host, Path: p.Path, Fetched: fetched, Weight: 3}, {Host: p.Host, Path: "/nowhere", Fetched: fetched}}
 	if got := s.Freshness(cs, fetched); got != 0.75 {
 		t.Errorf("weighted freshness %v, want 0.75", got)
+	}
+	if got, sd := s.ExpectedFreshness(cs, fetched); got != 0.75 || sd != 0 {
+		t.Errorf("weighted expected freshness %v +- %v, want 0.75 +- 0", got, sd)
+	}
+	day := fetched.Add(24 * time.Hour)
+	cs[0].Weight, cs = 1, cs[:1]
+	if got, sd := s.ExpectedFreshness(cs, day); math.Abs(got-math.Exp(-p.Rate)) > 1e-12 || math.Abs(sd-math.Sqrt(got*(1-got))) > 1e-12 {
+		t.Errorf("one page of rate %g a day, a day after its fetch: %v +- %v, want e^-rate", p.Rate, got, sd)
 	}
 }
 
@@ -379,5 +391,38 @@ func TestClock(t *testing.T) {
 	cancel()
 	if err := c.Sleep(ctx, time.Hour); err == nil {
 		t.Fatal("Sleep ignored a cancelled context")
+	}
+	// Skip jumps at once, on top of the running time; a negative one is
+	// ignored.
+	b := c.Now()
+	c.Skip(48 * time.Hour)
+	c.Skip(-time.Hour)
+	if d := c.Now().Sub(b); d < 48*time.Hour || d > 49*time.Hour {
+		t.Fatalf("after skipping 48h the clock moved %v", d)
+	}
+	if c.Epoch() != time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) {
+		t.Fatal("Skip moved the epoch")
+	}
+}
+
+// Pages change on the virtual clock whether it runs or skips: a skip of a
+// day moves an hourly page's version on by about 24.
+func TestSkipChangesPages(t *testing.T) {
+	s := start(t, Config{Seed: 3, Hosts: twoHosts, HourlyShare: 0.5})
+	var changes, hourly int
+	before := map[string]int{}
+	for _, p := range s.Pages() {
+		before[p.Path] = s.Version(p.Host, p.Path, s.Clock().Now())
+	}
+	s.Clock().Skip(24 * time.Hour)
+	for _, p := range s.Pages() {
+		if p.Rate == 24 {
+			hourly++
+			changes += s.Version(p.Host, p.Path, s.Clock().Now()) - before[p.Path]
+		}
+	}
+	// Poisson: mean 24 a page, sd sqrt(24 n) over n pages.
+	if want, sd := 24*float64(hourly), math.Sqrt(24*float64(hourly)); hourly == 0 || math.Abs(float64(changes)-want) > 4*sd {
+		t.Errorf("%d hourly pages changed %d times over a skipped day, want %.0f +- %.0f", hourly, changes, want, 4*sd)
 	}
 }

@@ -2,6 +2,7 @@ package changeweb
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +15,8 @@ type Clock struct {
 	epoch time.Time // virtual time at start
 	start time.Time // real time at start (with its monotonic reading)
 	speed float64
+	// skipped is the virtual time jumped over by Skip, in nanoseconds.
+	skipped atomic.Int64
 }
 
 // NewClock returns a clock reading epoch now and running speed times faster
@@ -27,7 +30,18 @@ func NewClock(epoch time.Time, speed float64) *Clock {
 
 // Now returns the virtual time.
 func (c *Clock) Now() time.Time {
-	return c.epoch.Add(time.Duration(float64(time.Since(c.start)) * c.speed))
+	return c.epoch.Add(time.Duration(float64(time.Since(c.start))*c.speed) + time.Duration(c.skipped.Load()))
+}
+
+// Skip moves the clock forward by a virtual duration at once (d <= 0 does
+// nothing): a test whose crawler idles between turns jumps over the idle
+// time instead of sleeping through it, so that its run time is the time
+// spent crawling and a slow machine does not stretch the turns. Requests
+// in flight keep their real-time waits.
+func (c *Clock) Skip(d time.Duration) {
+	if d > 0 {
+		c.skipped.Add(int64(d))
+	}
 }
 
 // Epoch returns the virtual time at which the clock started.

@@ -84,8 +84,10 @@ func hostRatesCommand() *cli.Command {
 		Usage:     "write each host's crawl-rate limit in crawls per day, for recrawl --host-rates",
 		UsageText: "fetch host-rates --host-rates STATE [--pins FILE] [--tsv]",
 		Description: `Reads the state fetch --host-rates keeps and writes host<TAB>crawls per day,
-one host a line (the smoothed estimate, or the pin, capped by the host's
-Crawl-delay), the file recrawl next --host-rates reads; a host pinned to 0
+one host a line (the smoothed estimate with the headroom of the next probe:
+x1.5 while the host never showed distress, half way to its known limit
+below it, 5% beyond it; or the pin; capped by the host's Crawl-delay), the
+file recrawl next --host-rates reads; a host pinned to 0
 is a comment line ("# host<TAB>0 do not crawl"). --tsv writes instead
 host, rate now (per second), smoothed (per second), known limit, pinned,
 crawl-delay (s), failures in a row and resting-until, for people.
@@ -93,7 +95,7 @@ crawl-delay (s), failures in a row and resting-until, for people.
 Example:
    $ fetch host-rates --host-rates state/host-rates.json --pins pins.txt
    # private.example	0 do not crawl
-   news.example	172800
+   news.example	226800
    slow.example	720
    $ fetch host-rates --host-rates state/host-rates.json --tsv
    host	rate	smoothed	limit	pinned	crawl_delay	failures	resting_until

@@ -7,8 +7,9 @@
 // crawl rate of each host; those estimates are the host limits k_i behind
 // each host's threshold lambda_i in recrawl. This package keeps that
 // estimate; a fetcher paces each host by it (Reserve or TryStart before a
-// request, Observe after it) and the crawl loop hands its average over time
-// to recrawl as k_i (Rates, WriteHostRates: crawls per day).
+// request, Observe after it) and the crawl loop hands its average over time,
+// with the headroom the next probe needs, to recrawl as k_i (Limits,
+// WriteHostRates: crawls per day; Rates is the average alone).
 //
 // # Rules
 //
@@ -600,10 +601,58 @@ func (e *Estimator) smooth(h *hostState, now time.Time) {
 	h.Updated = now
 }
 
-// Rates returns every host's crawl-rate limit in crawls per day, the k_i of
-// recrawl: the estimate averaged over Smoothing (the pacing rate is a saw
-// tooth by design: it backs off and probes; recrawl wants the level), or the
-// pinned rate, capped by Crawl-delay. A host pinned to 0 is in the map with 0.
+// Limits returns every host's crawl limit for planning, in crawls per day:
+// the k_i recrawl gives each host (WriteHostRates writes them). It is the
+// level Rates reports (or the pace, when it has just risen above it) grown
+// by the step the estimator's next increase would take: x SlowStart while
+// no limit is known, half way to the known limit M below 0.95 M, x Probe
+// beyond. A host pinned by hand gets its pin, a resting host its level, and
+// Crawl-delay and Ceiling cap it.
+//
+// Why more than the level: the estimator raises only a rate in use (the
+// host asked at 0.9 of it or more), and a crawl whose planner gives a host
+// no more URLs than the level can fetch in a slot never uses more than the
+// level: the estimate would stay where it is however much the host could
+// take. With the headroom the planner hands a host it wants more of a few
+// URLs beyond the pace, fetch keeps the host busy (pacing, never faster
+// than the estimate), and the estimator can probe; where the crawl wants
+// fewer pages than the level the limit does not bind and changes nothing;
+// at a host's known limit the headroom is only the probe step (5%), so a
+// turn overruns its slot by at most that.
+func (e *Estimator) Limits() map[string]float64 {
+	now := e.cfg.Clock.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := make(map[string]float64, len(e.hosts))
+	for k, h := range e.hosts {
+		e.smooth(h, now)
+		m[k] = h.limited(e.planRate(h, now)) * 86400
+	}
+	return m
+}
+
+// planRate is a host's estimate grown by its next increase (see Limits).
+func (e *Estimator) planRate(h *hostState, now time.Time) float64 {
+	level := max(h.Smooth, h.Rate)
+	if h.Pinned != nil || now.Before(h.RestUntil) {
+		return h.Smooth
+	}
+	switch {
+	case h.Limit <= 0:
+		level *= e.cfg.SlowStart
+	case level < 0.95*h.Limit:
+		level += (h.Limit - level) / 2
+	default:
+		level *= e.cfg.Probe
+	}
+	return e.clamp(h, level)
+}
+
+// Rates returns every host's crawl rate in crawls per day: the estimate
+// averaged over Smoothing (the pacing rate is a saw tooth by design: it
+// backs off and probes; a report wants the level), or the pinned rate,
+// capped by Crawl-delay. A host pinned to 0 is in the map with 0. recrawl
+// plans with Limits, this level plus a probing headroom.
 func (e *Estimator) Rates() map[string]float64 {
 	now := e.cfg.Clock.Now()
 	e.mu.Lock()

@@ -185,13 +185,13 @@ func parseRate(s string) (float64, error) {
 	return v / per, nil
 }
 
-// WriteHostRates writes Rates in the format recrawl --host-rates reads
+// WriteHostRates writes Limits in the format recrawl --host-rates reads
 // (pkg/recrawlcli readHostRates): host<TAB>crawls per day, one host a line,
 // sorted. recrawl refuses a rate of 0, so hosts that must not be crawled are
 // written as comment lines ("# host<TAB>0 do not crawl"), which it skips;
 // the loop must drop those hosts' pages itself.
 func (e *Estimator) WriteHostRates(w io.Writer) error {
-	rates := e.Rates()
+	rates := e.Limits()
 	hosts := make([]string, 0, len(rates))
 	for h := range rates {
 		hosts = append(hosts, h)

@@ -216,8 +216,10 @@ func TestHostRatesForRecrawl(t *testing.T) {
 	if err := e.WriteHostRates(&buf); err != nil {
 		t.Fatal(err)
 	}
-	// Smoothed rates per day: a.test kept 4/s; b.test was halved to 2/s a
-	// few seconds ago, so its average is still near 4; the pin and the
+	// Limits per day: a.test kept 4/s with no limit known, planned at the
+	// next slow-start step, 6/s; b.test was halved to 2/s a few seconds
+	// ago (its known limit 4), so its average is still near 4, planned 5%
+	// beyond; dead.test rests: its average alone; the pin and the
 	// Crawl-delay are exact.
 	got := map[string]float64{}
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -232,7 +234,7 @@ func TestHostRatesForRecrawl(t *testing.T) {
 		}
 		got[h] = r
 	}
-	for h, want := range map[string][2]float64{"a.test": {345600, 345600}, "b.test": {172800, 345600},
+	for h, want := range map[string][2]float64{"a.test": {518400, 518400}, "b.test": {1.05 * 172800, 1.05 * 345600}, "dead.test": {172800, 345600},
 		"pinned.test": {216000, 216000}, "slow.test:8080": {28800, 28800}, "off.test": {0, 0}} {
 		if r, ok := got[h]; !ok || r < want[0]*0.9999 || r > want[1]*1.0001 {
 			t.Errorf("%s: %v crawls a day, want %v..%v\n%s", h, r, want[0], want[1], buf.String())

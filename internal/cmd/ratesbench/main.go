@@ -8,8 +8,12 @@
 //	            recently fetched first), each host paced by one fixed delay
 //	value       crawl value (recrawl next) without host limits, the same
 //	            fixed delay
-//	value+rates crawl value with each host's estimated crawl rate as its
-//	            limit k_i, and fetch pacing each host by that estimate
+//	value+level crawl value with each host's estimated crawl rate (the
+//	            smoothed level, hostrate's Rates) as its limit k_i, and
+//	            fetch pacing each host by the estimate
+//	value+rates the same with the limits fetch host-rates writes for
+//	            recrawl (hostrate's Limits: the level with the headroom of
+//	            the estimator's next probe)
 //
 // Each policy crawls its own copy of the same web (same seed), all at
 // once on one virtual clock. It prints a Markdown table: the time-averaged
@@ -38,6 +42,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
 	"github.com/sekitei/crawlkit/pkg/recrawl/queue"
+	"github.com/sekitei/crawlkit/pkg/urlx"
 )
 
 // The web: four hosts of different capacities (requests a virtual second);
@@ -82,7 +87,7 @@ func main() {
 		os.Exit(2)
 	}
 	clock := changeweb.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), o.speed)
-	policies := []string{"fixed", "value", "value+rates"}
+	policies := []string{"fixed", "value", "value+level", "value+rates"}
 	results := make([]result, len(policies))
 	var wg sync.WaitGroup
 	errs := make([]error, len(policies))
@@ -143,7 +148,7 @@ func run(policy string, o opts, clock *changeweb.Clock) (result, error) {
 	}
 	defer q.Close()
 	var est *hostrate.Estimator
-	if policy == "value+rates" {
+	if strings.HasPrefix(policy, "value+") {
 		// A host never seen starts at the fixed policies' pace; the time
 		// constants are scaled to one-minute turns, and a slow answer must
 		// be 0.5 s over the baseline, above the real overheads (a loaded
@@ -155,8 +160,14 @@ func run(policy string, o opts, clock *changeweb.Clock) (result, error) {
 	var seeds []queue.Weight
 	var found []queue.Discovery
 	for _, p := range srv.Pages() {
-		seeds = append(seeds, queue.Weight{URL: p.URL, Host: p.Host, Importance: 1})
-		found = append(found, queue.Discovery{URL: p.URL, Host: p.Host})
+		// Hosts as the loop's tools key them (host:port here), so that the
+		// estimator's rates meet the pages' hosts in recrawl.
+		host, err := urlx.Host(p.URL)
+		if err != nil {
+			return res, err
+		}
+		seeds = append(seeds, queue.Weight{URL: p.URL, Host: host, Importance: 1})
+		found = append(found, queue.Discovery{URL: p.URL, Host: host})
 	}
 	start := clock.Now()
 	if _, err := q.Apply("000000-seeds", queue.Batch{Now: start, Discovered: found, Weights: seeds}); err != nil {
@@ -195,12 +206,20 @@ func run(policy string, o opts, clock *changeweb.Clock) (result, error) {
 		default:
 			nopt := queue.NextOptions{Now: now, N: o.n, Slot: o.slot.Hours() / 24}
 			if est != nil {
-				limits := est.Rates()
+				limits := est.Limits() // what fetch host-rates writes for recrawl
+				if policy == "value+level" {
+					limits = est.Rates()
+				}
 				nopt.HostRate = func(h string) float64 { return limits[strings.ToLower(h)] }
 			}
-			cands, _, err := q.Next(nopt)
+			cands, info, err := q.Next(nopt)
 			if err != nil {
 				return res, err
+			}
+			if o.verbose && est != nil {
+				for h, c := range info.HostCap {
+					fmt.Fprintf(os.Stderr, "%s turn %d: %s cap %d taken %d full %v\n", policy, turn, h, c, info.HostTaken[h], info.HostFull[h])
+				}
 			}
 			for _, c := range cands {
 				if _, ok := truthOf(srv, c.URL); ok {

@@ -79,7 +79,8 @@ type ApplyStats struct {
 	Canonicalised, Lastmods, Changefreqs int
 	Pages                                int // pages in the state after the batch
 	// Freshness is the estimated weighted freshness after the batch, at its
-	// time, over the pages of weight KnownWeight fetched at least once;
+	// time, over the pages of weight KnownWeight fetched at least once and
+	// not retired;
 	// Observed the weighted share of its recrawls found unchanged (of
 	// weight RecrawledWeight; -1 when none). See HistoryEntry.
 	Freshness, KnownWeight    float64
@@ -284,9 +285,9 @@ func (q *Queue) Apply(batchID string, b Batch) (ApplyStats, error) {
 			return nil
 		}
 		a := &applier{q: q, tx: tx, pages: tx.Bucket(bPages), seen: map[string]*touched{}, now: b.Now.Unix()}
-		if v, err := meta.Get(kFreshBuilt); err != nil {
+		if built, err := freshBuilt(meta); err != nil {
 			return err
-		} else if v == nil {
+		} else if !built {
 			if err := buildFresh(meta, a.pages, q); err != nil {
 				return err
 			}

@@ -13,6 +13,11 @@ import (
 // science within a large engineering system" (Bill Richoux, 2018),
 // F(t) = sum_j w_j e^(-delta_j (t - t_j)) / sum_j w_j over the pages fetched
 // at least once (t_j the last fetch), with each page's estimated delta.
+// A page the queue will never offer again (retired for its canonical)
+// leaves the sums: it would otherwise age there unfetched, pulling the
+// estimate down for a copy the crawl no longer keeps. A page whose fetch
+// failed stays: it is offered again after its retry wait, and its last
+// good copy ages meanwhile.
 //
 // Kept incrementally, so that a batch costs O(batch): pages are summed per
 // change-rate bin (1/4 octave, the cells' delta bins), where they share
@@ -32,6 +37,10 @@ var (
 	kFreshBuilt = []byte("fresh_built")
 )
 
+// freshVersion is what kFreshBuilt holds once the sums are built: 2 leaves
+// retired pages out (1 counted them). Sums of another version are rebuilt.
+const freshVersion = 2
+
 // freshTerm is what one page adds to its bin.
 type freshTerm struct {
 	db   int16
@@ -39,7 +48,12 @@ type freshTerm struct {
 	last int64 // 0: never fetched, adds nothing
 }
 
-func termOf(p *page) freshTerm { return freshTerm{db: binOf(p.Delta), w: p.W, last: p.LastFetch} }
+func termOf(p *page) freshTerm {
+	if p.blockedUntil() == retired {
+		return freshTerm{db: binOf(p.Delta), w: p.W} // never offered again: not in the sums
+	}
+	return freshTerm{db: binOf(p.Delta), w: p.W, last: p.LastFetch}
+}
 
 // binDelta is the change rate per second all pages of a bin share.
 func binDelta(db int16) float64 {
@@ -142,9 +156,28 @@ func (f *freshSums) write() error {
 	return nil
 }
 
+// freshBuilt reports whether the sums are built, and of this version.
+func freshBuilt(meta *boltstate.Bucket) (bool, error) {
+	v, err := meta.Get(kFreshBuilt)
+	return len(v) == 1 && v[0] == freshVersion, err
+}
+
 // buildFresh sums every page once, for a state written before the sums
-// were kept.
+// were kept or kept by another rule (an older version's are dropped first).
 func buildFresh(meta, pages *boltstate.Bucket, q *Queue) error {
+	var old [][]byte
+	mc := meta.Cursor()
+	for k, _ := mc.Seek(pFresh); k != nil && hasPrefix(k, pFresh); k, _ = mc.Next() {
+		old = append(old, append([]byte(nil), k...))
+	}
+	if err := mc.Err(); err != nil {
+		return err
+	}
+	for _, k := range old {
+		if err := meta.Delete(k); err != nil {
+			return err
+		}
+	}
 	f := &freshSums{b: meta, bins: map[int16]*freshBin{}}
 	c := pages.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -162,7 +195,7 @@ func buildFresh(meta, pages *boltstate.Bucket, q *Queue) error {
 	if err := f.write(); err != nil {
 		return err
 	}
-	return meta.Put(kFreshBuilt, []byte{1})
+	return meta.Put(kFreshBuilt, []byte{freshVersion})
 }
 
 // freshnessAt evaluates F(at) from the bins: the estimate and the weight
@@ -189,8 +222,8 @@ func freshnessAt(meta *boltstate.Bucket, at int64) (float64, float64, error) {
 }
 
 // Freshness returns the estimated weighted freshness of the crawl at a
-// time (see above) and the weight of the pages it covers (0: no page
-// fetched yet).
+// time (see above) and the weight of the pages it covers, those fetched at
+// least once and not retired (0: none).
 func (q *Queue) Freshness(at time.Time) (est, weight float64, err error) {
 	err = q.view(func(tx *boltstate.Tx) error {
 		b := tx.Bucket(bMeta)
@@ -212,7 +245,7 @@ type HistoryEntry struct {
 	Fetches  int       `json:"fetches"`  // fetches in the batch
 	Failures int       `json:"failures"` // failed fetches in the batch
 	// Estimated is F at the batch's time after it was applied, over the
-	// pages of weight Known fetched at least once.
+	// pages of weight Known fetched at least once and not retired.
 	Estimated float64 `json:"estimated"`
 	Known     float64 `json:"known_weight"`
 	// Observed is the weighted share of the batch's recrawls found

@@ -44,7 +44,8 @@ type Host struct {
 	Host                    string
 	Pages, Fetched, Failing int
 	// RatePerSecond is the pace fetch allows now, LimitPerDay the k_i
-	// given to recrawl (smoothed, pinned, Crawl-delay applied); both 0 and
+	// given to recrawl (hostrate's Limits: smoothed with the next probe's
+	// headroom, pinned, Crawl-delay applied); both 0 and
 	// Known false without an estimate.
 	RatePerSecond, LimitPerDay float64
 	Known, Pinned              bool
@@ -87,7 +88,7 @@ func Build(q *queue.Queue, opt Options) (*Report, error) {
 	var limits map[string]float64
 	status := map[string]hostrate.HostStatus{}
 	if opt.Hosts != nil {
-		limits = opt.Hosts.Rates()
+		limits = opt.Hosts.Limits()
 		for _, h := range opt.Hosts.Hosts() {
 			status[h.Host] = h
 		}
