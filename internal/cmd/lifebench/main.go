@@ -18,11 +18,17 @@
 // real crawl's would, so a crawl aged in larger batches ends with segments
 // of the same sizes. PageRank, which the loop runs every 24th turn, is
 // timed apart on the measured copy.
+//
+// A year's ageing takes hours: with -keep, a run that is killed or stopped
+// resumes where it was, in place (the crawl directory records the turns it
+// has aged, and each tool applies a batch once), so it can span several
+// runs; run it again with the same -ages and -chunk.
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -161,7 +167,7 @@ func ageAll(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, indexCh
 	if !missing {
 		return nil
 	}
-	a, err := resumeAger(snaps, crawl, cfg, ages, indexChunk)
+	a, err := resumeAger(snaps, crawl, cfg, ages, chunk, indexChunk)
 	if err != nil {
 		return err
 	}
@@ -224,10 +230,13 @@ func snapshotDir(snaps string, age int) string {
 	return filepath.Join(snaps, fmt.Sprintf("age-%d", age))
 }
 
-// resumeAger starts the crawl from the copy of the oldest age kept in
-// snaps, or from nothing.
-func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, indexChunk int) (*ager, error) {
-	os.RemoveAll(crawl)
+// resumeAger starts the crawl where the last run left it: in place, from
+// the crawl directory a killed or stopped run aged beyond the oldest copy
+// kept (its progress file says how far, and the tools' own batch IDs make
+// a chunk half-applied at the kill apply once); else from the copy of the
+// oldest age kept in snaps; else from nothing. A year's ageing takes hours,
+// so it can span several runs.
+func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, indexChunk int) (*ager, error) {
 	if err := os.MkdirAll(snaps, 0o755); err != nil {
 		return nil, err
 	}
@@ -237,6 +246,13 @@ func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, indexChunk
 			turns = age
 		}
 	}
+	if p, err := readProgress(crawl); err == nil && p.turns > turns && p.chunk == chunk {
+		fmt.Fprintf(os.Stderr, "lifebench: resuming in place from the crawl aged %d turns in %s\n", p.turns, crawl)
+		return reopenAger(crawl, cfg, p.turns, indexChunk)
+	} else if err == nil && p.turns > turns {
+		fmt.Fprintf(os.Stderr, "lifebench: %s was aged in chunks of %d turns, not %d: starting again from %d turns\n", crawl, p.chunk, chunk, turns)
+	}
+	os.RemoveAll(crawl)
 	if turns > 0 {
 		fmt.Fprintf(os.Stderr, "lifebench: resuming from the crawl aged %d turns in %s\n", turns, snaps)
 		if err := copyDir(snapshotDir(snaps, turns), crawl); err != nil {
@@ -247,8 +263,76 @@ func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, indexChunk
 	if err != nil {
 		return nil, err
 	}
-	a.turns, a.indexed, a.indexChunk = turns, turns, indexChunk
+	a.turns, a.indexed, a.indexChunk, a.chunk = turns, turns, indexChunk, chunk
 	return a, nil
+}
+
+// reopenAger opens a crawl aged turns turns: the index holds the turns up
+// to its last batch, the pages of the turns after it are made again (a
+// turn's synthetic records depend on its number alone) and wait to be
+// indexed.
+func reopenAger(crawl string, cfg crawlsim.Config, turns, indexChunk int) (*ager, error) {
+	indexed := 0
+	if _, err := os.Stat(filepath.Join(crawl, "index")); err == nil {
+		idx, err := barrel.Open(filepath.Join(crawl, "index"))
+		if err != nil {
+			return nil, fmt.Errorf("resuming %s: %w", crawl, err)
+		}
+		last := idx.Manifest().LastBatch
+		idx.Close()
+		if indexed, err = batchTurn(last); err != nil {
+			return nil, fmt.Errorf("resuming %s: the index's last batch: %w", crawl, err)
+		}
+	}
+	a, err := newAger(crawl, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := readProgress(crawl)
+	a.turns, a.indexed, a.indexChunk, a.chunk = turns, indexed, indexChunk, p.chunk
+	for t := indexed; t < turns; t++ {
+		a.pending = append(a.pending, cfg.Turn(t)...)
+	}
+	return a, nil
+}
+
+// batchTurn is the turn a batch ID names (the number batchID puts first).
+func batchTurn(id string) (int, error) {
+	n, _, ok := strings.Cut(id, "-")
+	t, err := strconv.Atoi(n)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("%q is not a batch ID of this bench", id)
+	}
+	return t, nil
+}
+
+// progress is how far a crawl directory has aged: every state holds the
+// turns up to turns (the index up to its own last batch), applied in
+// chunks of chunk turns.
+type progress struct{ turns, chunk int }
+
+const progressName = "lifebench-aged"
+
+func readProgress(crawl string) (progress, error) {
+	var p progress
+	b, err := os.ReadFile(filepath.Join(crawl, progressName))
+	if err != nil {
+		return p, err
+	}
+	if _, err := fmt.Sscanf(string(b), "%d %d", &p.turns, &p.chunk); err != nil {
+		return p, fmt.Errorf("%s: %w", filepath.Join(crawl, progressName), err)
+	}
+	return p, nil
+}
+
+// writeProgress records the turns aged, beside and renamed so that a kill
+// leaves the old or the new count, never a torn one.
+func writeProgress(crawl string, p progress) error {
+	name := filepath.Join(crawl, progressName)
+	if err := os.WriteFile(name+".new", fmt.Appendf(nil, "%d %d\n", p.turns, p.chunk), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(name+".new", name)
 }
 
 func copyDir(from, to string) error {
@@ -350,6 +434,7 @@ type ager struct {
 	// The index ages in batches of indexChunk turns, in the background:
 	// pages not yet indexed, the turns indexed, the batch being added.
 	indexChunk int
+	chunk      int // turns a batch, recorded in the progress file
 	pending    []crawlsim.Fetch
 	indexed    int
 	indexing   chan error
@@ -428,6 +513,11 @@ func (a *ager) apply(n int) error {
 	t := time.Now()
 	res, err := a.op.Apply(id, items)
 	a.spent.opic += time.Since(t)
+	if errors.Is(err, opic.ErrBatchApplied) {
+		// a run killed after opic's commit: recrawl and sekitei skip
+		// or apply the chunk; the importance changes are not made again
+		res, err = &opic.StepResult{}, nil
+	}
 	if err != nil {
 		return fmt.Errorf("opic: %w", err)
 	}
@@ -462,7 +552,10 @@ func (a *ager) apply(n int) error {
 	// The loop names its next turn after the newest turn directory.
 	last := filepath.Join(a.dir, "batches", id)
 	os.MkdirAll(last, 0o755)
-	return os.WriteFile(filepath.Join(last, "DONE"), nil, 0o644)
+	if err := os.WriteFile(filepath.Join(last, "DONE"), nil, 0o644); err != nil {
+		return err
+	}
+	return writeProgress(a.dir, progress{a.turns, a.chunk})
 }
 
 // startIndex waits for the index's previous batch and starts adding the
@@ -528,7 +621,7 @@ func (a *ager) sync() error {
 	if err != nil {
 		return err
 	}
-	b.turns, b.indexed, b.indexChunk = a.turns, a.indexed, a.indexChunk
+	b.turns, b.indexed, b.indexChunk, b.chunk = a.turns, a.indexed, a.indexChunk, a.chunk
 	b.spent = a.spent
 	*a = *b
 	return nil
