@@ -5,9 +5,10 @@
 # scripts/crawl-cycle.sh on a copy of each (the fetch replayed), -reps times.
 # Prints per step the fastest time and the peak memory at each age, the
 # growth exponent, and the oldest age against 100 turns. A year's ageing
-# takes an hour or more; -keep DIR keeps the aged copies (tens of GB for a
-# year) and a later run with the same DIR measures them again without
-# ageing. -ages 10,100,1000 is the quick form.
+# takes hours (about 5 on a busy 2-core machine); -keep DIR keeps the aged
+# copies (tens of GB for a year), a killed run started again with the same
+# DIR, -ages and -chunk resumes its ageing where it stopped, and a run
+# whose ages are all kept only measures. -ages 10,100,1000 is the quick form.
 # Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-chunk 240] [-reps 3] [-keep DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
