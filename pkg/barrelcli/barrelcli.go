@@ -1,5 +1,6 @@
-// Package barrelcli is the command line of barrel: build, rebuild, search,
-// get and stats over the index of package barrel.
+// Package barrelcli is the command line of barrel: build, rebuild, search
+// (one query or a batch), serve, get and stats over the index of package
+// barrel.
 package barrelcli
 
 import (
@@ -35,6 +36,8 @@ func App() *cli.App {
 	app := clikit.New("barrel", "the 1998 Google repository, barrels, lexicon, sorter and searcher",
 		"barrel build --index DIR [--batch ID] [--pagerank-every N] [--warc FILE... | --html-dir DIR --base-url URL | RECORDS...]\n"+
 			"   barrel search --index DIR [--n 10] [--explain] QUERY\n"+
+			"   barrel search --index DIR [--n 10] [--queries FILE] < queries.txt\n"+
+			"   barrel serve --index DIR [--addr 127.0.0.1:8080]\n"+
 			"   barrel get --index DIR URL|DOCID\n   barrel stats --index DIR [--segments]\n"+
 			"   barrel pagerank --index DIR\n   barrel merge --index DIR\n   barrel rebuild --index DIR")
 	app.Description = `barrel stores crawled pages in a repository of zlib-compressed documents and
@@ -51,7 +54,7 @@ Example:
    $ barrel search --index idx --n 1 json encoder
    {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — Python 3.11.2
     documentation","score":318.0599,"snippet":"Table of Contents <b>json</b> — <b>JSON</b> <b>encoder</b> and decoder ..."}`
-	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), getCommand(), statsCommand(), evalCommand(),
+	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), serveCommand(), getCommand(), statsCommand(), evalCommand(),
 		pagerankCommand(), mergeCommand()}
 	return app
 }
