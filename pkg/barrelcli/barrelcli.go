@@ -494,25 +494,29 @@ jq groups them by query_line. A query with no hits writes no line. A bad
 line (empty, only punctuation, invalid UTF-8, more than 32 terms or 1024
 bytes) is noted on stderr as "barrel: line N: what" and searched as far as
 it can be (invalid bytes replaced, the query clipped); --strict stops at
-the first. --timing prints the per-query latency (p50, p99, max) on stderr
-at the end.
+the first. --timing prints the per-query latency (p50, p99, max; wall time and
+the CPU time of the thread answering) on stderr at the end.
 
 Example:
    $ barrel search --index idx --n 2 'json encoder'
    {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — ...",...}
    {"doc_id":525,"url":"http://docs.test/whatsnew/3.6.html",...}
-   $ printf 'json encoder\n\nmarshal\n' | barrel search --index idx --n 1 --no-snippets --timing
+   $ printf 'json encoder\n?!\nmarshal\n' > queries.txt
+   $ barrel search --index idx --n 2 --timing < queries.txt
    {"query_line":1,"query":"json encoder","position":1,"doc_id":307,"url":"http://docs.test/library/json.html",...}
-   barrel: line 2: empty query
-   {"query_line":3,"query":"marshal","position":1,"doc_id":391,"url":"http://docs.test/library/marshal.html",...}
-   barrel: 3 queries (1 bad), per query p50 0.21ms p99 0.43ms max 0.43ms
+   {"query_line":1,"query":"json encoder","position":2,"doc_id":525,"url":"http://docs.test/whatsnew/3.6.html",...}
+   barrel: line 2: no words, only punctuation or symbols
+   {"query_line":3,"query":"marshal","position":1,"doc_id":319,"url":"http://docs.test/library/marshal.html",...}
+   {"query_line":3,"query":"marshal","position":2,"doc_id":344,"url":"http://docs.test/library/pickle.html",...}
+   barrel: 3 queries (1 bad), per query p50 469.084ms p99 2868.558ms max 2868.558ms; CPU time p50 18.418ms ...
+   $ barrel search --index idx < queries.txt | jq -s 'group_by(.query_line)'  # one array per query
    $ barrel search --index idx --queries queries.txt | fetch --warc again/   # re-fetch every hit`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.IntFlag{Name: "n", Value: 10, Usage: "number of results (per query)"},
 			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, proximity bins, IR, PageRank)"},
 			&cli.BoolFlag{Name: "no-snippets", Usage: "skip snippets (faster: no repository reads)"},
 			&cli.StringFlag{Name: "queries", Usage: "with no QUERY, read the batch's queries from `FILE` instead of stdin"},
-			&cli.BoolFlag{Name: "timing", Usage: "in a batch, print the per-query latency (p50, p99, max) on stderr at the end"},
+			&cli.BoolFlag{Name: "timing", Usage: "in a batch, print the per-query latency (p50, p99, max; wall and CPU time) on stderr at the end"},
 			clikit.StrictFlag,
 		},
 		Action: search,
