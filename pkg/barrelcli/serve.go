@@ -39,12 +39,12 @@ batch search notes them); an n that is not a whole number of at least 1 is
 a 400; a larger n than --max-n is clipped. Prints the address it listens
 on to stderr. On SIGINT or SIGTERM it stops accepting connections, lets
 the requests in flight finish (2 seconds at most) and exits 130, as every
-tool of the toolkit does on a signal. A build may run beside it; the
-server keeps answering from the index as it was opened: restart it to
-serve a new batch.
+tool of the toolkit does on a signal. It does not follow builds:
+a build that commits deletes the files of the generation the server
+opened, so restart the server after each build.
 
 Example:
-   $ barrel serve --index idx --addr 127.0.0.1:8080 &
+   $ barrel serve --index idx --addr 127.0.0.1:8080 --max-n 50 &
    barrel: serving idx (530 pages) on http://127.0.0.1:8080/
    $ curl -s 'http://127.0.0.1:8080/search?q=json+encoder&n=1'
    {"query":"json encoder","n":1,"matches":19,"results":[{"position":1,"doc_id":307,
