@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/sekitei/crawlkit/pkg/barrel"
 	"github.com/sekitei/crawlkit/pkg/barrel/serve"
 	"github.com/sekitei/crawlkit/pkg/clikit"
 )
@@ -39,9 +38,10 @@ batch search notes them); an n that is not a whole number of at least 1 is
 a 400; a larger n than --max-n is clipped. Prints the address it listens
 on to stderr. On SIGINT or SIGTERM it stops accepting connections, lets
 the requests in flight finish (2 seconds at most) and exits 130, as every
-tool of the toolkit does on a signal. It does not follow builds:
-a build that commits deletes the files of the generation the server
-opened, so restart the server after each build.
+tool of the toolkit does on a signal. It follows builds: each
+request checks the index's MANIFEST and, when a build has committed a
+new batch, searches the new generation (requests already running finish
+on the old one).
 
 Example:
    $ barrel serve --index idx --addr 127.0.0.1:8080 --max-n 50 &
@@ -68,22 +68,25 @@ func serveIndex(c *cli.Context) error {
 		return clikit.Usagef("--max-n %d: want at least 1", c.Int("max-n"))
 	}
 	env := clikit.EnvOf(c)
-	idx, err := barrel.Open(c.String("index"))
+	live, err := serve.OpenLive(c.String("index"), env.Stderr)
 	if err != nil {
 		return err
 	}
-	defer idx.Close()
+	defer live.Close()
+	idx, release := live.Acquire()
+	pages := idx.Manifest().Fetched
+	release()
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           serve.Handler(idx, serve.Options{MaxN: c.Int("max-n"), ErrorLog: env.Stderr}),
+		Handler:           serve.LiveHandler(live, serve.Options{MaxN: c.Int("max-n"), ErrorLog: env.Stderr}),
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      time.Minute,
 		IdleTimeout:       2 * time.Minute,
 	}
-	fmt.Fprintf(env.Stderr, "barrel: serving %s (%d pages) on http://%s/\n", c.String("index"), idx.Manifest().Fetched, ln.Addr())
+	fmt.Fprintf(env.Stderr, "barrel: serving %s (%d pages) on http://%s/\n", c.String("index"), pages, ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

@@ -1,10 +1,11 @@
 // Package serve answers searches of a barrel index over HTTP: a JSON API
 // (GET /search?q=...&n=10), a health check (GET /healthz), and a search
 // page (GET /?q=...) rendered on the server with html/template, so it
-// works without JavaScript. One open index serves every request; an
-// Index is safe for concurrent use (its lazily mapped barrels and tables
-// are guarded inside package barrel), so requests search it in parallel
-// without a lock here.
+// works without JavaScript. One open index serves every request (Handler),
+// or the newest generation of an index that builds keep adding batches to
+// (LiveHandler, over a Live); an Index is safe for concurrent use (its
+// lazily mapped barrels and tables are guarded inside package barrel), so
+// requests search it in parallel without a lock here.
 //
 // Queries are checked by package userquery as the batch mode checks its
 // lines: a bad query (empty, punctuation only, invalid UTF-8, too long) is
@@ -40,12 +41,22 @@ type Options struct {
 	ErrorLog io.Writer // where failed searches are reported; nil: nowhere
 }
 
-// Handler returns the HTTP handler of idx.
+// Handler returns the HTTP handler of idx, which stays as it was opened.
 func Handler(idx *barrel.Index, opt Options) http.Handler {
+	return newHandler(func() (*barrel.Index, func()) { return idx, func() {} }, opt)
+}
+
+// LiveHandler returns the HTTP handler of the newest generation of l's
+// index, for a server that runs while builds add batches.
+func LiveHandler(l *Live, opt Options) http.Handler {
+	return newHandler(l.Acquire, opt)
+}
+
+func newHandler(acquire func() (*barrel.Index, func()), opt Options) http.Handler {
 	if opt.MaxN <= 0 {
 		opt.MaxN = DefaultMaxN
 	}
-	s := &server{idx: idx, opt: opt}
+	s := &server{acquire: acquire, opt: opt}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.health)
 	mux.HandleFunc("GET /search", s.searchJSON)
@@ -54,8 +65,8 @@ func Handler(idx *barrel.Index, opt Options) http.Handler {
 }
 
 type server struct {
-	idx *barrel.Index
-	opt Options
+	acquire func() (*barrel.Index, func()) // the index to search and its release
+	opt     Options
 }
 
 // Hit is one result of the JSON API.
@@ -100,7 +111,9 @@ func (s *server) search(r *http.Request) (*Answer, error) {
 		a.Problems = append(a.Problems, fmt.Sprintf("n=%d, clipped to %d", n, s.opt.MaxN))
 	}
 	if q.Terms > 0 {
-		resp, err := s.idx.Search(q.Text, barrel.SearchOptions{N: a.N})
+		idx, release := s.acquire()
+		defer release() // results may point into the generation's files
+		resp, err := idx.Search(q.Text, barrel.SearchOptions{N: a.N})
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +150,9 @@ func (s *server) searchJSON(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) health(w http.ResponseWriter, r *http.Request) {
-	m := s.idx.Manifest()
+	idx, release := s.acquire()
+	m := idx.Manifest()
+	release()
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "pages": m.Fetched, "doc_ids": m.Docs, "batches": m.Batches})
 }
 

@@ -294,3 +294,54 @@ func TestPageInChromium(t *testing.T) {
 		t.Errorf("the form does not show the query:\n%s", dom)
 	}
 }
+
+// A server on a Live index answers from each new generation a build
+// commits, and the searches of the old one finish on it.
+func TestLiveFollowsBuilds(t *testing.T) {
+	dir := t.TempDir()
+	add := func(u, html string) {
+		b, err := barrel.NewBuilder(dir, barrel.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if err := b.Add(u, []byte(html)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("http://docs.test/a.html", "<html><head><title>Gravel paths</title></head><body><p>Gravel and sand.</p></body></html>")
+	var log bytes.Buffer
+	live, err := serve.OpenLive(dir, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	srv := httptest.NewServer(serve.LiveHandler(live, serve.Options{ErrorLog: &log}))
+	defer srv.Close()
+	if a := search(t, srv, "gravel", ""); len(a.Results) != 1 {
+		t.Fatalf("before the build: %v", urls(a))
+	}
+	held, release := live.Acquire() // a search in flight across the build
+	for i := range 3 {
+		add(fmt.Sprintf("http://docs.test/b%d.html", i), "<html><head><title>Moss</title></head><body><p>Moss on gravel, and basalt.</p></body></html>")
+		if a := search(t, srv, "gravel", ""); len(a.Results) != 2+i {
+			t.Fatalf("after build %d: %v", i+1, urls(a))
+		}
+	}
+	if a := search(t, srv, "basalt", ""); len(a.Results) != 3 {
+		t.Errorf("basalt: %v", urls(a))
+	}
+	if _, err := held.Search("gravel", barrel.SearchOptions{N: 1, NoSnippets: true}); err != nil {
+		t.Errorf("the generation held across the builds: %v", err)
+	}
+	release()
+	if status, _, body := get(t, srv.URL+"/healthz"); status != http.StatusOK || !strings.Contains(string(body), `"batches":4`) {
+		t.Errorf("/healthz after 4 batches: %d %s", status, body)
+	}
+	if log.Len() > 0 {
+		t.Errorf("logged: %s", log.String())
+	}
+}
