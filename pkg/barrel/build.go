@@ -401,12 +401,15 @@ func (b *Builder) startWorkers() {
 	b.jobs = make(chan job, 4*n)
 	b.queue = make(chan *prepared, 16*n)
 	b.applied = make(chan struct{})
+	// The workers range over this batch's channel: wait sets b.jobs to
+	// nil, maybe before a worker has started.
+	jobs := b.jobs
 	for range n {
 		go func() {
 			var doc htmldoc.Doc
 			var zbuf bytes.Buffer
 			zw, _ := zlib.NewWriterLevel(&zbuf, b.opts.ZlibLevel)
-			for j := range b.jobs {
+			for j := range jobs {
 				prepare(j.p, j.base, &j.page, true, &doc, zw, &zbuf)
 				close(j.p.done)
 			}

@@ -1,5 +1,6 @@
-// Package barrelcli is the command line of barrel: build, rebuild, search,
-// get and stats over the index of package barrel.
+// Package barrelcli is the command line of barrel: build, rebuild, search
+// (one query or a batch), serve, get and stats over the index of package
+// barrel.
 package barrelcli
 
 import (
@@ -35,6 +36,8 @@ func App() *cli.App {
 	app := clikit.New("barrel", "the 1998 Google repository, barrels, lexicon, sorter and searcher",
 		"barrel build --index DIR [--batch ID] [--pagerank-every N] [--warc FILE... | --html-dir DIR --base-url URL | RECORDS...]\n"+
 			"   barrel search --index DIR [--n 10] [--explain] QUERY\n"+
+			"   barrel search --index DIR [--n 10] [--queries FILE] < queries.txt\n"+
+			"   barrel serve --index DIR [--addr 127.0.0.1:8080]\n"+
 			"   barrel get --index DIR URL|DOCID\n   barrel stats --index DIR [--segments]\n"+
 			"   barrel pagerank --index DIR\n   barrel merge --index DIR\n   barrel rebuild --index DIR")
 	app.Description = `barrel stores crawled pages in a repository of zlib-compressed documents and
@@ -51,7 +54,7 @@ Example:
    $ barrel search --index idx --n 1 json encoder
    {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — Python 3.11.2
     documentation","score":318.0599,"snippet":"Table of Contents <b>json</b> — <b>JSON</b> <b>encoder</b> and decoder ..."}`
-	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), getCommand(), statsCommand(), evalCommand(),
+	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), serveCommand(), getCommand(), statsCommand(), evalCommand(),
 		pagerankCommand(), mergeCommand()}
 	return app
 }
@@ -470,9 +473,10 @@ Example:
 
 func searchCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "search",
-		Usage:     "rank the pages holding every word of a query",
-		UsageText: "barrel search --index DIR [--n 10] [--explain] QUERY...",
+		Name:  "search",
+		Usage: "rank the pages holding every word of a query, or of each query of a batch",
+		UsageText: "barrel search --index DIR [--n 10] [--explain] QUERY...\n" +
+			"   barrel search --index DIR [--n 10] [--queries FILE] [--strict] [--timing] < queries.txt",
 		Description: `Evaluates the query as the paper's searcher: words to wordIDs, the short
 barrels (title and anchor hits) first and the full barrels when they give
 fewer than N matches, stopping after 40,000 matches; scores by type-weights
@@ -482,33 +486,71 @@ score and a snippet with the query words marked <b>so</b>. --explain adds
 the score's parts. A word not in the lexicon matches nothing (reported on
 stderr).
 
+With no QUERY, runs a batch: one query per line of standard input (or of
+--queries FILE), the index opened once. Each hit is one NDJSON line as
+above, led by query_line (the query's line number), query (as searched) and
+position (1 for the best hit), so the hits pipe into fetch as they are and
+jq groups them by query_line. A query with no hits writes no line. A bad
+line (empty, only punctuation, invalid UTF-8, more than 32 terms or 1024
+bytes) is noted on stderr as "barrel: line N: what" and searched as far as
+it can be (invalid bytes replaced, the query clipped); --strict stops at
+the first. --timing prints the per-query latency (p50, p99, max; wall time and
+the CPU time of the thread answering) on stderr at the end.
+
 Example:
    $ barrel search --index idx --n 2 'json encoder'
    {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — ...",...}
-   {"doc_id":525,"url":"http://docs.test/whatsnew/3.6.html",...}`,
+   {"doc_id":525,"url":"http://docs.test/whatsnew/3.6.html",...}
+   $ printf 'json encoder\n?!\nmarshal\n' > queries.txt
+   $ barrel search --index idx --n 2 --timing < queries.txt
+   {"query_line":1,"query":"json encoder","position":1,"doc_id":307,"url":"http://docs.test/library/json.html",...}
+   {"query_line":1,"query":"json encoder","position":2,"doc_id":525,"url":"http://docs.test/whatsnew/3.6.html",...}
+   barrel: line 2: no words, only punctuation or symbols
+   {"query_line":3,"query":"marshal","position":1,"doc_id":319,"url":"http://docs.test/library/marshal.html",...}
+   {"query_line":3,"query":"marshal","position":2,"doc_id":344,"url":"http://docs.test/library/pickle.html",...}
+   barrel: 3 queries (1 bad), per query p50 469.084ms p99 2868.558ms max 2868.558ms; CPU time p50 18.418ms ...
+   $ barrel search --index idx < queries.txt | jq -s 'group_by(.query_line)'  # one array per query
+   $ barrel search --index idx --queries queries.txt | fetch --warc again/   # re-fetch every hit`,
 		Flags: []cli.Flag{indexFlag,
-			&cli.IntFlag{Name: "n", Value: 10, Usage: "number of results"},
+			&cli.IntFlag{Name: "n", Value: 10, Usage: "number of results (per query)"},
 			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, proximity bins, IR, PageRank)"},
 			&cli.BoolFlag{Name: "no-snippets", Usage: "skip snippets (faster: no repository reads)"},
+			&cli.StringFlag{Name: "queries", Usage: "with no QUERY, read the batch's queries from `FILE` instead of stdin"},
+			&cli.BoolFlag{Name: "timing", Usage: "in a batch, print the per-query latency (p50, p99, max; wall and CPU time) on stderr at the end"},
+			clikit.StrictFlag,
 		},
 		Action: search,
 	}
 }
 
+func searchOptions(c *cli.Context) (barrel.SearchOptions, error) {
+	if c.Int("n") < 1 {
+		return barrel.SearchOptions{}, clikit.Usagef("--n %d: want at least 1", c.Int("n"))
+	}
+	return barrel.SearchOptions{N: c.Int("n"), Explain: c.Bool("explain"), NoSnippets: c.Bool("no-snippets")}, nil
+}
+
 func search(c *cli.Context) error {
+	opt, err := searchOptions(c)
+	if err != nil {
+		return err
+	}
 	q := strings.Join(c.Args().Slice(), " ")
+	if c.NArg() == 0 {
+		return searchBatch(c, opt)
+	}
+	if c.IsSet("queries") {
+		return clikit.Usagef("give a QUERY or --queries FILE, not both")
+	}
 	if strings.TrimSpace(q) == "" {
 		return clikit.Usagef("search needs a QUERY")
-	}
-	if c.Int("n") < 1 {
-		return clikit.Usagef("--n %d: want at least 1", c.Int("n"))
 	}
 	idx, err := barrel.Open(c.String("index"))
 	if err != nil {
 		return err
 	}
 	defer idx.Close()
-	resp, err := idx.Search(q, barrel.SearchOptions{N: c.Int("n"), Explain: c.Bool("explain"), NoSnippets: c.Bool("no-snippets")})
+	resp, err := idx.Search(q, opt)
 	if err != nil {
 		return err
 	}
@@ -518,27 +560,7 @@ func search(c *cli.Context) error {
 	}
 	out := clikit.Output(c)
 	for _, r := range resp.Results {
-		err := out.AppendLine(func(b []byte) []byte {
-			b = append(b, `{"doc_id":`...)
-			b = fmt.Appendf(b, "%d", r.Doc)
-			b = append(b, `,"url":`...)
-			b = record.AppendString(b, r.URL)
-			b = append(b, `,"title":`...)
-			b = record.AppendString(b, r.Title)
-			b = append(b, `,"score":`...)
-			b = record.AppendFloat(b, math.Round(r.Score*1e4)/1e4)
-			if !c.Bool("no-snippets") {
-				b = append(b, `,"snippet":`...)
-				b = record.AppendString(b, r.Snippet)
-			}
-			if r.Explain != nil {
-				ex, _ := json.Marshal(r.Explain)
-				b = append(b, `,"explain":`...)
-				b = append(b, ex...)
-			}
-			return append(b, '}')
-		})
-		if err != nil {
+		if err := out.AppendLine(func(b []byte) []byte { return appendHit(append(b, '{'), r, opt) }); err != nil {
 			return err
 		}
 	}
@@ -547,6 +569,29 @@ func search(c *cli.Context) error {
 			map[bool]string{true: " (stopped at 40000)", false: ""}[resp.Stopped])
 	}
 	return nil
+}
+
+// appendHit appends a result's fields and the closing brace to b, which
+// holds the record's opening and any fields before them.
+func appendHit(b []byte, r barrel.Result, opt barrel.SearchOptions) []byte {
+	b = append(b, `"doc_id":`...)
+	b = fmt.Appendf(b, "%d", r.Doc)
+	b = append(b, `,"url":`...)
+	b = record.AppendString(b, r.URL)
+	b = append(b, `,"title":`...)
+	b = record.AppendString(b, r.Title)
+	b = append(b, `,"score":`...)
+	b = record.AppendFloat(b, math.Round(r.Score*1e4)/1e4)
+	if !opt.NoSnippets {
+		b = append(b, `,"snippet":`...)
+		b = record.AppendString(b, r.Snippet)
+	}
+	if r.Explain != nil {
+		ex, _ := json.Marshal(r.Explain)
+		b = append(b, `,"explain":`...)
+		b = append(b, ex...)
+	}
+	return append(b, '}')
 }
 
 func getCommand() *cli.Command {

@@ -1,0 +1,32 @@
+#!/bin/sh
+# barrel-batch-bench.sh: query latency of `barrel search` in batch mode on
+# the Python documentation (Debian's python3.11-doc), beside bleve on the
+# same pages and queries.
+#   QUERIES=2000 SNIPPET_QUERIES=200 SEED=1 scripts/barrel-batch-bench.sh [DOCROOT]
+# The queries (internal/benchqueries) are a fifth page titles and the rest
+# one to three consecutive words of a page's text, sampled with SEED. One
+# barrel process answers them all (--timing prints its per-query p50, p99
+# and maximum, each query's search, snippets and output); then
+# BenchmarkQueriesOnPages (pkg/barrel/blevebench) times the same queries
+# on barrel's Go API and on bleve in one process.
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=${1:-/usr/share/doc/python3.11/html}
+QUERIES=${QUERIES:-2000}
+SNIPPET_QUERIES=${SNIPPET_QUERIES:-200}
+SEED=${SEED:-1}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT INT TERM
+
+go build -o "$T/" ./cmd/barrel ./internal/cmd/benchqueries
+"$T/barrel" build --index "$T/idx" --html-dir "$ROOT" --base-url http://docs.test/
+"$T/benchqueries" --html-dir "$ROOT" --n "$QUERIES" --seed "$SEED" > "$T/queries.txt"
+head -n "$SNIPPET_QUERIES" "$T/queries.txt" > "$T/snippet-queries.txt"
+echo "barrel search batch, $QUERIES queries, --n 10 --no-snippets:"
+"$T/barrel" search --index "$T/idx" --n 10 --no-snippets --timing < "$T/queries.txt" > /dev/null
+echo "barrel search batch, the first $SNIPPET_QUERIES queries, --n 10 with snippets:"
+"$T/barrel" search --index "$T/idx" --n 10 --timing < "$T/snippet-queries.txt" > /dev/null
+# bleve is required only by the module pkg/barrel/blevebench, not the toolkit's.
+(cd pkg/barrel/blevebench && go test -run '^$' -bench '^BenchmarkQueriesOnPages$' -benchtime=1x -timeout 60m \
+	-barrel.htmldir="$ROOT" -barrel.queryfile="$T/queries.txt" -barrel.snippetqueries="$SNIPPET_QUERIES") |
+	grep -v '^\(goos\|goarch\|pkg\|cpu\|PASS\|ok\|Benchmark\)' || true
