@@ -58,9 +58,12 @@ type Record struct {
 	// compact: the line was written as AppendJSON writes, so any run of
 	// fields unchanged and adjacent in src goes out as its bytes.
 	compact bool
-	url     string // the decoded url, once asked for
-	urlDone bool
-	small   [8]field // backs fields for most records: no second allocation
+	// borrowed: src is the caller's line (ParseView), never to be reused
+	// as a buffer.
+	borrowed bool
+	url      string // the decoded url, once asked for
+	urlDone  bool
+	small    [8]field // backs fields for most records: no second allocation
 }
 
 type field struct {
@@ -143,6 +146,11 @@ func (r *Record) parseLine(line []byte, reuse bool) error {
 	if err := r.parse(buf); err != nil {
 		return err
 	}
+	return r.checkURL()
+}
+
+// checkURL checks that a parsed object has a string url.
+func (r *Record) checkURL() error {
 	raw, ok := r.Raw("url")
 	if !ok {
 		return errors.New(`record has no "url" field`)
@@ -164,8 +172,30 @@ func ParseInto(r *Record, line []byte) error {
 	return r.parseLine(line, true)
 }
 
+// ParseView is ParseInto without the copy: r keeps slices of line itself,
+// which must stay unchanged for as long as r (or anything from its Raw) is
+// used. It is for input held in memory as a whole (see ReadWhole), where
+// copying each line would be most of the cost of reading it. A line that is
+// not valid UTF-8, or is a plain URL, is copied as ParseInto does.
+func ParseView(r *Record, line []byte) error {
+	r.reset()
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' || !utf8.Valid(line) {
+		return r.parseLine(line, true)
+	}
+	if err := r.parse(line); err != nil {
+		r.src = nil
+		return err
+	}
+	r.borrowed = true
+	return r.checkURL()
+}
+
 // reset empties r for parseLine, keeping its buffers.
 func (r *Record) reset() {
+	if r.borrowed {
+		r.src, r.borrowed = nil, false
+	}
 	clear(r.fields)
 	r.fields = r.fields[:0]
 	if r.fields == nil {
@@ -458,6 +488,21 @@ func (r *Record) String(key string) (string, bool) {
 	raw, ok := r.Raw(key)
 	if !ok || len(raw) < 2 || raw[0] != '"' {
 		return "", false
+	}
+	return stringValue(raw), true
+}
+
+// StringView is String without the copy when the value has no escapes:
+// the string then shares the record's line, and is valid only as long as
+// the slices from Raw are (after ParseView, while the caller's line is).
+// It is for a hot path that reads a string and lets it go, or clones it.
+func (r *Record) StringView(key string) (string, bool) {
+	raw, ok := r.Raw(key)
+	if !ok || len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if body := raw[1 : len(raw)-1]; len(body) > 0 && bytes.IndexByte(body, '\\') < 0 {
+		return unsafe.String(&body[0], len(body)), true
 	}
 	return stringValue(raw), true
 }

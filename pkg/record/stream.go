@@ -17,6 +17,9 @@ type LineReader struct {
 	br   *bufio.Reader
 	long []byte // holds a line that did not fit the bufio buffer
 	line int
+	// data is the input not yet read, for a reader over memory.
+	data     []byte
+	inMemory bool
 }
 
 // NewLineReader returns a LineReader reading from r.
@@ -27,6 +30,9 @@ func NewLineReader(r io.Reader) *LineReader {
 // Next returns the next line and its 1-based number. The slice is valid until
 // the next call. At the end of input it returns io.EOF.
 func (lr *LineReader) Next() ([]byte, int, error) {
+	if lr.inMemory {
+		return lr.nextInMemory()
+	}
 	b, err := lr.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		lr.long = append(lr.long[:0], b...)
@@ -42,17 +48,23 @@ func (lr *LineReader) Next() ([]byte, int, error) {
 	if err == io.EOF && len(b) == 0 {
 		return nil, lr.line, io.EOF
 	}
-	lr.line++
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if lr.line == 1 {
-		b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
-	}
+	b = lr.trim(bytes.TrimSuffix(b, []byte("\n")))
 	// Do not keep a huge buffer alive after a huge line.
 	if cap(lr.long) > 16<<20 && len(b) < 1<<20 {
 		lr.long = nil
 	}
 	return b, lr.line, nil
+}
+
+// trim counts a line read without its newline and strips a trailing
+// carriage return and, on the first line, a byte order mark.
+func (lr *LineReader) trim(b []byte) []byte {
+	lr.line++
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if lr.line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
+	}
+	return b
 }
 
 // A DataError is a problem with one input record: the tool reports it and
@@ -149,7 +161,10 @@ func (in *Input) eachIn(ctx context.Context, name string, fn func(string, []byte
 		defer f.Close()
 		r = f
 	}
-	lr := NewLineReader(r)
+	return in.eachLineOf(ctx, name, NewLineReader(r), fn)
+}
+
+func (in *Input) eachLineOf(ctx context.Context, name string, lr *LineReader, fn func(string, []byte, int) error) error {
 	done := ctx.Done() // polled, not ctx.Err(): that takes a lock per line
 	for {
 		select {
