@@ -208,6 +208,18 @@ func (r *Record) reset() {
 	r.Line, r.keep, r.keepEnd, r.url, r.urlDone, r.compact = 0, 0, 0, "", false, false
 }
 
+// PlainURL reports whether line is a URL record whose url is its trimmed
+// text as it is (not an object, valid UTF-8), and returns that url as a
+// view of line: a string valid only while line is unchanged. It lets a tool
+// that writes its own record for a plain URL skip building one.
+func PlainURL(line []byte) (string, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] == '{' || !utf8.Valid(line) {
+		return "", false
+	}
+	return unsafe.String(&line[0], len(line)), true
+}
+
 // urlFromText makes a URL from a plain text line. Bytes that are not valid
 // UTF-8 are percent-encoded, as browsers do, so that the URL survives JSON.
 func urlFromText(b []byte) string {

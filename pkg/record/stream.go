@@ -273,6 +273,21 @@ func (w *Writer) AppendLine(fn func([]byte) []byte) error {
 	return w.maybeFlush()
 }
 
+// TryAppendLine is AppendLine for a builder that may fail: if fn returns
+// an error, nothing of the line is written and the error is returned.
+func (w *Writer) TryAppendLine(fn func([]byte) ([]byte, error)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	start := len(w.buf)
+	b, err := fn(w.buf)
+	if err != nil {
+		w.buf = w.buf[:start]
+		return err
+	}
+	w.buf = append(b, '\n')
+	return w.maybeFlush()
+}
+
 func (w *Writer) maybeFlush() error {
 	if w.LineBuffered || len(w.buf) >= flushAt {
 		return w.flush()
