@@ -55,3 +55,15 @@ func (lr *LineReader) nextInMemory() ([]byte, int, error) {
 func (in *Input) EachLineIn(ctx context.Context, name string, data []byte, fn func(name string, line []byte, n int) error) error {
 	return in.eachLineOf(ctx, name, NewBytesLineReader(data), fn)
 }
+
+// EstimateLines guesses the number of lines in data from its first
+// megabyte, a little high, to size what a tool keeps per line without
+// counting them all.
+func EstimateLines(data []byte) int {
+	const sample = 1 << 20
+	if len(data) <= sample {
+		return bytes.Count(data, []byte{'\n'}) + 1
+	}
+	n := bytes.Count(data[:sample], []byte{'\n'}) + 1
+	return int(float64(n)*float64(len(data))/sample*1.05) + 16
+}

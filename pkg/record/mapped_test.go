@@ -3,11 +3,13 @@ package record
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // readAllLines collects the lines and numbers a LineReader gives.
@@ -164,5 +166,56 @@ func TestEachLineInReports(t *testing.T) {
 	}
 	if strings.Join(good, ",") != "a,b" || !strings.HasPrefix(stderr.String(), "t: pages.ndjson: line 2: ") {
 		t.Errorf("good %q, stderr %q", good, stderr.String())
+	}
+}
+
+// The fast form of Time gives exactly time.Parse's result, and leaves
+// every other form (and every out-of-range field) to it.
+func TestParseTimeZMatchesTimeParse(t *testing.T) {
+	cases := []string{
+		"2026-11-20T10:00:00Z", "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00.123456789Z",
+		"2026-11-20T10:00:00.1234567891Z", "2024-02-29T23:59:59Z", "2023-02-29T00:00:00Z",
+		"2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z", "2026-00-01T00:00:00Z", "2026-11-00T00:00:00Z",
+		"2026-11-20T24:00:00Z", "2026-11-20T10:60:00Z", "2026-11-20T10:00:60Z", "0000-01-01T00:00:00Z",
+		"2026-11-20t10:00:00Z", "2026-11-20T10:00:00z", "2026-11-20T10:00:00.Z", "2026-11-20T10:00:00+01:00",
+		"2026-11-2OT10:00:00Z", "2026/11/20T10:00:00Z", "2026-11-20T10:00:00", "1900-02-29T00:00:00Z",
+		"2000-02-29T00:00:00Z", "2026-11-20T10:00:00,5Z", "+026-11-20T10:00:00Z", "2026-11-20T10:00:00.-5Z",
+	}
+	for y := 1999; y <= 2101; y += 17 {
+		for m := 1; m <= 12; m++ {
+			for _, d := range []int{1, 28, 29, 30, 31} {
+				cases = append(cases, fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, m, d, (y+m)%24, d*2, m*5, y%1000))
+			}
+		}
+	}
+	for _, s := range cases[:3] {
+		if _, ok := parseTimeZ(s); !ok {
+			t.Errorf("%q: not taken by the fast form", s)
+		}
+	}
+	for _, s := range cases {
+		want, werr := time.Parse(time.RFC3339Nano, s)
+		got, ok := parseTimeZ(s)
+		if ok && (werr != nil || !got.Equal(want) || got.Location() != want.Location()) {
+			t.Errorf("%q: fast %v, time.Parse %v, %v", s, got, want, werr)
+		}
+		r, err := Parse([]byte(`{"url":"u","t":"` + s + `"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, rok, rerr := r.Time("t")
+		if (rerr == nil) != (werr == nil) || rok != (werr == nil) || werr == nil && rt != want {
+			t.Errorf("%q: Time gives %v, %v, %v; time.Parse %v, %v", s, rt, rok, rerr, want, werr)
+		}
+	}
+}
+
+func TestEstimateLines(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 200000} {
+		data := bytes.Repeat([]byte(`{"url":"https://h1.example/p/1","weight":1.5}`+"\n"), n)
+		got := EstimateLines(data)
+		if got < n || got > n+n/10+16 {
+			t.Errorf("%d lines: estimated %d", n, got)
+		}
 	}
 }

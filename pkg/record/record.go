@@ -571,11 +571,72 @@ func (r *Record) Time(key string) (t time.Time, ok bool, err error) {
 	} else {
 		s = stringValue(raw)
 	}
+	if t, ok := parseTimeZ(s); ok {
+		return t, true, nil
+	}
 	t, perr := time.Parse(time.RFC3339Nano, s)
 	if perr != nil {
 		return time.Time{}, false, fmt.Errorf("field %q: not an RFC 3339 time: %q", key, s)
 	}
 	return t, true, nil
+}
+
+// parseTimeZ parses the common form of a time the tools write and read,
+// "2006-01-02T15:04:05Z" with an optional fraction of up to nine digits,
+// without time.Parse's general layout machinery; ok is false for any other
+// form (or an out-of-range field), which time.Parse then handles, so that
+// results and errors stay exactly time.Parse's.
+func parseTimeZ(s string) (t time.Time, ok bool) {
+	if len(s) < 20 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) int {
+		v := 0
+		for i := from; i < to; i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				return -1
+			}
+			v = v*10 + int(c)
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec := num(11, 13), num(14, 16), num(17, 19)
+	ns := 0
+	if len(s) > 20 {
+		frac := s[19 : len(s)-1]
+		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
+			return time.Time{}, false
+		}
+		ns = num(20, len(s)-1)
+		if ns < 0 {
+			return time.Time{}, false
+		}
+		for i := len(frac) - 1; i < 9; i++ {
+			ns *= 10
+		}
+	}
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	if day > 28 && day > daysIn(month, year) {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, ns, time.UTC), true
+}
+
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 func clip(raw []byte) string {

@@ -126,8 +126,8 @@ func BenchmarkRankRecords(b *testing.B) {
 func rankRecords(b *testing.B, data []byte, now time.Time) int {
 	opt := PageOptions{Now: now, WeightField: "weight", DefaultWeight: 1, DefaultChangeRate: 0.2}
 	ps := &Pages{}
-	ps.Grow(bytes.Count(data, []byte{'\n'}) + 1)
-	var lines [][]byte // the line of each page, for the output
+	ps.Grow(record.EstimateLines(data))
+	lines := make([][]byte, 0, record.EstimateLines(data)) // the line of each page, for the output
 	r := new(record.Record)
 	lr := record.NewBytesLineReader(data)
 	for {

@@ -8,7 +8,6 @@ package recrawlcli
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -193,10 +192,10 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	lines := 0
 	for _, pi := range set.inputs {
 		size += int64(len(pi.data))
-		lines += bytes.Count(pi.data, []byte{'\n'}) + 1
+		lines += record.EstimateLines(pi.data)
 	}
 	if in.Shard.N <= 1 {
-		set.ps.Grow(lines) // the columns are filled without copying
+		set.ps.Grow(lines) // the columns are filled without growing
 	}
 	bar := clikit.Progress(c, size, "recrawl: reading pages", true)
 	clikit.TrackInput(in, bar)
