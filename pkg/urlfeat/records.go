@@ -72,7 +72,8 @@ func (a *Annotator) AppendLine(dst, line []byte) ([]byte, error) {
 		dst = a.Features().AppendJSON(dst)
 		return append(dst, '}'), nil
 	}
-	if err := record.ParseInto(&a.rec, line); err != nil {
+	// The record is a view of line: it is written out before this returns.
+	if err := record.ParseView(&a.rec, line); err != nil {
 		return dst, err
 	}
 	if err := a.Annotate(&a.rec); err != nil {
@@ -84,7 +85,7 @@ func (a *Annotator) AppendLine(dst, line []byte) ([]byte, error) {
 // Annotate sets r's "host" and "features" from its url. The values live in
 // the Annotator's buffer: r must be written before the next call.
 func (a *Annotator) Annotate(r *record.Record) error {
-	u := r.URL()
+	u, _ := r.StringView("url") // used here only: no copy
 	f, err := a.Extract(u)
 	if err != nil {
 		return lineError(err, u)
