@@ -120,8 +120,16 @@ func (in *Input) Each(ctx context.Context, files []string, fn func(*Record) erro
 		if rec == nil {
 			rec = &Record{}
 		}
-		rec.reset()
-		if err := rec.parseLine(line, in.Reuse); err != nil {
+		var err error
+		if in.Reuse {
+			// The line stays as read until fn returns, and under Reuse fn
+			// keeps nothing of the record: no copy of it is needed.
+			err = ParseView(rec, line)
+		} else {
+			rec.reset()
+			err = rec.parseLine(line, false)
+		}
+		if err != nil {
 			return &DataError{Line: n, Err: err}
 		}
 		rec.Line = n
