@@ -58,9 +58,12 @@ type Record struct {
 	// compact: the line was written as AppendJSON writes, so any run of
 	// fields unchanged and adjacent in src goes out as its bytes.
 	compact bool
-	url     string // the decoded url, once asked for
-	urlDone bool
-	small   [8]field // backs fields for most records: no second allocation
+	// borrowed: src is the caller's line (ParseView), never to be reused
+	// as a buffer.
+	borrowed bool
+	url      string // the decoded url, once asked for
+	urlDone  bool
+	small    [8]field // backs fields for most records: no second allocation
 }
 
 type field struct {
@@ -143,6 +146,11 @@ func (r *Record) parseLine(line []byte, reuse bool) error {
 	if err := r.parse(buf); err != nil {
 		return err
 	}
+	return r.checkURL()
+}
+
+// checkURL checks that a parsed object has a string url.
+func (r *Record) checkURL() error {
 	raw, ok := r.Raw("url")
 	if !ok {
 		return errors.New(`record has no "url" field`)
@@ -164,8 +172,30 @@ func ParseInto(r *Record, line []byte) error {
 	return r.parseLine(line, true)
 }
 
+// ParseView is ParseInto without the copy: r keeps slices of line itself,
+// which must stay unchanged for as long as r (or anything from its Raw) is
+// used. It is for input held in memory as a whole (see ReadWhole), where
+// copying each line would be most of the cost of reading it. A line that is
+// not valid UTF-8, or is a plain URL, is copied as ParseInto does.
+func ParseView(r *Record, line []byte) error {
+	r.reset()
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' || !utf8.Valid(line) {
+		return r.parseLine(line, true)
+	}
+	if err := r.parse(line); err != nil {
+		r.src = nil
+		return err
+	}
+	r.borrowed = true
+	return r.checkURL()
+}
+
 // reset empties r for parseLine, keeping its buffers.
 func (r *Record) reset() {
+	if r.borrowed {
+		r.src, r.borrowed = nil, false
+	}
 	clear(r.fields)
 	r.fields = r.fields[:0]
 	if r.fields == nil {
@@ -176,6 +206,18 @@ func (r *Record) reset() {
 		r.src = nil // do not keep a huge buffer alive after a huge line
 	}
 	r.Line, r.keep, r.keepEnd, r.url, r.urlDone, r.compact = 0, 0, 0, "", false, false
+}
+
+// PlainURL reports whether line is a URL record whose url is its trimmed
+// text as it is (not an object, valid UTF-8), and returns that url as a
+// view of line: a string valid only while line is unchanged. It lets a tool
+// that writes its own record for a plain URL skip building one.
+func PlainURL(line []byte) (string, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] == '{' || !utf8.Valid(line) {
+		return "", false
+	}
+	return unsafe.String(&line[0], len(line)), true
 }
 
 // urlFromText makes a URL from a plain text line. Bytes that are not valid
@@ -462,6 +504,21 @@ func (r *Record) String(key string) (string, bool) {
 	return stringValue(raw), true
 }
 
+// StringView is String without the copy when the value has no escapes:
+// the string then shares the record's line, and is valid only as long as
+// the slices from Raw are (after ParseView, while the caller's line is).
+// It is for a hot path that reads a string and lets it go, or clones it.
+func (r *Record) StringView(key string) (string, bool) {
+	raw, ok := r.Raw(key)
+	if !ok || len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if body := raw[1 : len(raw)-1]; len(body) > 0 && bytes.IndexByte(body, '\\') < 0 {
+		return unsafe.String(&body[0], len(body)), true
+	}
+	return stringValue(raw), true
+}
+
 // Float returns the value of key as a finite number. A missing or null key
 // gives ok false and a nil error; a value that is not a finite number gives
 // an error naming the field. Numbers written as strings ("1.5") are accepted.
@@ -514,11 +571,72 @@ func (r *Record) Time(key string) (t time.Time, ok bool, err error) {
 	} else {
 		s = stringValue(raw)
 	}
+	if t, ok := parseTimeZ(s); ok {
+		return t, true, nil
+	}
 	t, perr := time.Parse(time.RFC3339Nano, s)
 	if perr != nil {
 		return time.Time{}, false, fmt.Errorf("field %q: not an RFC 3339 time: %q", key, s)
 	}
 	return t, true, nil
+}
+
+// parseTimeZ parses the common form of a time the tools write and read,
+// "2006-01-02T15:04:05Z" with an optional fraction of up to nine digits,
+// without time.Parse's general layout machinery; ok is false for any other
+// form (or an out-of-range field), which time.Parse then handles, so that
+// results and errors stay exactly time.Parse's.
+func parseTimeZ(s string) (t time.Time, ok bool) {
+	if len(s) < 20 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) int {
+		v := 0
+		for i := from; i < to; i++ {
+			c := s[i] - '0'
+			if c > 9 {
+				return -1
+			}
+			v = v*10 + int(c)
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec := num(11, 13), num(14, 16), num(17, 19)
+	ns := 0
+	if len(s) > 20 {
+		frac := s[19 : len(s)-1]
+		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
+			return time.Time{}, false
+		}
+		ns = num(20, len(s)-1)
+		if ns < 0 {
+			return time.Time{}, false
+		}
+		for i := len(frac) - 1; i < 9; i++ {
+			ns *= 10
+		}
+	}
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	if day > 28 && day > daysIn(month, year) {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, ns, time.UTC), true
+}
+
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 func clip(raw []byte) string {

@@ -17,6 +17,9 @@ type LineReader struct {
 	br   *bufio.Reader
 	long []byte // holds a line that did not fit the bufio buffer
 	line int
+	// data is the input not yet read, for a reader over memory.
+	data     []byte
+	inMemory bool
 }
 
 // NewLineReader returns a LineReader reading from r.
@@ -27,6 +30,9 @@ func NewLineReader(r io.Reader) *LineReader {
 // Next returns the next line and its 1-based number. The slice is valid until
 // the next call. At the end of input it returns io.EOF.
 func (lr *LineReader) Next() ([]byte, int, error) {
+	if lr.inMemory {
+		return lr.nextInMemory()
+	}
 	b, err := lr.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		lr.long = append(lr.long[:0], b...)
@@ -42,17 +48,23 @@ func (lr *LineReader) Next() ([]byte, int, error) {
 	if err == io.EOF && len(b) == 0 {
 		return nil, lr.line, io.EOF
 	}
-	lr.line++
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	if lr.line == 1 {
-		b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
-	}
+	b = lr.trim(bytes.TrimSuffix(b, []byte("\n")))
 	// Do not keep a huge buffer alive after a huge line.
 	if cap(lr.long) > 16<<20 && len(b) < 1<<20 {
 		lr.long = nil
 	}
 	return b, lr.line, nil
+}
+
+// trim counts a line read without its newline and strips a trailing
+// carriage return and, on the first line, a byte order mark.
+func (lr *LineReader) trim(b []byte) []byte {
+	lr.line++
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if lr.line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
+	}
+	return b
 }
 
 // A DataError is a problem with one input record: the tool reports it and
@@ -108,8 +120,16 @@ func (in *Input) Each(ctx context.Context, files []string, fn func(*Record) erro
 		if rec == nil {
 			rec = &Record{}
 		}
-		rec.reset()
-		if err := rec.parseLine(line, in.Reuse); err != nil {
+		var err error
+		if in.Reuse {
+			// The line stays as read until fn returns, and under Reuse fn
+			// keeps nothing of the record: no copy of it is needed.
+			err = ParseView(rec, line)
+		} else {
+			rec.reset()
+			err = rec.parseLine(line, false)
+		}
+		if err != nil {
 			return &DataError{Line: n, Err: err}
 		}
 		rec.Line = n
@@ -149,7 +169,10 @@ func (in *Input) eachIn(ctx context.Context, name string, fn func(string, []byte
 		defer f.Close()
 		r = f
 	}
-	lr := NewLineReader(r)
+	return in.eachLineOf(ctx, name, NewLineReader(r), fn)
+}
+
+func (in *Input) eachLineOf(ctx context.Context, name string, lr *LineReader, fn func(string, []byte, int) error) error {
 	done := ctx.Done() // polled, not ctx.Err(): that takes a lock per line
 	for {
 		select {
@@ -255,6 +278,21 @@ func (w *Writer) AppendLine(fn func([]byte) []byte) error {
 	defer w.mu.Unlock()
 	w.buf = fn(w.buf)
 	w.buf = append(w.buf, '\n')
+	return w.maybeFlush()
+}
+
+// TryAppendLine is AppendLine for a builder that may fail: if fn returns
+// an error, nothing of the line is written and the error is returned.
+func (w *Writer) TryAppendLine(fn func([]byte) ([]byte, error)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	start := len(w.buf)
+	b, err := fn(w.buf)
+	if err != nil {
+		w.buf = w.buf[:start]
+		return err
+	}
+	w.buf = append(b, '\n')
 	return w.maybeFlush()
 }
 

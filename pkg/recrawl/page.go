@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/urlx"
 )
 
 // Day is the unit of rates (per day) and of times inside the package.
@@ -25,6 +27,8 @@ type PageOptions struct {
 
 // A PageInput is one page as read from its record.
 type PageInput struct {
+	// URL and Host may share the record's line (see record.StringView):
+	// clone them to keep them past it.
 	URL   string
 	Host  string
 	W     float64 // weight, > 0
@@ -41,8 +45,9 @@ type PageInput struct {
 // host_rate. Every problem is an error naming the field, so that the tool
 // reports the line and goes on; no NaN or infinity gets through.
 func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
-	p := PageInput{URL: rec.URL(), Tau: math.Inf(1)}
-	p.Host = record.RecordHost(rec)
+	p := PageInput{Tau: math.Inf(1)}
+	p.URL, _ = rec.StringView("url") // not kept: no copy
+	p.Host = pageHost(rec, p.URL)
 	if p.Host == "" {
 		return p, fmt.Errorf("no host in url %q", clip(p.URL))
 	}
@@ -96,6 +101,18 @@ func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
 		p.HostRate = k
 	}
 	return p, nil
+}
+
+// pageHost is record.RecordHost for a url given as a view.
+func pageHost(rec *record.Record, url string) string {
+	if h, ok := rec.StringView("host"); ok && h != "" {
+		return strings.ToLower(h)
+	}
+	h, err := urlx.Host(url)
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 func clip(s string) string {

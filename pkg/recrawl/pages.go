@@ -1,6 +1,10 @@
 package recrawl
 
-import "math"
+import (
+	"math"
+	"slices"
+	"strings"
+)
 
 // Pages holds many pages column by column (about 36 bytes a page), so that
 // ten million fit in memory and the solver scans them sequentially.
@@ -18,6 +22,22 @@ type Pages struct {
 	HostRateOf func(host string) float64
 }
 
+// Grow makes room for n more pages, so that adding a known number of pages
+// does not copy the columns as they grow.
+func (ps *Pages) Grow(n int) {
+	ps.W = grow(ps.W, n)
+	ps.Delta = grow(ps.Delta, n)
+	ps.Tau = grow(ps.Tau, n)
+	ps.Host = grow(ps.Host, n)
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) == 0 {
+		return make([]T, 0, n) // fresh memory, not cleared twice
+	}
+	return slices.Grow(s, n)
+}
+
 // Len returns the number of pages.
 func (ps *Pages) Len() int { return len(ps.W) }
 
@@ -30,6 +50,7 @@ func (ps *Pages) HostIndex(host string) int32 {
 		return i
 	}
 	i := int32(len(ps.HostNames))
+	host = strings.Clone(host) // it may be a view of the input (ParsePage)
 	ps.hosts[host] = i
 	ps.HostNames = append(ps.HostNames, host)
 	k := math.Inf(1)

@@ -78,14 +78,15 @@ func pageFlags() []cli.Flag {
 
 // pageSet is the pages of the input, read in a first pass.
 type pageSet struct {
-	ps    *recrawl.Pages
-	urls  []string // only kept when a command needs them
-	files []string // the (spooled) input files for the second pass
-	opt   recrawl.PageOptions
-	obj   recrawl.Objective
-	now   time.Time
-	clean func()
-	good  bitset
+	ps   *recrawl.Pages
+	urls []string // only kept when a command needs them
+	// inputs are the input files in memory, read by both passes.
+	inputs []pageInput
+	opt    recrawl.PageOptions
+	obj    recrawl.Objective
+	now    time.Time
+	clean  func()
+	good   bitset
 	// weights are the page values joined from --weights, by URL.
 	weights map[string]float64
 }
@@ -136,9 +137,10 @@ func (set *pageSet) applyWeight(r *record.Record) {
 	}
 }
 
-// loadPages reads every page record. Standard input is spooled to a
-// temporary file so that the output pass can read it again: the pages
-// stay in memory as numbers only (about 40 bytes each), not as records.
+// loadPages reads every page record. The input is held in memory (a
+// regular file mapped, standard input or a pipe copied to a temporary
+// file first) so that the output pass can read it again without copying:
+// the pages are kept as numbers only (about 40 bytes each), not as records.
 func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) {
 	now := time.Now().UTC()
 	if s := c.String("now"); s != "" {
@@ -178,8 +180,7 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 			return nil, err
 		}
 	}
-	var names *strings.Replacer
-	if set.files, set.clean, names, err = spool(files, clikit.EnvOf(c).Stdin); err != nil {
+	if set.inputs, set.clean, err = readInputs(files, clikit.EnvOf(c).Stdin); err != nil {
 		return nil, err
 	}
 	in, err := clikit.Input(c)
@@ -187,32 +188,45 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 		set.clean()
 		return nil, err
 	}
-	in.Stderr = renaming{in.Stderr, names}
-	bar := clikit.Progress(c, clikit.InputSize(set.files), "recrawl: reading pages", true)
+	var size int64
+	lines := 0
+	for _, pi := range set.inputs {
+		size += int64(len(pi.data))
+		lines += record.EstimateLines(pi.data)
+	}
+	if in.Shard.N <= 1 {
+		set.ps.Grow(lines) // the columns are filled without growing
+	}
+	bar := clikit.Progress(c, size, "recrawl: reading pages", true)
 	clikit.TrackInput(in, bar)
 	ordinal := 0
 	r := new(record.Record) // reused: the pages keep numbers and own strings only
-	err = in.EachLine(c.Context, set.files, func(_ string, line []byte, n int) error {
-		ordinal++
-		if err := record.ParseInto(r, line); err != nil {
-			return &record.DataError{Line: n, Err: err}
-		}
-		r.Line = n
-		if !in.Shard.Keeps(r) {
+	for _, pi := range set.inputs {
+		err = in.EachLineIn(c.Context, pi.name, pi.data, func(_ string, line []byte, n int) error {
+			ordinal++
+			if err := record.ParseView(r, line); err != nil {
+				return &record.DataError{Line: n, Err: err}
+			}
+			r.Line = n
+			if !in.Shard.Keeps(r) {
+				return nil
+			}
+			set.applyWeight(r)
+			p, err := recrawl.ParsePage(r, &set.opt)
+			if err != nil {
+				return r.Errorf("%v", err)
+			}
+			set.ps.Add(p)
+			set.good.set(ordinal - 1)
+			if keepURLs {
+				set.urls = append(set.urls, strings.Clone(p.URL))
+			}
 			return nil
-		}
-		set.applyWeight(r)
-		p, err := recrawl.ParsePage(r, &set.opt)
+		})
 		if err != nil {
-			return r.Errorf("%v", err)
+			break
 		}
-		set.ps.Add(p)
-		set.good.set(ordinal - 1)
-		if keepURLs {
-			set.urls = append(set.urls, p.URL)
-		}
-		return nil
-	})
+	}
 	bar.Finish()
 	if err != nil {
 		set.clean()
@@ -237,7 +251,9 @@ func (b bitset) has(i int) bool { return i/64 < len(b) && b[i/64]&(1<<(i%64)) !=
 // each runs the second pass: fn sees the line of every page with its page
 // index, parsed only if want(j) says so (rank skips the records it does
 // not write). Bad lines were reported in the first pass. With want nil, fn
-// sees one record reused from line to line and must not keep it.
+// sees one record reused from line to line and must not keep it; records
+// given with want may be kept until set.clean, as they are views of the
+// input in memory.
 func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *record.Record, j int) error) error {
 	in, err := clikit.Input(c)
 	if err != nil {
@@ -249,84 +265,97 @@ func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *recor
 	if want == nil {
 		shared = new(record.Record)
 	}
-	return in.EachLine(c.Context, set.files, func(_ string, line []byte, n int) error {
-		ordinal++
-		if !set.good.has(ordinal - 1) {
-			return nil
+	for _, pi := range set.inputs {
+		err := in.EachLineIn(c.Context, pi.name, pi.data, func(_ string, line []byte, n int) error {
+			ordinal++
+			if !set.good.has(ordinal - 1) {
+				return nil
+			}
+			page := j
+			j++
+			if want != nil && !want(page) {
+				return nil
+			}
+			r := shared
+			if r == nil {
+				r = new(record.Record)
+			}
+			if err := record.ParseView(r, line); err != nil {
+				return err // the first pass parsed this line
+			}
+			r.Line = n
+			set.applyWeight(r)
+			return fn(r, page)
+		})
+		if err != nil {
+			return err
 		}
-		page := j
-		j++
-		if want != nil && !want(page) {
-			return nil
-		}
-		r := shared
-		if r == nil {
-			r = new(record.Record)
-		}
-		if err := record.ParseInto(r, line); err != nil {
-			return err // the first pass parsed this line: the file changed
-		}
-		r.Line = n
-		set.applyWeight(r)
-		return fn(r, page)
-	})
+	}
+	return nil
 }
 
-// spool returns files to read twice: the named regular files as they are,
-// standard input ("-" or no names) and pipes (<(...), /dev/stdin) copied to
-// temporary files. names rewrites the temporary names in error messages
-// back to what the user gave.
-func spool(files []string, stdin io.Reader) (out []string, clean func(), names *strings.Replacer, err error) {
+// A pageInput is one input file held in memory.
+type pageInput struct {
+	name string // as given; "-" for standard input
+	data []byte
+}
+
+// readInputs holds the inputs in memory: regular files (standard input
+// too, when redirected from one) are mapped; standard input and other
+// files that can be read only once (pipes, <(...)) are copied to a
+// temporary file first, which is mapped and removed at once, so that
+// memory is the page cache's and nothing is left behind. clean releases
+// them all.
+func readInputs(files []string, stdin io.Reader) (inputs []pageInput, clean func(), err error) {
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
-	var tmps []string
+	var releases []func()
 	clean = func() {
-		for _, t := range tmps {
-			os.Remove(t)
+		for _, r := range releases {
+			r()
 		}
 	}
-	var pairs []string
-	for _, f := range files {
-		if f != "-" {
-			if st, err := os.Stat(f); err != nil || st.Mode().IsRegular() {
-				out = append(out, f) // a missing file is reported when read
-				continue
-			}
-		}
-		tmp, err := os.CreateTemp("", "recrawl-input-*")
+	for _, name := range files {
+		data, release, err := readInput(name, stdin)
 		if err != nil {
 			clean()
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
-		tmps = append(tmps, tmp.Name())
-		var src io.Reader = stdin
-		if f != "-" {
-			in, err := os.Open(f)
-			if err != nil {
-				tmp.Close()
-				clean()
-				return nil, nil, nil, err
-			}
-			defer in.Close()
-			src = in
-		}
-		_, err = io.Copy(tmp, src)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
+		releases = append(releases, release)
+		inputs = append(inputs, pageInput{name: name, data: data})
+	}
+	return inputs, clean, nil
+}
+
+func readInput(name string, stdin io.Reader) ([]byte, func(), error) {
+	var src io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
 		if err != nil {
-			clean()
-			return nil, nil, nil, fmt.Errorf("reading %s: %v", displayName(f), err)
+			return nil, nil, err
 		}
-		out = append(out, tmp.Name())
-		if f == "-" {
-			pairs = append(pairs, tmp.Name()+": ", "")
-		} else {
-			pairs = append(pairs, tmp.Name(), f)
+		defer f.Close()
+		src = f
+	}
+	if f, ok := src.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			return record.ReadWhole(f)
 		}
 	}
-	return out, clean, strings.NewReplacer(pairs...), nil
+	tmp, err := os.CreateTemp("", "recrawl-input-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tmp.Close()
+	os.Remove(tmp.Name()) // still open: removed for good when unmapped
+	if _, err := io.Copy(tmp, src); err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %v", displayName(name), err)
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
+	return record.ReadWhole(tmp)
 }
 
 func displayName(f string) string {
@@ -334,19 +363,6 @@ func displayName(f string) string {
 		return "stdin"
 	}
 	return f
-}
-
-// renaming rewrites temporary file names in what is written through it.
-type renaming struct {
-	w     io.Writer
-	names *strings.Replacer
-}
-
-func (r renaming) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(r.w, r.names.Replace(string(p))); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // readHostRates reads host<TAB>rate lines or NDJSON {"host":..,"host_rate":..}.

@@ -45,6 +45,7 @@ import (
 	"bytes"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/sekitei/crawlkit/pkg/urlx"
@@ -339,6 +340,10 @@ func unhex(c byte) (byte, bool) {
 // decode appends the percent-decoding of s to dst. Invalid escapes are kept as
 // written. With plus, '+' decodes to a space (form encoding of queries).
 func decode(dst []byte, s string, plus bool) []byte {
+	// Most paths and parameters have nothing to decode: one copy.
+	if strings.IndexByte(s, '%') < 0 && (!plus || strings.IndexByte(s, '+') < 0) {
+		return append(dst, s...)
+	}
 	for k := 0; k < len(s); k++ {
 		c := s[k]
 		if c == '%' && k+2 < len(s) {
@@ -364,8 +369,14 @@ func appendClean(dst, s []byte) []byte {
 	for k := 0; k < len(s); {
 		c := s[k]
 		if c >= 0x20 && c < 0x7f {
-			dst = append(dst, c)
-			k++
+			// A run of printable ASCII, nearly always the whole text, goes
+			// in one copy.
+			run := k + 1
+			for run < len(s) && s[run] >= 0x20 && s[run] < 0x7f {
+				run++
+			}
+			dst = append(dst, s[k:run]...)
+			k = run
 			continue
 		}
 		if c >= utf8.RuneSelf {

@@ -1,0 +1,69 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+)
+
+// ReadWhole returns the rest of f's content (from its current offset) in
+// memory, for a tool that reads its input twice or keeps views of it: a
+// regular file is mapped read-only, so that nothing is copied and the
+// page cache holds the bytes; anything else (a pipe) is read into a
+// buffer. release unmaps; the data must not be used after it.
+func ReadWhole(f *os.File) (data []byte, release func(), err error) {
+	if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() {
+		if off, serr := f.Seek(0, io.SeekCurrent); serr == nil {
+			if st.Size() <= off {
+				return nil, func() {}, nil
+			}
+			if data, release, merr := mapFile(f, st.Size()); merr == nil {
+				// Consumed, as if read: a later reader of f starts after it.
+				f.Seek(0, io.SeekEnd)
+				return data[off:], release, nil
+			}
+		}
+	}
+	data, err = io.ReadAll(f)
+	return data, func() {}, err
+}
+
+// NewBytesLineReader returns a LineReader over data held in memory: its
+// lines are slices of data, not copies.
+func NewBytesLineReader(data []byte) *LineReader {
+	return &LineReader{data: data, inMemory: true}
+}
+
+// nextInMemory is Next for a reader over data held in memory.
+func (lr *LineReader) nextInMemory() ([]byte, int, error) {
+	if len(lr.data) == 0 {
+		return nil, lr.line, io.EOF
+	}
+	b := lr.data
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b, lr.data = b[:i], b[i+1:]
+	} else {
+		lr.data = nil
+	}
+	return lr.trim(b), lr.line, nil
+}
+
+// EachLineIn is EachLine over one input already in memory (see
+// ReadWhole), named name in messages ("-" for standard input): fn's lines
+// are slices of data.
+func (in *Input) EachLineIn(ctx context.Context, name string, data []byte, fn func(name string, line []byte, n int) error) error {
+	return in.eachLineOf(ctx, name, NewBytesLineReader(data), fn)
+}
+
+// EstimateLines guesses the number of lines in data from its first
+// megabyte, a little high, to size what a tool keeps per line without
+// counting them all.
+func EstimateLines(data []byte) int {
+	const sample = 1 << 20
+	if len(data) <= sample {
+		return bytes.Count(data, []byte{'\n'}) + 1
+	}
+	n := bytes.Count(data[:sample], []byte{'\n'}) + 1
+	return int(float64(n)*float64(len(data))/sample*1.05) + 16
+}

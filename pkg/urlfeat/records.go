@@ -1,0 +1,106 @@
+package urlfeat
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/sekitei/crawlkit/pkg/record"
+)
+
+// AppendJSON appends the features as a JSON array of strings. Feature text
+// is valid UTF-8 without control characters (see the package doc), so only
+// quotes and backslashes need escaping, and most lists have neither.
+func (f Features) AppendJSON(b []byte) []byte {
+	b = append(b, '[')
+	plain := bytes.IndexByte(f.buf, '"') < 0 && bytes.IndexByte(f.buf, '\\') < 0
+	start := 0
+	for i, end := range f.ends {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		if plain {
+			b = append(b, f.buf[start:end]...)
+		} else {
+			b = appendEscaped(b, f.buf[start:end])
+		}
+		b = append(b, '"')
+		start = end
+	}
+	return append(b, ']')
+}
+
+// appendEscaped escapes quotes and backslashes; runs without them go in
+// one copy.
+func appendEscaped(b, feat []byte) []byte {
+	for j := 0; j < len(feat); j++ {
+		if c := feat[j]; c == '"' || c == '\\' {
+			b = append(b, feat[:j]...)
+			b = append(b, '\\', c)
+			feat, j = feat[j+1:], -1
+		}
+	}
+	return append(b, feat...)
+}
+
+// An Annotator does the per-URL command's work on one input line: it reads
+// the line as a record, extracts the features of its url and appends the
+// record with "host" and "features" set, as a JSON line without its
+// newline. It reuses its buffers, so that a stream costs no allocation per
+// line. It is not safe for concurrent use.
+type Annotator struct {
+	Extractor
+	rec  record.Record
+	vals []byte
+}
+
+// AppendLine appends the annotated record of line to dst. A line that is
+// not a record, or whose url has no features, gives an error for that line
+// and dst unchanged.
+func (a *Annotator) AppendLine(dst, line []byte) ([]byte, error) {
+	if u, ok := record.PlainURL(line); ok {
+		// A plain URL line: the record {"url":u} with the two fields
+		// added, written directly, as the record layer would write it.
+		if _, err := a.Extract(u); err != nil {
+			return dst, lineError(err, u)
+		}
+		dst = append(dst, `{"url":`...)
+		dst = record.AppendString(dst, u)
+		dst = append(dst, `,"host":`...)
+		dst = record.AppendString(dst, a.Host())
+		dst = append(dst, `,"features":`...)
+		dst = a.Features().AppendJSON(dst)
+		return append(dst, '}'), nil
+	}
+	// The record is a view of line: it is written out before this returns.
+	if err := record.ParseView(&a.rec, line); err != nil {
+		return dst, err
+	}
+	if err := a.Annotate(&a.rec); err != nil {
+		return dst, err
+	}
+	return a.rec.AppendJSON(dst), nil
+}
+
+// Annotate sets r's "host" and "features" from its url. The values live in
+// the Annotator's buffer: r must be written before the next call.
+func (a *Annotator) Annotate(r *record.Record) error {
+	u, _ := r.StringView("url") // used here only: no copy
+	f, err := a.Extract(u)
+	if err != nil {
+		return lineError(err, u)
+	}
+	a.vals = record.AppendString(a.vals[:0], a.Host())
+	hostEnd := len(a.vals)
+	a.vals = f.AppendJSON(a.vals)
+	r.SetRawOwned("host", a.vals[:hostEnd])
+	r.SetRawOwned("features", a.vals[hostEnd:])
+	return nil
+}
+
+func lineError(err error, u string) error {
+	if len(u) > 100 {
+		u = u[:100] + "..."
+	}
+	return fmt.Errorf("%s: %q", err, u)
+}

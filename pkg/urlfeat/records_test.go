@@ -1,0 +1,72 @@
+package urlfeat
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/record"
+)
+
+// The Annotator's direct record for a plain URL line is byte for byte what
+// the record layer writes for the same URL with the same fields set, on
+// every bundled URL and on URLs that need escapes; and an object line gets
+// the same fields, its own kept.
+func TestAnnotatorMatchesRecordLayer(t *testing.T) {
+	urls := append(bundledURLs(t), `http://a.b/x"y\z?q="&r=\`, "http://a.b/%22%5C/x\u2028y", " http://a.b/trimmed\t", "http://a.b/\u00e9t\u00e9")
+	var an Annotator
+	var viaRecord Extractor
+	for _, u := range urls {
+		got, err := an.AppendLine(nil, []byte(u))
+		if err != nil {
+			t.Fatalf("%q: %v", u, err)
+		}
+		r, err := record.Parse([]byte(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := viaRecord.Extract(r.URL())
+		r.SetString("host", viaRecord.Host())
+		r.SetRaw("features", f.AppendJSON(nil))
+		if want := r.AppendJSON(nil); !bytes.Equal(got, want) {
+			t.Fatalf("%q:\n got %s\nwant %s", u, got, want)
+		}
+		var decoded []string
+		if err := json.Unmarshal(f.AppendJSON(nil), &decoded); err != nil || strings.Join(decoded, "\n") != strings.Join(f.Strings(), "\n") {
+			t.Fatalf("%q: features %s decode to %q, %v", u, f.AppendJSON(nil), decoded, err)
+		}
+		u = r.URL()
+		obj := append([]byte(`{"n":1,"url":`), record.AppendString(nil, u)...)
+		obj = append(obj, `,"features":["stale"],"z":[true]}`...)
+		line, err := an.AppendLine(nil, obj)
+		if err != nil {
+			t.Fatalf("%s: %v", obj, err)
+		}
+		var rec struct {
+			N        int      `json:"n"`
+			URL      string   `json:"url"`
+			Host     string   `json:"host"`
+			Features []string `json:"features"`
+			Z        []bool   `json:"z"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if rec.N != 1 || rec.URL != u || rec.Host != viaRecord.Host() || len(rec.Z) != 1 ||
+			len(rec.Features) != f.Len() || f.Len() > 0 && rec.Features[0] != string(f.At(0)) {
+			t.Fatalf("object line %s gave %s", obj, line)
+		}
+	}
+}
+
+// A bad line is an error and leaves the output as it was.
+func TestAnnotatorBadLines(t *testing.T) {
+	var an Annotator
+	for _, line := range []string{"ftp://a.b/c", "/relative", `{"url":`, `{"no_url":1}`, `{"url":"mailto:x@y"}`} {
+		out, err := an.AppendLine([]byte("kept"), []byte(line))
+		if err == nil || string(out) != "kept" {
+			t.Errorf("%q: %q, %v", line, out, err)
+		}
+	}
+}
