@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
 )
@@ -185,7 +186,10 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	}
 	resp := &Response{}
 	q := &parsedQuery{}
-	for _, w := range htmldoc.Words(query) {
+	an := idx.analyzers.Get().(*analysis.Analyzer)
+	terms := queryTerms(an, query)
+	idx.analyzers.Put(an)
+	for _, w := range terms {
 		if i := slices.Index(q.keys, w); i >= 0 {
 			q.seq = append(q.seq, i)
 			q.count[i]++
@@ -256,6 +260,22 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		resp.Results = append(resp.Results, r)
 	}
 	return resp, nil
+}
+
+// queryTerms analyses a query as the indexer analysed the pages. Stop
+// words are dropped unless the query has nothing else.
+func queryTerms(an *analysis.Analyzer, query string) []string {
+	var all, content []string
+	an.Tokens([]byte(query), func(t analysis.Token) {
+		all = append(all, string(t.Term))
+		if !t.Stop {
+			content = append(content, string(t.Term))
+		}
+	})
+	if len(content) == 0 {
+		return all
+	}
+	return content
 }
 
 // tableErr returns the first damage found in the tables read by scoring.
@@ -703,13 +723,17 @@ func (idx *Index) Snippet(doc uint32, keys []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var d htmldoc.Doc
+	d := htmldoc.Doc{Analyzer: idx.analyzers.Get().(*analysis.Analyzer)}
+	defer idx.analyzers.Put(d.Analyzer)
 	base, _ := url.Parse(u)
 	d.Parse(body, base)
 	if len(d.Words) == 0 {
 		return "", nil
 	}
-	want := func(i int) bool { return slices.Contains(keys, string(d.Key(&d.Words[i]))) }
+	want := func(i int) bool {
+		w := &d.Words[i]
+		return slices.Contains(keys, string(d.Key(w))) || d.Whole(w) != nil && slices.Contains(keys, string(d.Whole(w)))
+	}
 	// The window of SnippetWords words with the most distinct query words.
 	bestStart, bestN := 0, -1
 	for i := range d.Words {
