@@ -64,7 +64,9 @@ func TestTokens(t *testing.T) {
 		{Start: 22, End: 25, Stop: true},
 		{Start: 26, End: 30},
 	}
-	if !slices.EqualFunc(got, want, func(x, y Token) bool { return x.Start == y.Start && x.End == y.End && x.Capital == y.Capital && x.Stop == y.Stop && x.Whole == y.Whole }) {
+	if !slices.EqualFunc(got, want, func(x, y Token) bool {
+		return x.Start == y.Start && x.End == y.End && x.Capital == y.Capital && x.Stop == y.Stop && x.Whole == y.Whole
+	}) {
 		t.Errorf("tokens:\n got %+v\nwant %+v\n(terms %q)", got, want, terms)
 	}
 	ru := New(Options{})
