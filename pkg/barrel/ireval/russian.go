@@ -68,7 +68,7 @@ type RussianPage struct {
 
 // RussianSet generates Russian pages and judged queries on them: each of
 // 30 nouns is the subject of pagesPerNoun pages that name it in oblique
-// forms (and, on some, the nominative), among filler sentences and a
+// forms (and, on one in six, the nominative), among filler sentences and a
 // mention of another noun. A query is a noun in the nominative; its
 // relevant pages are those whose subject it is. Without stemming only the
 // pages that happen to hold the nominative match, so the set measures
@@ -85,8 +85,8 @@ func RussianSet(seed uint64, pagesPerNoun int) ([]RussianPage, []Query) {
 			for i := range forms {
 				forms[i]++ // oblique cases and the plural
 			}
-			if p%3 == 0 {
-				forms = append(forms, 0) // a third of the pages name it plainly too
+			if rng.IntN(6) == 0 {
+				forms = append(forms, 0) // a few pages name it plainly too
 			}
 			for _, f := range forms {
 				fr := ruFrames[f][rng.IntN(len(ruFrames[f]))]
