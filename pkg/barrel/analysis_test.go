@@ -41,12 +41,16 @@ func TestAnalysedSearch(t *testing.T) {
 		{"москву", []string{"http://ru.test/1.html"}},
 		{"елка", []string{"http://ru.test/2.html"}},
 		{"ЁЛКИ", []string{"http://ru.test/2.html"}},
-		{"pyobject_size", []string{"http://ru.test/3.html"}},
-		{"os.path.join", []string{"http://ru.test/3.html"}},
 		{"the", []string{"http://ru.test/3.html", "http://ru.test/4.html"}},
 	} {
 		if got := urlsOf(search(t, idx, tc.q)); !slices.Equal(got, tc.want) {
 			t.Errorf("%q: %q, want %q", tc.q, got, tc.want)
+		}
+	}
+	// An identifier finds its page first, then pages with some of its parts.
+	for _, q := range []string{"pyobject_size", "os.path.join", "PyObject_Size()"} {
+		if got := resultURLs(t, idx, q, 10); len(got) == 0 || got[0] != "http://ru.test/3.html" {
+			t.Errorf("%q: %q", q, got)
 		}
 	}
 	// A part finds the identifier's page too, and the plain page.

@@ -71,6 +71,7 @@ type Index struct {
 	info  *os.File
 
 	analyzers sync.Pool // of *analysis.Analyzer, the index's analysis
+	avgState
 }
 
 // Open opens the index in dir.
