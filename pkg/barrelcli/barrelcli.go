@@ -471,16 +471,19 @@ Example:
 func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "search",
-		Usage:     "rank the pages holding every word of a query",
+		Usage:     "rank the pages holding the words of a query",
 		UsageText: "barrel search --index DIR [--n 10] [--explain] QUERY...",
-		Description: `Evaluates the query as the paper's searcher: words to wordIDs, the short
-barrels (title and anchor hits) first and the full barrels when they give
-fewer than N matches, stopping after 40,000 matches; scores by type-weights
-and tapering count-weights, proximity in 10 bins for several words, a title
-match, and PageRank. Prints one NDJSON hit per result: doc_id, url, title,
-score and a snippet with the query words marked <b>so</b>. --explain adds
-the score's parts. A word not in the lexicon matches nothing (reported on
-stderr).
+		Description: `Analyses the query as the pages were analysed (case folding, ё as е,
+Russian and English stemming, identifiers whole and split); every page
+holding one of its words (stop words are optional) is a match, scored by
+all its hits in the full barrels, stopping after 40,000 matches. Pages
+holding more of the query's words rank first (coordination), then by
+score: type-weights with BM25-style saturation and length normalisation,
+the proximity of all the words (the smallest window holding them), a
+title match, and PageRank. Prints one NDJSON hit per result: doc_id, url,
+title, score and a snippet with the query words marked <b>so</b>.
+--explain adds the score's parts. A word not in the lexicon matches
+nothing (reported on stderr); the other words still search.
 
 Example:
    $ barrel search --index idx --n 2 'json encoder'
@@ -488,7 +491,7 @@ Example:
    {"doc_id":525,"url":"http://docs.test/whatsnew/3.6.html",...}`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.IntFlag{Name: "n", Value: 10, Usage: "number of results"},
-			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, proximity bins, IR, PageRank)"},
+			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, words matched, window, IR, PageRank)"},
 			&cli.BoolFlag{Name: "no-snippets", Usage: "skip snippets (faster: no repository reads)"},
 		},
 		Action: search,
