@@ -2,6 +2,7 @@ package barrel
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -49,6 +50,21 @@ func TestResultsIndependentOfN(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("only %d queries had more than 5 results", checked)
+	}
+	// Walking the pages holding every word first answers as walking every
+	// page holding one of them.
+	var queries []string
+	for _, q := range site.Queries(60) {
+		queries = append(queries, q, q+" "+strings.Fields(q)[0]+"x") // and with an unknown word
+	}
+	opt := SearchOptions{N: 10, NoSnippets: true}
+	// (the match counts differ: the walks meet different pages)
+	noCounts := regexp.MustCompile(`\(\d+ matches`)
+	fast := noCounts.ReplaceAllString(byURL(t, idx, queries, opt), "(")
+	intersectFirst = false
+	defer func() { intersectFirst = true }()
+	if slow := noCounts.ReplaceAllString(byURL(t, idx, queries, opt), "("); fast != slow {
+		t.Errorf("intersection first:\n%s\nunion:\n%s", fast, slow)
 	}
 }
 

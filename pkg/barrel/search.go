@@ -251,9 +251,25 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		q.idf[i] = math.Log(1 + (n-d+0.5)/(d+0.5))
 	}
 	q.avgLen = idx.avgWords()
-	top, matches, stopped, err := idx.scan(q, opt)
-	if err != nil {
-		return nil, err
+	// Pages holding every word rank before the others (coordination): when
+	// at least the rerank depth of them exist, the best results are among
+	// them, and walking only them (an intersection, with skips) gives the
+	// same answer as walking every page holding one of the words.
+	var top []scored
+	var matches int
+	var stopped, done bool
+	var err error
+	if drivers := countTrue(q.driver); intersectFirst && drivers > 1 && drivers == q.of {
+		top, matches, stopped, err = idx.scan(q, opt, true)
+		if err != nil {
+			return nil, err
+		}
+		done = stopped || matches >= max(RerankDepth, opt.N)
+	}
+	if !done {
+		if top, matches, stopped, err = idx.scan(q, opt, false); err != nil {
+			return nil, err
+		}
 	}
 	resp.Matches, resp.Stopped = matches, stopped
 	if err := idx.tableErr(); err != nil { // a rank or entry the scores read
@@ -277,6 +293,20 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		resp.Results = append(resp.Results, r)
 	}
 	return resp, nil
+}
+
+// intersectFirst enables the walk of the pages holding every word first
+// (off only in the test that checks it changes nothing).
+var intersectFirst = true
+
+func countTrue(b []bool) int {
+	n := 0
+	for _, x := range b {
+		if x {
+			n++
+		}
+	}
+	return n
 }
 
 // queryTerm is a term of a query.
@@ -390,14 +420,15 @@ type segCursor struct {
 	sg    *segment
 	cs    []cursor
 	drive []bool
+	all   bool // a match holds every driving word
 	lists [][]byte
 	doc   uint32 // the current match
 	ok    bool
 }
 
 // newSegCursor opens the query's lists in sg and moves to the first match.
-func newSegCursor(sg *segment, ids []uint32, drive []bool) (*segCursor, error) {
-	c := &segCursor{sg: sg, cs: make([]cursor, len(ids)), drive: drive, lists: make([][]byte, len(ids))}
+func newSegCursor(sg *segment, ids []uint32, drive []bool, all bool) (*segCursor, error) {
+	c := &segCursor{sg: sg, cs: make([]cursor, len(ids)), drive: drive, all: all, lists: make([][]byte, len(ids))}
 	for i, id := range ids {
 		data, n, err := sg.list(id, false)
 		if err != nil {
@@ -420,12 +451,7 @@ func newSegCursor(sg *segment, ids []uint32, drive []bool) (*segCursor, error) {
 func (c *segCursor) find() error {
 	c.ok = false
 	for {
-		doc, any := uint32(0), false
-		for i := range c.cs {
-			if c.drive[i] && c.cs[i].ok && (!any || c.cs[i].it.doc < doc) {
-				doc, any = c.cs[i].it.doc, true
-			}
-		}
+		doc, any := c.next()
 		if !any {
 			break
 		}
@@ -450,6 +476,50 @@ func (c *segCursor) find() error {
 		break
 	}
 	return c.err()
+}
+
+// next is the next candidate: the smallest current document of the
+// driving lists, or with all, the first document they all hold (seeking
+// with the skip tables).
+func (c *segCursor) next() (uint32, bool) {
+	doc, any := uint32(0), false
+	if !c.all {
+		for i := range c.cs {
+			if c.drive[i] && c.cs[i].ok && (!any || c.cs[i].it.doc < doc) {
+				doc, any = c.cs[i].it.doc, true
+			}
+		}
+		return doc, any
+	}
+	for {
+		for i := range c.cs {
+			if !c.drive[i] {
+				continue
+			}
+			if !c.cs[i].ok {
+				return 0, false
+			}
+			doc = max(doc, c.cs[i].it.doc)
+		}
+		same := true
+		for i := range c.cs {
+			x := &c.cs[i]
+			if !c.drive[i] {
+				continue
+			}
+			if x.it.doc < doc {
+				if x.ok = x.it.seek(doc); !x.ok {
+					return 0, false
+				}
+			}
+			if x.it.doc != doc {
+				same = false
+			}
+		}
+		if same {
+			return doc, true
+		}
+	}
 }
 
 // step moves the driving lists past doc.
@@ -482,7 +552,7 @@ func (c *segCursor) advance() error {
 // statistics, and the scan stops after opt.MaxMatches matches, at the
 // docID where one index holding the same documents would stop. The work
 // is that of one index, plus the deleted postings the lists still hold.
-func (idx *Index) scan(q *parsedQuery, opt SearchOptions) ([]scored, int, bool, error) {
+func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, int, bool, error) {
 	rerank := len(q.seq) > 1
 	depth := opt.N
 	if rerank {
@@ -490,7 +560,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions) ([]scored, int, bool, 
 	}
 	var h []*segCursor // a min-heap by current docID
 	for _, sg := range idx.segs {
-		c, err := newSegCursor(sg, q.ids, q.driver)
+		c, err := newSegCursor(sg, q.ids, q.driver, all)
 		if err != nil {
 			return nil, 0, false, err
 		}
