@@ -346,10 +346,51 @@ func (idx *Index) avgWords() float64 {
 	return idx.avgLen
 }
 
-// avgState holds the estimate of avgWords.
+// avgState holds the estimate of avgWords and the scoring figures of the
+// documents met so far.
 type avgState struct {
 	avgOnce sync.Once
 	avgLen  float64
+
+	statsMu sync.RWMutex
+	stats   map[uint32]docStat
+}
+
+// docStat is what scoring reads of a document besides its hits.
+type docStat struct {
+	words      uint32
+	titleWords uint16
+	rank       float32
+	rankLog    float32 // log2(1 + rank * N): PageRank scaled so the mean page has 1
+}
+
+// maxDocStats bounds the cache of docStats (about 24 bytes an entry).
+const maxDocStats = 1 << 20
+
+// docStats returns doc's length, title length and rank, from a cache: a
+// table lookup per match would cost more than scoring its hits. An open
+// index does not change, so the cache never goes stale. Damage is reported
+// by tableErr.
+func (idx *Index) docStats(sg *segment, doc uint32) docStat {
+	idx.statsMu.RLock()
+	st, ok := idx.stats[doc]
+	idx.statsMu.RUnlock()
+	if ok {
+		return st
+	}
+	e, _, _ := sg.entry(doc)
+	rank, _ := idx.rank(doc)
+	st = docStat{words: e.Words, titleWords: e.TitleWords, rank: rank,
+		rankLog: float32(math.Log2(1 + float64(rank)*float64(idx.m.Docs)))}
+	idx.statsMu.Lock()
+	if idx.stats == nil {
+		idx.stats = map[uint32]docStat{}
+	}
+	if len(idx.stats) < maxDocStats {
+		idx.stats[doc] = st
+	}
+	idx.statsMu.Unlock()
+	return st
 }
 
 // tableErr returns the first damage found in the tables read by scoring.
@@ -704,8 +745,8 @@ func window(lists [][]byte, words []int) (span, held int) {
 // smallest window of text holding all the words the page has; the title
 // match and PageRank are added.
 func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) (float64, int) {
-	e, _, _ := sg.entry(doc) // damage is reported by tableErr
-	norm := w.K1 * (1 - w.B + w.B*float64(e.Words)/q.avgLen)
+	st := idx.docStats(sg, doc)
+	norm := w.K1 * (1 - w.B + w.B*float64(st.words)/q.avgLen)
 	var titleBuf [16]int
 	var titleHits []int
 	if len(lists) > len(titleBuf) {
@@ -780,12 +821,11 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	}
 	tm := 0.0
 	if inTitle > 0 && qw > 0 {
-		words := max(int(e.TitleWords), inTitle)
+		words := max(int(st.titleWords), inTitle)
 		tm = w.TitleMatch * tw / qw * float64(inTitle) / float64(words)
 	}
-	// PageRank scaled so that the mean page has 1.
-	rank, _ := idx.rank(doc)
-	rankPart := w.Rank * float64(float32(math.Log2(1+float64(rank)*float64(idx.m.Docs))))
+	rank := st.rank
+	rankPart := w.Rank * float64(st.rankLog)
 	if ex != nil {
 		ex.Matched, ex.Of, ex.Window = matched, q.of, span
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.IR = ir1, ir2, tm, ir1+ir2+tm
