@@ -148,10 +148,10 @@ type Explain struct {
 // Response is the answer to a query.
 type Response struct {
 	Results []Result
-	Matches int    // documents holding at least one of the query's words
-	Barrels string // "full": every page's text is searched
-	Stopped bool   // the scan stopped at MaxMatches
-	Unknown []string
+	Matches int      // documents holding at least one of the query's words
+	Barrels string   // "full": every page's text is searched
+	Stopped bool     // the scan stopped at MaxMatches
+	Unknown []string // query words no page holds, as the query wrote them
 }
 
 type cursor struct {
@@ -217,8 +217,8 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			return nil, err
 		}
 		if !ok {
-			if !slices.Contains(resp.Unknown, w) {
-				resp.Unknown = append(resp.Unknown, w)
+			if !slices.Contains(resp.Unknown, t.word) {
+				resp.Unknown = append(resp.Unknown, t.word) // as written: the user's word, not its stem
 			}
 			if !t.stop || onlyStop {
 				q.of++ // a word missing from every page still counts
@@ -312,6 +312,7 @@ func countTrue(b []bool) int {
 // queryTerm is a term of a query.
 type queryTerm struct {
 	term        string
+	word        string // as the query wrote it
 	stop, whole bool
 }
 
@@ -319,7 +320,7 @@ type queryTerm struct {
 func queryTerms(an *analysis.Analyzer, query string) []queryTerm {
 	var out []queryTerm
 	an.Tokens([]byte(query), func(t analysis.Token) {
-		out = append(out, queryTerm{string(t.Term), t.Stop, t.Whole})
+		out = append(out, queryTerm{string(t.Term), query[t.Start:t.End], t.Stop, t.Whole})
 	})
 	return out
 }
