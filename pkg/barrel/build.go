@@ -390,6 +390,9 @@ func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.D
 	fancy := func(text string, typ int) int {
 		pos := 0
 		doc.Analyzer.Tokens([]byte(text), func(t analysis.Token) {
+			if t.Whole && typ == hit.URL {
+				return // "382.html", "docs.python.org": a new word per page, for no query
+			}
 			p.keys = append(p.keys, t.Term...)
 			p.ends = append(p.ends, uint32(len(p.keys)))
 			p.hits = append(p.hits, hit.Fancy(t.Capital, typ, pos))
