@@ -21,6 +21,7 @@ import (
 
 	"github.com/klauspost/compress/zlib"
 
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
 )
@@ -53,6 +54,9 @@ type Options struct {
 	// the batch, and NewBuilder refuses the same ID again with
 	// ErrBatchApplied.
 	Batch string
+	// Analysis is the text analysis of a new index (recorded in it; an
+	// existing index must have been built with the same).
+	Analysis analysis.Options
 }
 
 // ErrBatchApplied is returned by NewBuilder for a batch ID the index has
@@ -170,6 +174,7 @@ func NewBuilder(dir string, opts Options) (*Builder, error) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
 	}
 	b := &Builder{dir: dir, opts: opts, lock: lock, batchURLs: map[string]uint32{}}
+	b.page.Analyzer = analysis.New(opts.Analysis)
 	if err := b.load(); err != nil {
 		b.Close()
 		return nil, err
@@ -183,9 +188,12 @@ func (b *Builder) load() error {
 		if _, serr := os.Stat(filepath.Join(b.dir, manifestName)); !os.IsNotExist(serr) {
 			return err
 		}
-		m = &Manifest{Format: formatNumber, Files: map[string]FileSum{}, NextSegment: 1}
+		m = &Manifest{Format: formatNumber, Analysis: analysis.ID(b.opts.Analysis), Files: map[string]FileSum{}, NextSegment: 1}
 		b.lex = &lexStore{}
 	} else {
+		if want := analysis.ID(b.opts.Analysis); m.Analysis != want {
+			return fmt.Errorf("%s: index built with analysis %s, this build analyses with %s: build a new index (barrel build over the same input into a new directory)", b.dir, m.Analysis, want)
+		}
 		if b.opts.Batch != "" && m.LastBatch == b.opts.Batch {
 			return fmt.Errorf("%s: batch %s: %w", b.dir, b.opts.Batch, ErrBatchApplied)
 		}
@@ -369,17 +377,28 @@ func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.D
 	p.hits = make([]hit.Hit, 0, len(doc.Words)+fancyGuess/4)
 	for i := range doc.Words {
 		w := &doc.Words[i]
+		h := hit.Plain(w.Capital, int(w.Font), i)
+		if whole := doc.Whole(w); whole != nil { // the identifier, at its first part
+			p.keys = append(p.keys, whole...)
+			p.ends = append(p.ends, uint32(len(p.keys)))
+			p.hits = append(p.hits, h)
+		}
 		p.keys = append(p.keys, doc.Key(w)...)
 		p.ends = append(p.ends, uint32(len(p.keys)))
-		p.hits = append(p.hits, hit.Plain(w.Capital, int(w.Font), i))
+		p.hits = append(p.hits, h)
 	}
 	fancy := func(text string, typ int) int {
 		pos := 0
-		htmldoc.Tokenize([]byte(text), func(_, _ int, key []byte, capital bool) {
-			p.keys = append(p.keys, key...)
+		doc.Analyzer.Tokens([]byte(text), func(t analysis.Token) {
+			if t.Whole && typ == hit.URL {
+				return // "382.html", "docs.python.org": a new word per page, for no query
+			}
+			p.keys = append(p.keys, t.Term...)
 			p.ends = append(p.ends, uint32(len(p.keys)))
-			p.hits = append(p.hits, hit.Fancy(capital, typ, pos))
-			pos++
+			p.hits = append(p.hits, hit.Fancy(t.Capital, typ, pos))
+			if !t.Whole {
+				pos++
+			}
 		})
 		return pos
 	}
@@ -406,7 +425,7 @@ func (b *Builder) startWorkers() {
 	jobs := b.jobs
 	for range n {
 		go func() {
-			var doc htmldoc.Doc
+			doc := htmldoc.Doc{Analyzer: analysis.New(b.opts.Analysis)}
 			var zbuf bytes.Buffer
 			zw, _ := zlib.NewWriterLevel(&zbuf, b.opts.ZlibLevel)
 			for j := range jobs {
@@ -866,8 +885,8 @@ func (b *Builder) Commit() error {
 			}
 			if to < b.oldN && b.liveBefore(from, fromOff) {
 				// an anchor the target's old segment indexed
-				htmldoc.Tokenize(text, func(_, _ int, key []byte, _ bool) {
-					if id, _, lerr := b.lex.Add(key); lerr == nil {
+				b.page.Analyzer.Tokens(text, func(t analysis.Token) {
+					if id, _, lerr := b.lex.Add(t.Term); lerr == nil {
 						old = append(old, uint64(id)<<32)
 					} else {
 						err = lerr
@@ -885,11 +904,11 @@ func (b *Builder) Commit() error {
 				continue
 			}
 			pos := 0
-			htmldoc.Tokenize(text, func(_, _ int, key []byte, capital bool) {
+			b.page.Analyzer.Tokens(text, func(t analysis.Token) {
 				if err != nil {
 					return
 				}
-				if err = b.addHit(key, hit.AnchorHit(capital, pos, from)); err == nil {
+				if err = b.addHit(t.Term, hit.AnchorHit(t.Capital, pos, from)); err == nil && !t.Whole {
 					pos++
 				}
 			})

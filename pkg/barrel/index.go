@@ -44,6 +44,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"hash/crc32"
 	"io"
 	"math"
@@ -51,6 +52,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
@@ -67,6 +69,9 @@ type Index struct {
 	ranks *table // nil before the first ranking
 	repo  *os.File
 	info  *os.File
+
+	analyzers sync.Pool // of *analysis.Analyzer, the index's analysis
+	avgState
 }
 
 // Open opens the index in dir.
@@ -84,6 +89,8 @@ func Open(dir string) (*Index, error) {
 
 func openManifest(dir string, m *Manifest) (*Index, error) {
 	idx := &Index{dir: dir, m: m}
+	an, _ := analysisOf(m.Analysis)
+	idx.analyzers.New = func() any { return analysis.New(an) }
 	ok := false
 	defer func() {
 		if !ok {

@@ -6,13 +6,15 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
 )
 
-// Hit types for weighting: plain hits by font size 0-6, then the fancy
-// types. The paper's "type-weights" are indexed by these.
+// Hit types for weighting: plain hits by relative font size 0-6, then the
+// fancy types. The paper's "type-weights" are indexed by these.
 const (
 	TypeURL    = 7
 	TypeTitle  = 8
@@ -24,28 +26,37 @@ const (
 // TypeNames names the weight types, for --explain.
 var TypeNames = [numTypes]string{"small", "plain", "bold", "h4", "h3", "h2", "h1", "url", "title", "anchor", "meta"}
 
-// Weights are the ranking parameters of section 4.5.1.
+// Weights are the ranking parameters: the paper's type-weights and
+// proximity weights (section 4.5.1), with the hits of a word counted as
+// BM25F counts a term over fields (each hit weighted by its type, the
+// weighted count saturated and normalised by the page's length).
 type Weights struct {
-	Type      [numTypes]float64 // type-weights
-	Prox      [10]float64       // proximity bin weights (0 = phrase, 9 = not near)
-	CountCap  float64           // count-weights rise linearly then taper to this
-	ProxScale float64           // weight of the proximity part for multi-word queries
-	Rank      float64           // weight of log2(1 + PageRank * N)
+	Type [numTypes]float64 // type-weights: what one hit of each type counts
+	Prox [10]float64       // proximity bin weights (0 = phrase, 9 = not near)
+	// K1 is where a word's weighted hit count saturates, B how much a
+	// long page's counts are discounted (BM25's k1 and b).
+	K1, B float64
+	// ProxScale weighs the proximity of the query's words (all of them:
+	// the smallest window of the page's text that holds them).
+	ProxScale float64
+	Rank      float64 // weight of log2(1 + PageRank * N)
 	// TitleMatch weighs how exactly the query is the page's title: the
 	// share of query words in the title times the share of the title's
 	// words in the query (our addition to the paper's weights).
 	TitleMatch float64
 }
 
-// DefaultWeights are the weights barrel ships with.
+// DefaultWeights are the weights barrel ships with, chosen on the tuning
+// half of the judged queries (docs/barrel.md).
 var DefaultWeights = Weights{
-	Type:      [numTypes]float64{1, 1.5, 2.5, 3, 3.5, 4, 4.5, 6, 16, 5, 3},
-	Prox:      [10]float64{1, 0.7, 0.5, 0.4, 0.3, 0.22, 0.16, 0.1, 0.05, 0},
-	CountCap:  2,
-	ProxScale: 1,
-	Rank:      2,
-
-	TitleMatch: 150,
+	// small, plain, bold, h4, h3, h2, h1, URL, title, anchor, meta
+	Type:       [numTypes]float64{0.05, 0.1, 2, 2.5, 3, 3.5, 4, 1.5, 2, 1, 1},
+	Prox:       [10]float64{1, 0.7, 0.5, 0.4, 0.3, 0.22, 0.16, 0.1, 0.05, 0},
+	K1:         3,
+	B:          0.25,
+	ProxScale:  0.25,
+	Rank:       0.25,
+	TitleMatch: 2,
 }
 
 // typeOf maps a hit to its weight type.
@@ -62,17 +73,6 @@ func typeOf(h hit.Hit) int {
 	default:
 		return TypeMeta
 	}
-}
-
-// countWeight rises linearly with the count and tapers off at cap, so no
-// single factor has too much influence.
-func countWeight(c int, cap float64) float64 { return countWeightF(float64(c), cap) }
-
-func countWeightF(c, cap float64) float64 {
-	if c == 0 {
-		return 0
-	}
-	return cap * (1 - math.Exp(-c/cap))
 }
 
 // proxBin puts the distance between two hits in one of 10 bins, from a
@@ -132,10 +132,13 @@ type Result struct {
 // showed them.
 type Explain struct {
 	Barrels    string                    `json:"barrels"`
+	Matched    int                       `json:"matched"`             // query words the page holds (coordination)
+	Of         int                       `json:"of"`                  // query words that count
 	Counts     map[string]map[string]int `json:"counts"`              // word -> type -> hits
-	Prox       map[string][10]float64    `json:"proximity,omitempty"` // type -> hits per proximity bin
-	IRSingle   float64                   `json:"ir_single"`
-	IRProx     float64                   `json:"ir_proximity"`
+	Window     int                       `json:"window,omitempty"`    // smallest span of text holding the matched words
+	IRSingle   float64                   `json:"ir_single"`           // the words' saturated, length-normalised weighted counts
+	IRProx     float64                   `json:"ir_proximity"`        // proximity of the words
+	Prox       map[string][10]float64    `json:"proximity,omitempty"` // unused; kept for readers of older output
 	TitleMatch float64                   `json:"title_match"`
 	IR         float64                   `json:"ir"`
 	Rank       float64                   `json:"pagerank"`
@@ -145,10 +148,10 @@ type Explain struct {
 // Response is the answer to a query.
 type Response struct {
 	Results []Result
-	Matches int    // documents matching all words in the barrels used
-	Barrels string // "short" or "full"
-	Stopped bool   // the scan stopped at MaxMatches
-	Unknown []string
+	Matches int      // documents holding at least one of the query's words
+	Barrels string   // "full": every page's text is searched
+	Stopped bool     // the scan stopped at MaxMatches
+	Unknown []string // query words no page holds, as the query wrote them
 }
 
 type cursor struct {
@@ -157,22 +160,33 @@ type cursor struct {
 }
 
 type scored struct {
-	doc   uint32
-	score float64
-	lists [][]byte // hit lists, kept for re-scoring
-	sg    *segment // where doc is live
+	doc     uint32
+	matched int // coordination: query words the page holds
+	score   float64
+	lists   [][]byte // hit lists, kept for re-scoring
+	sg      *segment // where doc is live
+}
+
+// better orders results: more of the query's words first (coordination),
+// then by score, then by docID.
+func better(a, b scored) bool {
+	if a.matched != b.matched {
+		return a.matched > b.matched
+	}
+	return a.score > b.score || a.score == b.score && a.doc < b.doc
 }
 
 // RerankDepth is how many matches, ranked without proximity, get the full
-// score with proximity (at least 10 times the results wanted): proximity
-// is the costly part of the score, and it only reorders close candidates.
-const RerankDepth = 100
+// score with proximity: proximity is the costly part of the score, and it
+// only reorders close candidates. It does not depend on the results wanted
+// (below it), so the first results are the same whatever --n.
+const RerankDepth = 200
 
-// Search evaluates query as in Figure 4 of the paper: the words become
-// wordIDs; the doclists of the short barrels are scanned first for
-// documents holding every word, each scored; when they give fewer than N
-// matches the full barrels are scanned; the scan stops after MaxMatches
-// documents; the best N are returned.
+// Search evaluates query over the full barrels: every page holding one of
+// the query's words is a match (stop words count only with other words,
+// or when the query has nothing else), scored by all its hits; pages with
+// more of the words rank first (coordination), then by score; the scan
+// stops after MaxMatches documents; the best N are returned.
 func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	if opt.N <= 0 {
 		opt.N = 10
@@ -183,11 +197,18 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	if opt.MaxMatches <= 0 {
 		opt.MaxMatches = MaxMatches
 	}
-	resp := &Response{}
+	resp := &Response{Barrels: "full"}
 	q := &parsedQuery{}
-	for _, w := range htmldoc.Words(query) {
+	an := idx.analyzers.Get().(*analysis.Analyzer)
+	terms := queryTerms(an, query)
+	idx.analyzers.Put(an)
+	onlyStop := !slices.ContainsFunc(terms, func(t queryTerm) bool { return !t.stop })
+	for _, t := range terms {
+		w := t.term
 		if i := slices.Index(q.keys, w); i >= 0 {
-			q.seq = append(q.seq, i)
+			if !t.whole {
+				q.seq = append(q.seq, i)
+			}
 			q.count[i]++
 			continue
 		}
@@ -196,41 +217,61 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			return nil, err
 		}
 		if !ok {
-			if !slices.Contains(resp.Unknown, w) {
-				resp.Unknown = append(resp.Unknown, w)
+			if !slices.Contains(resp.Unknown, t.word) {
+				resp.Unknown = append(resp.Unknown, t.word) // as written: the user's word, not its stem
+			}
+			if !t.stop || onlyStop {
+				q.of++ // a word missing from every page still counts
 			}
 			continue
 		}
-		q.seq = append(q.seq, len(q.keys))
+		if !t.whole {
+			q.seq = append(q.seq, len(q.keys))
+		}
 		q.ids = append(q.ids, id)
 		q.keys = append(q.keys, w)
 		q.count = append(q.count, 1)
+		q.driver = append(q.driver, !t.stop || onlyStop)
+		if !t.stop || onlyStop {
+			q.of++
+		}
 	}
-	if len(q.ids) == 0 || len(resp.Unknown) > 0 {
+	if !slices.Contains(q.driver, true) {
 		return resp, nil
 	}
-	// Word weights: rare words count more (ln(1 + N/df) over the full
-	// barrels), so words on every page (a site's name) do not decide.
+	// Word weights: BM25's idf over the live documents.
+	n := float64(max(1, idx.m.Fetched))
 	q.idf = make([]float64, len(q.ids))
 	for i, id := range q.ids {
 		df, err := idx.docFreq(id)
 		if err != nil {
 			return nil, err
 		}
-		q.idf[i] = math.Log(1 + float64(max(1, idx.m.Fetched))/float64(max(1, df)))
+		d := float64(min(max(1, df), int(n)))
+		q.idf[i] = math.Log(1 + (n-d+0.5)/(d+0.5))
 	}
+	q.avgLen = idx.avgWords()
+	// Pages holding every word rank before the others (coordination): when
+	// at least the rerank depth of them exist, the best results are among
+	// them, and walking only them (an intersection, with skips) gives the
+	// same answer as walking every page holding one of the words.
 	var top []scored
+	var matches int
+	var stopped, done bool
 	var err error
-	for _, short := range []bool{true, false} {
-		top, resp.Matches, resp.Stopped, err = idx.scan(q, short, opt)
+	if drivers := countTrue(q.driver); intersectFirst && drivers > 1 && drivers == q.of {
+		top, matches, stopped, err = idx.scan(q, opt, true)
 		if err != nil {
 			return nil, err
 		}
-		resp.Barrels = map[bool]string{true: "short", false: "full"}[short]
-		if resp.Matches >= opt.N {
-			break
+		done = stopped || matches >= max(RerankDepth, opt.N)
+	}
+	if !done {
+		if top, matches, stopped, err = idx.scan(q, opt, false); err != nil {
+			return nil, err
 		}
 	}
+	resp.Matches, resp.Stopped = matches, stopped
 	if err := idx.tableErr(); err != nil { // a rank or entry the scores read
 		return nil, err
 	}
@@ -240,12 +281,8 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			return nil, err
 		}
 		if opt.Explain {
-			lists, err := idx.docLists(q.ids, s.doc, resp.Barrels == "short")
-			if err != nil {
-				return nil, err
-			}
 			ex := &Explain{Barrels: resp.Barrels}
-			idx.score(s.sg, s.doc, lists, q, opt.Weights, ex, true)
+			idx.score(s.sg, s.doc, s.lists, q, opt.Weights, ex, true)
 			r.Explain = ex
 		}
 		if !opt.NoSnippets {
@@ -256,6 +293,105 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		resp.Results = append(resp.Results, r)
 	}
 	return resp, nil
+}
+
+// intersectFirst enables the walk of the pages holding every word first
+// (off only in the test that checks it changes nothing).
+var intersectFirst = true
+
+func countTrue(b []bool) int {
+	n := 0
+	for _, x := range b {
+		if x {
+			n++
+		}
+	}
+	return n
+}
+
+// queryTerm is a term of a query.
+type queryTerm struct {
+	term        string
+	word        string // as the query wrote it
+	stop, whole bool
+}
+
+// queryTerms analyses a query as the indexer analysed the pages.
+func queryTerms(an *analysis.Analyzer, query string) []queryTerm {
+	var out []queryTerm
+	an.Tokens([]byte(query), func(t analysis.Token) {
+		out = append(out, queryTerm{string(t.Term), query[t.Start:t.End], t.Stop, t.Whole})
+	})
+	return out
+}
+
+// avgWords is the mean word count of the fetched pages (BM25's average
+// length), estimated once from up to 4096 evenly spaced docIDs, so that
+// opening a large index does not read every entry.
+func (idx *Index) avgWords() float64 {
+	idx.avgOnce.Do(func() {
+		docs := idx.m.Docs
+		step := max(1, docs/4096)
+		sum, n := 0.0, 0
+		for d := uint32(0); d < docs; d += step {
+			if e, ok := idx.Doc(d); ok && e.Status == StatusFetched {
+				sum += float64(e.Words)
+				n++
+			}
+		}
+		idx.avgLen = 1
+		if n > 0 && sum > 0 {
+			idx.avgLen = sum / float64(n)
+		}
+	})
+	return idx.avgLen
+}
+
+// avgState holds the estimate of avgWords and the scoring figures of the
+// documents met so far.
+type avgState struct {
+	avgOnce sync.Once
+	avgLen  float64
+
+	statsMu sync.RWMutex
+	stats   map[uint32]docStat
+}
+
+// docStat is what scoring reads of a document besides its hits.
+type docStat struct {
+	words      uint32
+	titleWords uint16
+	rank       float32
+	rankLog    float32 // log2(1 + rank * N): PageRank scaled so the mean page has 1
+}
+
+// maxDocStats bounds the cache of docStats (about 24 bytes an entry).
+const maxDocStats = 1 << 20
+
+// docStats returns doc's length, title length and rank, from a cache: a
+// table lookup per match would cost more than scoring its hits. An open
+// index does not change, so the cache never goes stale. Damage is reported
+// by tableErr.
+func (idx *Index) docStats(sg *segment, doc uint32) docStat {
+	idx.statsMu.RLock()
+	st, ok := idx.stats[doc]
+	idx.statsMu.RUnlock()
+	if ok {
+		return st
+	}
+	e, _, _ := sg.entry(doc)
+	rank, _ := idx.rank(doc)
+	st = docStat{words: e.Words, titleWords: e.TitleWords, rank: rank,
+		rankLog: float32(math.Log2(1 + float64(rank)*float64(idx.m.Docs)))}
+	idx.statsMu.Lock()
+	if idx.stats == nil {
+		idx.stats = map[uint32]docStat{}
+	}
+	if len(idx.stats) < maxDocStats {
+		idx.stats[doc] = st
+	}
+	idx.statsMu.Unlock()
+	return st
 }
 
 // tableErr returns the first damage found in the tables read by scoring.
@@ -305,107 +441,139 @@ func (idx *Index) countLive(id uint32) (uint32, error) {
 	return df, nil
 }
 
-// scan intersects the doclists of ids and keeps the best opt.N.
 // parsedQuery is a query's distinct known words, their weights, and the
-// sequence of the query's words as indexes into them.
+// sequence of the query's words (identifier wholes left out) as indexes
+// into them.
 type parsedQuery struct {
-	keys  []string
-	ids   []uint32
-	idf   []float64
-	count []int // occurrences in the query
-	seq   []int
-
-	cw    [64]float64 // countWeight of small counts, for the query's cap
-	cwCap float64
-}
-
-// countWeight is countWeight with a table of the small counts.
-func (q *parsedQuery) countWeight(c int, cap float64) float64 {
-	if cap != q.cwCap {
-		q.cwCap = cap
-		for i := range q.cw {
-			q.cw[i] = countWeight(i, cap)
-		}
-	}
-	if c < len(q.cw) {
-		return q.cw[c]
-	}
-	return countWeight(c, cap)
+	keys   []string
+	ids    []uint32
+	idf    []float64
+	count  []int  // occurrences in the query
+	driver []bool // a match needs one of these (stop words do not drive)
+	of     int    // the words coordination counts (known or not)
+	seq    []int
+	avgLen float64
 }
 
 // segCursor walks one segment's matches of a query in docID order: the
-// documents holding every word (rarest list first, seeking the others with
-// their skip tables) that the segment does not mark deleted.
+// documents holding any driving word that the segment does not mark
+// deleted, with the hits of every query word they hold.
 type segCursor struct {
 	sg    *segment
 	cs    []cursor
-	order []int
+	drive []bool
+	all   bool // a match holds every driving word
 	lists [][]byte
 	doc   uint32 // the current match
 	ok    bool
 }
 
 // newSegCursor opens the query's lists in sg and moves to the first match.
-func newSegCursor(sg *segment, ids []uint32, short bool) (*segCursor, error) {
-	c := &segCursor{sg: sg, cs: make([]cursor, len(ids)), order: make([]int, len(ids)), lists: make([][]byte, len(ids))}
-	ns := make([]uint32, len(ids))
+func newSegCursor(sg *segment, ids []uint32, drive []bool, all bool) (*segCursor, error) {
+	c := &segCursor{sg: sg, cs: make([]cursor, len(ids)), drive: drive, all: all, lists: make([][]byte, len(ids))}
 	for i, id := range ids {
-		data, n, err := sg.list(id, short)
+		data, n, err := sg.list(id, false)
 		if err != nil {
 			return nil, err
 		}
 		if n == 0 {
-			return c, nil
+			continue
 		}
 		c.cs[i].it = newPostingIter(data)
 		c.cs[i].ok = c.cs[i].it.next()
 		if c.cs[i].it.err != nil {
 			return nil, c.cs[i].it.err
 		}
-		ns[i], c.order[i] = n, i
 	}
-	slices.SortFunc(c.order, func(a, b int) int { return cmpU32(ns[a], ns[b]) })
 	return c, c.find()
 }
 
-// find moves to the first match at or after the lead list's position.
+// find moves to the first live document at or after the driving lists'
+// positions.
 func (c *segCursor) find() error {
-	lead := &c.cs[c.order[0]]
 	c.ok = false
-	for lead.ok {
-		target := lead.it.doc
-		all := true
-		for _, i := range c.order[1:] {
-			x := &c.cs[i]
-			if x.ok && x.it.doc < target {
-				x.ok = x.it.seek(target)
-			}
-			if !x.ok {
-				all = false
-				lead.ok = false
-				break
-			}
-			if x.it.doc > target {
-				all = false
-				if lead.it.doc < x.it.doc {
-					lead.ok = lead.it.seek(x.it.doc)
-				}
-				break
-			}
+	for {
+		doc, any := c.next()
+		if !any {
+			break
 		}
-		if !all {
-			continue
-		}
-		if c.sg.del.has(target) { // superseded by a later segment
-			lead.ok = lead.it.next()
+		if c.sg.del.has(doc) { // superseded by a later segment
+			c.step(doc)
+			if err := c.err(); err != nil {
+				return err
+			}
 			continue
 		}
 		for i := range c.cs {
-			c.lists[i] = c.cs[i].it.hits
+			x := &c.cs[i]
+			if !c.drive[i] && x.ok && x.it.doc < doc {
+				x.ok = x.it.seek(doc)
+			}
+			c.lists[i] = nil
+			if x.ok && x.it.doc == doc {
+				c.lists[i] = x.it.hits
+			}
 		}
-		c.doc, c.ok = target, true
+		c.doc, c.ok = doc, true
 		break
 	}
+	return c.err()
+}
+
+// next is the next candidate: the smallest current document of the
+// driving lists, or with all, the first document they all hold (seeking
+// with the skip tables).
+func (c *segCursor) next() (uint32, bool) {
+	doc, any := uint32(0), false
+	if !c.all {
+		for i := range c.cs {
+			if c.drive[i] && c.cs[i].ok && (!any || c.cs[i].it.doc < doc) {
+				doc, any = c.cs[i].it.doc, true
+			}
+		}
+		return doc, any
+	}
+	for {
+		for i := range c.cs {
+			if !c.drive[i] {
+				continue
+			}
+			if !c.cs[i].ok {
+				return 0, false
+			}
+			doc = max(doc, c.cs[i].it.doc)
+		}
+		same := true
+		for i := range c.cs {
+			x := &c.cs[i]
+			if !c.drive[i] {
+				continue
+			}
+			if x.it.doc < doc {
+				if x.ok = x.it.seek(doc); !x.ok {
+					return 0, false
+				}
+			}
+			if x.it.doc != doc {
+				same = false
+			}
+		}
+		if same {
+			return doc, true
+		}
+	}
+}
+
+// step moves the driving lists past doc.
+func (c *segCursor) step(doc uint32) {
+	for i := range c.cs {
+		if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc == doc {
+			x.ok = x.it.next()
+		}
+	}
+}
+
+func (c *segCursor) err() error {
 	for i := range c.cs {
 		if c.cs[i].it.err != nil {
 			return c.cs[i].it.err
@@ -416,8 +584,7 @@ func (c *segCursor) find() error {
 
 // advance moves past the current match.
 func (c *segCursor) advance() error {
-	lead := &c.cs[c.order[0]]
-	lead.ok = lead.it.next()
+	c.step(c.doc)
 	return c.find()
 }
 
@@ -427,15 +594,15 @@ func (c *segCursor) advance() error {
 // statistics, and the scan stops after opt.MaxMatches matches, at the
 // docID where one index holding the same documents would stop. The work
 // is that of one index, plus the deleted postings the lists still hold.
-func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored, int, bool, error) {
+func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, int, bool, error) {
 	rerank := len(q.seq) > 1
 	depth := opt.N
 	if rerank {
-		depth = max(RerankDepth, 10*opt.N)
+		depth = max(RerankDepth, opt.N)
 	}
 	var h []*segCursor // a min-heap by current docID
 	for _, sg := range idx.segs {
-		c, err := newSegCursor(sg, q.ids, short)
+		c, err := newSegCursor(sg, q.ids, q.driver, all)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -468,9 +635,14 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 	for len(h) > 0 && matches < opt.MaxMatches {
 		c := h[0]
 		matches++
-		s := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, nil, !rerank)
-		if n := len(top); n < depth || s > top[n-1].score || s == top[n-1].score && c.doc < top[n-1].doc {
-			top = keepTop(top, scored{c.doc, s, slices.Clone(c.lists), c.sg}, depth)
+		s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, nil, !rerank)
+		cand := scored{doc: c.doc, matched: m, score: s, sg: c.sg}
+		if n := len(top); n < depth || better(cand, top[n-1]) {
+			cand.lists = make([][]byte, len(c.lists))
+			for i, l := range c.lists {
+				cand.lists[i] = slices.Clone(l)
+			}
+			top = keepTop(top, cand, depth)
 		}
 		if err := c.advance(); err != nil {
 			return nil, 0, false, err
@@ -483,24 +655,23 @@ func (idx *Index) scan(q *parsedQuery, short bool, opt SearchOptions) ([]scored,
 	}
 	if rerank {
 		for i := range top {
-			top[i].score = idx.score(top[i].sg, top[i].doc, top[i].lists, q, opt.Weights, nil, true)
+			top[i].score, _ = idx.score(top[i].sg, top[i].doc, top[i].lists, q, opt.Weights, nil, true)
 		}
 		slices.SortFunc(top, func(a, b scored) int {
 			switch {
-			case a.score > b.score:
+			case better(a, b):
 				return -1
-			case a.score < b.score:
+			case better(b, a):
 				return 1
 			}
-			return cmpU32(a.doc, b.doc)
+			return 0
 		})
 	}
 	return top[:min(len(top), opt.N)], matches, matches >= opt.MaxMatches, nil
 }
 
-// keepTop inserts s into top (best first, ties by docID) keeping n.
+// keepTop inserts s into top (best first) keeping n.
 func keepTop(top []scored, s scored, n int) []scored {
-	better := func(a, b scored) bool { return a.score > b.score || a.score == b.score && a.doc < b.doc }
 	if len(top) == n && !better(s, top[n-1]) {
 		return top
 	}
@@ -516,71 +687,67 @@ func keepTop(top []scored, s scored, n int) []scored {
 	return top
 }
 
-// docLists returns the hit lists of doc for each word, from the segment
-// where doc is live.
-func (idx *Index) docLists(ids []uint32, doc uint32, short bool) ([][]byte, error) {
-	out := make([][]byte, len(ids))
-	for _, sg := range idx.segs {
-		if sg.del.has(doc) {
+const proxHits = 64 // plain hits per word looked at for proximity
+
+// window is the smallest span of body positions holding a hit of each of
+// the words whose plain hits are in lists (nil lists skipped), looking at
+// the first proxHits hits of each, and how many words it holds.
+func window(lists [][]byte, words []int) (span, held int) {
+	type ph struct{ pos, w int }
+	var buf [8 * proxHits]ph
+	hits := buf[:0]
+	for _, w := range words {
+		l, n := lists[w], 0
+		if len(l) == 0 {
 			continue
 		}
-		for i, id := range ids {
-			data, _, err := sg.list(id, short)
-			if err != nil {
-				return nil, err
+		held++
+		for j := 0; j < len(l)/2 && n < proxHits; j++ {
+			if h := hit.At(l, j); !h.IsFancy() {
+				hits = append(hits, ph{h.Pos(), w})
+				n++
 			}
-			it := newPostingIter(data)
-			if it.seek(doc) && it.doc == doc {
-				out[i] = it.hits
-			}
-			if it.err != nil {
-				return nil, it.err
-			}
+		}
+		if n == 0 {
+			held-- // only fancy hits: not in the text
 		}
 	}
-	return out, nil
-}
-
-const proxHits = 64 // plain hits, and fancy hits, per word looked at for proximity
-
-// proxKeys appends class<<16|hit for the first proxHits plain and fancy hits
-// of an encoded list, sorted by class then position.
-func proxKeys(out []uint32, l []byte) []uint32 {
-	plain, fancy := 0, 0
-	for j := range len(l) / 2 {
-		h := hit.At(l, j)
-		if h.IsFancy() {
-			if fancy == proxHits {
-				continue
-			}
-			fancy++
-		} else {
-			if plain == proxHits {
-				continue
-			}
-			plain++
+	if held < 2 {
+		return 0, held
+	}
+	slices.SortFunc(hits, func(a, b ph) int { return a.pos - b.pos })
+	var cnt [64]int
+	have, lo, best := 0, 0, 1<<30
+	for _, x := range hits {
+		if cnt[x.w%64] == 0 {
+			have++
 		}
-		out = append(out, uint32(h.Class())<<16|uint32(h))
-		if plain == proxHits && fancy == proxHits {
-			break
+		cnt[x.w%64]++
+		for have == held {
+			if s := x.pos - hits[lo].pos + 1; s < best {
+				best = s
+			}
+			y := hits[lo]
+			cnt[y.w%64]--
+			if cnt[y.w%64] == 0 {
+				have--
+			}
+			lo++
 		}
 	}
-	slices.SortFunc(out, func(x, y uint32) int {
-		if x>>16 != y>>16 {
-			return cmpU32(x>>16, y>>16)
-		}
-		return hit.Hit(x&0xffff).Pos() - hit.Hit(y&0xffff).Pos()
-	})
-	return out
+	return best, held
 }
 
-// score is the ranking function of section 4.5.1: for each word the hits
-// are counted by type, counts become tapering count-weights, and their dot
-// product with the type-weights is the IR score; for several words, pairs of
-// neighbouring query words are also counted by type and proximity bin and
-// dotted with the type-prox-weights. The IR score is combined with PageRank.
-func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) float64 {
-	keys, idf := q.keys, q.idf
+// score scores one page for the query, and says how many of the query's
+// words it holds. Each word's hits are counted by type and weighted by
+// the type-weights (relative font size for plain hits, then URL, title,
+// anchor, meta), and the weighted count is saturated and normalised by the
+// page's length as BM25F does, times the word's idf. Proximity adds the
+// smallest window of text holding all the words the page has; the title
+// match and PageRank are added.
+func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) (float64, int) {
+	st := idx.docStats(sg, doc)
+	norm := w.K1 * (1 - w.B + w.B*float64(st.words)/q.avgLen)
 	var titleBuf [16]int
 	var titleHits []int
 	if len(lists) > len(titleBuf) {
@@ -588,106 +755,84 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	} else {
 		titleHits = titleBuf[:len(lists)]
 	}
-	var counts [numTypes]int
+	matched := 0
 	ir1 := 0.0
 	if ex != nil {
 		ex.Counts = map[string]map[string]int{}
 	}
 	for i, l := range lists {
-		counts = [numTypes]int{}
-		part := 0.0
+		if len(l) == 0 {
+			continue
+		}
+		if q.driver[i] {
+			matched++
+		}
+		var counts [numTypes]int
 		for j := range len(l) / 2 {
 			counts[typeOf(hit.At(l, j))]++
 		}
+		tf := 0.0
 		for t, c := range counts {
 			if c > 0 {
-				part += w.Type[t] * q.countWeight(c, w.CountCap)
-			}
-			if ex != nil && c > 0 {
-				if ex.Counts[keys[i]] == nil {
-					ex.Counts[keys[i]] = map[string]int{}
+				tf += w.Type[t] * float64(c)
+				if ex != nil {
+					if ex.Counts[q.keys[i]] == nil {
+						ex.Counts[q.keys[i]] = map[string]int{}
+					}
+					ex.Counts[q.keys[i]][TypeNames[t]] = c
 				}
-				ex.Counts[keys[i]][TypeNames[t]] = c
 			}
 		}
-		ir1 += part * idf[i]
+		ir1 += q.idf[i] * tf * (w.K1 + 1) / (tf + norm)
 		titleHits[i] = counts[TypeTitle]
 	}
-	ir2 := 0.0
-	if len(q.seq) > 1 && withProx {
-		var prox [numTypes][10]float64
-		for s := 0; s+1 < len(q.seq); s++ {
-			i, k := q.seq[s], q.seq[s+1]
-			if i == k {
-				continue
-			}
-			pairW := (idf[i] + idf[k]) / 2
-			a, b := lists[i], lists[k]
-			var keyBuf [2 * proxHits]uint32
-			keys := proxKeys(keyBuf[:0], b)
-			var aBuf [2 * proxHits]uint32
-			for _, ka := range proxKeys(aBuf[:0], a) {
-				ha := hit.Hit(ka & 0xffff)
-				class, pos := ka>>16, ha.Pos()
-				// The nearest hit of the next word in the same class to pos+1.
-				want := class<<16 | uint32(min(pos+1, 0xffff))
-				j, _ := slices.BinarySearchFunc(keys, want, func(k, w uint32) int { return cmpU32(k>>16<<16|uint32(hit.Hit(k&0xffff).Pos()), w) })
-				best := 1 << 20
-				for _, c := range []int{j - 1, j} {
-					if c >= 0 && c < len(keys) && keys[c]>>16 == class {
-						d := hit.Hit(keys[c]&0xffff).Pos() - pos
-						if abs(d-1) < abs(best-1) {
-							best = d
-						}
-					}
-				}
-				prox[typeOf(ha)][proxBin(best)] += pairW
+	ir2, span := 0.0, 0
+	if withProx && len(q.seq) > 1 {
+		var wbuf [16]int
+		words := wbuf[:0]
+		idfSum := 0.0
+		for _, i := range q.seq {
+			if !slices.Contains(words, i) {
+				words = append(words, i)
 			}
 		}
-		for t := range prox {
-			for bin, c := range prox[t] {
-				ir2 += w.Type[t] * w.Prox[bin] * countWeightF(c, w.CountCap)
-			}
-			if ex != nil && prox[t] != [10]float64{} {
-				if ex.Prox == nil {
-					ex.Prox = map[string][10]float64{}
+		var held int
+		span, held = window(lists, words)
+		if held >= 2 {
+			for _, i := range words {
+				if len(lists[i]) > 0 {
+					idfSum += q.idf[i]
 				}
-				ex.Prox[TypeNames[t]] = prox[t]
 			}
+			// The mean gap between the words, binned as the paper bins the
+			// distance of two hits.
+			gap := 1 + (span-held)/(held-1)
+			ir2 = w.ProxScale * w.Prox[proxBin(gap)] * idfSum
 		}
-		ir2 *= w.ProxScale
 	}
 	// Title match: the idf-weighted share of query words in the title
 	// times the share of title words (with repeats) the query holds.
 	inTitle, qw, tw := 0, 0.0, 0.0
 	for i := range lists {
-		qw += idf[i]
+		qw += q.idf[i]
 		if n := titleHits[i]; n > 0 {
-			tw += idf[i]
+			tw += q.idf[i]
 			inTitle += min(n, q.count[i])
 		}
 	}
 	tm := 0.0
 	if inTitle > 0 && qw > 0 {
-		e, _, _ := sg.entry(doc) // damage is reported by tableErr
-		words := max(int(e.TitleWords), inTitle)
+		words := max(int(st.titleWords), inTitle)
 		tm = w.TitleMatch * tw / qw * float64(inTitle) / float64(words)
 	}
-	// PageRank scaled so that the mean page has 1.
-	rank, _ := idx.rank(doc)
-	rankPart := w.Rank * float64(float32(math.Log2(1+float64(rank)*float64(idx.m.Docs))))
+	rank := st.rank
+	rankPart := w.Rank * float64(st.rankLog)
 	if ex != nil {
+		ex.Matched, ex.Of, ex.Window = matched, q.of, span
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.IR = ir1, ir2, tm, ir1+ir2+tm
 		ex.Rank, ex.RankPart = float64(rank), rankPart
 	}
-	return ir1 + ir2 + tm + rankPart
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
+	return ir1 + ir2 + tm + rankPart, matched
 }
 
 // SnippetWords is the length of a snippet in words.
@@ -703,13 +848,17 @@ func (idx *Index) Snippet(doc uint32, keys []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var d htmldoc.Doc
+	d := htmldoc.Doc{Analyzer: idx.analyzers.Get().(*analysis.Analyzer)}
+	defer idx.analyzers.Put(d.Analyzer)
 	base, _ := url.Parse(u)
 	d.Parse(body, base)
 	if len(d.Words) == 0 {
 		return "", nil
 	}
-	want := func(i int) bool { return slices.Contains(keys, string(d.Key(&d.Words[i]))) }
+	want := func(i int) bool {
+		w := &d.Words[i]
+		return slices.Contains(keys, string(d.Key(w))) || d.Whole(w) != nil && slices.Contains(keys, string(d.Whole(w)))
+	}
 	// The window of SnippetWords words with the most distinct query words.
 	bestStart, bestN := 0, -1
 	for i := range d.Words {

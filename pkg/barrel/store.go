@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"hash"
 	"hash/crc32"
 	"io"
@@ -38,7 +39,10 @@ type FileSum struct {
 // write-beside, fsync and rename, so a build that dies leaves the previous
 // generation intact.
 type Manifest struct {
-	Format     int    `json:"format"`
+	Format int `json:"format"`
+	// Analysis is the ID of the text analysis that made the index's terms
+	// (package analysis); an index of another is refused.
+	Analysis   string `json:"analysis"`
 	Generation int    `json:"generation"`
 	Docs       uint32 `json:"docs"`    // docIDs assigned
 	Fetched    uint32 `json:"fetched"` // documents in the repository
@@ -129,10 +133,28 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format != formatNumber && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
+	if _, ok := analysisOf(m.Analysis); !ok && !anyFormat {
+		was := m.Analysis
+		if was == "" {
+			was = "none recorded (lower-cased words, from before stemming)"
+		}
+		return nil, fmt.Errorf("%s: index built with text analysis %s, this barrel analyses with %s: rebuild it (barrel rebuild, or barrel build over the same input or WARC files into a new index)", dir, was, analysis.ID(analysis.Options{}))
+	}
 	if m.Files == nil {
 		m.Files = map[string]FileSum{}
 	}
 	return &m, nil
+}
+
+// analysisOf returns the options of the analysis an index records, and
+// whether this barrel has it.
+func analysisOf(id string) (analysis.Options, bool) {
+	for _, o := range []analysis.Options{{}, {NoStem: true}} {
+		if analysis.ID(o) == id {
+			return o, true
+		}
+	}
+	return analysis.Options{}, false
 }
 
 func writeManifest(dir string, m *Manifest) error {

@@ -474,17 +474,20 @@ Example:
 func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "search",
-		Usage: "rank the pages holding every word of a query, or of each query of a batch",
+		Usage: "rank the pages holding the words of a query, or of each query of a batch",
 		UsageText: "barrel search --index DIR [--n 10] [--explain] QUERY...\n" +
 			"   barrel search --index DIR [--n 10] [--queries FILE] [--strict] [--timing] < queries.txt",
-		Description: `Evaluates the query as the paper's searcher: words to wordIDs, the short
-barrels (title and anchor hits) first and the full barrels when they give
-fewer than N matches, stopping after 40,000 matches; scores by type-weights
-and tapering count-weights, proximity in 10 bins for several words, a title
-match, and PageRank. Prints one NDJSON hit per result: doc_id, url, title,
-score and a snippet with the query words marked <b>so</b>. --explain adds
-the score's parts. A word not in the lexicon matches nothing (reported on
-stderr).
+		Description: `Analyses the query as the pages were analysed (case folding, ё as е,
+Russian and English stemming, identifiers whole and split); every page
+holding one of its words (stop words are optional) is a match, scored by
+all its hits in the full barrels, stopping after 40,000 matches. Pages
+holding more of the query's words rank first (coordination), then by
+score: type-weights with BM25-style saturation and length normalisation,
+the proximity of all the words (the smallest window holding them), a
+title match, and PageRank. Prints one NDJSON hit per result: doc_id, url,
+title, score and a snippet with the query words marked <b>so</b>.
+--explain adds the score's parts. A word not in the lexicon matches
+nothing (reported on stderr); the other words still search.
 
 With no QUERY, runs a batch: one query per line of standard input (or of
 --queries FILE), the index opened once. Each hit is one NDJSON line as
@@ -513,7 +516,7 @@ Example:
    $ barrel search --index idx --queries queries.txt | fetch --warc again/   # re-fetch every hit`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.IntFlag{Name: "n", Value: 10, Usage: "number of results (per query)"},
-			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, proximity bins, IR, PageRank)"},
+			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, words matched, window, IR, PageRank)"},
 			&cli.BoolFlag{Name: "no-snippets", Usage: "skip snippets (faster: no repository reads)"},
 			&cli.StringFlag{Name: "queries", Usage: "with no QUERY, read the batch's queries from `FILE` instead of stdin"},
 			&cli.BoolFlag{Name: "timing", Usage: "in a batch, print the per-query latency (p50, p99, max; wall and CPU time) on stderr at the end"},

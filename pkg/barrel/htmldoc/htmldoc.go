@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 )
 
 // MaxWordLen is the longest word kept, in bytes; longer tokens are cut.
@@ -30,12 +32,14 @@ const (
 )
 
 // Word is one word of the text: Start and End are its bytes in Doc.Text;
-// Doc.Key returns its lower-cased form.
+// Doc.Key returns its lower-cased form (its term, with an Analyzer), and
+// Doc.Whole the identifier it begins, if any.
 type Word struct {
-	Start, End int32
-	key0, key1 int32
-	Font       uint8
-	Capital    bool
+	Start, End     int32
+	key0, key1     int32
+	whole0, whole1 int32
+	Font           uint8
+	Capital        bool
 }
 
 // Link is an outgoing link with its anchor text.
@@ -57,8 +61,12 @@ type Doc struct {
 	// Metas are the name and content of the page's other named metas
 	// (robots directives among them), for the caller to interpret.
 	Metas [][2]string
+	// Analyzer, when set, makes the words' keys the terms of its analysis
+	// (stemmed, identifiers kept whole too); else they are lower-cased.
+	Analyzer *analysis.Analyzer
 
-	keys []byte
+	keys  []byte
+	whole [2]int32 // the identifier whole waiting for its first part
 }
 
 // Reset empties d for reuse, keeping its buffers.
@@ -69,6 +77,7 @@ func (d *Doc) Reset() {
 	d.Words = d.Words[:0]
 	d.Links = d.Links[:0]
 	d.keys = d.keys[:0]
+	d.whole = [2]int32{}
 }
 
 type fontTag struct {
@@ -104,6 +113,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 			}
 			d.Title = clip(collapse(title.String()), 500)
 			d.Meta = clip(meta.String(), 2000)
+			d.relativeFonts()
 			return
 		case html.TextToken:
 			if skip != 0 {
@@ -335,10 +345,51 @@ func isBlock(a atom.Atom) bool {
 	return false
 }
 
+// relativeFonts makes the words' font sizes relative to the rest of the
+// document, as the 1998 paper has them: the size most of the text is in
+// becomes normal, and the others keep their distance from it (a page
+// written all in <font size=4> has normal text, and its <h1> stays large).
+func (d *Doc) relativeFonts() {
+	var n [7]int
+	for i := range d.Words {
+		n[d.Words[i].Font]++
+	}
+	base := uint8(FontNormal)
+	for f := range n {
+		if n[f] > n[base] {
+			base = uint8(f)
+		}
+	}
+	if base == FontNormal {
+		return
+	}
+	for i := range d.Words {
+		f := int(d.Words[i].Font) - int(base) + FontNormal
+		d.Words[i].Font = uint8(min(max(f, FontSmall), 6))
+	}
+}
+
 // addText appends text to d.Text and its words to d.Words.
 func (d *Doc) addText(t []byte, font uint8) {
 	off := len(d.Text)
 	d.Text = append(d.Text, t...)
+	if d.Analyzer != nil {
+		d.Analyzer.Tokens(d.Text[off:], func(tk analysis.Token) {
+			k0 := int32(len(d.keys))
+			d.keys = append(d.keys, tk.Term...)
+			if tk.Whole {
+				d.whole = [2]int32{k0, int32(len(d.keys))}
+				return
+			}
+			d.Words = append(d.Words, Word{
+				Start: int32(off + tk.Start), End: int32(off + tk.End),
+				key0: k0, key1: int32(len(d.keys)), whole0: d.whole[0], whole1: d.whole[1],
+				Font: font, Capital: tk.Capital,
+			})
+			d.whole = [2]int32{}
+		})
+		return
+	}
 	Tokenize(d.Text[off:], func(start, end int, key []byte, capital bool) {
 		k0 := len(d.keys)
 		d.keys = append(d.keys, key...)
@@ -352,8 +403,17 @@ func (d *Doc) addText(t []byte, font uint8) {
 // KeyBytes returns the total length of the words' keys.
 func (d *Doc) KeyBytes() int { return len(d.keys) }
 
-// Key returns the lower-cased form of w, a word of d.
+// Key returns the lower-cased form of w, a word of d (its term, with an
+// Analyzer).
 func (d *Doc) Key(w *Word) []byte { return d.keys[w.key0:w.key1:w.key1] }
+
+// Whole returns the term of the identifier w is the first part of, or nil.
+func (d *Doc) Whole(w *Word) []byte {
+	if w.whole1 == 0 {
+		return nil
+	}
+	return d.keys[w.whole0:w.whole1:w.whole1]
+}
 
 // Tokenize calls fn for each word of text: its byte range, its lower-cased
 // key (valid only during the call) and whether it starts with a capital.

@@ -1,6 +1,8 @@
 package htmldoc
 
 import (
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
+
 	"net/url"
 	"slices"
 	"strings"
@@ -52,9 +54,48 @@ func TestParseGarbage(t *testing.T) {
 	for _, p := range []string{"", "<<<>>>", strings.Repeat("<div>", 100000) + "deep", "\x00\xff\xfe plain", "<title>never closed"} {
 		d.Parse([]byte(p), nil)
 	}
-	d.Parse([]byte(strings.Repeat("<b>", 5000)+"x"), nil)
-	if len(d.Words) != 1 || d.Words[0].Font != FontBold {
+	d.Parse([]byte("plain text here "+strings.Repeat("<b>", 5000)+"x"), nil)
+	if len(d.Words) != 4 || d.Words[3].Font != FontBold {
 		t.Errorf("deep nesting: %+v", d.Words)
+	}
+}
+
+// Font sizes are relative to the rest of the document (the 1998 paper's
+// definition): the size most words are in is normal.
+func TestRelativeFonts(t *testing.T) {
+	var d Doc
+	fonts := func(page string) []uint8 {
+		d.Parse([]byte(page), nil)
+		var out []uint8
+		for _, w := range d.Words {
+			out = append(out, w.Font)
+		}
+		return out
+	}
+	if got := fonts(`<font size=4>all of it large <h1>head</h1> <small>fine</small></font>`); !slices.Equal(got, []uint8{1, 1, 1, 1, 5, 0}) {
+		t.Errorf("a page in <font size=4>: %v", got)
+	}
+	if got := fonts(`<b>only bold text</b>`); !slices.Equal(got, []uint8{1, 1, 1}) {
+		t.Errorf("a page all in bold: %v", got)
+	}
+	if got := fonts(`plain text <b>bold</b> <h2>big</h2>`); !slices.Equal(got, []uint8{1, 1, 2, 5}) {
+		t.Errorf("a plain page: %v", got)
+	}
+}
+
+func TestAnalyzer(t *testing.T) {
+	d := Doc{Analyzer: analysis.New(analysis.Options{})}
+	d.Parse([]byte(`<p>Call PyObject_Size in Москве</p>`), nil)
+	var keys, wholes []string
+	for i := range d.Words {
+		keys = append(keys, string(d.Key(&d.Words[i])))
+		wholes = append(wholes, string(d.Whole(&d.Words[i])))
+	}
+	if want := []string{"call", "pyobject", "size", "in", "москв"}; !slices.Equal(keys, want) {
+		t.Errorf("keys %q, want %q", keys, want)
+	}
+	if want := []string{"", "pyobject_size", "", "", ""}; !slices.Equal(wholes, want) {
+		t.Errorf("wholes %q, want %q", wholes, want)
 	}
 }
 

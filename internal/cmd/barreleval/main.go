@@ -1,0 +1,209 @@
+// Command barreleval judges barrel's ranking on human relevance judgments
+// and compares it with a plain BM25 (k1 1.2, b 0.75, over the title and
+// body text of the same pages, with the same analysis), printing a
+// Markdown table of MRR@10, nDCG@10 and Recall@10.
+//
+//	go run ./internal/cmd/barreleval -index IDX -docroot /usr/share/doc/python3.11/html [-sample 1500] [-half held-out]
+//	go run ./internal/cmd/barreleval -russian
+//
+// The Python set: the documentation's own index of terms (genindex-all.html
+// in -docroot) gives the queries and their relevant pages (see
+// pkg/barrel/ireval); the index IDX must hold the same pages crawled
+// without the genindex pages (scripts/barrel-eval.sh builds it), so that
+// the judgments do not reach the ranking as anchor text. A result is
+// judged by its URL's path. The sample is split by a hash of the query
+// into a tuning half, on which barrel's weights were chosen, and a
+// held-out half, reported.
+//
+// The Russian set: generated pages whose nouns appear in their case forms
+// (ireval.RussianSet), indexed twice in a temporary directory, with and
+// without stemming.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sekitei/crawlkit/pkg/barrel"
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
+	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
+	"github.com/sekitei/crawlkit/pkg/barrel/ireval"
+)
+
+func main() {
+	index := flag.String("index", "", "barrel index of the crawled pages")
+	docroot := flag.String("docroot", "/usr/share/doc/python3.11/html", "the site's files (genindex-all.html and the pages' titles)")
+	sample := flag.Int("sample", 1500, "judged queries kept (a deterministic sample)")
+	half := flag.String("half", "held-out", "which half to report: tuning, held-out or both")
+	russian := flag.Bool("russian", false, "evaluate the generated Russian set, with and without stemming")
+	weights := flag.String("weights", "", "JSON of barrel weights to use instead of the defaults (for tuning)")
+	flag.Parse()
+	var w *barrel.Weights
+	if *weights != "" {
+		dw := barrel.DefaultWeights
+		if err := json.Unmarshal([]byte(*weights), &dw); err != nil {
+			fail(fmt.Errorf("-weights: %w", err))
+		}
+		w = &dw
+	}
+	fmt.Println("| set | ranker | queries | MRR@10 | nDCG@10 | Recall@10 |")
+	fmt.Println("|---|---|---:|---:|---:|---:|")
+	if *russian {
+		if err := russianSet(w); err != nil {
+			fail(err)
+		}
+		return
+	}
+	if *index == "" {
+		fail(fmt.Errorf("-index is required (or -russian)"))
+	}
+	if err := pythonSet(*index, *docroot, *sample, *half, w); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "barreleval:", err)
+	os.Exit(1)
+}
+
+func row(set, ranker string, m ireval.Metrics) {
+	fmt.Printf("| %s | %s | %d | %.3f | %.3f | %.3f |\n", set, ranker, m.Queries, m.MRR, m.NDCG, m.Recall)
+}
+
+// pathKey is the key of a result: its URL's path without the leading "/".
+func pathKey(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return strings.TrimPrefix(p.Path, "/")
+}
+
+func barrelSearch(idx *barrel.Index, w *barrel.Weights, key func(string) string) func(string) ([]string, error) {
+	return func(q string) ([]string, error) {
+		r, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Weights: w})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, res := range r.Results {
+			out = append(out, key(res.URL))
+		}
+		return out, nil
+	}
+}
+
+// bm25Of indexes the fetched pages of idx, title and body text, in a BM25.
+func bm25Of(idx *barrel.Index, opt analysis.Options, key func(string) string) (*ireval.BM25, error) {
+	m := ireval.NewBM25(opt)
+	var d htmldoc.Doc
+	for doc := range uint32(idx.Docs()) {
+		e, ok := idx.Doc(doc)
+		if !ok || e.Status != barrel.StatusFetched {
+			continue
+		}
+		u, body, err := idx.Page(doc)
+		if err != nil {
+			return nil, err
+		}
+		base, _ := url.Parse(u)
+		d.Parse(body, base)
+		m.Add(key(u), d.Title, d.Text)
+	}
+	return m, nil
+}
+
+func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights) error {
+	all, err := ireval.LoadGenIndex(docroot)
+	if err != nil {
+		return err
+	}
+	tuning, heldOut := ireval.Split(ireval.Sample(all, sample))
+	idx, err := barrel.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer idx.Close()
+	bm, err := bm25Of(idx, analysis.Options{}, pathKey)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "barreleval: %d judged entries in %s, %d sampled; %d pages\n", len(all), filepath.Join(docroot, "genindex-all.html"), min(sample, len(all)), bm.Len())
+	halves := []struct {
+		name string
+		qs   []ireval.Query
+	}{{"tuning", tuning}, {"held-out", heldOut}}
+	for _, h := range halves {
+		if half != "both" && half != h.name {
+			continue
+		}
+		set := "Python docs index of terms, " + h.name
+		mb, err := ireval.Evaluate(h.qs, 10, barrelSearch(idx, w, pathKey))
+		if err != nil {
+			return err
+		}
+		m25, _ := ireval.Evaluate(h.qs, 10, func(q string) ([]string, error) { return bm.Search(q, 10), nil })
+		row(set, "barrel", mb)
+		row(set, "BM25 (title + body)", m25)
+	}
+	return nil
+}
+
+func russianSet(w *barrel.Weights) error {
+	pages, queries := ireval.RussianSet(1, 8)
+	tmp, err := os.MkdirTemp("", "barreleval")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	const base = "http://ru.test/"
+	for _, c := range []struct {
+		name string
+		opt  analysis.Options
+	}{{"barrel, stemming", analysis.Options{}}, {"barrel, no stemming", analysis.Options{NoStem: true}}} {
+		dir := filepath.Join(tmp, fmt.Sprint(c.opt.NoStem))
+		b, err := barrel.NewBuilder(dir, barrel.Options{Analysis: c.opt})
+		if err != nil {
+			return err
+		}
+		for _, p := range pages {
+			if err := b.Add(base+p.Path, []byte(p.HTML())); err != nil {
+				b.Close()
+				return err
+			}
+		}
+		err = b.Commit()
+		b.Close()
+		if err != nil {
+			return err
+		}
+		idx, err := barrel.Open(dir)
+		if err != nil {
+			return err
+		}
+		m, err := ireval.Evaluate(queries, 10, barrelSearch(idx, w, pathKey))
+		idx.Close()
+		if err != nil {
+			return err
+		}
+		row("Russian, generated", c.name, m)
+	}
+	for _, c := range []struct {
+		name string
+		opt  analysis.Options
+	}{{"BM25, stemming", analysis.Options{}}, {"BM25, no stemming", analysis.Options{NoStem: true}}} {
+		bm := ireval.NewBM25(c.opt)
+		for _, p := range pages {
+			bm.Add(p.Path, p.Title, []byte(p.Body))
+		}
+		m, _ := ireval.Evaluate(queries, 10, func(q string) ([]string, error) { return bm.Search(q, 10), nil })
+		row("Russian, generated", c.name, m)
+	}
+	return nil
+}

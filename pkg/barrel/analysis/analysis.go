@@ -1,0 +1,326 @@
+// Package analysis turns text into the terms barrel indexes and searches:
+// words are case-folded (Unicode full case folding, so "Straße" and
+// "STRASSE" meet), ё is folded to е, and each word is stemmed by its
+// script with the Snowball stemmers of github.com/kljensen/snowball
+// (Cyrillic words with the Russian one, Latin words with the English one;
+// words of other or mixed scripts are kept as folded). Identifiers joined
+// by '_' or '.' ("PyObject_Size", "os.path.join") give their parts, each
+// analysed as a word, and the whole, folded but not stemmed, at the
+// position of the first part, so a query for the whole or for a part
+// finds them.
+//
+// Stop words are terms like any other (phrases need them); Token.Stop marks
+// them so that a query can make them optional.
+//
+// The indexer and the searcher must analyse alike: an index records the
+// analysis that built it (ID), and an index built with another is refused.
+// Change Version whenever a term the analysis produces may change.
+package analysis
+
+import (
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+	"github.com/kljensen/snowball/russian"
+	"golang.org/x/text/cases"
+)
+
+// Name and Version identify the analysis recorded in an index.
+const (
+	Name    = "fold-yo-snowball-ru-en-ident"
+	Version = 1
+)
+
+// MaxTermLen is the longest term kept, in bytes; longer words are cut.
+const MaxTermLen = 48
+
+// Options change the analysis.
+type Options struct {
+	// NoStem skips stemming (for measuring what stemming brings; an index
+	// built so records a different ID).
+	NoStem bool
+}
+
+// ID is the analysis's name and version as recorded in an index.
+func ID(opt Options) string {
+	id := Name
+	if opt.NoStem {
+		id += "-nostem"
+	}
+	return id + "/" + itoa(Version)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// Token is one term of a text.
+type Token struct {
+	Start, End int    // its bytes in the text
+	Term       []byte // the term; valid only during the callback
+	Capital    bool   // the word starts with a capital letter
+	Stop       bool   // a stop word
+	// Whole marks an identifier's whole ("os.path.join"): it sits at the
+	// position of the part that follows it and does not take one itself.
+	Whole bool
+}
+
+// cacheMax bounds the per-analyzer cache of analysed words.
+const cacheMax = 1 << 17
+
+type entry struct {
+	term string
+	stop bool
+}
+
+// Analyzer analyses text. It caches the terms of the words it has seen
+// (stemming is the costly part), so it is not safe for concurrent use:
+// give each goroutine its own.
+type Analyzer struct {
+	opt    Options
+	cache  map[string]entry
+	folder cases.Caser
+	buf    []byte
+}
+
+// New returns an analyzer.
+func New(opt Options) *Analyzer {
+	return &Analyzer{opt: opt, cache: make(map[string]entry, 1024), folder: cases.Fold()}
+}
+
+// ID is the ID of a's analysis.
+func (a *Analyzer) ID() string { return ID(a.opt) }
+
+// Terms returns the terms of s in order (identifier wholes before their
+// first part).
+func (a *Analyzer) Terms(s string) []string {
+	var out []string
+	a.Tokens([]byte(s), func(t Token) { out = append(out, string(t.Term)) })
+	return out
+}
+
+// Tokens calls fn for each term of text in order. Words are runs of
+// letters, digits and marks; runs joined by '_' or by '.' between word
+// characters form an identifier.
+func (a *Analyzer) Tokens(text []byte, fn func(Token)) {
+	i := 0
+	for i < len(text) {
+		n := wordAt(text, i)
+		if n == 0 {
+			if c := text[i]; c == '_' {
+				if e := identEnd(text, i); e > i+1 {
+					a.ident(text, i, e, fn)
+					i = e
+					continue
+				}
+			}
+			_, sz := utf8.DecodeRune(text[i:])
+			i += sz
+			continue
+		}
+		if e := identEnd(text, i); e > i+n {
+			a.ident(text, i, e, fn)
+			i = e
+			continue
+		}
+		a.word(text, i, i+n, fn)
+		i += n
+	}
+}
+
+// wordAt is the length of the run of word characters at text[i:].
+func wordAt(text []byte, i int) int {
+	j := i
+	for j < len(text) {
+		c := text[j]
+		if c < utf8.RuneSelf {
+			if !isASCIIWord(c) {
+				break
+			}
+			j++
+			continue
+		}
+		r, n := utf8.DecodeRune(text[j:])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !(j > i && unicode.Is(unicode.Mn, r)) {
+			break
+		}
+		j += n
+	}
+	return j - i
+}
+
+// identEnd is the end of the identifier starting at i: word runs and
+// underscores, and dots between word runs. It is i plus the first word's
+// length when there is no joint.
+func identEnd(text []byte, i int) int {
+	j := i
+	for j < len(text) {
+		if n := wordAt(text, j); n > 0 {
+			j += n
+			continue
+		}
+		switch text[j] {
+		case '_':
+			j++
+			continue
+		case '.':
+			if j > i && j+1 < len(text) && wordAt(text, j+1) > 0 && text[j-1] != '.' {
+				j++
+				continue
+			}
+		}
+		break
+	}
+	return j
+}
+
+// ident emits the whole identifier text[i:e] and then its parts.
+func (a *Analyzer) ident(text []byte, i, e int, fn func(Token)) {
+	var parts [][2]int
+	for j := i; j < e; {
+		if n := wordAt(text, j); n > 0 {
+			parts = append(parts, [2]int{j, j + n})
+			j += n
+			continue
+		}
+		j++
+	}
+	if len(parts) == 0 {
+		return
+	}
+	// The whole, folded, unless it is its only part.
+	if len(parts) > 1 || parts[0] != [2]int{i, e} {
+		whole := a.fold(text[i:e])
+		fn(Token{Start: i, End: e, Term: clip(whole), Capital: capitalAt(text, parts[0][0]), Whole: true})
+	}
+	for _, p := range parts {
+		a.word(text, p[0], p[1], fn)
+	}
+}
+
+// word emits the term of the word text[i:e].
+func (a *Analyzer) word(text []byte, i, e int, fn func(Token)) {
+	raw := text[i:e]
+	en, ok := a.cache[string(raw)]
+	if !ok {
+		en = a.analyse(raw)
+		if len(a.cache) >= cacheMax {
+			clear(a.cache)
+		}
+		a.cache[string(raw)] = en
+	}
+	a.buf = append(a.buf[:0], en.term...)
+	fn(Token{Start: i, End: e, Term: a.buf, Capital: capitalAt(text, i), Stop: en.stop})
+}
+
+// analyse folds and stems one word.
+func (a *Analyzer) analyse(raw []byte) entry {
+	w := string(clip(a.fold(raw)))
+	var stop bool
+	switch scriptOf(w) {
+	case latin:
+		stop = english.IsStopWord(w)
+		if !a.opt.NoStem {
+			w = english.Stem(w, false)
+		}
+	case cyrillic:
+		stop = russian.IsStopWord(w)
+		if !a.opt.NoStem {
+			w = russian.Stem(w, false)
+		}
+	}
+	return entry{term: w, stop: stop}
+}
+
+// fold case-folds b and folds ё to е.
+func (a *Analyzer) fold(b []byte) []byte {
+	ascii := true
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	out := make([]byte, 0, len(b))
+	if ascii {
+		for _, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	out = a.folder.Bytes(b)
+	for j := 0; j+1 < len(out); j++ {
+		if out[j] == 0xd1 && out[j+1] == 0x91 { // ё (U+0451) to е (U+0435)
+			out[j], out[j+1] = 0xd0, 0xb5
+		}
+	}
+	return out
+}
+
+type script int
+
+const (
+	other script = iota
+	latin
+	cyrillic
+)
+
+// scriptOf is the script of a folded word's letters: latin when they are
+// all ASCII letters, cyrillic when they are all Cyrillic, other otherwise
+// (digits do not count).
+func scriptOf(w string) script {
+	s := other
+	for _, r := range w {
+		var rs script
+		switch {
+		case 'a' <= r && r <= 'z':
+			rs = latin
+		case unicode.Is(unicode.Cyrillic, r):
+			rs = cyrillic
+		case '0' <= r && r <= '9':
+			continue
+		default:
+			return other
+		}
+		if s != other && s != rs {
+			return other
+		}
+		s = rs
+	}
+	return s
+}
+
+func capitalAt(text []byte, i int) bool {
+	r, _ := utf8.DecodeRune(text[i:])
+	return unicode.IsUpper(r) || unicode.IsTitle(r)
+}
+
+func isASCIIWord(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// clip cuts b to MaxTermLen bytes at a rune boundary.
+func clip(b []byte) []byte {
+	if len(b) <= MaxTermLen {
+		return b
+	}
+	n := MaxTermLen
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return b[:n]
+}

@@ -1,0 +1,105 @@
+package analysis
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestTerms(t *testing.T) {
+	a := New(Options{})
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{"Москва", "москв"},
+		{"Москве", "москв"},
+		{"в Москву", "в москв"},
+		{"ёлка Ёлка елка", "елк елк елк"},
+		{"Straße STRASSE", "strass strass"},
+		{"running runs", "run run"},
+		{"PyObject_Size()", "pyobject_size pyobject size"},
+		{"os.path.join(a, b)", "os.path.join os path join a b"},
+		{"__init__", "__init__ init"},
+		{"end. Next", "end next"},
+		{"Python 3.11", "python 3.11 3 11"},
+		{"Naïve CAFÉ", "naïve café"}, // not ASCII: folded, not stemmed
+		{"日本語", "日本語"},
+		{"Latinкириллица", "latinкириллица"},
+		{"___ ... _", ""},
+	} {
+		got := strings.Join(a.Terms(tc.in), " ")
+		if got != tc.want {
+			t.Errorf("Terms(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestNoStem(t *testing.T) {
+	a := New(Options{NoStem: true})
+	if got := strings.Join(a.Terms("Москве Running ёлка"), " "); got != "москве running елка" {
+		t.Errorf("NoStem: %q", got)
+	}
+	if ID(Options{}) == ID(Options{NoStem: true}) {
+		t.Error("the IDs of the two analyses are the same")
+	}
+}
+
+func TestTokens(t *testing.T) {
+	a := New(Options{})
+	text := "Call PyObject_Size in the loop"
+	var got []Token
+	var terms []string
+	a.Tokens([]byte(text), func(tk Token) {
+		terms = append(terms, string(tk.Term))
+		tk.Term = nil
+		got = append(got, tk)
+	})
+	want := []Token{
+		{Start: 0, End: 4, Capital: true},
+		{Start: 5, End: 18, Capital: true, Whole: true},
+		{Start: 5, End: 13, Capital: true},
+		{Start: 14, End: 18, Capital: true},
+		{Start: 19, End: 21, Stop: true},
+		{Start: 22, End: 25, Stop: true},
+		{Start: 26, End: 30},
+	}
+	if !slices.EqualFunc(got, want, func(x, y Token) bool {
+		return x.Start == y.Start && x.End == y.End && x.Capital == y.Capital && x.Stop == y.Stop && x.Whole == y.Whole
+	}) {
+		t.Errorf("tokens:\n got %+v\nwant %+v\n(terms %q)", got, want, terms)
+	}
+	ru := New(Options{})
+	var stops []string
+	ru.Tokens([]byte("и в Москве"), func(tk Token) {
+		if tk.Stop {
+			stops = append(stops, string(tk.Term))
+		}
+	})
+	if !slices.Equal(stops, []string{"и", "в"}) {
+		t.Errorf("Russian stop words: %q", stops)
+	}
+}
+
+// The cache must give what a fresh analysis gives.
+func TestCache(t *testing.T) {
+	a := New(Options{})
+	first := a.Terms("Москве Москве Running RUNNING")
+	second := a.Terms("Москве Москве Running RUNNING")
+	if !slices.Equal(first, second) || first[0] != first[1] || first[2] != first[3] {
+		t.Errorf("%q then %q", first, second)
+	}
+}
+
+func FuzzTokens(f *testing.F) {
+	f.Add("os.path.join PyObject_Size ёлка")
+	f.Add("\xff\xfe_._.")
+	f.Fuzz(func(t *testing.T, s string) {
+		a := New(Options{})
+		a.Tokens([]byte(s), func(tk Token) {
+			if tk.Start < 0 || tk.End > len(s) || tk.Start >= tk.End || len(tk.Term) > MaxTermLen {
+				t.Fatalf("bad token %+v of %q", tk, s)
+			}
+		})
+	})
+}

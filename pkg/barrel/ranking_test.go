@@ -1,0 +1,159 @@
+package barrel
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
+)
+
+func resultURLs(t *testing.T, idx *Index, q string, n int) []string {
+	t.Helper()
+	r, err := idx.Search(q, SearchOptions{N: n, NoSnippets: true})
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	var out []string
+	for _, x := range r.Results {
+		out = append(out, x.URL)
+	}
+	return out
+}
+
+// The first results do not depend on how many are asked for.
+func TestResultsIndependentOfN(t *testing.T) {
+	dir := t.TempDir()
+	site := synth.New(400, 300, 7)
+	var urls []string
+	for i := range 400 {
+		urls = append(urls, site.URL(i))
+	}
+	page := func(u string) []byte {
+		var i int
+		fmt.Sscanf(u[strings.LastIndex(u, "/")+1:], "%d.html", &i)
+		return site.Page(i)
+	}
+	batchOf(t, dir, Options{}, urls, page)
+	idx := open(t, dir)
+	checked := 0
+	for _, q := range site.Queries(40) {
+		five, fifty := resultURLs(t, idx, q, 5), resultURLs(t, idx, q, 50)
+		if len(fifty) > 5 {
+			checked++
+		}
+		if !slices.Equal(five, fifty[:min(5, len(fifty))]) {
+			t.Errorf("%q: --n 5 gives %q, --n 50 begins %q", q, five, fifty[:min(5, len(fifty))])
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d queries had more than 5 results", checked)
+	}
+	// Walking the pages holding every word first answers as walking every
+	// page holding one of them.
+	var queries []string
+	for _, q := range site.Queries(60) {
+		queries = append(queries, q, q+" "+strings.Fields(q)[0]+"x") // and with an unknown word
+	}
+	opt := SearchOptions{N: 10, NoSnippets: true}
+	// (the match counts differ: the walks meet different pages)
+	noCounts := regexp.MustCompile(`\(\d+ matches`)
+	fast := noCounts.ReplaceAllString(byURL(t, idx, queries, opt), "(")
+	intersectFirst = false
+	defer func() { intersectFirst = true }()
+	if slow := noCounts.ReplaceAllString(byURL(t, idx, queries, opt), "("); fast != slow {
+		t.Errorf("intersection first:\n%s\nunion:\n%s", fast, slow)
+	}
+}
+
+// Every page holding the words is scored by its body text, even when more
+// than enough pages have them in titles and anchors; pages holding fewer
+// of the query's words rank below those holding all (coordination), and a
+// natural question with stop words and unknown words still finds pages.
+func TestEveryMatchScored(t *testing.T) {
+	pages := map[string]string{}
+	for i := range 15 {
+		u := fmt.Sprintf("http://w.test/%d.html", i)
+		pages[u] = fmt.Sprintf(`<html><head><title>Widget news %d</title></head><body><p>More news.</p></body></html>`, i)
+	}
+	pages["http://w.test/define.html"] = `<html><head><title>Glossary</title></head><body>
+<p>A widget is a small gadget. Every widget has a frame; a widget frame holds the widget.</p></body></html>`
+	pages["http://w.test/frame.html"] = `<html><head><title>Frames</title></head><body><p>A frame alone.</p></body></html>`
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	got := resultURLs(t, idx, "widget", 20)
+	if len(got) != 16 || !slices.Contains(got, "http://w.test/define.html") {
+		t.Errorf("widget: %d results %q", len(got), got)
+	}
+	got = resultURLs(t, idx, "widget frame", 20)
+	if len(got) != 17 || got[0] != "http://w.test/define.html" {
+		t.Fatalf("widget frame: %q", got)
+	}
+	got = resultURLs(t, idx, "what is a widget frame in the gadget shop", 20)
+	if len(got) == 0 || got[0] != "http://w.test/define.html" {
+		t.Errorf("natural question: %q", got)
+	}
+	r, err := idx.Search("what is a widget frame in the gadget shop", SearchOptions{N: 20, Explain: true, NoSnippets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(r.Results); i++ {
+		if r.Results[i].Explain.Matched > r.Results[i-1].Explain.Matched {
+			t.Errorf("result %d holds %d words, after one holding %d", i, r.Results[i].Explain.Matched, r.Results[i-1].Explain.Matched)
+		}
+	}
+	if ex := r.Results[0].Explain; ex.Matched != 3 || ex.Of != 4 {
+		t.Errorf("define.html holds %d of %d counted words, want 3 of 4 (widget, frame, gadget; shop unknown)", ex.Matched, ex.Of)
+	}
+	if !slices.Equal(r.Unknown, []string{"what", "in", "shop"}) {
+		t.Errorf("unknown %q", r.Unknown)
+	}
+}
+
+// Proximity looks at all the query's words: the page where the three
+// stand together beats the one where two are a phrase and the third far.
+func TestProximityOfAllWords(t *testing.T) {
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 40)
+	pages := map[string]string{
+		"http://p.test/together.html": `<html><body><p>alpha one beta two gamma ` + filler + `</p></body></html>`,
+		"http://p.test/apart.html":    `<html><body><p>alpha beta ` + filler + ` gamma two</p></body></html>`,
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	r, err := idx.Search("alpha beta gamma", SearchOptions{N: 2, Explain: true, NoSnippets: true})
+	if err != nil || len(r.Results) != 2 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if r.Results[0].URL != "http://p.test/together.html" || r.Results[0].Explain.Window != 5 || r.Results[1].Explain.Window != 203 {
+		t.Errorf("first %s (window %d), then window %d", r.Results[0].URL, r.Results[0].Explain.Window, r.Results[1].Explain.Window)
+	}
+}
+
+func TestWindow(t *testing.T) {
+	list := func(pos ...int) []byte {
+		var b []byte
+		for _, p := range pos {
+			h := uint16(1<<12 | p) // plain, font 1
+			b = append(b, byte(h>>8), byte(h))
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		lists      [][]byte
+		span, held int
+	}{
+		{[][]byte{list(1, 50), list(52), list(10, 55)}, 6, 3},
+		{[][]byte{list(1), nil, list(3)}, 3, 2},
+		{[][]byte{list(7), nil, nil}, 0, 1},
+		{[][]byte{list(4), list(4)}, 1, 2},
+	} {
+		span, held := window(tc.lists, []int{0, 1, 2}[:len(tc.lists)])
+		if span != tc.span || held != tc.held {
+			t.Errorf("window %v: %d of %d, want %d of %d", tc.lists, span, held, tc.span, tc.held)
+		}
+	}
+}
