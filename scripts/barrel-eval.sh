@@ -4,7 +4,8 @@
 # it with wget into a WARC file (without the genindex pages: their links
 # are the judgments, and as anchor text they would hand them to the
 # ranking), builds a barrel index from the WARC, and prints MRR@10, nDCG@10
-# and Recall@10 of barrel and of a plain BM25 on the held-out half of the
+# and Recall@10 of barrel, of a plain BM25 and of bleve (its default tf-idf
+# scoring and its BM25 model) on the held-out half of the
 # queries made from the documentation's index of terms, then the same on
 # generated Russian pages with and without stemming.
 #   scripts/barrel-eval.sh [DOCROOT]
@@ -66,4 +67,7 @@ echo "crawled in $(( $(date +%s) - start ))s: $(ls -l "$T/python.warc.gz" | awk 
 if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$T/python.warc.gz" "$KEEP/"; fi
 "$T/barrel" build --index "$T/idx" --warc "$T/python.warc.gz"
 "$T/barreleval" -index "$T/idx" -docroot "$ROOT" -half "${HALF:-held-out}"
+# bleve on the same pages and queries (a module of its own: the toolkit does
+# not require bleve)
+(cd pkg/barrel/blevebench && go run ./cmd/bleveeval -index "$T/idx" -docroot "$ROOT" -half "${HALF:-held-out}")
 "$T/barreleval" -russian | tail -n +3
