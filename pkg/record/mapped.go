@@ -3,8 +3,11 @@ package record
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 )
 
 // ReadWhole returns the rest of f's content (from its current offset) in
@@ -66,4 +69,30 @@ func EstimateLines(data []byte) int {
 	}
 	n := bytes.Count(data[:sample], []byte{'\n'}) + 1
 	return int(float64(n)*float64(len(data))/sample*1.05) + 16
+}
+
+// ErrInputChanged is the error of a mapped input that shrank while a tool
+// read it: another process truncated the file.
+var ErrInputChanged = errors.New("the input file shrank while it was read (truncated by another process?)")
+
+// GuardMapped runs fn, which reads input mapped by ReadWhole, on the
+// calling goroutine, and turns the fault of a mapped file truncated under
+// it into ErrInputChanged: without this, touching the mapped pages past the
+// file's new end kills the process with SIGBUS. fn must read the mapped
+// data on this goroutine only (the guard is per goroutine).
+func GuardMapped(fn func()) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if re, ok := r.(runtime.Error); ok {
+				if _, fault := re.(interface{ Addr() uintptr }); fault {
+					err = ErrInputChanged
+					return
+				}
+			}
+			panic(r)
+		}
+	}()
+	fn()
+	return nil
 }

@@ -27,7 +27,14 @@ import (
 // Main runs recrawl with args (args[0] is the program name) and returns the
 // exit status.
 func Main(args []string, env clikit.Env) int {
-	return clikit.Run(App(), args, env)
+	// rank, solve, summary and explain map a regular input file (see
+	// loadPages): one truncated under them is an error, not a SIGBUS.
+	code := 0
+	if err := record.GuardMapped(func() { code = clikit.Run(App(), args, env) }); err != nil {
+		fmt.Fprintln(env.Stderr, "recrawl:", err)
+		return 1
+	}
+	return code
 }
 
 // App returns the recrawl application.
