@@ -78,7 +78,7 @@ func TestResumeInPlace(t *testing.T) {
 }
 
 type crawlSummary struct {
-	opicPages, recrawlPages, indexDocs int
+	opicPages, recrawlPages, indexDocs                int
 	opicBatch, recrawlBatch, sekiteiBatch, indexBatch string
 }
 
