@@ -851,34 +851,25 @@ func (idx *Index) Snippet(doc uint32, keys []string) (string, error) {
 	d := htmldoc.Doc{Analyzer: idx.analyzers.Get().(*analysis.Analyzer)}
 	defer idx.analyzers.Put(d.Analyzer)
 	base, _ := url.Parse(u)
+	// The first window holding every query word is most often near the
+	// start: look there first, and parse the whole page (a big one costs
+	// tens of milliseconds) only when it is not, or when the window runs
+	// past what was parsed. The answer is the same.
+	d.MaxWords = snippetPrefixWords
 	d.Parse(body, base)
-	if len(d.Words) == 0 {
-		return "", nil
+	bestStart, bestN := snippetWindow(&d, keys)
+	if d.Truncated && (bestN < len(keys) || bestStart+SnippetWords > len(d.Words)) {
+		d.MaxWords = 0
+		d.Parse(body, base)
+		bestStart, bestN = snippetWindow(&d, keys)
 	}
-	want := func(i int) bool {
-		w := &d.Words[i]
-		return slices.Contains(keys, string(d.Key(w))) || d.Whole(w) != nil && slices.Contains(keys, string(d.Whole(w)))
+	if bestN < 0 {
+		if len(d.Words) == 0 {
+			return "", nil
+		}
+		bestStart = 0
 	}
-	// The window of SnippetWords words with the most distinct query words.
-	bestStart, bestN := 0, -1
-	for i := range d.Words {
-		if !want(i) {
-			continue
-		}
-		start := max(0, i-4)
-		seen := map[string]bool{}
-		for j := start; j < min(len(d.Words), start+SnippetWords); j++ {
-			if want(j) {
-				seen[string(d.Key(&d.Words[j]))] = true
-			}
-		}
-		if len(seen) > bestN {
-			bestStart, bestN = start, len(seen)
-		}
-		if bestN == len(keys) {
-			break
-		}
-	}
+	want := func(i int) bool { return snippetWants(&d, keys, i) }
 	end := min(len(d.Words), bestStart+SnippetWords)
 	var sb bytes.Buffer
 	if bestStart > 0 {
@@ -897,10 +888,46 @@ func (idx *Index) Snippet(doc uint32, keys []string) (string, error) {
 		}
 		prev = w.End
 	}
-	if end < len(d.Words) {
+	if end < len(d.Words) || d.Truncated {
 		sb.WriteString(" ...")
 	}
 	return strings.ToValidUTF8(sb.String(), ""), nil
+}
+
+// snippetPrefixWords is how much of a page a snippet looks at first (0:
+// all of it).
+var snippetPrefixWords = 2000
+
+// snippetWants reports whether word i of d is one of the query's keys.
+func snippetWants(d *htmldoc.Doc, keys []string, i int) bool {
+	w := &d.Words[i]
+	return slices.Contains(keys, string(d.Key(w))) || d.Whole(w) != nil && slices.Contains(keys, string(d.Whole(w)))
+}
+
+// snippetWindow finds the first window of SnippetWords words with the most
+// distinct query words: its start and that number (-1 if no word is a
+// query word).
+func snippetWindow(d *htmldoc.Doc, keys []string) (bestStart, bestN int) {
+	bestN = -1
+	for i := range d.Words {
+		if !snippetWants(d, keys, i) {
+			continue
+		}
+		start := max(0, i-4)
+		seen := map[string]bool{}
+		for j := start; j < min(len(d.Words), start+SnippetWords); j++ {
+			if snippetWants(d, keys, j) {
+				seen[string(d.Key(&d.Words[j]))] = true
+			}
+		}
+		if len(seen) > bestN {
+			bestStart, bestN = start, len(seen)
+		}
+		if bestN == len(keys) {
+			break
+		}
+	}
+	return bestStart, bestN
 }
 
 func collapseSpace(b []byte) []byte {

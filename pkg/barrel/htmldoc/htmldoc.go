@@ -64,6 +64,11 @@ type Doc struct {
 	// Analyzer, when set, makes the words' keys the terms of its analysis
 	// (stemmed, identifiers kept whole too); else they are lower-cased.
 	Analyzer *analysis.Analyzer
+	// MaxWords, when above 0, stops the parse once the body has that many
+	// words (a snippet's reader needs the start of a big page, not all of
+	// it); Truncated then says the page went on.
+	MaxWords  int
+	Truncated bool
 
 	keys  []byte
 	whole [2]int32 // the identifier whole waiting for its first part
@@ -91,6 +96,7 @@ const maxStack = 256
 // into d. It never fails: whatever is not HTML is read as text.
 func (d *Doc) Parse(page []byte, base *url.URL) {
 	d.Reset()
+	d.Truncated = false
 	z := html.NewTokenizer(bytes.NewReader(page))
 	z.SetMaxBuf(0)
 	var (
@@ -129,6 +135,12 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 				anchor.WriteByte(' ')
 			}
 			d.addText(t, font)
+			if d.MaxWords > 0 && len(d.Words) >= d.MaxWords {
+				d.Truncated = true
+				d.Title = clip(collapse(title.String()), 500)
+				d.Meta = clip(meta.String(), 2000)
+				return
+			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
 			a := atom.Lookup(name)
