@@ -286,7 +286,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			r.Explain = ex
 		}
 		if !opt.NoSnippets {
-			if r.Snippet, err = idx.Snippet(s.doc, q.keys); err != nil {
+			if r.Snippet, err = idx.snippet(s.doc, q.keys, bodyKeys(s.lists)); err != nil {
 				return nil, err
 			}
 		}
@@ -841,6 +841,28 @@ const SnippetWords = 30
 // Snippet returns a passage of doc's text around the query words, with the
 // words marked <b>like this</b>.
 func (idx *Index) Snippet(doc uint32, keys []string) (string, error) {
+	return idx.snippet(doc, keys, len(keys))
+}
+
+// bodyKeys counts the query words whose hit lists hold a plain hit: the
+// words of the page's body text.
+func bodyKeys(lists [][]byte) int {
+	n := 0
+	for _, l := range lists {
+		for j := range len(l) / 2 {
+			if !hit.At(l, j).IsFancy() {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// snippet is Snippet for a page whose body holds inBody of the keys (the
+// most a window can hold), so that a window holding them all ends the
+// search early.
+func (idx *Index) snippet(doc uint32, keys []string, inBody int) (string, error) {
 	u, body, err := idx.Page(doc)
 	if err == ErrNotFetched {
 		return "", nil
@@ -851,17 +873,18 @@ func (idx *Index) Snippet(doc uint32, keys []string) (string, error) {
 	d := htmldoc.Doc{Analyzer: idx.analyzers.Get().(*analysis.Analyzer)}
 	defer idx.analyzers.Put(d.Analyzer)
 	base, _ := url.Parse(u)
-	// The first window holding every query word is most often near the
-	// start: look there first, and parse the whole page (a big one costs
-	// tens of milliseconds) only when it is not, or when the window runs
-	// past what was parsed. The answer is the same.
+	// The first window holding every query word of the body is most
+	// often near the start: look there first, and parse the whole page (a
+	// big one costs tens of milliseconds) only when it is not, or when the
+	// window runs past what was parsed. The answer is the same.
 	d.MaxWords = snippetPrefixWords
 	d.Parse(body, base)
-	bestStart, bestN := snippetWindow(&d, keys)
-	if d.Truncated && (bestN < len(keys) || bestStart+SnippetWords > len(d.Words)) {
+	bestStart, bestN := snippetWindow(&d, keys, inBody)
+	found := bestN >= inBody && bestStart+SnippetWords <= len(d.Words) || inBody == 0
+	if d.Truncated && !found {
 		d.MaxWords = 0
 		d.Parse(body, base)
-		bestStart, bestN = snippetWindow(&d, keys)
+		bestStart, bestN = snippetWindow(&d, keys, inBody)
 	}
 	if bestN < 0 {
 		if len(d.Words) == 0 {
@@ -905,9 +928,10 @@ func snippetWants(d *htmldoc.Doc, keys []string, i int) bool {
 }
 
 // snippetWindow finds the first window of SnippetWords words with the most
-// distinct query words: its start and that number (-1 if no word is a
-// query word).
-func snippetWindow(d *htmldoc.Doc, keys []string) (bestStart, bestN int) {
+// distinct query words, stopping at one that holds most (the query words
+// the body has): its start and that number (-1 if no word is a query
+// word).
+func snippetWindow(d *htmldoc.Doc, keys []string, most int) (bestStart, bestN int) {
 	bestN = -1
 	for i := range d.Words {
 		if !snippetWants(d, keys, i) {
@@ -923,7 +947,7 @@ func snippetWindow(d *htmldoc.Doc, keys []string) (bestStart, bestN int) {
 		if len(seen) > bestN {
 			bestStart, bestN = start, len(seen)
 		}
-		if bestN == len(keys) {
+		if bestN >= most {
 			break
 		}
 	}

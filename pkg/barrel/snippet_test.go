@@ -51,6 +51,21 @@ func TestSnippetPrefix(t *testing.T) {
 		if got != want {
 			t.Errorf("%q: with the prefix %q\nwhole page %q", q, got, want)
 		}
+		// Search's snippets stop at the words the body holds (a partial
+		// match holds fewer than the query's): the same as a whole parse.
+		snippetPrefixWords = prefix
+		gotR, err := idx.Search(q, SearchOptions{N: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snippetPrefixWords = 0
+		wantR, err := idx.Search(q, SearchOptions{N: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gotR.Results) != len(wantR.Results) || len(gotR.Results) > 0 && gotR.Results[0].Snippet != wantR.Results[0].Snippet {
+			t.Errorf("%q: search with the prefix %+v\nwhole page %+v", q, gotR.Results, wantR.Results)
+		}
 		if q != "nowhere" && q != "alpha nowhere" && q != "alpha lemon" && !strings.Contains(got, "<b>"+keys[len(keys)-1]+"</b>") {
 			t.Errorf("%q: snippet %q lacks its last word", q, got)
 		}
