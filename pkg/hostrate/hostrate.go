@@ -620,15 +620,7 @@ func (e *Estimator) smooth(h *hostState, now time.Time) {
 // at a host's known limit the headroom is only the probe step (5%), so a
 // turn overruns its slot by at most that.
 func (e *Estimator) Limits() map[string]float64 {
-	now := e.cfg.Clock.Now()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	m := make(map[string]float64, len(e.hosts))
-	for k, h := range e.hosts {
-		e.smooth(h, now)
-		m[k] = h.limited(e.planRate(h, now)) * 86400
-	}
-	return m
+	return e.perDay(e.planRate)
 }
 
 // planRate is a host's estimate grown by its next increase (see Limits).
@@ -654,13 +646,19 @@ func (e *Estimator) planRate(h *hostState, now time.Time) float64 {
 // capped by Crawl-delay. A host pinned to 0 is in the map with 0. recrawl
 // plans with Limits, this level plus a probing headroom.
 func (e *Estimator) Rates() map[string]float64 {
+	return e.perDay(func(h *hostState, _ time.Time) float64 { return h.Smooth })
+}
+
+// perDay gives every host's rate, as rate says from its smoothed state,
+// limited by its pin and Crawl-delay, in crawls per day.
+func (e *Estimator) perDay(rate func(h *hostState, now time.Time) float64) map[string]float64 {
 	now := e.cfg.Clock.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := make(map[string]float64, len(e.hosts))
 	for k, h := range e.hosts {
 		e.smooth(h, now)
-		m[k] = h.limited(h.Smooth) * 86400
+		m[k] = h.limited(rate(h, now)) * 86400
 	}
 	return m
 }

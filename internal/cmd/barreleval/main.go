@@ -24,14 +24,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/sekitei/crawlkit/pkg/barrel"
 	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
-	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
 	"github.com/sekitei/crawlkit/pkg/barrel/ireval"
 )
 
@@ -76,15 +73,6 @@ func row(set, ranker string, m ireval.Metrics) {
 	fmt.Printf("| %s | %s | %d | %.3f | %.3f | %.3f |\n", set, ranker, m.Queries, m.MRR, m.NDCG, m.Recall)
 }
 
-// pathKey is the key of a result: its URL's path without the leading "/".
-func pathKey(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	return strings.TrimPrefix(p.Path, "/")
-}
-
 func barrelSearch(idx *barrel.Index, w *barrel.Weights, key func(string) string) func(string) ([]string, error) {
 	return func(q string) ([]string, error) {
 		r, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Weights: w})
@@ -102,21 +90,11 @@ func barrelSearch(idx *barrel.Index, w *barrel.Weights, key func(string) string)
 // bm25Of indexes the fetched pages of idx, title and body text, in a BM25.
 func bm25Of(idx *barrel.Index, opt analysis.Options, key func(string) string) (*ireval.BM25, error) {
 	m := ireval.NewBM25(opt)
-	var d htmldoc.Doc
-	for doc := range uint32(idx.Docs()) {
-		e, ok := idx.Doc(doc)
-		if !ok || e.Status != barrel.StatusFetched {
-			continue
-		}
-		u, body, err := idx.Page(doc)
-		if err != nil {
-			return nil, err
-		}
-		base, _ := url.Parse(u)
-		d.Parse(body, base)
-		m.Add(key(u), d.Title, d.Text)
-	}
-	return m, nil
+	err := ireval.EachPage(idx, func(u, title string, text []byte) error {
+		m.Add(key(u), title, text)
+		return nil
+	})
+	return m, err
 }
 
 func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights) error {
@@ -130,7 +108,7 @@ func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights) 
 		return err
 	}
 	defer idx.Close()
-	bm, err := bm25Of(idx, analysis.Options{}, pathKey)
+	bm, err := bm25Of(idx, analysis.Options{}, ireval.PathKey)
 	if err != nil {
 		return err
 	}
@@ -144,7 +122,7 @@ func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights) 
 			continue
 		}
 		set := "Python docs index of terms, " + h.name
-		mb, err := ireval.Evaluate(h.qs, 10, barrelSearch(idx, w, pathKey))
+		mb, err := ireval.Evaluate(h.qs, 10, barrelSearch(idx, w, ireval.PathKey))
 		if err != nil {
 			return err
 		}
@@ -187,7 +165,7 @@ func russianSet(w *barrel.Weights) error {
 		if err != nil {
 			return err
 		}
-		m, err := ireval.Evaluate(queries, 10, barrelSearch(idx, w, pathKey))
+		m, err := ireval.Evaluate(queries, 10, barrelSearch(idx, w, ireval.PathKey))
 		idx.Close()
 		if err != nil {
 			return err

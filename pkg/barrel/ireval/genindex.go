@@ -95,7 +95,7 @@ func LoadGenIndex(root string) ([]Query, error) {
 			out = append(out, Query{Text: q, Relevant: pages})
 		}
 	}
-	slices.SortFunc(out, func(a, b Query) int { return cmpString(a.Text, b.Text) })
+	slices.SortFunc(out, func(a, b Query) int { return strings.Compare(a.Text, b.Text) })
 	return out, nil
 }
 

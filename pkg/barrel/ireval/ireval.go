@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Query is a judged query: its text and the keys (page paths or URLs) of
@@ -106,19 +107,9 @@ func Sample(queries []Query, n int) []Query {
 		case ha > hb:
 			return 1
 		}
-		return cmpString(a.Text, b.Text)
+		return strings.Compare(a.Text, b.Text)
 	})
 	return out[:min(n, len(out))]
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // hashOf is a well-mixed hash of s (FNV alone keeps strings that differ

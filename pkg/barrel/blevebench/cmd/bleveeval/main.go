@@ -16,16 +16,13 @@ package main
 import (
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
 
 	"github.com/sekitei/crawlkit/pkg/barrel"
-	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
 	"github.com/sekitei/crawlkit/pkg/barrel/ireval"
 )
 
@@ -59,16 +56,6 @@ type page struct {
 	Body  string `json:"body"`
 }
 
-// pathKey is the key of a page: its URL's path without the leading "/", as
-// the judged set names pages.
-func pathKey(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	return strings.TrimPrefix(p.Path, "/")
-}
-
 // indexPages reads the fetched pages of the barrel index dir into a bleve
 // index (scorch, bleve's default, in a directory under tmp: its BM25 needs
 // the field lengths only scorch keeps), scored by model ("" is bleve's
@@ -87,28 +74,20 @@ func indexPages(dir, tmp, model string) (bleve.Index, int, error) {
 	}
 	batch := bi.NewBatch()
 	n := 0
-	var d htmldoc.Doc
-	for doc := range uint32(idx.Docs()) {
-		e, ok := idx.Doc(doc)
-		if !ok || e.Status != barrel.StatusFetched {
-			continue
-		}
-		u, body, err := idx.Page(doc)
-		if err != nil {
-			return nil, 0, err
-		}
-		base, _ := url.Parse(u)
-		d.Parse(body, base)
-		if err := batch.Index(pathKey(u), page{Title: d.Title, Body: string(d.Text)}); err != nil {
-			return nil, 0, err
+	err = ireval.EachPage(idx, func(u, title string, text []byte) error {
+		if err := batch.Index(ireval.PathKey(u), page{Title: title, Body: string(text)}); err != nil {
+			return err
 		}
 		n++
-		if batch.Size() >= 500 {
-			if err := bi.Batch(batch); err != nil {
-				return nil, 0, err
-			}
-			batch.Reset()
+		if batch.Size() < 500 {
+			return nil
 		}
+		err := bi.Batch(batch)
+		batch.Reset()
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	return bi, n, bi.Batch(batch)
 }
