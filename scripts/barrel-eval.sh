@@ -16,45 +16,15 @@ cd "$(dirname "$0")/.."
 ROOT=${1:-/usr/share/doc/python3.11/html}
 PORT=${PORT:-18737}
 T=$(mktemp -d)
-NGINX_PID=
 cleanup() {
-	if [ -n "$NGINX_PID" ]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+	scripts/serve-site.sh stop "$T/nginx" 2>/dev/null || true
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
 
 go build -o "$T/barrel" ./cmd/barrel
 go build -o "$T/barreleval" ./internal/cmd/barreleval
-
-mkdir -p "$T/nginx"
-cat > "$T/nginx.conf" <<CONF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log;
-events { worker_connections 64; }
-http {
-	include /etc/nginx/mime.types;
-	access_log off;
-	client_body_temp_path $T/nginx/body;
-	proxy_temp_path $T/nginx/proxy;
-	fastcgi_temp_path $T/nginx/fastcgi;
-	uwsgi_temp_path $T/nginx/uwsgi;
-	scgi_temp_path $T/nginx/scgi;
-	server {
-		listen 127.0.0.1:$PORT;
-		root $ROOT;
-	}
-}
-CONF
-nginx -c "$T/nginx.conf" -p "$T/nginx" &
-NGINX_PID=$!
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	curl -sf -o /dev/null "http://127.0.0.1:$PORT/index.html" 2>/dev/null && break
-	wget -q -O /dev/null "http://127.0.0.1:$PORT/index.html" 2>/dev/null && break
-	sleep 0.3
-done
+scripts/serve-site.sh start "$ROOT" "$PORT" "$T/nginx"
 
 echo "crawling $ROOT over http://127.0.0.1:$PORT/ with wget --warc-file ..." >&2
 start=$(date +%s)

@@ -248,7 +248,7 @@ func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, ind
 	}
 	if p, err := readProgress(crawl); err == nil && p.turns > turns && p.chunk == chunk {
 		fmt.Fprintf(os.Stderr, "lifebench: resuming in place from the crawl aged %d turns in %s\n", p.turns, crawl)
-		return reopenAger(crawl, cfg, p.turns, indexChunk)
+		return reopenAger(crawl, cfg, p, indexChunk)
 	} else if err == nil && p.turns > turns {
 		fmt.Fprintf(os.Stderr, "lifebench: %s was aged in chunks of %d turns, not %d: starting again from %d turns\n", crawl, p.chunk, chunk, turns)
 	}
@@ -267,11 +267,11 @@ func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, ind
 	return a, nil
 }
 
-// reopenAger opens a crawl aged turns turns: the index holds the turns up
+// reopenAger opens a crawl aged p.turns turns: the index holds the turns up
 // to its last batch, the pages of the turns after it are made again (a
 // turn's synthetic records depend on its number alone) and wait to be
 // indexed.
-func reopenAger(crawl string, cfg crawlsim.Config, turns, indexChunk int) (*ager, error) {
+func reopenAger(crawl string, cfg crawlsim.Config, p progress, indexChunk int) (*ager, error) {
 	indexed := 0
 	if _, err := os.Stat(filepath.Join(crawl, "index")); err == nil {
 		idx, err := barrel.Open(filepath.Join(crawl, "index"))
@@ -288,9 +288,8 @@ func reopenAger(crawl string, cfg crawlsim.Config, turns, indexChunk int) (*ager
 	if err != nil {
 		return nil, err
 	}
-	p, _ := readProgress(crawl)
-	a.turns, a.indexed, a.indexChunk, a.chunk = turns, indexed, indexChunk, p.chunk
-	for t := indexed; t < turns; t++ {
+	a.turns, a.indexed, a.indexChunk, a.chunk = p.turns, indexed, indexChunk, p.chunk
+	for t := indexed; t < p.turns; t++ {
 		a.pending = append(a.pending, cfg.Turn(t)...)
 	}
 	return a, nil
