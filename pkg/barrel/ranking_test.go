@@ -27,16 +27,7 @@ func resultURLs(t *testing.T, idx *Index, q string, n int) []string {
 func TestResultsIndependentOfN(t *testing.T) {
 	dir := t.TempDir()
 	site := synth.New(400, 300, 7)
-	var urls []string
-	for i := range 400 {
-		urls = append(urls, site.URL(i))
-	}
-	page := func(u string) []byte {
-		var i int
-		fmt.Sscanf(u[strings.LastIndex(u, "/")+1:], "%d.html", &i)
-		return site.Page(i)
-	}
-	batchOf(t, dir, Options{}, urls, page)
+	buildSynth(t, dir, site, 400)
 	idx := open(t, dir)
 	checked := 0
 	for _, q := range site.Queries(40) {

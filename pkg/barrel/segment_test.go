@@ -13,6 +13,20 @@ import (
 )
 
 // batchOf builds one batch of pages (URL to body) with opts.
+// buildSynth indexes the first n pages of a synthetic site as one batch.
+func buildSynth(t testing.TB, dir string, site *synth.Site, n int) {
+	t.Helper()
+	var urls []string
+	for i := range n {
+		urls = append(urls, site.URL(i))
+	}
+	batchOf(t, dir, Options{}, urls, func(u string) []byte {
+		var i int
+		fmt.Sscanf(u[strings.LastIndex(u, "/")+1:], "%d.html", &i)
+		return site.Page(i)
+	})
+}
+
 func batchOf(t testing.TB, dir string, opts Options, urls []string, body func(string) []byte) *Stats {
 	t.Helper()
 	b, err := NewBuilder(dir, opts)
@@ -386,16 +400,7 @@ func TestAppendFilesChecked(t *testing.T) {
 func TestOlderFormat(t *testing.T) {
 	dir := t.TempDir()
 	site := synth.New(60, 500, 5)
-	var urls []string
-	for i := range 60 {
-		urls = append(urls, site.URL(i))
-	}
-	page := func(u string) []byte {
-		var i int
-		fmt.Sscanf(u[strings.LastIndex(u, "/")+1:], "%d.html", &i)
-		return site.Page(i)
-	}
-	batchOf(t, dir, Options{}, urls, page)
+	buildSynth(t, dir, site, 60)
 	queries := site.Queries(20)
 	want := byURL(t, open(t, dir), queries, SearchOptions{N: 5, NoSnippets: true})
 	p := filepath.Join(dir, manifestName)
