@@ -109,6 +109,7 @@ type Builder struct {
 	batchSums  [][2]uint64       // (checksum, docID) of those URLs
 	inBatch    bitset
 	repo, info *appendFile
+	text       *appendFile // the pages' text, for snippets
 	anchorsF   *appendFile
 	fwd        *forwardSet
 	pending    []pendingAnchor
@@ -217,6 +218,9 @@ func (b *Builder) load() error {
 	if b.anchorsF, err = openAppend(filepath.Join(b.dir, anchorsName), m.Anchors, m.AnchorsCRC); err != nil {
 		return err
 	}
+	if b.text, err = openAppend(filepath.Join(b.dir, textName), m.Text, m.TextCRC); err != nil {
+		return err
+	}
 	if b.lex.log, err = openAppend(filepath.Join(b.dir, wordsName), m.Words, m.WordsCRC); err != nil {
 		return err
 	}
@@ -237,7 +241,7 @@ func (b *Builder) Close() error {
 		b.fwd.close()
 		os.RemoveAll(b.fwd.dir)
 	}
-	files := []*appendFile{b.repo, b.info, b.anchorsF}
+	files := []*appendFile{b.repo, b.info, b.anchorsF, b.text}
 	if b.lex != nil {
 		files = append(files, b.lex.log)
 	}
@@ -271,7 +275,7 @@ func (b *Builder) docOf(u string, st uint8) (uint32, bool, error) {
 	d := b.nDocs
 	b.nDocs++
 	infoOff := uint64(b.info.off)
-	b.recbuf = appendDocInfo(b.recbuf[:0], u, "")
+	b.recbuf = appendDocInfo(b.recbuf[:0], u, "", 0)
 	if _, err := b.info.Write(b.recbuf); err != nil {
 		return 0, false, err
 	}
@@ -312,8 +316,8 @@ func (b *Builder) docURL(d uint32) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	u, _, err := readDocInfoAt(b.info.f, int64(e.InfoOff), b.info.off)
-	return u, err
+	info, err := readDocInfoAt(b.info.f, int64(e.InfoOff), b.info.off, b.m.TextFrom)
+	return info.url, err
 }
 
 // prepared is a page parsed and compressed by a worker, ready for the
@@ -322,6 +326,7 @@ type prepared struct {
 	url        string
 	sum        uint32
 	z          []byte
+	text       []byte // the text record
 	title      string
 	titleWords int
 	words      int
@@ -339,7 +344,7 @@ type prepared struct {
 // prepare decodes, parses and compresses a page: the part of indexing
 // that runs in parallel. The repository keeps the page as indexed: in
 // UTF-8, so every re-parse reads what the build read.
-func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer) {
+func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer, raw *[]byte) {
 	text, _, guessed := decodePage(pg)
 	p.guessed = guessed
 	doc.Parse(text, base)
@@ -367,6 +372,7 @@ func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.D
 			return
 		}
 		p.z = bytes.Clone(zbuf.Bytes())
+		p.text = appendTextRecord(nil, doc, raw)
 	}
 	p.title = doc.Title
 	p.words = len(doc.Words)
@@ -428,8 +434,9 @@ func (b *Builder) startWorkers() {
 			doc := htmldoc.Doc{Analyzer: analysis.New(b.opts.Analysis)}
 			var zbuf bytes.Buffer
 			zw, _ := zlib.NewWriterLevel(&zbuf, b.opts.ZlibLevel)
+			var raw []byte
 			for j := range jobs {
-				prepare(j.p, j.base, &j.page, true, &doc, zw, &zbuf)
+				prepare(j.p, j.base, &j.page, true, &doc, zw, &zbuf, &raw)
 				close(j.p.done)
 			}
 		}()
@@ -579,8 +586,12 @@ func (b *Builder) apply(p *prepared) error {
 	if _, err := b.repo.Write(b.recbuf); err != nil {
 		return err
 	}
+	textRef := uint64(b.text.off) + 1
+	if _, err := b.text.Write(p.text); err != nil {
+		return err
+	}
 	infoOff := uint64(b.info.off)
-	b.recbuf = appendDocInfo(b.recbuf[:0], p.url, p.title)
+	b.recbuf = appendDocInfo(b.recbuf[:0], p.url, p.title, textRef)
 	if _, err := b.info.Write(b.recbuf); err != nil {
 		return err
 	}
@@ -622,7 +633,7 @@ func (b *Builder) withdraw(u string) error {
 	b.oldRepo[d] = e.RepoOff
 	b.inBatch.set(d)
 	infoOff := uint64(b.info.off)
-	b.recbuf = appendDocInfo(b.recbuf[:0], u, "")
+	b.recbuf = appendDocInfo(b.recbuf[:0], u, "", 0)
 	if _, err := b.info.Write(b.recbuf); err != nil {
 		return err
 	}
@@ -1088,7 +1099,7 @@ func (b *Builder) reparse(repoR *os.File, d uint32, off uint64) (*prepared, erro
 	}
 	base, _ := url.Parse(rec.URL)
 	p := &prepared{url: rec.URL}
-	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, nil, nil)
+	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, nil, nil, nil)
 	return p, nil
 }
 

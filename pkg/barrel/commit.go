@@ -249,7 +249,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	if err := syncFiles(paths); err != nil {
 		return err
 	}
-	for _, a := range []*appendFile{b.repo, b.info, b.anchorsF, b.lex.log} {
+	for _, a := range []*appendFile{b.repo, b.info, b.anchorsF, b.lex.log, b.text} {
 		if err := a.sync(); err != nil {
 			return err
 		}
@@ -267,6 +267,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	m.Repository, m.DocInfo, m.Anchors = b.repo.off, b.info.off, b.anchorsF.off
 	m.RepositoryCRC, m.DocInfoCRC, m.AnchorsCRC = b.repo.crc, b.info.crc, b.anchorsF.crc
 	m.Words, m.WordsCRC, m.LexCounts = b.lex.log.off, b.lex.log.crc, b.lex.counts
+	m.Text, m.TextCRC = b.text.off, b.text.crc
 	m.Fetched += uint32(b.fetched)
 	m.Fetched -= uint32(b.withdrawn)
 	m.NoIndex += b.Stats.NoIndex

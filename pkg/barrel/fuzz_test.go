@@ -2,10 +2,12 @@ package barrel
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
+	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
 
@@ -33,7 +35,11 @@ func FuzzDecoders(f *testing.F) {
 		fullOff: []uint64{0, 6}, shortOff: []uint64{0, 4}, fullN: []uint32{1}, shortN: []uint32{1}}
 	f.Add(encodeSegPtrs(&secs))
 	f.Add(encodeDocList([]uint32{1, 4, 7}))
-	f.Add(appendDocInfo(nil, "http://x.test/", "T"))
+	f.Add(appendDocInfo(nil, "http://x.test/", "T", 7))
+	var d htmldoc.Doc
+	d.Parse([]byte("<p>some text, in   two <b>words</b> or more</p>"), nil)
+	var raw []byte
+	f.Add(appendTextRecord(nil, &d, &raw))
 	f.Add(appendAnchor(nil, 1, 2, 0, "anchor text"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		it := newPostingIter(b)
@@ -96,7 +102,11 @@ func FuzzDecoders(f *testing.F) {
 				}
 			}
 		}
-		readDocInfoAt(bytesReaderAt(b), 0, int64(len(b)))
+		readDocInfoAt(bytesReaderAt(b), 0, int64(len(b)), 0)
+		readDocInfoAt(bytesReaderAt(b), 0, int64(len(b)), math.MaxInt64)
+		if t, err := readTextAt(bytesReaderAt(b), 0, int64(len(b))); err == nil {
+			t.span(0, t.stored)
+		}
 		eachAnchor(b, func(from, to uint32, off uint64, text []byte) error { return nil })
 	})
 }

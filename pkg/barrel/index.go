@@ -69,6 +69,7 @@ type Index struct {
 	ranks *table // nil before the first ranking
 	repo  *os.File
 	info  *os.File
+	text  *os.File // nil when no page has stored text
 
 	analyzers sync.Pool // of *analysis.Analyzer, the index's analysis
 	avgState
@@ -100,7 +101,10 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 	for _, f := range []struct {
 		name string
 		want int64
-	}{{repoName, m.Repository}, {docInfoName, m.DocInfo}, {anchorsName, m.Anchors}, {wordsName, m.Words}} {
+	}{{repoName, m.Repository}, {docInfoName, m.DocInfo}, {anchorsName, m.Anchors}, {wordsName, m.Words}, {textName, m.Text}} {
+		if f.want == 0 {
+			continue // an index of format 3 has no text file
+		}
 		st, err := os.Stat(filepath.Join(dir, f.name))
 		if err != nil || st.Size() < f.want {
 			return nil, corrupt("%s: shorter than the %d bytes committed (truncated)", f.name, f.want)
@@ -143,13 +147,18 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 	if idx.info, err = os.Open(filepath.Join(dir, docInfoName)); err != nil {
 		return nil, err
 	}
+	if m.Text > 0 {
+		if idx.text, err = os.Open(filepath.Join(dir, textName)); err != nil {
+			return nil, err
+		}
+	}
 	ok = true
 	return idx, nil
 }
 
 // Close releases the index's files and mappings.
 func (idx *Index) Close() error {
-	for _, f := range []*os.File{idx.repo, idx.info} {
+	for _, f := range []*os.File{idx.repo, idx.info, idx.text} {
 		if f != nil {
 			f.Close()
 		}
@@ -216,14 +225,19 @@ func unlinkedRank(n uint32) float32 { return float32(0.15 / float64(max(1, n))) 
 
 // Info returns the URL and title of doc.
 func (idx *Index) Info(doc uint32) (url, title string, err error) {
+	d, err := idx.docInfo(doc)
+	return d.url, d.title, err
+}
+
+func (idx *Index) docInfo(doc uint32) (docInfo, error) {
 	e, ok, err := idx.doc(doc)
 	if err != nil {
-		return "", "", err
+		return docInfo{}, err
 	}
 	if !ok {
-		return "", "", fmt.Errorf("no document %d", doc)
+		return docInfo{}, fmt.Errorf("no document %d", doc)
 	}
-	return readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo)
+	return readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo, idx.m.TextFrom)
 }
 
 // Lookup returns the docID of a URL.
@@ -424,7 +438,10 @@ func (idx *Index) Verify() error {
 		name string
 		n    int64
 		crc  uint32
-	}{{repoName, idx.m.Repository, idx.m.RepositoryCRC}, {docInfoName, idx.m.DocInfo, idx.m.DocInfoCRC}, {anchorsName, idx.m.Anchors, idx.m.AnchorsCRC}, {wordsName, idx.m.Words, idx.m.WordsCRC}} {
+	}{{repoName, idx.m.Repository, idx.m.RepositoryCRC}, {docInfoName, idx.m.DocInfo, idx.m.DocInfoCRC}, {anchorsName, idx.m.Anchors, idx.m.AnchorsCRC}, {wordsName, idx.m.Words, idx.m.WordsCRC}, {textName, idx.m.Text, idx.m.TextCRC}} {
+		if f.n == 0 {
+			continue
+		}
 		got, err := fileCRC(filepath.Join(idx.dir, f.name), f.n)
 		if err != nil {
 			return err
@@ -457,7 +474,19 @@ func (idx *Index) Verify() error {
 				return corrupt("doc %d: repository offset out of range", d)
 			}
 		}
-		_, _, err := readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo)
+		info, err := readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo, idx.m.TextFrom)
+		if err == nil && info.textRef != 0 {
+			if idx.text == nil {
+				return corrupt("doc %d: text reference, but no %s file", d, textName)
+			}
+			var t *pageText
+			if t, err = readTextAt(idx.text, int64(info.textRef-1), idx.m.Text); err == nil {
+				if t.words != int(e.Words) {
+					return corrupt("doc %d: %d words in its text, %d in its entry", d, t.words, e.Words)
+				}
+				_, err = t.span(0, t.stored)
+			}
+		}
 		return err
 	}); err != nil {
 		return err
@@ -514,7 +543,7 @@ func fileCRC(path string, n int64) (uint32, error) {
 
 // Size returns the bytes of the index's committed files.
 func (idx *Index) Size() int64 {
-	n := idx.m.Repository + idx.m.DocInfo + idx.m.Anchors
+	n := idx.m.Repository + idx.m.DocInfo + idx.m.Anchors + idx.m.Words + idx.m.Text
 	for _, f := range idx.m.Files {
 		n += f.Size
 	}

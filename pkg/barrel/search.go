@@ -1,16 +1,12 @@
 package barrel
 
 import (
-	"bytes"
 	"math"
-	"net/url"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
-	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
 )
 
 // Hit types for weighting: plain hits by relative font size 0-6, then the
@@ -277,16 +273,18 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	}
 	for _, s := range top {
 		r := Result{Doc: s.doc, Score: s.score}
-		if r.URL, r.Title, err = idx.Info(s.doc); err != nil {
+		info, err := idx.docInfo(s.doc)
+		if err != nil {
 			return nil, err
 		}
+		r.URL, r.Title = info.url, info.title
 		if opt.Explain {
 			ex := &Explain{Barrels: resp.Barrels}
 			idx.score(s.sg, s.doc, s.lists, q, opt.Weights, ex, true)
 			r.Explain = ex
 		}
 		if !opt.NoSnippets {
-			if r.Snippet, err = idx.snippet(s.doc, q.keys, bodyKeys(s.lists)); err != nil {
+			if r.Snippet, err = idx.snippet(s.doc, q.keys, s.lists, info.textRef); err != nil {
 				return nil, err
 			}
 		}
@@ -834,142 +832,3 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	}
 	return ir1 + ir2 + tm + rankPart, matched
 }
-
-// SnippetWords is the length of a snippet in words.
-const SnippetWords = 30
-
-// Snippet returns a passage of doc's text around the query words, with the
-// words marked <b>like this</b>.
-func (idx *Index) Snippet(doc uint32, keys []string) (string, error) {
-	return idx.snippet(doc, keys, len(keys))
-}
-
-// bodyKeys counts the query words whose hit lists hold a plain hit: the
-// words of the page's body text.
-func bodyKeys(lists [][]byte) int {
-	n := 0
-	for _, l := range lists {
-		for j := range len(l) / 2 {
-			if !hit.At(l, j).IsFancy() {
-				n++
-				break
-			}
-		}
-	}
-	return n
-}
-
-// snippet is Snippet for a page whose body holds inBody of the keys (the
-// most a window can hold), so that a window holding them all ends the
-// search early.
-func (idx *Index) snippet(doc uint32, keys []string, inBody int) (string, error) {
-	u, body, err := idx.Page(doc)
-	if err == ErrNotFetched {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	d := htmldoc.Doc{Analyzer: idx.analyzers.Get().(*analysis.Analyzer)}
-	defer idx.analyzers.Put(d.Analyzer)
-	base, _ := url.Parse(u)
-	// The first window holding every query word of the body is most
-	// often near the start: look there first, and parse the whole page (a
-	// big one costs tens of milliseconds) only when it is not, or when the
-	// window runs past what was parsed. The answer is the same.
-	d.MaxWords = snippetPrefixWords
-	d.Parse(body, base)
-	bestStart, bestN := snippetWindow(&d, keys, inBody)
-	found := bestN >= inBody && bestStart+SnippetWords <= len(d.Words) || inBody == 0
-	if d.Truncated && !found {
-		d.MaxWords = 0
-		d.Parse(body, base)
-		bestStart, bestN = snippetWindow(&d, keys, inBody)
-	}
-	if bestN < 0 {
-		if len(d.Words) == 0 {
-			return "", nil
-		}
-		bestStart = 0
-	}
-	want := func(i int) bool { return snippetWants(&d, keys, i) }
-	end := min(len(d.Words), bestStart+SnippetWords)
-	var sb bytes.Buffer
-	if bestStart > 0 {
-		sb.WriteString("... ")
-	}
-	prev := d.Words[bestStart].Start
-	for j := bestStart; j < end; j++ {
-		w := &d.Words[j]
-		sb.Write(collapseSpace(d.Text[prev:w.Start]))
-		if want(j) {
-			sb.WriteString("<b>")
-			sb.Write(d.Text[w.Start:w.End])
-			sb.WriteString("</b>")
-		} else {
-			sb.Write(d.Text[w.Start:w.End])
-		}
-		prev = w.End
-	}
-	if end < len(d.Words) || d.Truncated {
-		sb.WriteString(" ...")
-	}
-	return strings.ToValidUTF8(sb.String(), ""), nil
-}
-
-// snippetPrefixWords is how much of a page a snippet looks at first (0:
-// all of it).
-var snippetPrefixWords = 2000
-
-// snippetWants reports whether word i of d is one of the query's keys.
-func snippetWants(d *htmldoc.Doc, keys []string, i int) bool {
-	w := &d.Words[i]
-	return slices.Contains(keys, string(d.Key(w))) || d.Whole(w) != nil && slices.Contains(keys, string(d.Whole(w)))
-}
-
-// snippetWindow finds the first window of SnippetWords words with the most
-// distinct query words, stopping at one that holds most (the query words
-// the body has): its start and that number (-1 if no word is a query
-// word).
-func snippetWindow(d *htmldoc.Doc, keys []string, most int) (bestStart, bestN int) {
-	bestN = -1
-	for i := range d.Words {
-		if !snippetWants(d, keys, i) {
-			continue
-		}
-		start := max(0, i-4)
-		seen := map[string]bool{}
-		for j := start; j < min(len(d.Words), start+SnippetWords); j++ {
-			if snippetWants(d, keys, j) {
-				seen[string(d.Key(&d.Words[j]))] = true
-			}
-		}
-		if len(seen) > bestN {
-			bestStart, bestN = start, len(seen)
-		}
-		if bestN >= most {
-			break
-		}
-	}
-	return bestStart, bestN
-}
-
-func collapseSpace(b []byte) []byte {
-	f := bytes.Fields(b)
-	if len(f) == 0 {
-		if len(b) > 0 {
-			return []byte(" ")
-		}
-		return nil
-	}
-	out := bytes.Join(f, []byte(" "))
-	if isSpace(b[0]) {
-		out = append([]byte(" "), out...)
-	}
-	if isSpace(b[len(b)-1]) {
-		out = append(out, ' ')
-	}
-	return out
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }

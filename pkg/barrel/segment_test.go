@@ -260,7 +260,7 @@ func TestMergePolicy(t *testing.T) {
 	}
 	// Only the files the manifest names are left (and the append-only ones).
 	m := idx.Manifest()
-	want := map[string]bool{manifestName: true, "LOCK": true, repoName: true, docInfoName: true, anchorsName: true, wordsName: true}
+	want := map[string]bool{manifestName: true, "LOCK": true, repoName: true, docInfoName: true, anchorsName: true, wordsName: true, textName: true}
 	for name := range m.Files {
 		want[diskName(name, m.Generation)] = true
 	}

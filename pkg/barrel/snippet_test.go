@@ -2,8 +2,12 @@ package barrel
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
 )
 
 // TestSnippetPrefix (words Snowball leaves as they are, so that they are
@@ -35,7 +39,7 @@ func TestSnippetPrefix(t *testing.T) {
 		}
 	}
 	prefix := snippetPrefixWords
-	defer func() { snippetPrefixWords = prefix }()
+	defer func() { snippetPrefixWords, storedSnippets = prefix, true }()
 	for _, q := range []string{"alpha bravo", "kiwi lemon", "quartz zebra", "mango papaya", "alpha lemon", "alpha nowhere", "nowhere"} {
 		keys := strings.Fields(q)
 		snippetPrefixWords = prefix
@@ -53,6 +57,9 @@ func TestSnippetPrefix(t *testing.T) {
 		}
 		// Search's snippets stop at the words the body holds (a partial
 		// match holds fewer than the query's): the same as a whole parse.
+		// And the same as the stored text gives (the words past
+		// hit.MaxPlainPos, kiwi and lemon, are found by a parse).
+		storedSnippets = false
 		snippetPrefixWords = prefix
 		gotR, err := idx.Search(q, SearchOptions{N: 1})
 		if err != nil {
@@ -63,11 +70,149 @@ func TestSnippetPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		storedSnippets = true
+		textR, err := idx.Search(q, SearchOptions{N: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(gotR.Results) != len(wantR.Results) || len(gotR.Results) > 0 && gotR.Results[0].Snippet != wantR.Results[0].Snippet {
 			t.Errorf("%q: search with the prefix %+v\nwhole page %+v", q, gotR.Results, wantR.Results)
+		}
+		if len(textR.Results) != len(wantR.Results) || len(textR.Results) > 0 && textR.Results[0].Snippet != wantR.Results[0].Snippet {
+			t.Errorf("%q: search with the stored text %+v\nwhole page %+v", q, textR.Results, wantR.Results)
 		}
 		if q != "nowhere" && q != "alpha nowhere" && q != "alpha lemon" && !strings.Contains(got, "<b>"+keys[len(keys)-1]+"</b>") {
 			t.Errorf("%q: snippet %q lacks its last word", q, got)
 		}
+	}
+}
+
+// TestSnippetFromText compares the snippets cut from the stored text with
+// those of a parse of the stored page, over a synthetic site's pages and
+// queries and pages written to catch the edges: identifiers, a word only
+// in the title, text before the first word, a page of no words, a query
+// word at the first hit position past hit.MaxPlainPos.
+func TestSnippetFromText(t *testing.T) {
+	dir := t.TempDir()
+	site := synth.New(300, 2000, 3)
+	buildSynth(t, dir, site, 300)
+	long := strings.Repeat("filler ", 4093) + "edge one two three four five edge2"
+	build(t, dir, Options{}, map[string]string{
+		"http://e.test/ident.html": `<html><head><title>Sizes</title></head><body><p>Call PyObject_Size(o) -- or os.path.join(a, b) -- to size it up.</p></body></html>`,
+		"http://e.test/title.html": `<html><head><title>Quokka</title></head><body><p>A page whose body never says the title's word.</p></body></html>`,
+		"http://e.test/lead.html":  `<html><body>  ...  «(42)»  <p>Lead text   with   spaces, and marks!</p></body></html>`,
+		"http://e.test/empty.html": `<html><head><title>Empty quokka</title></head><body><script>var x = 1</script></body></html>`,
+		"http://e.test/long.html":  `<html><body><p>` + long + `</p></body></html>`,
+	})
+	idx := open(t, dir)
+	if idx.text == nil {
+		t.Fatal("no text file")
+	}
+	defer func() { storedSnippets = true }()
+	queries := append(site.Queries(300), "pyobject_size", "size path", "quokka", "lead marks", "edge", "edge edge2", "filler edge2")
+	compared := 0
+	for _, q := range queries {
+		storedSnippets = true
+		got, err := idx.Search(q, SearchOptions{N: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		storedSnippets = false
+		want, err := idx.Search(q, SearchOptions{N: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Results) != len(want.Results) {
+			t.Fatalf("%q: %d results, %d parsed", q, len(got.Results), len(want.Results))
+		}
+		for i := range got.Results {
+			if g, w := got.Results[i].Snippet, want.Results[i].Snippet; g != w {
+				t.Errorf("%q: %s: snippet from the text\n%q\nparsed\n%q", q, got.Results[i].URL, g, w)
+			}
+			compared++
+		}
+	}
+	if compared < 1000 {
+		t.Fatalf("only %d snippets compared", compared)
+	}
+	// The edges say what they should.
+	for q, want := range map[string]string{
+		"pyobject_size": "Call <b>PyObject</b>_<b>Size</b>(o)", // the whole and its parts
+		"quokka":        "A page whose body never says",
+		"lead marks":    "42)» <b>Lead</b> text with spaces, and <b>marks</b>",
+		"edge edge2":    "<b>edge</b> one two three four five <b>edge2</b>",
+	} {
+		r, err := idx.Search(q, SearchOptions{N: 1})
+		if err != nil || len(r.Results) == 0 {
+			t.Fatalf("%q: %v %v", q, r, err)
+		}
+		if !strings.Contains(r.Results[0].Snippet, want) {
+			t.Errorf("%q: snippet %q, want it to hold %q", q, r.Results[0].Snippet, want)
+		}
+	}
+}
+
+// TestFormat3Index opens an index written by format 3 (no stored text,
+// testdata/format3), searches it with snippets made by parsing, and adds a
+// batch to it: it becomes format 4, its old pages keep their snippets and
+// the new pages' come from their stored text.
+func TestFormat3Index(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	if err := os.CopyFS(dir, os.DirFS("testdata/format3")); err != nil {
+		t.Fatal(err)
+	}
+	site := synth.New(40, 300, 7) // the pages testdata/format3 holds
+	queries := site.Queries(40)
+	idx, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := idx.Manifest(); m.Format != formatNoText || idx.text != nil {
+		t.Fatalf("format %d, text %v", m.Format, idx.text)
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	for _, q := range queries {
+		r, err := idx.Search(q, SearchOptions{N: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range r.Results {
+			before[q+" "+x.URL] = x.Snippet
+		}
+	}
+	idx.Close()
+	if len(before) < 40 {
+		t.Fatalf("only %d results", len(before))
+	}
+	build(t, dir, Options{}, map[string]string{"http://new.test/a.html": "<html><body><p>A new page of the upgraded index: " + strings.Join(queries[:5], " ") + "</p></body></html>"})
+	idx = open(t, dir)
+	m := idx.Manifest()
+	if m.Format != formatNumber || m.TextFrom == 0 || m.Text == 0 {
+		t.Fatalf("after a batch: format %d, text from %d, %d bytes of text", m.Format, m.TextFrom, m.Text)
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	newFound := false
+	for _, q := range queries {
+		r, err := idx.Search(q, SearchOptions{N: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range r.Results {
+			if x.URL == "http://new.test/a.html" {
+				newFound = newFound || strings.Contains(x.Snippet, "<b>")
+				continue
+			}
+			if w, ok := before[q+" "+x.URL]; ok && w != x.Snippet {
+				t.Errorf("%q %s: snippet %q, before the upgrade %q", q, x.URL, x.Snippet, w)
+			}
+		}
+	}
+	if !newFound {
+		t.Error("the new page's snippet marks no query word")
 	}
 }

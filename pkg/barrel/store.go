@@ -64,6 +64,13 @@ type Manifest struct {
 	AnchorsCRC    uint32 `json:"anchors_crc32c"`
 	Words         int64  `json:"words_bytes"`
 	WordsCRC      uint32 `json:"words_crc32c"`
+	// Text holds the pages' extracted text for snippets (textstore.go).
+	// Docinfo records from TextFrom on carry the offset of their page's
+	// text; those before it (written by format 3) carry none, and their
+	// snippets are made by parsing the stored page.
+	Text     int64  `json:"text_bytes"`
+	TextCRC  uint32 `json:"text_crc32c"`
+	TextFrom int64  `json:"docinfo_text_from"`
 	// LexCounts is the number of words per barrel; LexRuns and DFRuns
 	// the runs of the lexicon and of the document frequencies.
 	LexCounts  [64]uint32 `json:"lexicon_counts"`
@@ -103,10 +110,14 @@ const (
 	repoName     = "repository"
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
-	// formatNumber 3: segments with kept live document frequencies. Formats
-	// 1 (one set of barrels rewritten per batch) and 2 (segments without
-	// them) are read only by rebuild.
-	formatNumber = 3
+	textName     = "text"
+	// formatNumber 4: the pages' text stored for snippets. Format 3 (no
+	// text) is read as format 4 with every docinfo record before
+	// TextFrom, and becomes format 4 at its next commit; formats 1 (one set
+	// of barrels rewritten per batch) and 2 (segments without live
+	// document frequencies) are read only by rebuild.
+	formatNumber = 4
+	formatNoText = 3
 )
 
 func genName(name string, gen int) string { return name + "." + strconv.Itoa(gen) }
@@ -130,7 +141,10 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, corrupt("%s: %v", filepath.Join(dir, manifestName), err)
 	}
-	if m.Format != formatNumber && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format == formatNoText {
+		m.TextFrom = m.DocInfo // no record so far carries a text offset
+	}
+	if m.Format != formatNumber && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if _, ok := analysisOf(m.Analysis); !ok && !anyFormat {
@@ -420,40 +434,61 @@ func scanRepo(path string, limit int64, fn func(*RepoRecord) error) error {
 }
 
 // DocInfo records: total length, CRC-32C, then uvarint URL length, URL,
-// title.
-func appendDocInfo(b []byte, url, title string) []byte {
+// uvarint text reference (1 + the offset of the page's record in the text
+// file, 0 for none), title. Records before Manifest.TextFrom have no text
+// reference.
+func appendDocInfo(b []byte, url, title string, textRef uint64) []byte {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)
 	b = binary.AppendUvarint(b, uint64(len(url)))
 	b = append(b, url...)
+	b = binary.AppendUvarint(b, textRef)
 	b = append(b, title...)
 	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-8))
 	binary.LittleEndian.PutUint32(b[start+4:], crc(b[start+8:]))
 	return b
 }
 
-func readDocInfoAt(f io.ReaderAt, off, limit int64) (url, title string, err error) {
+// docInfo is a docinfo record.
+type docInfo struct {
+	url, title string
+	textRef    uint64 // 1 + offset in the text file; 0: no stored text
+}
+
+// readDocInfoAt reads the docinfo record at off; records from textFrom on
+// carry a text reference.
+func readDocInfoAt(f io.ReaderAt, off, limit, textFrom int64) (docInfo, error) {
 	var h [8]byte
 	if off < 0 || off+8 > limit {
-		return "", "", corrupt("docinfo: offset %d out of range", off)
+		return docInfo{}, corrupt("docinfo: offset %d out of range", off)
 	}
 	if _, err := f.ReadAt(h[:], off); err != nil {
-		return "", "", corrupt("docinfo at %d: %v", off, err)
+		return docInfo{}, corrupt("docinfo at %d: %v", off, err)
 	}
 	n := int64(binary.LittleEndian.Uint32(h[:]))
 	if off+8+n > limit {
-		return "", "", corrupt("docinfo at %d runs past the end", off)
+		return docInfo{}, corrupt("docinfo at %d runs past the end", off)
 	}
 	body := make([]byte, n)
 	if _, err := f.ReadAt(body, off+8); err != nil {
-		return "", "", corrupt("docinfo at %d: %v", off, err)
+		return docInfo{}, corrupt("docinfo at %d: %v", off, err)
 	}
 	if crc(body) != binary.LittleEndian.Uint32(h[4:]) {
-		return "", "", corrupt("docinfo at %d: checksum mismatch", off)
+		return docInfo{}, corrupt("docinfo at %d: checksum mismatch", off)
 	}
 	ul, k := binary.Uvarint(body)
 	if k <= 0 || ul > uint64(len(body)-k) {
-		return "", "", corrupt("docinfo at %d: bad URL length", off)
+		return docInfo{}, corrupt("docinfo at %d: bad URL length", off)
 	}
-	return string(body[k : k+int(ul)]), string(body[k+int(ul):]), nil
+	d := docInfo{url: string(body[k : k+int(ul)])}
+	rest := body[k+int(ul):]
+	if off >= textFrom {
+		ref, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return docInfo{}, corrupt("docinfo at %d: bad text reference", off)
+		}
+		d.textRef, rest = ref, rest[k:]
+	}
+	d.title = string(rest)
+	return d, nil
 }
