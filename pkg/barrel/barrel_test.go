@@ -259,7 +259,7 @@ func TestCorruption(t *testing.T) {
 	build(t, src, Options{}, site)
 	want := answers(t, open(t, src), queries)
 	m := open(t, src).Manifest()
-	names := []string{repoName, docInfoName, anchorsName, wordsName}
+	names := []string{repoName, docInfoName, anchorsName, wordsName, textName}
 	for name := range m.Files {
 		names = append(names, diskName(name, m.Generation))
 	}

@@ -344,7 +344,7 @@ type prepared struct {
 // prepare decodes, parses and compresses a page: the part of indexing
 // that runs in parallel. The repository keeps the page as indexed: in
 // UTF-8, so every re-parse reads what the build read.
-func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer, raw *[]byte) {
+func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer, te *textEncoder) {
 	text, _, guessed := decodePage(pg)
 	p.guessed = guessed
 	doc.Parse(text, base)
@@ -372,7 +372,7 @@ func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.D
 			return
 		}
 		p.z = bytes.Clone(zbuf.Bytes())
-		p.text = appendTextRecord(nil, doc, raw)
+		p.text = te.appendRecord(nil, doc)
 	}
 	p.title = doc.Title
 	p.words = len(doc.Words)
@@ -434,9 +434,9 @@ func (b *Builder) startWorkers() {
 			doc := htmldoc.Doc{Analyzer: analysis.New(b.opts.Analysis)}
 			var zbuf bytes.Buffer
 			zw, _ := zlib.NewWriterLevel(&zbuf, b.opts.ZlibLevel)
-			var raw []byte
+			te := newTextEncoder()
 			for j := range jobs {
-				prepare(j.p, j.base, &j.page, true, &doc, zw, &zbuf, &raw)
+				prepare(j.p, j.base, &j.page, true, &doc, zw, &zbuf, te)
 				close(j.p.done)
 			}
 		}()

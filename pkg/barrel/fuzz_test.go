@@ -38,8 +38,7 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(appendDocInfo(nil, "http://x.test/", "T", 7))
 	var d htmldoc.Doc
 	d.Parse([]byte("<p>some text, in   two <b>words</b> or more</p>"), nil)
-	var raw []byte
-	f.Add(appendTextRecord(nil, &d, &raw))
+	f.Add(newTextEncoder().appendRecord(nil, &d))
 	f.Add(appendAnchor(nil, 1, 2, 0, "anchor text"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		it := newPostingIter(b)
@@ -105,7 +104,8 @@ func FuzzDecoders(f *testing.F) {
 		readDocInfoAt(bytesReaderAt(b), 0, int64(len(b)), 0)
 		readDocInfoAt(bytesReaderAt(b), 0, int64(len(b)), math.MaxInt64)
 		if t, err := readTextAt(bytesReaderAt(b), 0, int64(len(b))); err == nil {
-			t.span(0, t.stored)
+			t.check()
+			t.tailKeys([]string{"some", "text"})
 		}
 		eachAnchor(b, func(from, to uint32, off uint64, text []byte) error { return nil })
 	})

@@ -484,7 +484,7 @@ func (idx *Index) Verify() error {
 				if t.words != int(e.Words) {
 					return corrupt("doc %d: %d words in its text, %d in its entry", d, t.words, e.Words)
 				}
-				_, err = t.span(0, t.stored)
+				err = t.check()
 			}
 		}
 		return err

@@ -362,7 +362,7 @@ func TestPageRankEvery(t *testing.T) {
 }
 
 // TestAppendFilesChecked: an emptied anchors file is refused on open; a
-// bit flip in a superseded docinfo or anchors record is found by Verify.
+// bit flip in a superseded docinfo, anchors or text record is found by Verify.
 func TestAppendFilesChecked(t *testing.T) {
 	src := t.TempDir()
 	build(t, src, Options{}, site)
@@ -376,7 +376,7 @@ func TestAppendFilesChecked(t *testing.T) {
 	if _, err := Open(dir); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("emptied anchors: %v", err)
 	}
-	for _, name := range []string{docInfoName, anchorsName} {
+	for _, name := range []string{docInfoName, anchorsName, textName} {
 		dir := t.TempDir()
 		copyDir(t, src, dir)
 		p := filepath.Join(dir, name)

@@ -19,10 +19,12 @@ const SnippetWords = 30
 // words before a query word, that holds the most distinct query words of
 // the page's body; it stops at a window holding all of them. It is found
 // from the positions of the query words' plain hits, which the search has
-// read already, and cut from the page's stored text (textstore.go). Only
-// when a hit's position is past what a plain hit can say (hit.MaxPlainPos)
-// and the window is not settled before it, or for a page indexed before
-// text was stored, is the page parsed again.
+// read already, and cut from the page's stored text (textstore.go). When
+// a hit's position is past what a plain hit can say (hit.MaxPlainPos) and
+// the window is not settled before it, the stored words past it say where
+// the query words are. Only a page indexed before text was stored (an
+// index of format 3) is parsed again. The words past maxTextWords of a
+// page are not shown.
 
 // snippetWord is a word of a snippet with the text before it, spaces
 // collapsed.
@@ -61,14 +63,20 @@ func (idx *Index) snippet(doc uint32, keys []string, lists [][]byte, textRef uin
 	}
 	slices.SortFunc(at, func(a, b keyAt) int { return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.key, b.key)) })
 	start, held := snippetWindow(at, most)
-	// With a hit past hit.MaxPlainPos, the first window holding every
-	// word may lie past it, unless one is found before.
-	if clamped && (held < most || start+SnippetWords > hit.MaxPlainPos) {
-		return idx.snippetParsed(doc, keys, most)
-	}
 	t, err := readTextAt(idx.text, int64(textRef-1), idx.m.Text)
 	if err != nil {
 		return "", err
+	}
+	// With a hit past hit.MaxPlainPos, the first window holding every
+	// word may lie past it, unless one is found before: the stored words
+	// there say where the query words are.
+	if clamped && (held < most || start+SnippetWords > hit.MaxPlainPos) {
+		tail, err := t.tailKeys(keys)
+		if err != nil {
+			return "", err
+		}
+		at = append(at, tail...)
+		start, held = snippetWindow(at, most)
 	}
 	if held < 0 {
 		start = 0
@@ -115,7 +123,9 @@ func (idx *Index) snippetParsed(doc uint32, keys []string, most int) (string, er
 	at := parsedKeys(&d, keys)
 	start, held := snippetWindow(at, most)
 	found := held >= most && start+SnippetWords <= len(d.Words) || most == 0
-	if d.Truncated && !found {
+	// A window ending at the last word parsed needs the rest to say
+	// whether the page goes on.
+	if d.Truncated && (!found || start+SnippetWords >= len(d.Words)) {
 		d.MaxWords = 0
 		d.Parse(body, base)
 		at = parsedKeys(&d, keys)

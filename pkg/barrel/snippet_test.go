@@ -57,8 +57,8 @@ func TestSnippetPrefix(t *testing.T) {
 		}
 		// Search's snippets stop at the words the body holds (a partial
 		// match holds fewer than the query's): the same as a whole parse.
-		// And the same as the stored text gives (the words past
-		// hit.MaxPlainPos, kiwi and lemon, are found by a parse).
+		// And the same as the stored text gives (kiwi and lemon lie past
+		// hit.MaxPlainPos, found by their stored hashes).
 		storedSnippets = false
 		snippetPrefixWords = prefix
 		gotR, err := idx.Search(q, SearchOptions{N: 1})
