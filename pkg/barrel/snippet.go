@@ -1,7 +1,6 @@
 package barrel
 
 import (
-	"bytes"
 	"cmp"
 	"net/url"
 	"slices"
@@ -143,7 +142,7 @@ func (idx *Index) snippetParsed(doc uint32, keys []string, most int) (string, er
 		w := &d.Words[j]
 		var gap []byte
 		if j > 0 {
-			gap = collapseSpace(d.Text[d.Words[j-1].End:w.Start])
+			gap = appendCollapsed(nil, d.Text[d.Words[j-1].End:w.Start])
 		}
 		words = append(words, snippetWord{gap, d.Text[w.Start:w.End]})
 	}
@@ -249,22 +248,24 @@ func bodyKeys(lists [][]byte) int {
 	return n
 }
 
-func collapseSpace(b []byte) []byte {
-	f := bytes.Fields(b)
-	if len(f) == 0 {
-		if len(b) > 0 {
-			return []byte(" ")
+// appendCollapsed appends b to dst with each run of white space made one
+// space.
+func appendCollapsed(dst, b []byte) []byte {
+	inSpace := false
+	for _, c := range b {
+		if isSpace(c) {
+			if !inSpace {
+				dst = append(dst, ' ')
+			}
+			inSpace = true
+			continue
 		}
-		return nil
+		dst = append(dst, c)
+		inSpace = false
 	}
-	out := bytes.Join(f, []byte(" "))
-	if isSpace(b[0]) {
-		out = append([]byte(" "), out...)
-	}
-	if isSpace(b[len(b)-1]) {
-		out = append(out, ' ')
-	}
-	return out
+	return dst
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v'
+}

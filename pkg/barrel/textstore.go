@@ -7,9 +7,8 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"sync"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
@@ -20,9 +19,9 @@ import (
 // page's parse costs tens of milliseconds; a snippet from the text, tens
 // of microseconds). Each word is stored with the text before it, spaces
 // collapsed, as the snippet shows it, in chunks of textChunkWords words
-// compressed apart (zstd at its fastest level: on the Python docs' text a
-// sixth smaller than S2, and a chunk decodes in microseconds), so a
-// snippet decodes one or two chunks, not the page. A plain hit gives the position
+// compressed apart with S2 (zstd's fastest level stores a fifth less of
+// the Python docs' text, but costs three times S2's CPU when indexing), so
+// a snippet decodes one or two chunks, not the page. A plain hit gives the position
 // of a word only up to hit.MaxPlainPos; for the words after it the record
 // holds a small index of its own: per term (and per identifier a word
 // begins) a CRC-32C of it and its positions, so that a query word's later
@@ -31,7 +30,7 @@ import (
 //
 // A record: total length, CRC-32C of the rest (as docinfo's), then uvarint
 // the page's word count, uvarint the words stored, per chunk uvarint its
-// compressed length and the zstd frame; then the tail index: uvarint the
+// compressed length and the S2 block; then the tail index: uvarint the
 // number of terms, per term its hash and the offset of its positions (4
 // bytes each, by hash), then the positions: per term uvarint their number
 // and their gaps (uvarints). A chunk is, per word, uvarint length and the
@@ -51,29 +50,12 @@ func termHash(t []byte) uint32 { return crc(t) }
 
 // textEncoder is a worker's encoder of text records.
 type textEncoder struct {
-	raw   []byte
-	zw    *zstd.Encoder
-	terms map[uint32][]int32 // tail index being built
-	hs    []uint32
+	raw, z, gap []byte
+	terms       map[uint32][]int32 // tail index being built
+	hs          []uint32
 }
 
-func newTextEncoder() *textEncoder {
-	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		panic(err) // only for invalid options
-	}
-	return &textEncoder{zw: zw, terms: map[uint32][]int32{}}
-}
-
-// textDecoder decodes the chunks of every open index (DecodeAll is safe
-// for concurrent use).
-var textDecoder = sync.OnceValue(func() *zstd.Decoder {
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxTextRecord))
-	if err != nil {
-		panic(err) // only for invalid options
-	}
-	return d
-})
+func newTextEncoder() *textEncoder { return &textEncoder{terms: map[uint32][]int32{}} }
 
 // appendRecord appends the text record of d to b.
 func (e *textEncoder) appendRecord(b []byte, d *htmldoc.Doc) []byte {
@@ -93,12 +75,12 @@ func (e *textEncoder) appendRecord(b []byte, d *htmldoc.Doc) []byte {
 		r := e.raw[:0]
 		for j := c; j < min(n, c+textChunkWords); j++ {
 			w := &d.Words[j]
-			var gap []byte
+			e.gap = e.gap[:0]
 			if j > 0 {
-				gap = collapseSpace(d.Text[d.Words[j-1].End:w.Start])
+				e.gap = appendCollapsed(e.gap, d.Text[d.Words[j-1].End:w.Start])
 			}
-			r = binary.AppendUvarint(r, uint64(len(gap)))
-			r = append(r, gap...)
+			r = binary.AppendUvarint(r, uint64(len(e.gap)))
+			r = append(r, e.gap...)
 			r = binary.AppendUvarint(r, uint64(w.End-w.Start))
 			r = append(r, d.Text[w.Start:w.End]...)
 			if j >= hit.MaxPlainPos {
@@ -109,15 +91,9 @@ func (e *textEncoder) appendRecord(b []byte, d *htmldoc.Doc) []byte {
 			}
 		}
 		e.raw = r
-		mark := len(b)
-		b = append(b, make([]byte, binary.MaxVarintLen64)...)
-		b = e.zw.EncodeAll(r, b)
-		zl := len(b) - mark - binary.MaxVarintLen64
-		var lb [binary.MaxVarintLen64]byte
-		k := binary.PutUvarint(lb[:], uint64(zl))
-		copy(b[mark+k:], b[mark+binary.MaxVarintLen64:])
-		copy(b[mark:], lb[:k])
-		b = b[:mark+k+zl]
+		e.z = s2.Encode(e.z[:cap(e.z)], r)
+		b = binary.AppendUvarint(b, uint64(len(e.z)))
+		b = append(b, e.z...)
 	}
 	e.hs = e.hs[:0]
 	for h := range e.terms {
@@ -208,7 +184,10 @@ func (t *pageText) each(from, to int, fn func(j int, gap, word []byte)) error {
 	var raw []byte
 	for c := from / textChunkWords; c*textChunkWords < to; c++ {
 		var err error
-		if raw, err = textDecoder().DecodeAll(t.chunks[c], raw[:0]); err != nil {
+		if n, err := s2.DecodedLen(t.chunks[c]); err != nil || n > maxTextRecord {
+			return corrupt("%s: chunk %d: bad length", textName, c)
+		}
+		if raw, err = s2.Decode(raw[:cap(raw)], t.chunks[c]); err != nil {
 			return corrupt("%s: chunk %d: %v", textName, c, err)
 		}
 		rest := raw
