@@ -2,7 +2,8 @@
 # barrel-batch-bench.sh: query latency of `barrel search` in batch mode on
 # the Python documentation (Debian's python3.11-doc), beside bleve on the
 # same pages and queries.
-#   QUERIES=2000 SNIPPET_QUERIES=200 SEED=1 scripts/barrel-batch-bench.sh [DOCROOT]
+#   QUERIES=2000 SNIPPET_QUERIES=2000 SEED=1 scripts/barrel-batch-bench.sh [DOCROOT]
+# (SNIPPET_QUERIES, the queries also timed with snippets, defaults to all)
 # The queries (internal/benchqueries) are a fifth page titles and the rest
 # one to three consecutive words of a page's text, sampled with SEED. One
 # barrel process answers them all (--timing prints its per-query p50, p99
@@ -13,7 +14,7 @@ set -eu
 cd "$(dirname "$0")/.."
 ROOT=${1:-/usr/share/doc/python3.11/html}
 QUERIES=${QUERIES:-2000}
-SNIPPET_QUERIES=${SNIPPET_QUERIES:-200}
+SNIPPET_QUERIES=${SNIPPET_QUERIES:-$QUERIES}
 SEED=${SEED:-1}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT INT TERM
