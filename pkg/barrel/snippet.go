@@ -88,11 +88,7 @@ func (idx *Index) snippet(doc uint32, keys []string, lists [][]byte, textRef uin
 	if err != nil {
 		return "", err
 	}
-	marked := func(j int) bool {
-		_, ok := slices.BinarySearchFunc(at, int32(j), func(a keyAt, p int32) int { return int(a.pos - p) })
-		return ok
-	}
-	return renderSnippet(words, start, marked, end < t.words), nil
+	return renderSnippet(words, start, at, end < t.words), nil
 }
 
 // storedSnippets cuts snippets from the stored text (off only in the
@@ -146,11 +142,7 @@ func (idx *Index) snippetParsed(doc uint32, keys []string, most int) (string, er
 		}
 		words = append(words, snippetWord{gap, d.Text[w.Start:w.End]})
 	}
-	marked := func(j int) bool {
-		_, ok := slices.BinarySearchFunc(at, int32(j), func(a keyAt, p int32) int { return int(a.pos - p) })
-		return ok
-	}
-	return renderSnippet(words, start, marked, end < len(d.Words) || d.Truncated), nil
+	return renderSnippet(words, start, at, end < len(d.Words) || d.Truncated), nil
 }
 
 // snippetPrefixWords is how much of a page a parsed snippet looks at first
@@ -208,9 +200,14 @@ func snippetWindow(at []keyAt, most int) (start, held int) {
 	return start, held
 }
 
-// renderSnippet writes words (the first at position start) with the
-// marked ones in <b>, "..." where the page goes on before or after.
-func renderSnippet(words []snippetWord, start int, marked func(int) bool, more bool) string {
+// renderSnippet writes words (the first at position start) with the query
+// words (at, in order) in <b>, "..." where the page goes on before or
+// after.
+func renderSnippet(words []snippetWord, start int, at []keyAt, more bool) string {
+	marked := func(j int) bool {
+		_, ok := slices.BinarySearchFunc(at, int32(j), func(a keyAt, p int32) int { return cmp.Compare(a.pos, p) })
+		return ok
+	}
 	var sb strings.Builder
 	if start > 0 {
 		sb.WriteString("... ")
