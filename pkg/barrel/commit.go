@@ -498,7 +498,11 @@ func (b *Builder) policy() mergePolicy {
 //     included), and no merge of several segments makes one of more than
 //     maxDocs live documents: a turn's merge work is bounded, and what does
 //     not fit waits for a later build. Segments at the cap are only
-//     expunged; past it their number grows linearly (n / maxDocs).
+//     expunged; past it their number grows linearly (n / maxDocs);
+//   - a segment of more than maxDocs documents (one batch of more pages
+//     and link targets than that makes one) is expunged too, as the only
+//     merge of a build, as Lucene's TieredMergePolicy expunges its
+//     too-large segments: else its deleted postings would stay for ever.
 //
 // It returns the merges as lists of segment IDs.
 func pickMerges(segs []SegmentInfo, p mergePolicy) [][]int {
@@ -508,8 +512,8 @@ func pickMerges(segs []SegmentInfo, p mergePolicy) [][]int {
 	classes := map[int][]SegmentInfo{}
 	var order []int
 	for _, s := range segs {
-		if s.Live() > p.maxDocs/2 {
-			continue // at the cap: expunged only
+		if s.Live() > p.maxDocs/2 || s.Docs > p.maxDocs {
+			continue // at the cap, or too large to read in one build: expunged only
 		}
 		c := sizeClass(s.Live(), p.factor)
 		if classes[c] == nil {
@@ -553,7 +557,7 @@ func pickMerges(segs []SegmentInfo, p mergePolicy) [][]int {
 		return cmpU32(uint32(b.Deleted*1000/b.Docs), uint32(a.Deleted*1000/a.Docs))
 	})
 	for _, s := range heavy {
-		if s.Docs <= budget {
+		if s.Docs <= budget || budget == p.maxDocs {
 			budget -= s.Docs
 			out = append(out, []int{s.ID})
 		}

@@ -296,6 +296,19 @@ func TestPickMerge(t *testing.T) {
 	if got := pickMerges(heavy, mergePolicy{4, 700, 20}); !slices.EqualFunc(got, [][]int{{2}, {4}}, slices.Equal) {
 		t.Errorf("pickMerges of deleted-heavy, budget 700 = %v", got)
 	}
+	// A segment larger than the budget (made by one big batch) is
+	// expunged alone, when nothing else is merged in that build.
+	big := []SegmentInfo{{ID: 1, Docs: 5000, Deleted: 4990}, {ID: 2, Docs: 300, Deleted: 100}}
+	if got := pickMerges(big, p); !slices.EqualFunc(got, [][]int{{1}}, slices.Equal) {
+		t.Errorf("pickMerges with a too-large deleted-heavy segment = %v", got)
+	}
+	if got := pickMerges(big[1:], p); !slices.EqualFunc(got, [][]int{{2}}, slices.Equal) {
+		t.Errorf("pickMerges after it = %v", got)
+	}
+	small := []SegmentInfo{{ID: 1, Docs: 5000, Deleted: 4990}, {ID: 3, Docs: 9}, {ID: 4, Docs: 8}, {ID: 5, Docs: 7}, {ID: 6, Docs: 6}}
+	if got := pickMerges(small, p); !slices.EqualFunc(got, [][]int{{3, 4, 5, 6}}, slices.Equal) {
+		t.Errorf("pickMerges with a size merge due = %v", got)
+	}
 }
 
 // TestBatchID: a batch ID is recorded with the batch; the same ID again is
@@ -429,5 +442,56 @@ func TestOlderFormat(t *testing.T) {
 	}
 	if got := byURL(t, open(t, dir), queries, SearchOptions{N: 5, NoSnippets: true}); got != want {
 		t.Errorf("rebuilt index answers\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestTooLargeSegmentExpunged: a segment larger than a build may read in
+// merges (one big batch made it) loses most of its documents to a later
+// batch; that build expunges it, alone, and the index answers as one
+// built from the same pages in one go. (The pages have no links, so a
+// changed page re-indexes no other.)
+func TestTooLargeSegmentExpunged(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{MaxMergeDocs: 20}
+	words := strings.Fields("apple pear plum quince cherry grape melon lemon lime fig date kiwi mango papaya guava")
+	var urls []string
+	for i := range 80 {
+		urls = append(urls, fmt.Sprintf("http://t.test/%d.html", i))
+	}
+	page := func(salt string) func(string) []byte {
+		return func(u string) []byte {
+			var i int
+			fmt.Sscanf(u[strings.LastIndex(u, "/")+1:], "%d.html", &i)
+			return fmt.Appendf(nil, "<html><head><title>%s %d</title></head><body><p>%s %s and %s%s</p></body></html>",
+				words[i%len(words)], i, words[(i*7)%len(words)], words[(i*3)%len(words)], words[(i+5)%len(words)], salt)
+		}
+	}
+	batchOf(t, dir, opts, urls, page(""))
+	first := open(t, dir).Manifest().Segments[0]
+	if first.Docs <= 20 {
+		t.Fatalf("the first segment holds %d documents, not more than the cap", first.Docs)
+	}
+	batchOf(t, dir, opts, urls[:70], page(" changed"))
+	idx := open(t, dir)
+	for _, si := range idx.Manifest().Segments {
+		if si.ID == first.ID {
+			t.Fatalf("the too-large segment %d (%d of %d deleted) is still there: %+v", si.ID, si.Deleted, si.Docs, idx.Manifest().Segments)
+		}
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	oneGo := t.TempDir()
+	batchOf(t, oneGo, Options{}, urls, func(u string) []byte {
+		var i int
+		fmt.Sscanf(u[strings.LastIndex(u, "/")+1:], "%d.html", &i)
+		if i < 70 {
+			return page(" changed")(u)
+		}
+		return page("")(u)
+	})
+	qs := append(words, "apple pear", "changed", "changed lemon")
+	if got, want := byURL(t, idx, qs, SearchOptions{N: 10}), byURL(t, open(t, oneGo), qs, SearchOptions{N: 10}); got != want {
+		t.Errorf("after the expunge\n%s\nbuilt in one go\n%s", got, want)
 	}
 }
