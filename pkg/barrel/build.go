@@ -123,17 +123,18 @@ type Builder struct {
 	err     error
 
 	// reusable per-document buffers
-	page     htmldoc.Doc
-	keys     []uint64
-	hits     []hit.Hit
-	words    []wordHits
-	sorted   []hit.Hit
-	recbuf   []byte
-	Stats    Stats
-	done     bool
-	old      *Index
-	rankOnly bool // RankIndex: no pages, ranks now
-	mergeAll bool // ForceMerge: no pages, one segment
+	page       htmldoc.Doc
+	keys       []uint64
+	hits       []hit.Hit
+	words      []wordHits
+	sorted     []hit.Hit
+	recbuf     []byte
+	Stats      Stats
+	done       bool
+	old        *Index
+	rankOnly   bool // RankIndex: no pages, ranks now
+	mergeAll   bool // ForceMerge: no pages, one segment
+	mergesOnly bool // Expunge: no pages, the merge policy's merges
 
 	// live document frequencies, and what the batch takes from them: the
 	// words the documents it supersedes had in their older segments

@@ -240,7 +240,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	if b.rankOnly {
 		m.RankedAt = m.Batches
 	}
-	maintenance := b.rankOnly || b.mergeAll
+	maintenance := b.rankOnly || b.mergeAll || b.mergesOnly
 
 	paths := make([]string, len(written))
 	for i, w := range written {
@@ -433,7 +433,7 @@ func (b *Builder) updateDocFreqs(secs *[lexicon.Barrels]barrelSection) error {
 }
 
 func (b *Builder) rankDue() bool {
-	if b.mergeAll && !b.rankOnly {
+	if (b.mergeAll || b.mergesOnly) && !b.rankOnly {
 		return false
 	}
 	every := b.opts.PageRankEvery
@@ -693,6 +693,13 @@ func RankIndex(dir string, opts Options) (*Stats, error) {
 // deleted postings: the `barrel merge` command.
 func ForceMerge(dir string, opts Options) (*Stats, error) {
 	return maintain(dir, opts, func(b *Builder) { b.mergeAll = true })
+}
+
+// Expunge runs the merge policy on the index in dir without a batch: the
+// merges and expunges a batch's build would make, one build's worth.
+// Stats.Merged is 0 when none was due.
+func Expunge(dir string, opts Options) (*Stats, error) {
+	return maintain(dir, opts, func(b *Builder) { b.mergesOnly = true })
 }
 
 func maintain(dir string, opts Options, set func(*Builder)) (*Stats, error) {

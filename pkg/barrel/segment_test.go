@@ -481,6 +481,10 @@ func TestTooLargeSegmentExpunged(t *testing.T) {
 	if err := idx.Verify(); err != nil {
 		t.Fatal(err)
 	}
+	// A build without pages (Expunge) finds nothing more to merge.
+	if st, err := Expunge(dir, opts); err != nil || st.Merged != 0 {
+		t.Fatalf("Expunge: %+v, %v", st, err)
+	}
 	oneGo := t.TempDir()
 	batchOf(t, oneGo, Options{}, urls, func(u string) []byte {
 		var i int
@@ -494,4 +498,47 @@ func TestTooLargeSegmentExpunged(t *testing.T) {
 	if got, want := byURL(t, idx, qs, SearchOptions{N: 10}), byURL(t, open(t, oneGo), qs, SearchOptions{N: 10}); got != want {
 		t.Errorf("after the expunge\n%s\nbuilt in one go\n%s", got, want)
 	}
+}
+
+// TestExpunge: a build without pages makes the merges the policy wants
+// (here the expunge of a segment a batch left 20% deleted, which that
+// batch's build, with a higher threshold, did not make), and counts no
+// batch.
+func TestExpunge(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, Options{}, site)
+	changed := maps(site)
+	changed["http://s.test/c.html"] += "<p>changed</p>"
+	build(t, dir, Options{DeletesPct: 100}, changed)
+	before := open(t, dir).Manifest()
+	if len(before.Segments) != 2 || before.Segments[0].Deleted*100 < 20*before.Segments[0].Docs {
+		t.Fatalf("segments before: %+v", before.Segments)
+	}
+	st, err := Expunge(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := open(t, dir)
+	after := idx.Manifest()
+	if st.Merged != 1 || after.Batches != before.Batches {
+		t.Fatalf("Expunge: stats %+v; segments %+v, then %+v; batches %d, then %d", st, before.Segments, after.Segments, before.Batches, after.Batches)
+	}
+	for _, si := range after.Segments {
+		if si.Deleted > 0 {
+			t.Errorf("segment %d still has %d deleted documents", si.ID, si.Deleted)
+		}
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := byURL(t, idx, queries, SearchOptions{N: 10}), byURL(t, open(t, buildOneGo(t, changed)), queries, SearchOptions{N: 10}); got != want {
+		t.Errorf("after Expunge\n%s\nbuilt in one go\n%s", got, want)
+	}
+}
+
+// buildOneGo builds pages in one go into a new directory.
+func buildOneGo(t *testing.T, pages map[string]string) string {
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	return dir
 }
