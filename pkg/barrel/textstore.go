@@ -20,13 +20,14 @@ import (
 // of microseconds). Each word is stored with the text before it, spaces
 // collapsed, as the snippet shows it, in chunks of textChunkWords words
 // compressed apart with S2 (zstd's fastest level stores a fifth less of
-// the Python docs' text, but costs three times S2's CPU when indexing), so
-// a snippet decodes one or two chunks, not the page. A plain hit gives the position
-// of a word only up to hit.MaxPlainPos; for the words after it the record
-// holds a small index of its own: per term (and per identifier a word
-// begins) a CRC-32C of it and its positions, so that a query word's later
-// places are found without analysing the text again. (Two terms of one
-// hash would mark a wrong word: one chance in 2^32 per term of a page.)
+// the Python docs' text, but costs three times S2's CPU when indexing),
+// so a snippet decodes one or two chunks, not the page. A plain hit gives
+// the position of a word only up to hit.MaxPlainPos; for the words after
+// it the record holds a small index of its own: per term (and per
+// identifier a word begins) a CRC-32C of it and its positions, so that a
+// query word's later places are found without analysing the text again.
+// (Two terms of one hash would mark a wrong word: one chance in 2^32 per
+// term of a page.)
 //
 // A record: total length, CRC-32C of the rest (as docinfo's), then uvarint
 // the page's word count, uvarint the words stored, per chunk uvarint its
