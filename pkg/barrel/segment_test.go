@@ -531,14 +531,9 @@ func TestExpunge(t *testing.T) {
 	if err := idx.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := byURL(t, idx, queries, SearchOptions{N: 10}), byURL(t, open(t, buildOneGo(t, changed)), queries, SearchOptions{N: 10}); got != want {
+	ref := t.TempDir()
+	build(t, ref, Options{}, changed)
+	if got, want := byURL(t, idx, queries, SearchOptions{N: 10}), byURL(t, open(t, ref), queries, SearchOptions{N: 10}); got != want {
 		t.Errorf("after Expunge\n%s\nbuilt in one go\n%s", got, want)
 	}
-}
-
-// buildOneGo builds pages in one go into a new directory.
-func buildOneGo(t *testing.T, pages map[string]string) string {
-	dir := t.TempDir()
-	build(t, dir, Options{}, pages)
-	return dir
 }

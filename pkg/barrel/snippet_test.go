@@ -113,21 +113,15 @@ func TestSnippetFromText(t *testing.T) {
 	compared := 0
 	for _, q := range queries {
 		storedSnippets = true
-		got, err := idx.Search(q, SearchOptions{N: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := search(t, idx, q)
 		storedSnippets = false
-		want, err := idx.Search(q, SearchOptions{N: 10})
-		if err != nil {
-			t.Fatal(err)
+		want := search(t, idx, q)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d results, %d parsed", q, len(got), len(want))
 		}
-		if len(got.Results) != len(want.Results) {
-			t.Fatalf("%q: %d results, %d parsed", q, len(got.Results), len(want.Results))
-		}
-		for i := range got.Results {
-			if g, w := got.Results[i].Snippet, want.Results[i].Snippet; g != w {
-				t.Errorf("%q: %s: snippet from the text\n%q\nparsed\n%q", q, got.Results[i].URL, g, w)
+		for i := range got {
+			if g, w := got[i].Snippet, want[i].Snippet; g != w {
+				t.Errorf("%q: %s: snippet from the text\n%q\nparsed\n%q", q, got[i].URL, g, w)
 			}
 			compared++
 		}
