@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"golang.org/x/sys/unix"
 
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
@@ -732,6 +734,60 @@ func TestRobotsTTLAndDelayCap(t *testing.T) {
 	for u, e := range out {
 		if num(e.rec, "status") != 200 {
 			t.Errorf("%s: %s", u, e.rec.AppendJSON(nil))
+		}
+	}
+}
+
+// A WARC write that fails (a full disk) stops the run, and still every
+// input gets its record: fetched, failed with "warc", or "interrupted".
+// The stop raced the drain of the queue once (a worker's fatal error
+// could end the run before the stop was seen), so the run is repeated.
+func TestWARCFailureWritesEveryRecord(t *testing.T) {
+	h := newHost(t, "127.0.0.45", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		// About 16 KB that gzip cannot shrink, so the WARC fills the disk.
+		sum := sha256.Sum256([]byte(r.URL.Path))
+		w.Header().Set("Content-Type", "text/html")
+		for range 256 {
+			sum = sha256.Sum256(sum[:])
+			fmt.Fprintf(w, "%x\n", sum)
+		}
+	}))
+	const n = 100
+	var inputs []string
+	for i := range n {
+		inputs = append(inputs, h.url(fmt.Sprintf("/p%d", i)))
+	}
+	for run := range 10 {
+		mnt := t.TempDir()
+		if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=128k"); err != nil {
+			t.Fatalf("mount tmpfs (the tests run as root): %v", err)
+		}
+		w, err := warc.Create(warc.Options{Dir: mnt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := testConfig()
+		cfg.WARC = w
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		out, err := fetchAll(ctx, cfg, inputs)
+		cancel()
+		w.Close()
+		unix.Unmount(mnt, unix.MNT_DETACH)
+		if err == nil {
+			t.Fatalf("run %d: no error from a full disk", run)
+		}
+		codes := map[string]int{}
+		for _, e := range out {
+			msg, _ := e.rec.String("error")
+			code, _, _ := strings.Cut(msg, ":")
+			codes[code]++
+		}
+		if len(out) != n || codes[CodeWARC] == 0 {
+			t.Fatalf("run %d: %d records for %d URLs, error codes %v (%v)", run, len(out), n, codes, err)
 		}
 	}
 }

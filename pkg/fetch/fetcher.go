@@ -212,7 +212,14 @@ func (f *Fetcher) Run(ctx context.Context, feed func(add func(*record.Record) er
 	}
 	wg.Wait()
 	var ferr error
-	if ctx.Err() != nil || f.stopping.Load() {
+	// runCtx and f.fatal, not f.stopping: a worker's fatal error cancels
+	// runCtx, and the goroutine that sets f.stopping may not have run yet.
+	f.mu.Lock()
+	failed := f.fatal != nil
+	f.mu.Unlock()
+	if runCtx.Err() != nil || failed {
+		cancelRun() // the feed's add refuses from now on
+		f.stopping.Store(true)
 		// Let the feed see the stop before draining what it queued.
 		select {
 		case ferr = <-feedErr:
