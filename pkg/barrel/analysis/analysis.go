@@ -76,9 +76,6 @@ type Token struct {
 	Whole bool
 }
 
-// cacheMax bounds the per-analyzer cache of analysed words.
-const cacheMax = 1 << 17
-
 type entry struct {
 	term string
 	stop bool
@@ -89,14 +86,14 @@ type entry struct {
 // give each goroutine its own.
 type Analyzer struct {
 	opt    Options
-	cache  map[string]entry
+	cache  *wordCache
 	folder cases.Caser
 	buf    []byte
 }
 
 // New returns an analyzer.
 func New(opt Options) *Analyzer {
-	return &Analyzer{opt: opt, cache: make(map[string]entry, 1024), folder: cases.Fold()}
+	return &Analyzer{opt: opt, cache: newWordCache(), folder: cases.Fold()}
 }
 
 // ID is the ID of a's analysis.
@@ -211,17 +208,9 @@ func (a *Analyzer) ident(text []byte, i, e int, fn func(Token)) {
 
 // word emits the term of the word text[i:e].
 func (a *Analyzer) word(text []byte, i, e int, fn func(Token)) {
-	raw := text[i:e]
-	en, ok := a.cache[string(raw)]
-	if !ok {
-		en = a.analyse(raw)
-		if len(a.cache) >= cacheMax {
-			clear(a.cache)
-		}
-		a.cache[string(raw)] = en
-	}
-	a.buf = append(a.buf[:0], en.term...)
-	fn(Token{Start: i, End: e, Term: a.buf, Capital: capitalAt(text, i), Stop: en.stop})
+	term, stop := a.cache.lookup(text[i:e], a.analyse)
+	a.buf = append(a.buf[:0], term...)
+	fn(Token{Start: i, End: e, Term: a.buf, Capital: capitalAt(text, i), Stop: stop})
 }
 
 // analyse folds and stems one word.

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -102,4 +103,42 @@ func FuzzTokens(f *testing.F) {
 			}
 		})
 	})
+}
+
+// The word cache gives what analysing each word afresh gives, through its
+// growth, its clears when full, words too long to sit inline, and a word
+// whose folded term is longer than the word ("ΐ" folds to 6 bytes).
+func TestCacheAgainstFresh(t *testing.T) {
+	var words []string
+	for i := range cacheSlots + cacheSlots/2 {
+		switch i % 5 {
+		case 0:
+			words = append(words, fmt.Sprintf("Running%d", i))
+		case 1:
+			words = append(words, fmt.Sprintf("москвой%d", i))
+		case 2:
+			words = append(words, fmt.Sprintf("w%dxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", i)) // longer than a slot holds
+		case 3:
+			words = append(words, strings.Repeat("ΐ", 1+i%14)) // 2..28 bytes, a term three times as long
+		default:
+			words = append(words, "the")
+		}
+	}
+	a, fresh := New(Options{}), New(Options{})
+	if w := strings.Repeat("ΐ", 14); len(w) > inlineMax || len(fresh.analyse([]byte(w)).term) <= inlineMax {
+		t.Fatalf("%q does not test a short word with a long term", w)
+	}
+	for pass := range 2 {
+		for i, w := range words {
+			var got []string
+			a.word([]byte(w), 0, len(w), func(tk Token) { got = append(got, string(tk.Term)+fmt.Sprint(tk.Stop)) })
+			want := fresh.analyse([]byte(w))
+			if len(got) != 1 || got[0] != want.term+fmt.Sprint(want.stop) {
+				t.Fatalf("pass %d, word %d %q: %q, want %q %v", pass, i, w, got, want.term, want.stop)
+			}
+		}
+	}
+	if len(a.cache.slots) != cacheSlots {
+		t.Errorf("the table has %d slots after %d words, want it grown to %d", len(a.cache.slots), len(words), cacheSlots)
+	}
 }
