@@ -124,6 +124,7 @@ type Builder struct {
 
 	// reusable per-document buffers
 	page       htmldoc.Doc
+	group      hitGrouper // for re-parses
 	keys       []uint64
 	hits       []hit.Hit
 	words      []wordHits
@@ -331,21 +332,24 @@ type prepared struct {
 	title      string
 	titleWords int
 	words      int
-	keys       []byte   // the words' keys, concatenated
-	ends       []uint32 // end of each key in keys
-	hits       []hit.Hit
-	links      []htmldoc.Link
-	guessed    bool // charset guessed from the bytes
-	noindex    bool // not to be indexed
-	folded     bool // url is the page's canonical, not the URL fetched
-	done       chan struct{}
-	err        error
+	// The page's distinct keys, concatenated, and the end of each; the
+	// hits of key k are hits[starts[k]:starts[k+1]] (see hitGrouper).
+	keys    []byte
+	ends    []uint32
+	starts  []uint32
+	hits    []hit.Hit
+	links   []htmldoc.Link
+	guessed bool // charset guessed from the bytes
+	noindex bool // not to be indexed
+	folded  bool // url is the page's canonical, not the URL fetched
+	done    chan struct{}
+	err     error
 }
 
 // prepare decodes, parses and compresses a page: the part of indexing
 // that runs in parallel. The repository keeps the page as indexed: in
 // UTF-8, so every re-parse reads what the build read.
-func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, zw *zlib.Writer, zbuf *bytes.Buffer, te *textEncoder) {
+func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, g *hitGrouper, zw *zlib.Writer, zbuf *bytes.Buffer, te *textEncoder) {
 	text, _, guessed := decodePage(pg)
 	p.guessed = guessed
 	doc.Parse(text, base)
@@ -412,6 +416,7 @@ func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.D
 	p.titleWords = fancy(p.title, hit.Title)
 	fancy(doc.Meta, hit.Meta)
 	fancy(htmldoc.URLWords(p.url), hit.URL)
+	g.group(p)
 }
 
 type job struct {
@@ -436,8 +441,9 @@ func (b *Builder) startWorkers() {
 			var zbuf bytes.Buffer
 			zw, _ := zlib.NewWriterLevel(&zbuf, b.opts.ZlibLevel)
 			te := newTextEncoder()
+			var g hitGrouper
 			for j := range jobs {
-				prepare(j.p, j.base, &j.page, true, &doc, zw, &zbuf, te)
+				prepare(j.p, j.base, &j.page, true, &doc, &g, zw, &zbuf, te)
 				close(j.p.done)
 			}
 		}()
@@ -654,15 +660,30 @@ func clip(s string) string {
 // indexHits writes a page's own hits (text, title, meta, URL) to the
 // forward barrels.
 func (b *Builder) indexHits(doc uint32, p *prepared) error {
-	b.keys, b.hits = b.keys[:0], b.hits[:0]
+	// keys: wordID<<32 | distinct key index, sorted by wordID
+	b.keys = b.keys[:0]
 	start := uint32(0)
-	for i, end := range p.ends {
-		if err := b.addHit(p.keys[start:end], p.hits[i]); err != nil {
+	for k, end := range p.ends {
+		id, isNew, err := b.lex.Add(p.keys[start:end])
+		if err != nil {
 			return err
 		}
+		if isNew {
+			b.newWords++
+		}
+		b.keys = append(b.keys, uint64(id)<<32|uint64(k))
 		start = end
 	}
-	return b.flushHits(doc)
+	if len(b.keys) == 0 {
+		return nil
+	}
+	slices.Sort(b.keys)
+	b.words = b.words[:0]
+	for _, key := range b.keys {
+		k := uint32(key)
+		b.words = append(b.words, wordHits{id: uint32(key >> 32), hits: p.hits[p.starts[k]:p.starts[k+1]]})
+	}
+	return b.fwd.add(doc, b.words)
 }
 
 func (b *Builder) addHit(key []byte, h hit.Hit) error {
@@ -1100,7 +1121,7 @@ func (b *Builder) reparse(repoR *os.File, d uint32, off uint64) (*prepared, erro
 	}
 	base, _ := url.Parse(rec.URL)
 	p := &prepared{url: rec.URL}
-	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, nil, nil, nil)
+	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, &b.group, nil, nil, nil)
 	return p, nil
 }
 

@@ -1,0 +1,99 @@
+package barrel
+
+import (
+	"hash/maphash"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/hit"
+)
+
+// hitGrouper groups a page's hits by key in the parsing worker, so that
+// the one goroutine that applies pages in order looks each distinct key
+// up in the lexicon once, not once a hit, and sorts the page's distinct
+// words, not all its hits. It is a small open-addressing table over the
+// page's keys, reused page after page.
+type hitGrouper struct {
+	seed   maphash.Seed
+	slots  []int32 // index+1 of the distinct key; 0 empty
+	hashes []uint64
+	count  []uint32
+}
+
+// group rewrites p.keys and p.ends to list each distinct key once, in order
+// of first appearance, and p.hits so that the hits of distinct key k are
+// p.hits[p.starts[k]:p.starts[k+1]], in their order on the page.
+func (g *hitGrouper) group(p *prepared) {
+	n := len(p.ends)
+	if n == 0 {
+		p.starts = append(p.starts[:0], 0)
+		return
+	}
+	if g.slots == nil {
+		g.seed = maphash.MakeSeed()
+	}
+	size := 64
+	for size < 2*n {
+		size *= 2
+	}
+	if len(g.slots) < size {
+		g.slots = make([]int32, size)
+	} else {
+		g.slots = g.slots[:size]
+		clear(g.slots)
+	}
+	mask := uint64(size - 1)
+	keys := make([]byte, 0, len(p.keys)/2)
+	ends := make([]uint32, 0, n/2)
+	g.hashes = g.hashes[:0]
+	g.count = g.count[:0]
+	of := make([]int32, n) // distinct key of each hit
+	start := uint32(0)
+	for i, end := range p.ends {
+		key := p.keys[start:end]
+		start = end
+		h := maphash.Bytes(g.seed, key)
+		j := h & mask
+		for {
+			s := g.slots[j]
+			if s == 0 {
+				k := int32(len(ends))
+				g.slots[j] = k + 1
+				keys = append(keys, key...)
+				ends = append(ends, uint32(len(keys)))
+				g.hashes = append(g.hashes, h)
+				g.count = append(g.count, 1)
+				of[i] = k
+				break
+			}
+			k := s - 1
+			if g.hashes[k] == h && string(keyAtIndex(keys, ends, int(k))) == string(key) {
+				g.count[k]++
+				of[i] = k
+				break
+			}
+			j = (j + 1) & mask
+		}
+	}
+	// A counting sort by distinct key keeps each key's hits in page order.
+	starts := make([]uint32, len(ends)+1)
+	for k, c := range g.count {
+		starts[k+1] = starts[k] + c
+	}
+	next := g.count[:0]
+	next = append(next, starts[:len(ends)]...)
+	grouped := make([]hit.Hit, n)
+	for i, h := range p.hits {
+		k := of[i]
+		grouped[next[k]] = h
+		next[k]++
+	}
+	p.keys, p.ends, p.hits, p.starts = keys, ends, grouped, starts
+}
+
+// keyAtIndex is the k-th key of concatenated keys ending at ends.
+func keyAtIndex(keys []byte, ends []uint32, k int) []byte {
+	s := uint32(0)
+	if k > 0 {
+		s = ends[k-1]
+	}
+	return keys[s:ends[k]]
+}
