@@ -7,8 +7,10 @@ import (
 	"io"
 	bits64 "math/bits"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
@@ -518,4 +520,74 @@ func (s bitset) all(n uint32) func(func(uint32) bool) {
 			}
 		}
 	}
+}
+
+// sortBarrels runs the sorter over the batch's forward barrels into w, in
+// barrel order, and calls done after each. The sorter is CPU-bound and runs
+// when the batch's other work is over, so barrels are sorted on several
+// goroutines, each into memory, and copied into w in order; a forward
+// barrel too large to sort in one basket is sorted in its turn straight
+// into w, so memory stays within a few baskets.
+func sortBarrels(fwdPath func(bb int) string, count func(bb int) int, budget int64, w *segWriter, done func(bb int)) error {
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	type result struct {
+		out    memOut
+		sec    barrelSection
+		err    error
+		inline bool
+		done   chan struct{}
+	}
+	res := make([]*result, lexicon.Barrels)
+	for bb := range res {
+		res[bb] = &result{done: make(chan struct{})}
+	}
+	tokens := make(chan struct{}, workers) // results held, not yet copied
+	stop, fed := make(chan struct{}), make(chan struct{})
+	var sorting sync.WaitGroup
+	go func() {
+		defer close(fed)
+		for bb := range lexicon.Barrels {
+			r := res[bb]
+			if st, err := os.Stat(fwdPath(bb)); err == nil && st.Size()*3 > budget {
+				r.inline = true
+				close(r.done)
+				continue
+			}
+			select {
+			case tokens <- struct{}{}:
+			case <-stop:
+				return
+			}
+			sorting.Add(1)
+			go func() {
+				defer sorting.Done()
+				defer close(r.done)
+				sw := &segWriter{inv: &r.out}
+				r.err = sortBarrel(fwdPath(bb), bb, count(bb), budget, sw)
+				r.sec = sw.secs[bb]
+			}()
+		}
+	}()
+	var err error
+	for bb := range lexicon.Barrels {
+		r := res[bb]
+		<-r.done
+		if r.inline {
+			err = sortBarrel(fwdPath(bb), bb, count(bb), budget, w)
+		} else {
+			if err = r.err; err == nil {
+				w.appendSection(bb, r.sec, r.out.buf)
+			}
+			r.out.buf = nil
+			<-tokens
+		}
+		if err != nil {
+			break
+		}
+		done(bb)
+	}
+	close(stop)
+	<-fed
+	sorting.Wait()
+	return err
 }

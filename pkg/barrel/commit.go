@@ -73,12 +73,9 @@ func (b *Builder) commitFiles(dirty bitset) error {
 			return err
 		}
 		w := &segWriter{inv: inv}
-		for bb := range lexicon.Barrels {
-			if err := sortBarrel(b.fwd.path(bb), bb, b.lex.Count(bb), b.opts.SortMemory, w); err != nil {
-				inv.finish()
-				return err
-			}
-			os.Remove(b.fwd.path(bb))
+		if err := sortBarrels(b.fwd.path, b.lex.Count, b.opts.SortMemory, w, func(bb int) { os.Remove(b.fwd.path(bb)) }); err != nil {
+			inv.finish()
+			return err
 		}
 		sum, err := inv.finish()
 		if err != nil {

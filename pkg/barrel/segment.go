@@ -510,7 +510,7 @@ func mapFile(path string, size int64) ([]byte, error) {
 // streamed, the barrel's short lists (a fraction of the size) are held and
 // written after them.
 type segWriter struct {
-	inv   *genWriter
+	inv   sectionOut
 	secs  [lexicon.Barrels]barrelSection
 	bb    int
 	short []byte
@@ -519,8 +519,21 @@ type segWriter struct {
 	base  int64
 }
 
+// sectionOut is where a segWriter writes the barrels' sections: the .inv
+// file, or memory for a barrel sorted ahead of its turn.
+type sectionOut interface {
+	Write([]byte) (int, error)
+	size() int64
+}
+
+// memOut is a sectionOut in memory.
+type memOut struct{ buf []byte }
+
+func (m *memOut) Write(b []byte) (int, error) { m.buf = append(m.buf, b...); return len(b), nil }
+func (m *memOut) size() int64                 { return int64(len(m.buf)) }
+
 func (w *segWriter) begin(bb int) {
-	w.bb, w.short, w.full, w.base = bb, w.short[:0], 0, w.inv.n
+	w.bb, w.short, w.full, w.base = bb, w.short[:0], 0, w.inv.size()
 	s := &w.secs[bb]
 	s.fullOff, s.shortOff = []uint64{0}, []uint64{0}
 }
@@ -537,7 +550,7 @@ func (w *segWriter) add(rel uint32, full []byte, nf uint32, short []byte, ns uin
 	w.short = appendList(w.short, short, ns)
 	s.rels = append(s.rels, rel)
 	s.fullN, s.shortN = append(s.fullN, nf), append(s.shortN, ns)
-	s.fullOff = append(s.fullOff, uint64(w.inv.n-w.base))
+	s.fullOff = append(s.fullOff, uint64(w.inv.size()-w.base))
 	s.shortOff = append(s.shortOff, uint64(len(w.short)))
 }
 
@@ -548,9 +561,21 @@ func (w *segWriter) end() {
 		s.fullStart, s.shortStart = 0, 0
 		return
 	}
-	s.fullStart, s.fullLen, s.fullCRC = w.base, w.inv.n-w.base, w.full
-	s.shortStart, s.shortLen, s.shortCRC = w.inv.n, int64(len(w.short)), crc(w.short)
+	s.fullStart, s.fullLen, s.fullCRC = w.base, w.inv.size()-w.base, w.full
+	s.shortStart, s.shortLen, s.shortCRC = w.inv.size(), int64(len(w.short)), crc(w.short)
 	w.inv.Write(w.short)
+}
+
+// appendSection writes barrel bb's section, sorted apart into data with
+// offsets from 0, at the end of w.
+func (w *segWriter) appendSection(bb int, sec barrelSection, data []byte) {
+	base := w.inv.size()
+	w.inv.Write(data)
+	if len(sec.rels) > 0 {
+		sec.fullStart += base
+		sec.shortStart += base
+	}
+	w.secs[bb] = sec
 }
 
 func (w *segWriter) words() int {

@@ -239,6 +239,8 @@ func (g *genWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
+func (g *genWriter) size() int64 { return g.n }
+
 // finish flushes and closes the file and returns its checksum; syncFiles
 // makes it durable before the manifest names it.
 func (g *genWriter) finish() (FileSum, error) {

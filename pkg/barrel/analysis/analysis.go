@@ -87,6 +87,7 @@ type entry struct {
 type Analyzer struct {
 	opt    Options
 	cache  *wordCache
+	lower  [inlineMax]byte
 	folder cases.Caser
 	buf    []byte
 }
@@ -208,7 +209,27 @@ func (a *Analyzer) ident(text []byte, i, e int, fn func(Token)) {
 
 // word emits the term of the word text[i:e].
 func (a *Analyzer) word(text []byte, i, e int, fn func(Token)) {
-	term, stop := a.cache.lookup(text[i:e], a.analyse)
+	// An ASCII word is looked up lower-cased: its case variants share an
+	// entry (analyse folds first), so the cache holds fewer and clears
+	// less often.
+	key := text[i:e]
+	if len(key) <= len(a.lower) {
+		ascii := true
+		for j, c := range key {
+			if c >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			a.lower[j] = c
+		}
+		if ascii {
+			key = a.lower[:len(key)]
+		}
+	}
+	term, stop := a.cache.lookup(key, a.analyse)
 	a.buf = append(a.buf[:0], term...)
 	fn(Token{Start: i, End: e, Term: a.buf, Capital: capitalAt(text, i), Stop: stop})
 }
