@@ -4,17 +4,14 @@
 # Go APIs), keeping a copy at each age, then times one more turn of
 # scripts/crawl-cycle.sh on a copy of each (the fetch replayed), -reps times.
 # Prints per step the fastest time and the peak memory at each age, the
-# growth exponent, and the oldest age against 100 turns. A year's ageing
-# takes hours (about 5 on a busy 2-core machine); -keep DIR keeps the aged
-# copies (tens of GB for a year), a killed run started again with the same
-# DIR, -ages and -chunk resumes its ageing where it stopped, and a run
-# whose ages are all kept only measures. -ages 10,100,1000 is the quick form.
-# The index ages in batches of -index-chunk turns: each costs about the
-# index's size (a batch re-indexes the targets of its links, nearly every
-# page), so larger batches age faster, but hold more in memory (batches of
-# 720 turns took the process to 21 GB at 5,000 turns; 480 is safer on a
-# machine of 24 GB).
-# Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-chunk 240] [-reps 3] [-keep DIR]
+# growth exponent, and the oldest age against 100 turns. The index at each
+# age is built apart, as one batch of the last version of every page by then
+# (see internal/cmd/lifebench). A year's ageing takes an hour or more on a
+# 2-core machine; -keep DIR keeps the aged copies (tens of GB for a year), a
+# killed run started again with the same DIR, -ages and -chunk resumes its
+# ageing where it stopped, and a run whose ages are all kept only measures.
+# -ages 10,100,1000 is the quick form.
+# Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-reps 3] [-keep DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec go run ./internal/cmd/lifebench "$@"

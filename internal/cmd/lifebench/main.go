@@ -9,22 +9,26 @@
 // peak memory (each tool under /usr/bin/time) at every age, and the growth
 // exponent between the two oldest ages: time ~ age^k.
 //
-//	go run ./internal/cmd/lifebench [-ages 10,100,1000,8760] [-chunk 24] [-index-chunk 240] [-reps 3] [-keep DIR]
+//	go run ./internal/cmd/lifebench [-ages 10,100,1000,8760] [-chunk 24] [-reps 3] [-keep DIR]
 //
-// Ageing applies the turns in chunks of -chunk turns, one batch a chunk
-// (the index in chunks of -index-chunk turns, in the background), to keep a
-// year's ageing within an hour or two; the measured turn is one ordinary
-// turn. The index's merge policy folds small segments into large ones as a
-// real crawl's would, so a crawl aged in larger batches ends with segments
-// of the same sizes; the segments larger than a build's merge budget that
-// a batch of hundreds of turns leaves behind are expunged before a copy
-// is measured, as the hourly turns in between would have. PageRank, which the loop runs every 24th turn, is
-// timed apart on the measured copy.
+// Ageing applies the turns to opic, recrawl and sekitei in chunks of -chunk
+// turns, one batch a chunk, to keep a year's ageing within an hour or so;
+// the measured turn is one ordinary turn. The index at each age is built
+// apart, as one batch of the last version of every page fetched by then
+// (with every link, so every anchor): ageing it batch by batch costs, per
+// batch, a re-parse of nearly every page (a batch of hundreds of turns
+// links to nearly every older page, whose postings then take the new
+// anchors), hours for a year, where one batch has none. So the index has
+// the pages, words, links and anchors of its age in one segment with no
+// deletions, the state a merge of a year's segments ends in; the measured
+// turn adds its pages as a new segment to it, as every hourly turn does.
+// PageRank, which the loop runs every 24th turn, is timed apart on the
+// measured copy.
 //
-// A year's ageing takes hours: with -keep, a run that is killed or stopped
-// resumes where it was, in place (the crawl directory records the turns it
-// has aged, and each tool applies a batch once), so it can span several
-// runs; run it again with the same -ages and -chunk.
+// A year's ageing takes an hour or more: with -keep, a run that is killed
+// or stopped resumes where it was, in place (the crawl directory records
+// the turns it has aged, and each tool applies a batch once), so it can
+// span several runs; run it again with the same -ages and -chunk.
 package main
 
 import (
@@ -68,7 +72,6 @@ var steps = []string{"select", "filter", "fetch", "opic", "recrawl", "sekitei", 
 func main() {
 	agesFlag := flag.String("ages", "10,100,1000,8760", "crawl ages, in turns, to measure at")
 	chunk := flag.Int("chunk", 24, "turns applied as one batch while ageing")
-	indexChunk := flag.Int("index-chunk", 240, "turns added to the index as one batch while ageing")
 	keep := flag.String("keep", "", "keep the aged crawls here, one directory an age, and resume from them (default: a temporary directory, removed)")
 	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's fastest")
 	cpuprofile := flag.String("cpuprofile", "", "write the ageing's CPU profile to this file")
@@ -94,7 +97,7 @@ func main() {
 		ages = append(ages, n)
 	}
 	slices.Sort(ages)
-	if err := run(ages, *chunk, *indexChunk, *reps, *keep); err != nil {
+	if err := run(ages, *chunk, *reps, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "lifebench:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
@@ -110,7 +113,7 @@ type measure struct {
 	turn  float64
 }
 
-func run(ages []int, chunk, indexChunk, reps int, keep string) error {
+func run(ages []int, chunk, reps int, keep string) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -138,7 +141,7 @@ func run(ages []int, chunk, indexChunk, reps int, keep string) error {
 	// so that the measured turns run one after the other, not between
 	// ageing runs. A kept directory resumes from its oldest copy.
 	crawl := filepath.Join(snaps, "crawl")
-	if err := ageAll(snaps, crawl, cfg, ages, chunk, indexChunk); err != nil {
+	if err := ageAll(snaps, crawl, cfg, ages, chunk); err != nil {
 		return err
 	}
 	var results []measure
@@ -158,8 +161,23 @@ func run(ages []int, chunk, indexChunk, reps int, keep string) error {
 	return nil
 }
 
-// ageAll ages the crawl to each age that has no kept copy yet.
-func ageAll(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, indexChunk int) error {
+// ageAll ages the crawl to each age that has no kept copy yet, and builds
+// each copy's index.
+func ageAll(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk int) error {
+	if err := ageStates(snaps, crawl, cfg, ages, chunk); err != nil {
+		return err
+	}
+	for _, age := range ages {
+		if err := indexAge(snapshotDir(snaps, age), cfg, age); err != nil {
+			return fmt.Errorf("the index at %d turns: %w", age, err)
+		}
+	}
+	return nil
+}
+
+// ageStates ages opic, recrawl and sekitei to each age that has no kept
+// copy yet, keeping a copy at each.
+func ageStates(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk int) error {
 	missing := false
 	for _, age := range ages {
 		if _, err := os.Stat(snapshotDir(snaps, age)); err != nil {
@@ -169,7 +187,7 @@ func ageAll(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, indexCh
 	if !missing {
 		return nil
 	}
-	a, err := resumeAger(snaps, crawl, cfg, ages, chunk, indexChunk)
+	a, err := resumeAger(snaps, crawl, cfg, ages, chunk)
 	if err != nil {
 		return err
 	}
@@ -189,8 +207,8 @@ func ageAll(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, indexCh
 		if err := a.sync(); err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "lifebench: aged to %d turns in %.0f s (opic %.0f s, recrawl %.0f s, sekitei %.0f s, barrel %.0f s so far)\n",
-			age, time.Since(t0).Seconds(), a.spent.opic.Seconds(), a.spent.recrawl.Seconds(), a.spent.sekitei.Seconds(), a.spent.barrel.Seconds())
+		fmt.Fprintf(os.Stderr, "lifebench: aged to %d turns in %.0f s (opic %.0f s, recrawl %.0f s, sekitei %.0f s so far)\n",
+			age, time.Since(t0).Seconds(), a.spent.opic.Seconds(), a.spent.recrawl.Seconds(), a.spent.sekitei.Seconds())
 		if age == ages[len(ages)-1] {
 			// the oldest crawl ages no further: moved, not copied
 			a.close()
@@ -208,6 +226,65 @@ func ageAll(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, indexCh
 	}
 	a.close()
 	return os.RemoveAll(crawl)
+}
+
+// indexMark records in a copy that its index holds the copy's age in one
+// batch; a copy without it (an index aged otherwise, or a build killed
+// half-way) has its index built again.
+const indexMark = "lifebench-index"
+
+// indexAge builds the index of the crawl aged age turns in snap: the last
+// version of every page fetched in those turns, in the order of their last
+// fetch, as one batch named after the age's turn, as the loop names its
+// batches.
+func indexAge(snap string, cfg crawlsim.Config, age int) error {
+	want := fmt.Sprintf("one batch, %d turns\n", age)
+	if b, err := os.ReadFile(filepath.Join(snap, indexMark)); err == nil && string(b) == want {
+		return nil
+	}
+	dir := filepath.Join(snap, "index")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	last := make([]int32, age*cfg.NewPerTurn) // the turn of each page's last fetch
+	for t := range age {
+		for _, f := range cfg.Turn(t) {
+			last[f.Page] = int32(t)
+		}
+	}
+	b, err := barrel.NewBuilder(dir, barrel.Options{Batch: batchID(cfg, age), PageRankEvery: 24})
+	if err != nil {
+		return err
+	}
+	pages := 0
+	add := func() error {
+		for t := range age {
+			for _, f := range cfg.Turn(t) {
+				if last[f.Page] != int32(t) {
+					continue
+				}
+				if err := b.Add(f.URL, f.Body()); err != nil {
+					return err
+				}
+				pages++
+			}
+		}
+		return b.Commit()
+	}
+	err = add()
+	if cerr := b.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "lifebench: indexed the %d pages of %d turns as one batch in %.0f s\n", pages, age, time.Since(t0).Seconds())
+	mark := filepath.Join(snap, indexMark)
+	if err := os.WriteFile(mark+".new", []byte(want), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(mark+".new", mark)
 }
 
 // fastest keeps, per step, the shortest time and the largest peak memory
@@ -238,7 +315,7 @@ func snapshotDir(snaps string, age int) string {
 // a chunk half-applied at the kill apply once); else from the copy of the
 // oldest age kept in snaps; else from nothing. A year's ageing takes hours,
 // so it can span several runs.
-func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, indexChunk int) (*ager, error) {
+func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk int) (*ager, error) {
 	if err := os.MkdirAll(snaps, 0o755); err != nil {
 		return nil, err
 	}
@@ -250,7 +327,7 @@ func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, ind
 	}
 	if p, err := readProgress(crawl); err == nil && p.turns > turns && p.chunk == chunk {
 		fmt.Fprintf(os.Stderr, "lifebench: resuming in place from the crawl aged %d turns in %s\n", p.turns, crawl)
-		return reopenAger(crawl, cfg, p, indexChunk)
+		return reopenAger(crawl, cfg, p)
 	} else if err == nil && p.turns > turns {
 		fmt.Fprintf(os.Stderr, "lifebench: %s was aged in chunks of %d turns, not %d: starting again from %d turns\n", crawl, p.chunk, chunk, turns)
 	}
@@ -265,51 +342,27 @@ func resumeAger(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk, ind
 	if err != nil {
 		return nil, err
 	}
-	a.turns, a.indexed, a.indexChunk, a.chunk = turns, turns, indexChunk, chunk
+	a.turns, a.chunk = turns, chunk
 	return a, nil
 }
 
-// reopenAger opens a crawl aged p.turns turns: the index holds the turns up
-// to its last batch, the pages of the turns after it are made again (a
-// turn's synthetic records depend on its number alone) and wait to be
-// indexed.
-func reopenAger(crawl string, cfg crawlsim.Config, p progress, indexChunk int) (*ager, error) {
-	indexed := 0
-	if _, err := os.Stat(filepath.Join(crawl, "index")); err == nil {
-		idx, err := barrel.Open(filepath.Join(crawl, "index"))
-		if err != nil {
-			return nil, fmt.Errorf("resuming %s: %w", crawl, err)
-		}
-		last := idx.Manifest().LastBatch
-		idx.Close()
-		if indexed, err = batchTurn(last); err != nil {
-			return nil, fmt.Errorf("resuming %s: the index's last batch: %w", crawl, err)
-		}
+// reopenAger opens a crawl aged p.turns turns. An index a run of an
+// older version of this bench aged along is dropped: indexAge builds each
+// copy's index.
+func reopenAger(crawl string, cfg crawlsim.Config, p progress) (*ager, error) {
+	if err := os.RemoveAll(filepath.Join(crawl, "index")); err != nil {
+		return nil, err
 	}
 	a, err := newAger(crawl, cfg)
 	if err != nil {
 		return nil, err
 	}
-	a.turns, a.indexed, a.indexChunk, a.chunk = p.turns, indexed, indexChunk, p.chunk
-	for t := indexed; t < p.turns; t++ {
-		a.pending = append(a.pending, cfg.Turn(t)...)
-	}
+	a.turns, a.chunk = p.turns, p.chunk
 	return a, nil
 }
 
-// batchTurn is the turn a batch ID names (the number batchID puts first).
-func batchTurn(id string) (int, error) {
-	n, _, ok := strings.Cut(id, "-")
-	t, err := strconv.Atoi(n)
-	if !ok || err != nil {
-		return 0, fmt.Errorf("%q is not a batch ID of this bench", id)
-	}
-	return t, nil
-}
-
 // progress is how far a crawl directory has aged: every state holds the
-// turns up to turns (the index up to its own last batch), applied in
-// chunks of chunk turns.
+// turns up to turns, applied in chunks of chunk turns.
 type progress struct{ turns, chunk int }
 
 const progressName = "lifebench-aged"
@@ -420,7 +473,7 @@ cat "$REPLAY" >> "$out"
 }
 
 // spent is the ageing time per state; each field has one writer.
-type spent struct{ opic, recrawl, sekitei, barrel time.Duration }
+type spent struct{ opic, recrawl, sekitei time.Duration }
 
 // ager keeps the aged crawl's states open through the Go APIs.
 type ager struct {
@@ -432,13 +485,7 @@ type ager struct {
 	sk    *sekitei.State
 	spent *spent // ageing time per state
 
-	// The index ages in batches of indexChunk turns, in the background:
-	// pages not yet indexed, the turns indexed, the batch being added.
-	indexChunk int
-	chunk      int // turns a batch, recorded in the progress file
-	pending    []crawlsim.Fetch
-	indexed    int
-	indexing   chan error
+	chunk int // turns a batch, recorded in the progress file
 	closed     bool
 }
 
@@ -491,8 +538,8 @@ func (a *ager) apply(n int) error {
 		}
 		items = append(items, it)
 	}
-	// sekitei and barrel do not wait for opic and recrawl: the four
-	// states age side by side.
+	// sekitei does not wait for opic and recrawl: the states age side by
+	// side.
 	var wg sync.WaitGroup
 	var skErr error
 	wg.Add(1)
@@ -505,12 +552,6 @@ func (a *ager) apply(n int) error {
 		a.spent.sekitei += time.Since(t)
 	}()
 	defer wg.Wait()
-	a.pending = append(a.pending, fetches...)
-	if a.turns+n-a.indexed >= a.indexChunk {
-		if err := a.startIndex(id, a.turns+n); err != nil {
-			return err
-		}
-	}
 	t := time.Now()
 	res, err := a.op.Apply(id, items)
 	a.spent.opic += time.Since(t)
@@ -559,99 +600,20 @@ func (a *ager) apply(n int) error {
 	return writeProgress(a.dir, progress{a.turns, a.chunk})
 }
 
-// startIndex waits for the index's previous batch and starts adding the
-// pages of the turns up to turn as one batch, in the background.
-func (a *ager) startIndex(id string, turn int) error {
-	if err := a.waitIndex(); err != nil {
-		return err
-	}
-	fetches := a.pending
-	a.pending, a.indexed = nil, turn
-	done := make(chan error, 1)
-	a.indexing = done
-	go func() {
-		t := time.Now()
-		err := a.index(id, fetches)
-		a.spent.barrel += time.Since(t)
-		done <- err
-	}()
-	return nil
-}
-
-func (a *ager) waitIndex() error {
-	if a.indexing == nil {
-		return nil
-	}
-	err := <-a.indexing
-	a.indexing = nil
-	return err
-}
-
-// index adds the batch's pages to the barrel index.
-func (a *ager) index(id string, fetches []crawlsim.Fetch) error {
-	bb, err := barrel.NewBuilder(filepath.Join(a.dir, "index"), barrel.Options{Batch: id, PageRankEvery: 24})
-	if err != nil {
-		return fmt.Errorf("barrel: %w", err)
-	}
-	for _, f := range fetches {
-		if err := bb.Add(f.URL, f.Body()); err != nil {
-			bb.Close()
-			return fmt.Errorf("barrel: %w", err)
-		}
-	}
-	if err := bb.Commit(); err != nil {
-		bb.Close()
-		return fmt.Errorf("barrel: %w", err)
-	}
-	return bb.Close()
-}
-
-// expungeAged makes the index's pending merges, one build's worth at a
-// time, until none is due. The ageing's batches, hundreds of turns each,
-// re-index nearly every page (the targets of their links) and leave
-// behind segments larger than one build's merge budget, mostly deleted;
-// the hourly turns in between would have expunged them, one a turn. So
-// the measured turn does not pay for the ageing's shortcut.
-func expungeAged(dir string) error {
-	for range 256 {
-		st, err := barrel.Expunge(dir, barrel.Options{})
-		if err != nil {
-			return fmt.Errorf("barrel: %w", err)
-		}
-		if st.Merged == 0 {
-			return nil
-		}
-	}
-	return nil
-}
-
 // sync closes the states so that a copy of the directory is whole, and
 // opens them again.
 func (a *ager) sync() error {
-	if len(a.pending) > 0 {
-		if err := a.startIndex(batchID(a.cfg, a.turns), a.turns); err != nil {
-			return err
-		}
-	}
-	if err := a.waitIndex(); err != nil {
-		return err
-	}
-	if err := expungeAged(filepath.Join(a.dir, "index")); err != nil {
-		return err
-	}
 	a.close()
 	b, err := newAger(a.dir, a.cfg)
 	if err != nil {
 		return err
 	}
-	b.turns, b.indexed, b.indexChunk, b.chunk = a.turns, a.indexed, a.indexChunk, a.chunk
-	b.spent = a.spent
+	b.turns, b.chunk, b.spent = a.turns, a.chunk, a.spent
 	*a = *b
 	return nil
 }
 
 func (a *ager) close() {
-	a.waitIndex()
 	if a.closed {
 		return
 	}

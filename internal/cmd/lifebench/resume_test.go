@@ -18,17 +18,17 @@ import (
 func TestResumeInPlace(t *testing.T) {
 	cfg := crawlsim.Default()
 	cfg.Hosts, cfg.NewPerTurn, cfg.RecrawlPerTurn = 20, 30, 10
-	const chunk, indexChunk = 4, 8
+	const chunk = 4
 	ages := []int{12}
 
 	whole := t.TempDir()
-	if err := ageAll(whole, filepath.Join(whole, "crawl"), cfg, ages, chunk, indexChunk); err != nil {
+	if err := ageAll(whole, filepath.Join(whole, "crawl"), cfg, ages, chunk); err != nil {
 		t.Fatal(err)
 	}
 
 	stopped := t.TempDir()
 	crawl := filepath.Join(stopped, "crawl")
-	a, err := resumeAger(stopped, crawl, cfg, ages, chunk, indexChunk)
+	a, err := resumeAger(stopped, crawl, cfg, ages, chunk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +37,7 @@ func TestResumeInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The kill: opic has committed the third chunk, nothing else has; the
-	// index's batch of turns 0-8 ran in the background and is committed.
+	// The kill: opic has committed the third chunk, nothing else has.
 	var items []opic.Item
 	for tn := 8; tn < 12; tn++ {
 		for _, f := range cfg.Turn(tn) {
@@ -62,7 +61,7 @@ func TestResumeInPlace(t *testing.T) {
 		t.Fatalf("progress %+v, %v", p, err)
 	}
 
-	if err := ageAll(stopped, crawl, cfg, ages, chunk, indexChunk); err != nil {
+	if err := ageAll(stopped, crawl, cfg, ages, chunk); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(snapshotDir(stopped, 12), "mark")); err != nil {
@@ -72,7 +71,7 @@ func TestResumeInPlace(t *testing.T) {
 	if got != want {
 		t.Fatalf("resumed crawl %+v, aged at once %+v", got, want)
 	}
-	if want.recrawlPages == 0 || want.indexDocs == 0 || want.recrawlBatch != batchID(cfg, 12) {
+	if want.recrawlPages == 0 || want.indexDocs == 0 || want.recrawlBatch != batchID(cfg, 12) || want.indexBatch != batchID(cfg, 12) {
 		t.Fatalf("the crawl did not age: %+v", want)
 	}
 }
