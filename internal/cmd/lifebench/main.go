@@ -485,8 +485,8 @@ type ager struct {
 	sk    *sekitei.State
 	spent *spent // ageing time per state
 
-	chunk int // turns a batch, recorded in the progress file
-	closed     bool
+	chunk  int // turns a batch, recorded in the progress file
+	closed bool
 }
 
 func newAger(dir string, cfg crawlsim.Config) (*ager, error) {
