@@ -112,7 +112,7 @@ type Builder struct {
 	text       *appendFile // the pages' text, for snippets
 	anchorsF   *appendFile
 	fwd        *forwardSet
-	pending    []pendingAnchor
+	pending    pendingAnchors
 	newWords   int
 
 	// the parallel pipeline of Add
@@ -145,13 +145,6 @@ type Builder struct {
 	dead      wordSets
 	dfRecs    [][2]uint64 // the batch's changes of document frequencies
 	repoCache map[uint32]uint64
-}
-
-type pendingAnchor struct {
-	from    uint32
-	fromOff uint64
-	url     string
-	text    string
 }
 
 // ErrLocked is returned when another build holds the index.
@@ -229,6 +222,7 @@ func (b *Builder) load() error {
 	b.lex.batch = map[string]uint32{}
 	os.RemoveAll(filepath.Join(b.dir, "fwd.tmp"))
 	b.fwd, err = newForwardSet(filepath.Join(b.dir, "fwd.tmp"))
+	b.pending.path = filepath.Join(b.dir, "fwd.tmp", "anchors.pending")
 	b.inBatch = newBitset(b.nDocs)
 	b.oldN = b.nDocs
 	b.changed = map[uint32]*DocEntry{}
@@ -239,6 +233,7 @@ func (b *Builder) load() error {
 // Close releases the index; a batch not committed is dropped.
 func (b *Builder) Close() error {
 	b.wait()
+	b.pending.close()
 	if b.fwd != nil {
 		b.fwd.close()
 		os.RemoveAll(b.fwd.dir)
@@ -608,7 +603,9 @@ func (b *Builder) apply(p *prepared) error {
 		return err
 	}
 	for _, l := range p.links {
-		b.pending = append(b.pending, pendingAnchor{from: doc, fromOff: repoOff, url: l.URL, text: l.Text})
+		if err := b.pending.add(doc, repoOff, l.URL, l.Text); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -728,7 +725,7 @@ func (b *Builder) flushHits(doc uint32) error {
 // text length, CRC-32C, text.
 const anchorHeader = 4 + 4 + 8 + 2 + 4
 
-func appendAnchor(b []byte, from, to uint32, fromOff uint64, text string) []byte {
+func appendAnchor[T string | []byte](b []byte, from, to uint32, fromOff uint64, text T) []byte {
 	if len(text) > math.MaxUint16 {
 		text = text[:math.MaxUint16]
 	}
@@ -777,12 +774,17 @@ func (b *Builder) resolveAnchors() error {
 	}
 	seen := map[string]struct{}{}
 	var targets []target
-	for _, a := range b.pending {
-		if _, ok := seen[a.url]; !ok {
-			seen[a.url] = struct{}{}
-			targets = append(targets, target{urlSum(a.url), a.url})
+	if err := b.pending.each(func(_ uint32, _ uint64, u, _ []byte) error {
+		if _, ok := seen[string(u)]; !ok {
+			s := string(u)
+			seen[s] = struct{}{}
+			targets = append(targets, target{urlSum(s), s})
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
+	seen = nil
 	slices.SortFunc(targets, func(x, y target) int {
 		if x.sum != y.sum {
 			if x.sum < y.sum {
@@ -800,17 +802,18 @@ func (b *Builder) resolveAnchors() error {
 		}
 		ids[t.url] = d
 	}
-	for _, a := range b.pending {
-		to := ids[a.url]
-		b.newAnc = append(b.newAnc, [2]uint64{uint64(to)<<32 | uint64(a.from), uint64(b.anchorsF.off)})
-		b.recbuf = appendAnchor(b.recbuf[:0], a.from, to, a.fromOff, a.text)
-		if _, err := b.anchorsF.Write(b.recbuf); err != nil {
-			return err
-		}
+	if err := b.pending.each(func(from uint32, fromOff uint64, u, text []byte) error {
+		to := ids[string(u)]
+		b.newAnc = append(b.newAnc, [2]uint64{uint64(to)<<32 | uint64(from), uint64(b.anchorsF.off)})
+		b.recbuf = appendAnchor(b.recbuf[:0], from, to, fromOff, text)
+		_, err := b.anchorsF.Write(b.recbuf)
+		return err
+	}); err != nil {
+		return err
 	}
 	slices.SortFunc(b.newAnc, cmpRec)
-	b.Stats.Anchors = len(b.pending)
-	b.pending = nil
+	b.Stats.Anchors = b.pending.n
+	b.pending.close()
 	return b.anchorsF.w.Flush()
 }
 
