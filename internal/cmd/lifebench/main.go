@@ -67,7 +67,7 @@ const (
 	minQuota  = 20
 )
 
-var steps = []string{"select", "filter", "fetch", "opic", "recrawl", "sekitei", "index", "archive"}
+var steps = []string{"select", "filter", "fetch", "sitemaps", "opic", "recrawl", "sekitei", "index", "archive"}
 
 func main() {
 	agesFlag := flag.String("ages", "10,100,1000,8760", "crawl ages, in turns, to measure at")
@@ -455,10 +455,11 @@ func wrapTools(real, dir string) error {
 			return err
 		}
 	}
-	// fetch: "stats" runs for real; a fetch writes the replayed records
-	// into its --resume file.
+	// fetch: its subcommands (stats, sitemaps, host-rates) run for real; a
+	// fetch (options first) writes the replayed records into its --resume
+	// file.
 	fetch := fmt.Sprintf(`#!/bin/sh
-if [ "$1" = stats ]; then exec %s/fetch "$@"; fi
+case "$1" in -*) ;; *) exec %s/fetch "$@" ;; esac
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -717,6 +718,8 @@ func stepOf(tool, cmd string) string {
 		return "select"
 	case "sekitei admit":
 		return "filter"
+	case "recrawl new-sites":
+		return "sitemaps"
 	case "opic update", "opic exchange":
 		return "opic"
 	case "recrawl update":
