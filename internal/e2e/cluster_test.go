@@ -103,7 +103,8 @@ func sameCrawl(t *testing.T, what string, want, got crawlResult) {
 			want, got []string
 		}{{"candidates", want.cands[i], got.cands[i]}, {"fetched", want.fetched[i], got.fetched[i]}, {"deferred", want.deferred[i], got.deferred[i]}} {
 			if !slices.Equal(c.want, c.got) {
-				t.Errorf("%s: turn %d: %d %s unsharded, %d here, not the same", what, i+1, len(c.want), c.name, len(c.got))
+				t.Errorf("%s: turn %d: %d %s unsharded, %d here, not the same; only unsharded: %v; only here: %v",
+					what, i+1, len(c.want), c.name, len(c.got), firstMissing(c.want, c.got), firstMissing(c.got, c.want))
 			}
 		}
 	}
@@ -115,6 +116,21 @@ func sameCrawl(t *testing.T, what string, want, got crawlResult) {
 			t.Errorf("%s: importance of %s: %g unsharded, %g here", what, u, v, g)
 		}
 	}
+}
+
+// firstMissing lists up to 5 lines of a that b lacks.
+func firstMissing(a, b []string) []string {
+	in := map[string]bool{}
+	for _, x := range b {
+		in[x] = true
+	}
+	var out []string
+	for _, x := range a {
+		if !in[x] && len(out) < 5 {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // clusterHosts are the sites of the cluster tests' web: with 3 shards

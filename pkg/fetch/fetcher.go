@@ -212,14 +212,7 @@ func (f *Fetcher) Run(ctx context.Context, feed func(add func(*record.Record) er
 	}
 	wg.Wait()
 	var ferr error
-	// runCtx and f.fatal, not f.stopping: a worker's fatal error cancels
-	// runCtx, and the goroutine that sets f.stopping may not have run yet.
-	f.mu.Lock()
-	failed := f.fatal != nil
-	f.mu.Unlock()
-	if runCtx.Err() != nil || failed {
-		cancelRun() // the feed's add refuses from now on
-		f.stopping.Store(true)
+	if ctx.Err() != nil || f.stopping.Load() {
 		// Let the feed see the stop before draining what it queued.
 		select {
 		case ferr = <-feedErr:
@@ -769,6 +762,10 @@ func (f *Fetcher) worker(ctx, reqCtx context.Context, stop context.CancelFunc) {
 		}
 		if err != nil {
 			f.setFatal(err)
+			// Stopping before the cancel: Run drains the queue when it
+			// sees it, and the goroutine that sets it on the cancel may
+			// run after the workers have returned.
+			f.stopping.Store(true)
 			stop()
 			return
 		}
