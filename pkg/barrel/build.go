@@ -743,25 +743,32 @@ func appendAnchor[T string | []byte](b []byte, from, to uint32, fromOff uint64, 
 // eachAnchor calls fn for each record of the anchors file.
 func eachAnchor(data []byte, fn func(from, to uint32, fromOff uint64, text []byte) error) error {
 	for off := 0; off < len(data); {
-		if off+anchorHeader > len(data) {
-			return corrupt("anchors: truncated record at %d", off)
-		}
-		h := data[off:]
-		from, to, fromOff := binary.LittleEndian.Uint32(h), binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint64(h[8:])
-		n := int(binary.LittleEndian.Uint16(h[16:]))
-		if off+anchorHeader+n > len(data) {
-			return corrupt("anchors: truncated record at %d", off)
-		}
-		text := h[anchorHeader : anchorHeader+n]
-		if crc32Update(crc(h[:18]), text) != binary.LittleEndian.Uint32(h[18:]) {
-			return corrupt("anchors: checksum mismatch at %d", off)
+		from, to, fromOff, text, err := parseAnchor(data[off:])
+		if err != nil {
+			return corrupt("anchors: %v at %d", err, off)
 		}
 		if err := fn(from, to, fromOff, text); err != nil {
 			return err
 		}
-		off += anchorHeader + n
+		off += anchorHeader + len(text)
 	}
 	return nil
+}
+
+// parseAnchor reads the anchors-file record at the start of h.
+func parseAnchor(h []byte) (from, to uint32, fromOff uint64, text []byte, err error) {
+	if len(h) < anchorHeader {
+		return 0, 0, 0, nil, errors.New("truncated record")
+	}
+	n := int(binary.LittleEndian.Uint16(h[16:]))
+	if anchorHeader+n > len(h) {
+		return 0, 0, 0, nil, errors.New("truncated record")
+	}
+	text = h[anchorHeader : anchorHeader+n]
+	if crc32Update(crc(h[:18]), text) != binary.LittleEndian.Uint32(h[18:]) {
+		return 0, 0, 0, nil, errors.New("checksum mismatch")
+	}
+	return binary.LittleEndian.Uint32(h), binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint64(h[8:]), text, nil
 }
 
 // resolveAnchors is the URL resolver: it turns the batch's link targets
@@ -1023,7 +1030,6 @@ func (b *Builder) repoOf(d uint32) (uint64, error) {
 	return e.RepoOff, nil
 }
 
-// anchorAt reads the anchors-file record at off, which must point to doc to.
 // anchorReader reads single records of the anchors file. A batch reads
 // the anchors of a few thousand targets from all over the file, so each is
 // read alone (pread): a mapping would fault in, and keep resident, the
@@ -1074,37 +1080,24 @@ func (r *anchorReader) at(off uint64, to uint32) (from uint32, fromOff uint64, t
 			return 0, 0, nil, err
 		}
 	}
-	return anchorAt(r.buf[:need], 0, to)
+	return anchorAt(r.buf[:need], off, to)
 }
 
 func (r *anchorReader) close() { r.f.Close() }
 
-func anchorAt(data []byte, off uint64, to uint32) (from uint32, fromOff uint64, text []byte, err error) {
-	if off > uint64(len(data)) {
-		return 0, 0, nil, corrupt("anchor runs: offset %d past the anchors file", off)
+// anchorAt parses rec, the anchors-file record at off, which must point
+// to doc to.
+func anchorAt(rec []byte, off uint64, to uint32) (from uint32, fromOff uint64, text []byte, err error) {
+	from, t, fromOff, text, err := parseAnchor(rec)
+	if err != nil {
+		return 0, 0, nil, corrupt("anchors: %v at %d", err, off)
 	}
-	found := false
-	err = eachAnchor(data[off:], func(f, t uint32, fo uint64, tx []byte) error {
-		if found {
-			return errStop
-		}
-		found = true
-		if t != to {
-			return corrupt("anchor runs: record at %d points to doc %d, not %d", off, t, to)
-		}
-		from, fromOff, text = f, fo, tx
-		return nil
-	})
-	if err == errStop {
-		err = nil
+	if t != to {
+		return 0, 0, nil, corrupt("anchor runs: record at %d points to doc %d, not %d", off, t, to)
 	}
-	if err == nil && !found {
-		err = corrupt("anchor runs: no record at %d", off)
-	}
-	return from, fromOff, text, err
+	return from, fromOff, text, nil
 }
 
-var errStop = errors.New("stop")
 
 func cmpU64(a, b uint64) int {
 	switch {

@@ -3,6 +3,7 @@ package barrel
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,5 +47,38 @@ func TestPendingAnchors(t *testing.T) {
 	p.close()
 	if err := p.each(func(uint32, uint64, []byte, []byte) error { return fmt.Errorf("an anchor after close") }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The anchor reader reads a record at its offset, whatever its length, and
+// a damaged record is reported at its offset in the anchors file.
+func TestAnchorReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "anchors")
+	long := strings.Repeat("y", 1000) // longer than the first read
+	rec := appendAnchor(nil, 1, 7, 11, "first")
+	second := uint64(len(rec))
+	rec = appendAnchor(rec, 2, 8, 22, long)
+	third := uint64(len(rec))
+	rec = appendAnchor(rec, 3, 9, 33, "damaged")
+	rec[len(rec)-1] ^= 1
+	if err := os.WriteFile(path, rec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := openAnchorReader(path, int64(len(rec)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	if from, off, text, err := r.at(second, 8); err != nil || from != 2 || off != 22 || string(text) != long {
+		t.Errorf("second record: %d %d %d bytes, %v", from, off, len(text), err)
+	}
+	if from, _, text, err := r.at(0, 7); err != nil || from != 1 || string(text) != "first" {
+		t.Errorf("first record: %d %q, %v", from, text, err)
+	}
+	if _, _, _, err := r.at(0, 8); err == nil || !strings.Contains(err.Error(), "points to doc 7") {
+		t.Errorf("a record of another target: %v", err)
+	}
+	if _, _, _, err := r.at(third, 9); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("checksum mismatch at %d", third)) {
+		t.Errorf("a damaged record: %v, want its offset %d named", err, third)
 	}
 }
