@@ -1098,7 +1098,6 @@ func anchorAt(rec []byte, off uint64, to uint32) (from uint32, fromOff uint64, t
 	return from, fromOff, text, nil
 }
 
-
 func cmpU64(a, b uint64) int {
 	switch {
 	case a < b:

@@ -2,6 +2,7 @@ package barrel
 
 import (
 	"hash/maphash"
+	"slices"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 )
@@ -16,6 +17,7 @@ type hitGrouper struct {
 	slots  []int32 // index+1 of the distinct key; 0 empty
 	hashes []uint64
 	count  []uint32
+	of     []int32 // the distinct key of each hit
 }
 
 // group rewrites p.keys and p.ends to list each distinct key once, in order
@@ -45,7 +47,8 @@ func (g *hitGrouper) group(p *prepared) {
 	ends := make([]uint32, 0, n/2)
 	g.hashes = g.hashes[:0]
 	g.count = g.count[:0]
-	of := make([]int32, n) // distinct key of each hit
+	g.of = slices.Grow(g.of[:0], n)[:n]
+	of := g.of
 	start := uint32(0)
 	for i, end := range p.ends {
 		key := p.keys[start:end]

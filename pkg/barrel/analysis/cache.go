@@ -94,28 +94,27 @@ func (c *wordCache) grow() {
 		return
 	}
 	c.slots = make([]slot, 2*len(old))
-	mask := uint32(len(c.slots) - 1)
 	for k := range old {
-		if old[k].hash == 0 {
-			continue
+		if old[k].hash != 0 {
+			*c.free(old[k].hash) = old[k]
+			c.used++
 		}
-		i := old[k].hash & mask
-		for c.slots[i].hash != 0 {
-			i = (i + 1) & mask
-		}
-		c.slots[i] = old[k]
-		c.used++
 	}
 }
 
-// insert puts a word known to be absent into the table.
-func (c *wordCache) insert(h uint32, word []byte, en entry) ([]byte, bool) {
+// free returns the empty slot where a word of hash h goes.
+func (c *wordCache) free(h uint32) *slot {
 	mask := uint32(len(c.slots) - 1)
 	i := h & mask
 	for c.slots[i].hash != 0 {
 		i = (i + 1) & mask
 	}
-	s := &c.slots[i]
+	return &c.slots[i]
+}
+
+// insert puts a word known to be absent into the table.
+func (c *wordCache) insert(h uint32, word []byte, en entry) ([]byte, bool) {
+	s := c.free(h)
 	c.used++
 	s.hash, s.klen, s.tlen, s.stop = h, uint8(len(word)), uint8(len(en.term)), en.stop
 	copy(s.key[:], word)
