@@ -205,3 +205,26 @@ func (f Fetch) Record(warcFile string, offset int64) *record.Record {
 	}
 	return rec
 }
+
+// LastVersions calls fn with the last fetch, by the end of turn turns-1,
+// of every page fetched in turns 0 to turns-1, in the order of those last
+// fetches: the pages an index of the crawl at that age holds.
+func (c Config) LastVersions(turns int, fn func(Fetch) error) error {
+	last := make([]int32, turns*c.NewPerTurn) // the turn of each page's last fetch
+	for t := range turns {
+		for _, f := range c.Turn(t) {
+			last[f.Page] = int32(t)
+		}
+	}
+	for t := range turns {
+		for _, f := range c.Turn(t) {
+			if last[f.Page] != int32(t) {
+				continue
+			}
+			if err := fn(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

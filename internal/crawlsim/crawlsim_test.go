@@ -48,3 +48,30 @@ func TestVersionsFollowTheRates(t *testing.T) {
 		t.Fatalf("%.0f changes in a year, rates say %.0f", got, want)
 	}
 }
+
+// LastVersions gives every page fetched by then once, at its last fetch.
+func TestLastVersions(t *testing.T) {
+	c := Default()
+	c.Hosts, c.NewPerTurn, c.RecrawlPerTurn = 10, 20, 15
+	const turns = 30
+	want := map[int]Fetch{}
+	for tn := range turns {
+		for _, f := range c.Turn(tn) {
+			want[f.Page] = f
+		}
+	}
+	seen := map[int]bool{}
+	if err := c.LastVersions(turns, func(f Fetch) error {
+		w := want[f.Page]
+		if seen[f.Page] || !f.At.Equal(w.At) || f.Version != w.Version {
+			t.Errorf("page %d: at %v version %d (seen %v), want its last fetch at %v version %d", f.Page, f.At, f.Version, seen[f.Page], w.At, w.Version)
+		}
+		seen[f.Page] = true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != turns*c.NewPerTurn || len(want) != len(seen) {
+		t.Errorf("%d pages given, %d fetched", len(seen), len(want))
+	}
+}

@@ -247,28 +247,17 @@ func indexAge(snap string, cfg crawlsim.Config, age int) error {
 		return err
 	}
 	t0 := time.Now()
-	last := make([]int32, age*cfg.NewPerTurn) // the turn of each page's last fetch
-	for t := range age {
-		for _, f := range cfg.Turn(t) {
-			last[f.Page] = int32(t)
-		}
-	}
 	b, err := barrel.NewBuilder(dir, barrel.Options{Batch: batchID(cfg, age), PageRankEvery: 24})
 	if err != nil {
 		return err
 	}
 	pages := 0
 	add := func() error {
-		for t := range age {
-			for _, f := range cfg.Turn(t) {
-				if last[f.Page] != int32(t) {
-					continue
-				}
-				if err := b.Add(f.URL, f.Body()); err != nil {
-					return err
-				}
-				pages++
-			}
+		if err := cfg.LastVersions(age, func(f crawlsim.Fetch) error {
+			pages++
+			return b.Add(f.URL, f.Body())
+		}); err != nil {
+			return err
 		}
 		return b.Commit()
 	}
