@@ -270,10 +270,13 @@ local_shards() {
 # parallel: one hostgroup a machine pins each shard to its machine, IN goes
 # to every machine once (--basefile, by rsync), OUT comes back (--return).
 # The command is this script, at the same path on every machine.
+# rsync compares checksums (-c): its quick check by size and mtime skips a
+# crawl.conf edited in the second its last copy was sent (parallel's rsync
+# does not keep mtimes), and a shard would run the turn with the old one.
 ssh_shards() {
   local fn=$1 ins=${2:-} outs=${3:-} i f rc=0
   local args=(--will-cite --hostgroups --ssh "$SSH" --workdir "$REMOTE_DIR" --joblog "$batch/$fn.joblog"
-    --tagstring "shard {}" --basefile "crawl.conf")
+    --rsync-opts "-rlDzRc" --tagstring "shard {}" --basefile "crawl.conf")
   local per=$(((SHARDS + ${#hosts[@]} - 1) / ${#hosts[@]}))
   for i in "${!hosts[@]}"; do args+=(-S "@m$i/$per/${hosts[i]}"); done
   # Paths under DIR: the same under REMOTE_DIR on the machines.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,7 +222,19 @@ func TestClusterSSHAgrees(t *testing.T) {
 	one := w.fresh(t)
 	want := one.clusterCrawl(t, "SHARDS=1\n", func() []string { return one.opicStates(t) }, nil)
 	three := w.fresh(t)
-	got := three.clusterCrawl(t, conf, func() []string { return remoteStates(t, ms, 3) }, nil)
+	// Each turn's crawl.conf has the size of the last (only NOW changes).
+	// Giving it the mtime of the copy on machine 0, as when the test writes
+	// it in the second the last turn sent its copy, is what rsync's quick
+	// check cannot tell from an unchanged file: the conf must still travel.
+	sameSecond := func(turn int) {
+		if turn == 1 {
+			return
+		}
+		st, err := os.Stat(filepath.Join(ms.Machine(0).Disk, "crawl.conf"))
+		noErr(t, err)
+		noErr(t, os.Chtimes(filepath.Join(three.crawl, "crawl.conf"), st.ModTime(), st.ModTime()))
+	}
+	got := three.clusterCrawl(t, conf, func() []string { return remoteStates(t, ms, 3) }, sameSecond)
 	sameCrawl(t, "3 machines over ssh", want, got)
 	// A shard fetches the sites whose host:port hashes to it; the port is
 	// the test server's, a new one each run, so a shard may own no site.
@@ -400,6 +413,60 @@ exec %s "$@"
 		os.Remove(filepath.Join(victim.Disk, "reached"))
 	})
 	sameCrawl(t, "3 machines, one dying in turn 2", want, got)
+}
+
+// TestClusterFaultsStopTheTurn gives one machine a full disk, then another
+// a shard's state made with another SHARDS value: each time the turn stops
+// before any shard's state changes, with a message naming the shard and its
+// machine; once the fault is mended the turn completes.
+func TestClusterFaultsStopTheTurn(t *testing.T) {
+	w := setupCluster(t)
+	ms, conf := w.machinesFor(t, 3, cluster.Options{DiskBytes: map[int]int64{2: 96 << 20}})
+	c := w.fresh(t)
+	c.writeConf(t, conf+"MIN_FREE_MB=16\nRATE=2000\nNOW="+clusterClock[0]+"\n")
+	c.turn(t, "turn 1")
+	c.writeConf(t, conf+"MIN_FREE_MB=16\nRATE=2000\nNOW="+clusterClock[1]+"\n")
+	disks := func(skip int) string {
+		var s string
+		for i := 0; i < ms.Len(); i++ {
+			if i != skip {
+				s += treeSum(t, ms.Machine(i).Disk)
+			}
+		}
+		return s + treeSum(t, filepath.Join(c.crawl, "state"))
+	}
+	stops := func(what string, machine int, why string) {
+		t.Helper()
+		before := disks(machine)
+		code, out := exitOf(t, c.cycle())
+		want := regexp.MustCompile(fmt.Sprintf(`shard %d on (root@)?%s: %s`, machine, regexp.QuoteMeta(ms.Machine(machine).Addr), why))
+		if code == 0 || !want.MatchString(out) {
+			t.Fatalf("%s: exit %d, without %q:\n%s", what, code, want, out)
+		}
+		if disks(machine) != before {
+			t.Errorf("%s: the other machines' disks or the coordinator's states changed", what)
+		}
+	}
+
+	// Machine 2's disk holds less than MIN_FREE_MB.
+	fill := filepath.Join(ms.Machine(2).Disk, "filler")
+	var st syscall.Statfs_t
+	noErr(t, syscall.Statfs(ms.Machine(2).Disk, &st))
+	free := int64(st.Bavail) * st.Bsize
+	noErr(t, os.WriteFile(fill, make([]byte, free-8<<20), 0o644))
+	stops("a full disk on machine 2", 2, `\d+ MB free in \S+, less than MIN_FREE_MB=16`)
+	noErr(t, os.Remove(fill))
+
+	// Machine 1 holds a state of SHARDS=4.
+	shards := filepath.Join(ms.Machine(1).Disk, "state", "shards")
+	noErr(t, os.WriteFile(shards, []byte("4\n"), 0o644))
+	stops("a state of SHARDS=4 on machine 1", 1, `the state in \S+ was made with SHARDS=4, the crawl has SHARDS=3`)
+	noErr(t, os.WriteFile(shards, []byte("3\n"), 0o644))
+
+	out := c.turn(t, "turn 2, mended")
+	if !strings.Contains(out, "complete") {
+		t.Errorf("turn 2 did not complete:\n%s", out)
+	}
 }
 
 // TestClusterSlurmAgrees crawls the generated web unsharded and in 3 shards
