@@ -27,6 +27,28 @@ type Options struct {
 	Coef      float64 // qlink-links coefficient
 	Sample    int     // URLs per site the segments are built from (default 1000)
 	Seed      uint64
+	// Orders and Quotas choose the rows after the comparison and the
+	// baselines: every order of Orders under every rule of Quotas (nil:
+	// all that the web allows).
+	Orders, Quotas []string
+}
+
+// pick returns the names of want that all allows, or all when want is
+// empty; a name all does not hold is an error naming what is allowed.
+func pick(what string, want, all []string) ([]string, error) {
+	if len(want) == 0 {
+		return all, nil
+	}
+	for _, w := range want {
+		ok := false
+		for _, a := range all {
+			ok = ok || w == a
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s %q: want one of %s here", what, w, strings.Join(all, ", "))
+		}
+	}
+	return want, nil
 }
 
 // A Row is one line of the table.
@@ -191,6 +213,14 @@ func (e *run) crawl(order, rule string) (crawlorder.CrawlResult, float64, error)
 
 // Web evaluates every order under every quota rule on a generated web.
 func Web(w *focusweb.Web, opt Options) ([]Row, error) {
+	orders, err := pick("order", opt.Orders, crawlorder.Names)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := pick("quota rule", opt.Quotas, crawlorder.QuotaRules)
+	if err != nil {
+		return nil, err
+	}
 	if opt.IndexSize <= 0 {
 		opt.IndexSize = len(w.URLs) / 5
 	}
@@ -284,9 +314,9 @@ func Web(w *focusweb.Web, opt Options) ([]Row, error) {
 	rows = append(rows,
 		Row{Method: "only QLinks (the visit log)", Order: "-", Quota: "-", Index: len(visits), QLinks: len(visits), AllQLinks: allQ, Relevant: knownRel, AllRel: allRel},
 		Row{Method: "all URLs", Order: "-", Quota: "-", Index: len(w.URLs), QLinks: allQ, AllQLinks: allQ, Relevant: allRel, AllRel: allRel})
-	// Every order under every rule.
-	for _, order := range crawlorder.Names {
-		for _, rule := range crawlorder.QuotaRules {
+	// Every order under every rule (those chosen).
+	for _, order := range orders {
+		for _, rule := range rules {
 			if err := add("", order, rule); err != nil {
 				return nil, err
 			}
@@ -310,6 +340,18 @@ func (l urlList) Fetch(u string) (*crawlorder.Page, bool) {
 // the first half of the good URLs is the visit log, the index is chosen
 // among all URLs. Orders that need text or links are left out.
 func URLs(good, general []string, opt Options) ([]Row, error) {
+	// The orders that need no text or links; by default without a quota
+	// and with Sekitei's.
+	orders, err := pick("order", opt.Orders, []string{"bfs", "qlink-site", "qlink-segment"})
+	if err != nil {
+		return nil, err
+	}
+	rules := []string{crawlorder.QuotaNone, crawlorder.QuotaSegments}
+	if len(opt.Quotas) > 0 {
+		if rules, err = pick("quota rule", opt.Quotas, crawlorder.QuotaRules); err != nil {
+			return nil, err
+		}
+	}
 	if len(good) < 2 {
 		return nil, fmt.Errorf("%d good URLs: want at least 2, half of them for the visit log", len(good))
 	}
@@ -380,8 +422,8 @@ func URLs(good, general []string, opt Options) ([]Row, error) {
 	rows = append(rows,
 		Row{Method: "only QLinks (the visit log)", Order: "-", Quota: "-", Index: len(visits), QLinks: len(visits), AllQLinks: allQ, Relevant: -1},
 		Row{Method: "all URLs", Order: "-", Quota: "-", Index: len(list), QLinks: allQ, AllQLinks: allQ, Relevant: -1})
-	for _, order := range []string{"bfs", "qlink-site", "qlink-segment"} {
-		for _, rule := range []string{crawlorder.QuotaNone, crawlorder.QuotaSegments} {
+	for _, order := range orders {
+		for _, rule := range rules {
 			if err := add("", order, rule); err != nil {
 				return nil, err
 			}

@@ -95,3 +95,32 @@ func TestNoQLinks(t *testing.T) {
 		t.Errorf("a web without known QLinks: %v", err)
 	}
 }
+
+// The rows after the comparison and the baselines are every chosen order
+// under every chosen rule, at the MIN_QUOTA given; a name the web does not
+// allow is refused before any crawl.
+func TestChosenRows(t *testing.T) {
+	c := focusweb.DefaultConfig()
+	c.Hosts, c.Articles = 3, 90
+	w := focusweb.Generate(c)
+	rows, err := Web(w, Options{IndexSize: 300, MinQuota: 2, Seed: 1, Orders: []string{"fish", "hits"}, Quotas: []string{"equal"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows[4:] {
+		got = append(got, r.Order+" "+r.Quota)
+		if r.MinQuota != 2 {
+			t.Errorf("%s %s: MIN_QUOTA %v, want 2", r.Order, r.Quota, r.MinQuota)
+		}
+	}
+	if want := []string{"fish equal", "hits equal"}; len(rows) != 6 || !reflect.DeepEqual(got, want) {
+		t.Errorf("%d rows, chosen %v, want the 4 of the comparison and baselines and %v", len(rows), got, want)
+	}
+	if _, err := Web(w, Options{Quotas: []string{"by-size"}}); err == nil || !strings.Contains(err.Error(), `quota rule "by-size"`) {
+		t.Errorf("unknown rule: %v", err)
+	}
+	if _, err := URLs([]string{"http://a/1", "http://a/2"}, nil, Options{Orders: []string{"shark"}}); err == nil || !strings.Contains(err.Error(), `order "shark"`) {
+		t.Errorf("an order needing text on a URL list: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,7 +24,7 @@ func evaluateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "evaluate",
 		Usage:     "the lecture's evaluation: QLinks in an index of fixed size, per crawl order and quota rule",
-		UsageText: "sekitei evaluate [--index N] [--min-quota M] [--topic TEXT] [--seed S] [--hosts 8] [--articles 450]\n   sekitei evaluate --good FILE --general FILE [--index N]",
+		UsageText: "sekitei evaluate [--index N] [--quota RULE,...] [--min-quota M] [--order NAME,...] [--topic TEXT] [--seed S]\n     [--hosts 8] [--articles 450]\n   sekitei evaluate --good FILE --general FILE [--index N] [--quota RULE,...] [--min-quota M] [--order NAME,...]",
 		Description: `Crawls to a fixed index size under every crawl order (see 'sekitei order')
 and quota rule (none, equal, greedy, visits, segments) and counts the QLinks
 the index holds, against the baselines "only QLinks" (the visit log alone)
@@ -36,28 +37,37 @@ and visits (QLinks cluster by segment and topic; half of them are the
 crawler's visit log); "pages on the topic" counts the pages on --topic.
 With --good and --general: one site known by its URLs only; the first half
 of the good URLs is the visit log, and only the orders that need no text
-or links run. --min-quota 0 (the default) picks the MIN_QUOTA at which the
-quotas add up to the index size, so that rules compare at the same size.
-Seeded and deterministic.
+or links run (bfs, qlink-site, qlink-segment), without a quota and under
+Sekitei's. --quota chooses the quota rules of the rows after the baselines
+(equal: every site MIN_QUOTA; greedy: every site F(#Visits)*MIN_QUOTA;
+visits: every segment F(#Visits)*MIN_QUOTA; segments: every segment
+#PagesWithQLinks*MIN_QUOTA; none), --order their crawl orders. --min-quota 0
+(the default) picks the MIN_QUOTA at which the quotas add up to the index
+size, so that rules compare at the same size. Seeded and deterministic.
 
 Example:
    $ sekitei evaluate --index 1500 | head -4
    | method | order | quota | MIN_QUOTA | index size | QLinks in index | share of QLinks | pages on the topic |
    |---|---|---|---|---|---|---|---|
-   | Sekitei: quota by segments | bfs | segments | 3.6 | 1500 | 336 | 0.492 | 523 (0.357) |
-   | greedy index, site quota by visits | bfs | greedy | 17.7 | 1498 | 184 | 0.269 | 270 (0.184) |`,
+   | Sekitei: quota by segments | bfs | segments | 3.8 | 1500 | 342 | 0.501 | 549 (0.375) |
+   | greedy index, site quota by visits | bfs | greedy | 17.7 | 1498 | 184 | 0.269 | 270 (0.184) |
+   $ sekitei evaluate --index 1500 --quota segments --min-quota 4 --order qlink-segment | tail -1
+   | qlink-segment, segments | qlink-segment | segments | 4.0 | 1500 | 460 | 0.673 | 574 (0.392) |`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "good", Usage: "`FILE` of good (visited) URLs of one site, with --general"},
 			&cli.StringFlag{Name: "general", Usage: "`FILE` of general URLs of the site"},
 			&cli.IntFlag{Name: "index", Usage: "index size `N` (default: a fifth of the URLs)"},
+			&cli.StringFlag{Name: "quota", Usage: "quota `RULES` of the rows after the baselines, comma-separated: " + strings.Join(crawlorder.QuotaRules, ", ") + " (default: all)"},
 			&cli.Float64Flag{Name: "min-quota", Usage: "MIN_QUOTA `M` of the quota rules (0: quotas add up to the index size)"},
+			&cli.StringFlag{Name: "order", Usage: "crawl `ORDERS` of the rows after the baselines, comma-separated (default: all)"},
 			&cli.StringFlag{Name: "topic", Usage: "`TEXT` of the topic orders' topic (default: the generated web's first topic)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random `SEED`"},
 			&cli.IntFlag{Name: "hosts", Value: 8, Usage: "sites of the generated web"},
 			&cli.IntFlag{Name: "articles", Value: 450, Usage: "articles per generated site"},
 		},
 		Action: func(c *cli.Context) error {
-			opt := focuseval.Options{IndexSize: c.Int("index"), MinQuota: c.Float64("min-quota"), Topic: c.String("topic"), Seed: c.Uint64("seed")}
+			opt := focuseval.Options{IndexSize: c.Int("index"), MinQuota: c.Float64("min-quota"), Topic: c.String("topic"), Seed: c.Uint64("seed"),
+				Orders: splitList(c.String("order")), Quotas: splitList(c.String("quota"))}
 			switch {
 			case opt.IndexSize < 0:
 				return clikit.Usagef("--index %d: want a positive size", opt.IndexSize)
@@ -69,6 +79,16 @@ Example:
 				return clikit.Usagef("--good and --general go together")
 			case c.Int("hosts") < 1 || c.Int("articles") < 3:
 				return clikit.Usagef("--hosts wants at least 1 and --articles at least 3")
+			}
+			for _, o := range opt.Orders {
+				if !slices.Contains(crawlorder.Names, o) {
+					return clikit.Usagef("--order %q: want one of %s", o, strings.Join(crawlorder.Names, ", "))
+				}
+			}
+			for _, q := range opt.Quotas {
+				if !slices.Contains(crawlorder.QuotaRules, q) {
+					return clikit.Usagef("--quota %q: want one of %s", q, strings.Join(crawlorder.QuotaRules, ", "))
+				}
 			}
 			var rows []focuseval.Row
 			var err error
@@ -105,6 +125,17 @@ Example:
 			return nil
 		},
 	}
+}
+
+// splitList splits a comma-separated flag value, dropping empty names.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // readLines reads the non-empty lines of a file of URLs.

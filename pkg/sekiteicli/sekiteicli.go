@@ -40,7 +40,7 @@ sekitei' prints each host's segments, taking the features urlfeat computed.
 Example:
    $ cat urls.txt | urlfeat | sekitei --tsv | head -3
    $ sekitei segments --good urls.lenta.examined --general urls.lenta.general --tsv | head -3
-   lenta.ru	0	^/news/2012/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	416	0	0	100
+   lenta.ru	0	^/news/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	1203	0	0	100
    ...
    $ sekitei train --good good.txt --general general.txt --quota 10000 > model.json
    $ cat new-urls.txt | sekitei filter --model model.json > to-fetch.txt`
@@ -225,8 +225,8 @@ lecture's rule (a minimum per segment, the rest in proportion to good URLs).
 Example:
    $ sekitei segments --good $D/urls.lenta.examined --general $D/urls.lenta.general --tsv --header | head -3
    host	segment	regex	urls	good	good_share	quota
-   lenta.ru	0	^/news/2012/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	416	0	0	100
-   lenta.ru	1	^/news/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	787	0	0	100`,
+   lenta.ru	0	^/news/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	1203	0	0	100
+   lenta.ru	1	^/[^/?]+/[0-9]+/[0-9]+/[0-9]+/[^/?]+/_Printed\.htm$	845	9	0.0107	136`,
 		Flags:  segmentsFlags(),
 		Action: segments,
 	}
@@ -312,7 +312,7 @@ untouched (with one warning per host).
 Example:
    $ sekitei segments --good good.txt --general general.txt > segs.ndjson
    $ echo http://lenta.ru/news/2013/09/30/mid/ | sekitei assign --segments segs.ndjson
-   {"url":"http://lenta.ru/news/2013/09/30/mid/","segment":19,"regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","host":"lenta.ru"}`,
+   {"url":"http://lenta.ru/news/2013/09/30/mid/","segment":5,"regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","host":"lenta.ru"}`,
 		Flags: append(clikit.InputFlags(), segmentsFileFlag),
 		Action: func(c *cli.Context) error {
 			sites, err := loadSegments(c)
@@ -371,8 +371,8 @@ named, or stdin) and adds the explanation to each, using the record's
 
 Example:
    $ sekitei explain --segments segs.ndjson http://lenta.ru/news/2013/09/30/mid/
-   {"url":"http://lenta.ru/news/2013/09/30/mid/","host":"lenta.ru","segment":19,
-    "regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","good_share":0.4728,
+   {"url":"http://lenta.ru/news/2013/09/30/mid/","host":"lenta.ru","segment":5,
+    "regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","good_share":0.5509,
     "matched_features":["segment_[0-9]_2:1",...,"segment_name_1:2013"],"missing_features":[],...}`,
 		Flags: append(clikit.InputFlags(), segmentsFileFlag,
 			&cli.StringFlag{Name: "model", Usage: "also explain the fetch model of `FILE`"}),
