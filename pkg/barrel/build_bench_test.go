@@ -31,4 +31,21 @@ func BenchmarkBuild(b *testing.B) {
 	if err := bl.Commit(); err != nil {
 		b.Fatal(err)
 	}
+	b.ReportMetric(float64(bl.Stats.AnchorTime.Nanoseconds())/float64(b.N), "anchor-ns/op")
+}
+
+// BenchmarkFirstBuildAnchors builds an index in one batch with its commit
+// reading the anchors mapped (as a first build does) and by one pread a
+// record (as a batch added to a large index does); one op is one page.
+func BenchmarkFirstBuildAnchors(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		mapped bool
+	}{{"mapped", true}, {"pread", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			defer func(f func(int64, int64) bool) { mapAnchors = f }(mapAnchors)
+			mapAnchors = func(int64, int64) bool { return c.mapped }
+			BenchmarkBuild(b)
+		})
+	}
 }

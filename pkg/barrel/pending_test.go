@@ -50,9 +50,16 @@ func TestPendingAnchors(t *testing.T) {
 	}
 }
 
-// The anchor reader reads a record at its offset, whatever its length, and
-// a damaged record is reported at its offset in the anchors file.
+// The anchor reader, by pread or mapped, reads a record at its offset,
+// whatever its length, and a damaged or cut record is reported at its
+// offset in the anchors file.
 func TestAnchorReader(t *testing.T) {
+	for _, mapped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mapped=%v", mapped), func(t *testing.T) { testAnchorReader(t, mapped) })
+	}
+}
+
+func testAnchorReader(t *testing.T, mapped bool) {
 	path := filepath.Join(t.TempDir(), "anchors")
 	long := strings.Repeat("y", 1000) // longer than the first read
 	rec := appendAnchor(nil, 1, 7, 11, "first")
@@ -61,14 +68,23 @@ func TestAnchorReader(t *testing.T) {
 	third := uint64(len(rec))
 	rec = appendAnchor(rec, 3, 9, 33, "damaged")
 	rec[len(rec)-1] ^= 1
+	fourth := uint64(len(rec))
+	rec = appendAnchor(rec, 4, 10, 44, "cut short")
+	rec = rec[:len(rec)-3]
 	if err := os.WriteFile(path, rec, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := openAnchorReader(path, int64(len(rec)))
+	r, err := openAnchorReader(path, int64(len(rec)), mapped)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.close()
+	if mapped != (r.data != nil) {
+		t.Fatalf("mapped %v, but the reader's mapping is %d bytes", mapped, len(r.data))
+	}
+	if _, _, _, err := r.at(fourth, 10); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("truncated record at %d", fourth)) {
+		t.Errorf("a record cut short: %v, want its offset %d named", err, fourth)
+	}
 	if from, off, text, err := r.at(second, 8); err != nil || from != 2 || off != 22 || string(text) != long {
 		t.Errorf("second record: %d %d %d bytes, %v", from, off, len(text), err)
 	}
