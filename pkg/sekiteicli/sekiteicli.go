@@ -381,7 +381,10 @@ Example:
    $ sekitei explain --segments segs.ndjson http://lenta.ru/news/2013/09/30/mid/
    {"url":"http://lenta.ru/news/2013/09/30/mid/","host":"lenta.ru","segment":5,
     "regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","good_share":0.5509,
-    "matched_features":["segment_[0-9]_2:1",...,"segment_name_1:2013"],"missing_features":[],...}`,
+    "matched_features":["segment_[0-9]_2:1",...,"segment_name_1:2013"],"missing_features":[],...}
+   $ sekitei explain --segments segs.ndjson --links links.ndjson --good good.txt http://shop.test/item/8.html
+   {"url":"http://shop.test/item/8.html",...,"qlink":{"site":0.1442,"segment":0.0047,"links":0.25,
+    "from":"http://shop.test/item/7.html","why":"...; the along-links score is higher"},...}`,
 		Flags: append(clikit.InputFlags(), segmentsFileFlag,
 			&cli.StringFlag{Name: "model", Usage: "also explain the fetch model of `FILE`"},
 			&cli.StringFlag{Name: "links", Usage: "link graph: `FILE` of fetch records with \"links\" (the along-links extrapolation)"},
