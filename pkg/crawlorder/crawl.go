@@ -107,3 +107,30 @@ func Crawl(web Web, seeds []string, o Order, opt CrawlOptions) CrawlResult {
 	}
 	return res
 }
+
+// Replay tells o the fetched pages in order, as the crawl loop's weights
+// are set ('sekitei order'): a page with no score yet (neither scored
+// before, as scored reports, nor by this replay) is first a seed; then its
+// links are scored. It returns the scores set or changed, the last (best)
+// per URL, and their URLs in the order first scored. scored may be nil.
+func Replay(o Order, pages []*Page, scored func(url string) bool) (map[string]Score, []string) {
+	changed := map[string]Score{}
+	var seq []string
+	note := func(s Score) {
+		if _, ok := changed[s.URL]; !ok {
+			seq = append(seq, s.URL)
+		}
+		changed[s.URL] = s
+	}
+	for _, p := range pages {
+		if scored == nil || !scored(p.URL) {
+			if _, ok := changed[p.URL]; !ok {
+				note(o.Seed(p.URL))
+			}
+		}
+		for _, s := range o.Visit(p) {
+			note(s)
+		}
+	}
+	return changed, seq
+}

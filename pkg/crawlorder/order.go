@@ -29,6 +29,7 @@ type Score struct {
 	Depth    int    // fish and shark: the depth budget the URL carries
 	Dead     bool   // fish and shark: budget spent, do not crawl
 	Why      string // which rule gave the priority, for explain
+	From     string // the page whose link gave the score (along links), for explain
 }
 
 // An Order gives the URLs of the crawl queue their priorities.

@@ -192,6 +192,55 @@ func TestQLinksAlongLinks(t *testing.T) {
 	}
 }
 
+// AlongLinksScores replays fetched pages as 'sekitei order' does, coef
+// 0.5: s is a seed (1); r = 0.5 from s; q a QLink (1); r's child y = 0.25
+// from r, then q links y too: 0.5 from q beats it; q's child x 0.5.
+func TestAlongLinksScores(t *testing.T) {
+	w := newWeb(t, map[string]string{
+		"http://h/s": "| http://h/r ; http://h/q",
+		"http://h/r": "| http://h/y",
+		"http://h/q": "| http://h/x ; http://h/y",
+	})
+	pages := []*Page{w["http://h/s"], w["http://h/r"], w["http://h/q"]}
+	sc, err := AlongLinksScores(pages, map[string]float64{"http://h/q": 7}, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		p    float64
+		from string
+	}{"http://h/s": {1, ""}, "http://h/r": {0.5, "http://h/s"}, "http://h/q": {1, ""},
+		"http://h/y": {0.5, "http://h/q"}, "http://h/x": {0.5, "http://h/q"}}
+	if len(sc) != len(want) {
+		t.Errorf("%d scores, want %d: %v", len(sc), len(want), sc)
+	}
+	for u, x := range want {
+		if s := sc[u]; s.Priority != x.p || s.From != x.from {
+			t.Errorf("%s: %+v, want priority %v from %q", u, s, x.p, x.from)
+		}
+	}
+	if _, err := AlongLinksScores(pages, nil, 0.5); err != ErrNoQLinks {
+		t.Errorf("no QLinks: %v", err)
+	}
+	if _, err := AlongLinksScores(pages, map[string]float64{"http://h/q": 7}, 1); err == nil {
+		t.Error("coefficient 1 taken")
+	}
+}
+
+// Highest takes the highest score, the first among equals.
+func TestHighest(t *testing.T) {
+	seg, site, links := Extrapolation{PerSegment, 0.3}, Extrapolation{PerSite, 0.3}, Extrapolation{AlongLinks, 0.4}
+	if x, _ := Highest(seg, site, links); x.Mode != AlongLinks {
+		t.Errorf("got %v, want links", x)
+	}
+	if x, _ := Highest(seg, site); x.Mode != PerSegment {
+		t.Errorf("tie: got %v, want segment", x)
+	}
+	if _, ok := Highest(); ok {
+		t.Error("none: ok")
+	}
+}
+
 func segByDir(u string) (string, string) {
 	i := strings.LastIndexByte(u, '/')
 	return u[:i], "^" + u[len("http://h"):i] + "/[0-9]+$"

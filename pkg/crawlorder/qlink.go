@@ -192,7 +192,7 @@ func (o *QLinks) Visit(p *Page) []Score {
 			if o.Stats.Visits[p.URL] <= 0 {
 				qa, why = o.best[p.URL].Priority, "its score "+f4(o.best[p.URL].Priority)
 			}
-			s = Score{URL: l.URL, Priority: o.Coef * qa,
+			s = Score{URL: l.URL, Priority: o.Coef * qa, From: p.URL,
 				Why: fmt.Sprintf("along links: ql = %s * ql(%s) (%s)", f4(o.Coef), p.URL, why)}
 		} else {
 			if _, known := o.best[l.URL]; known {
@@ -205,4 +205,53 @@ func (o *QLinks) Visit(p *Page) []Score {
 		}
 	}
 	return out
+}
+
+// Known lists the URLs the pages make known: each page's and its links',
+// the URLs the QLink rates are counted over.
+func Known(pages []*Page) []string {
+	var known []string
+	for _, p := range pages {
+		known = append(known, p.URL)
+		for _, l := range p.Links {
+			known = append(known, l.URL)
+		}
+	}
+	return known
+}
+
+// AlongLinksScores are the scores the along-links extrapolation gives the
+// URLs of pages (fetch records in the order read) from the QLinks of
+// visits, as 'sekitei order --order qlink-links' gives them on one run: a
+// page not scored yet is a seed, then its links are scored (Replay). A URL
+// of neither a page nor a link has no score.
+func AlongLinksScores(pages []*Page, visits map[string]float64, coef float64) (map[string]Score, error) {
+	st, err := NewQLinkStats(Known(pages), visits, nil)
+	if err != nil {
+		return nil, err
+	}
+	o, err := NewQLinks(st, AlongLinks, coef)
+	if err != nil {
+		return nil, err
+	}
+	scores, _ := Replay(o, pages, nil)
+	return scores, nil
+}
+
+// An Extrapolation is the QLink score one extrapolation gives a URL.
+type Extrapolation struct {
+	Mode  string // PerSite, AlongLinks or PerSegment
+	Score float64
+}
+
+// Highest returns the extrapolation of the highest score, the one that
+// gives the URL its score; among equal scores the first. ok is false when
+// xs is empty.
+func Highest(xs ...Extrapolation) (x Extrapolation, ok bool) {
+	for i, e := range xs {
+		if i == 0 || e.Score > x.Score {
+			x = e
+		}
+	}
+	return x, len(xs) > 0
 }

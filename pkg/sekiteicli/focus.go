@@ -278,14 +278,7 @@ func order(c *cli.Context) error {
 		} else if name == "qlink-segment" {
 			return clikit.Usagef("order qlink-segment needs --segments")
 		}
-		var known []string
-		for _, p := range pages {
-			known = append(known, p.URL)
-			for _, l := range p.Links {
-				known = append(known, l.URL)
-			}
-		}
-		if cfg.Stats, err = crawlorder.NewQLinkStats(known, visits, seg); err != nil {
+		if cfg.Stats, err = crawlorder.NewQLinkStats(crawlorder.Known(pages), visits, seg); err != nil {
 			return err
 		}
 	}
@@ -307,24 +300,10 @@ func order(c *cli.Context) error {
 			}
 		}
 	}
-	changed := map[string]crawlorder.Score{}
-	var seq []string
-	note := func(s crawlorder.Score) {
-		if _, ok := changed[s.URL]; !ok {
-			seq = append(seq, s.URL)
-		}
-		changed[s.URL] = s
-	}
-	for _, p := range pages {
-		if _, ok := prior[p.URL]; !ok {
-			if _, ok := changed[p.URL]; !ok {
-				note(o.Seed(p.URL))
-			}
-		}
-		for _, s := range o.Visit(p) {
-			note(s)
-		}
-	}
+	changed, seq := crawlorder.Replay(o, pages, func(u string) bool {
+		_, ok := prior[u]
+		return ok
+	})
 	out := clikit.Output(c)
 	for _, u := range seq {
 		if err := out.Write(scoreRecord(changed[u], name)); err != nil {
@@ -472,26 +451,125 @@ func writeScores(name string, m map[string]crawlorder.Score, order []string, ord
 	return os.Rename(tmp.Name(), name)
 }
 
-// qlinkExplain says what the QLink extrapolations give a URL of seg, from
-// the segments' own counts: the site's rate and the segment's rate.
-func qlinkExplain(site *sekitei.Site, seg *sekitei.Segment) []byte {
-	var good, urls int
-	for _, s := range site.Segments {
-		good += s.Good
-		urls += s.URLs
+// An explainer is what 'sekitei explain' explains with beyond the
+// segments: the evidence extractor, and the along-links scores when it was
+// given the link graph (nil otherwise).
+type explainer struct {
+	sekitei.Evidence
+	along map[string]crawlorder.Score
+}
+
+// alongLinks reads explain's --links (fetch records, as 'sekitei order'
+// reads them) and --good and returns the along-links scores of the URLs of
+// the graph, nil without --links. A bad line of the link file is reported
+// and skipped, or stops the run under --strict, as bad input lines are
+// everywhere.
+func alongLinks(c *cli.Context) (map[string]crawlorder.Score, error) {
+	links, good := c.String("links"), c.String("good")
+	switch {
+	case links == "" && (good != "" || c.IsSet("coef")):
+		return nil, clikit.Usagef("--good and --coef go with --links, the link graph")
+	case links == "":
+		return nil, nil
+	case good == "":
+		return nil, clikit.Usagef("--links needs --good, the visit log the QLinks come from")
 	}
-	siteRate := crawlorder.Rate(good, urls, crawlorder.Rate(0, 0, 0.5))
-	segRate := crawlorder.Rate(seg.Good, seg.URLs, siteRate)
-	by := "segment"
-	if siteRate > segRate {
-		by = "site"
+	coef := c.Float64("coef")
+	if !(coef > 0 && coef < 1) {
+		return nil, clikit.Usagef("--coef %v: want a number in (0, 1)", coef)
 	}
-	b := []byte(`{"site":`)
-	b = record.AppendFloat(b, roundTo(siteRate, 4))
-	b = append(b, `,"segment":`...)
-	b = record.AppendFloat(b, roundTo(segRate, 4))
-	b = append(b, `,"why":`...)
-	b = record.AppendString(b, fmt.Sprintf("per site: %d QLinks of %d URLs; per segment %d: %d of %d; the %s rate is higher",
-		good, urls, seg.ID, seg.Good, seg.URLs, by))
+	in, err := clikit.Input(c)
+	if err != nil {
+		return nil, err
+	}
+	in.Shard = record.Shard{} // the graph is whole whatever shard is explained
+	var pages []*crawlorder.Page
+	err = in.Each(c.Context, []string{links}, func(r *record.Record) error {
+		p, err := pageOf(r)
+		if err != nil {
+			return r.Errorf("%v", err)
+		}
+		pages = append(pages, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	visits, err := readVisits(good)
+	if err != nil {
+		return nil, err
+	}
+	along, err := crawlorder.AlongLinksScores(pages, visits, coef)
+	if err != nil {
+		return nil, fmt.Errorf("--links %s, --good %s: %w", links, good, err)
+	}
+	return along, nil
+}
+
+// qlinkExplain says what the QLink extrapolations give URL u of seg: the
+// site's rate and the segment's rate, from the segments' own counts, and,
+// when along is not nil, the along-links score and the parent that gave
+// it; "why" names the highest. With site and seg nil only the along-links
+// score is given.
+func qlinkExplain(site *sekitei.Site, seg *sekitei.Segment, along map[string]crawlorder.Score, u string) []byte {
+	var xs []crawlorder.Extrapolation
+	var why []string
+	b := []byte{'{'}
+	if seg != nil {
+		var good, urls int
+		for _, s := range site.Segments {
+			good += s.Good
+			urls += s.URLs
+		}
+		siteRate := crawlorder.Rate(good, urls, crawlorder.Rate(0, 0, 0.5))
+		segRate := crawlorder.Rate(seg.Good, seg.URLs, siteRate)
+		xs = append(xs, crawlorder.Extrapolation{Mode: crawlorder.PerSegment, Score: segRate},
+			crawlorder.Extrapolation{Mode: crawlorder.PerSite, Score: siteRate})
+		b = append(b, `"site":`...)
+		b = record.AppendFloat(b, roundTo(siteRate, 4))
+		b = append(b, `,"segment":`...)
+		b = record.AppendFloat(b, roundTo(segRate, 4))
+		why = append(why, fmt.Sprintf("per site: %d QLinks of %d URLs; per segment %d: %d of %d", good, urls, seg.ID, seg.Good, seg.URLs))
+	}
+	if along != nil {
+		s, ok := along[u]
+		switch {
+		case !ok:
+			why = append(why, "along links: not in the link graph")
+		default:
+			p := s.Priority
+			if math.IsNaN(p) || math.IsInf(p, 0) {
+				p = 0
+			}
+			xs = append(xs, crawlorder.Extrapolation{Mode: crawlorder.AlongLinks, Score: p})
+			if len(b) > 1 {
+				b = append(b, ',')
+			}
+			b = append(b, `"links":`...)
+			b = record.AppendFloat(b, roundTo(p, 4))
+			if s.From != "" {
+				b = append(b, `,"from":`...)
+				b = record.AppendString(b, s.From)
+			}
+			w := s.Why
+			if !strings.HasPrefix(w, "along links: ") {
+				w = "along links: " + w
+			}
+			why = append(why, w)
+		}
+	}
+	if x, ok := crawlorder.Highest(xs...); ok {
+		switch x.Mode {
+		case crawlorder.AlongLinks:
+			why = append(why, "the along-links score is higher")
+		default:
+			why = append(why, "the "+x.Mode+" rate is higher")
+		}
+	}
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	b = append(b, `"why":`...)
+	b = record.AppendString(b, strings.Join(why, "; "))
 	return append(b, '}')
 }

@@ -356,15 +356,23 @@ Example:
 
 func explainCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "explain",
-		Usage:     "show which segment a URL falls into, and why",
-		UsageText: "sekitei explain --segments FILE [--model FILE] URL...\n   sekitei explain --segments FILE [--model FILE] [FILE...]   (records, or stdin)",
+		Name:  "explain",
+		Usage: "show which segment a URL falls into, and why",
+		UsageText: "sekitei explain --segments FILE [--model FILE] [--links FILE --good FILE [--coef 0.5]] URL...\n" +
+			"   sekitei explain --segments FILE [--model FILE] [--links FILE --good FILE [--coef 0.5]] [FILE...]   (records, or stdin)",
 		Description: `For each URL prints one JSON object: its segment and regex, the segment's
 good share, its sekitei features, and which of the features shared by the
 segment's cluster it has ("matched_features") or lacks ("missing_features").
 "qlink" gives the QLink rate the segments extrapolate to the URL, per site
 and per segment (see 'sekitei order --order qlink-segment'), and which
-extrapolation gave the higher. With --model, also the model's score and the
+extrapolation gave the higher. Given the link graph (--links, fetch records
+with "links", as 'sekitei order' reads them) and the visit log (--good), it
+adds the third extrapolation, along links: "links", the score 'sekitei order
+--order qlink-links --coef C' gives the URL on those records (ql(B) = C *
+ql(A), the best over B's parents), and "from", the parent A whose link gave
+it; "why" then names the highest of the three, the one that gives the URL
+its score. A bad line of the link file is reported and skipped (with
+--strict, it stops the run). With --model, also the model's score and the
 weights behind it. Without URL arguments it reads records (from the files
 named, or stdin) and adds the explanation to each, using the record's
 "features" (urlfeat's) when it has them: 'urlfeat | sekitei explain'.
@@ -373,9 +381,15 @@ Example:
    $ sekitei explain --segments segs.ndjson http://lenta.ru/news/2013/09/30/mid/
    {"url":"http://lenta.ru/news/2013/09/30/mid/","host":"lenta.ru","segment":5,
     "regex":"^/news/2013/[0-9]+/[0-9]+/[^/?]+/$","good_share":0.5509,
-    "matched_features":["segment_[0-9]_2:1",...,"segment_name_1:2013"],"missing_features":[],...}`,
+    "matched_features":["segment_[0-9]_2:1",...,"segment_name_1:2013"],"missing_features":[],...}
+   $ sekitei explain --segments segs.ndjson --links links.ndjson --good good.txt http://shop.test/item/8.html
+   {"url":"http://shop.test/item/8.html",...,"qlink":{"site":0.1442,"segment":0.0047,"links":0.25,
+    "from":"http://shop.test/item/7.html","why":"...; the along-links score is higher"},...}`,
 		Flags: append(clikit.InputFlags(), segmentsFileFlag,
-			&cli.StringFlag{Name: "model", Usage: "also explain the fetch model of `FILE`"}),
+			&cli.StringFlag{Name: "model", Usage: "also explain the fetch model of `FILE`"},
+			&cli.StringFlag{Name: "links", Usage: "link graph: `FILE` of fetch records with \"links\" (the along-links extrapolation)"},
+			&cli.StringFlag{Name: "good", Usage: "with --links, the visit log `FILE`: a QLink URL a line, optionally TAB and its visits"},
+			&cli.Float64Flag{Name: "coef", Value: 0.5, Usage: "with --links, ql(B) = `C` * ql(A)"}),
 		Action: explain,
 	}
 }
@@ -394,8 +408,12 @@ func explain(c *cli.Context) error {
 			return err
 		}
 	}
+	along, err := alongLinks(c)
+	if err != nil {
+		return err
+	}
 	out := clikit.Output(c)
-	var ev sekitei.Evidence
+	ev := explainer{along: along}
 	if urls := c.Args().Slice(); len(urls) > 0 && isURLArgs(urls) {
 		bad := 0
 		for _, u := range urls {
@@ -447,7 +465,7 @@ func isURLArgs(args []string) bool {
 // features are the record's own "features" when it carries them (urlfeat's
 // output), so that the explanation is of the features the segments were
 // built from.
-func explainOne(ev *sekitei.Evidence, sites map[string]*sekitei.Site, model *sekitei.Model, r *record.Record) error {
+func explainOne(ev *explainer, sites map[string]*sekitei.Site, model *sekitei.Model, r *record.Record) error {
 	u := r.URL()
 	seg, err := sekitei.SegmentOf(sites, u)
 	if err != nil {
@@ -474,6 +492,9 @@ func explainOne(ev *sekitei.Evidence, sites map[string]*sekitei.Site, model *sek
 	if seg == nil {
 		r.SetRaw("segment", []byte("null"))
 		r.SetString("why", "no segments for this host")
+		if _, ok := ev.along[u]; ok {
+			r.SetRaw("qlink", qlinkExplain(nil, nil, ev.along, u))
+		}
 	} else {
 		r.SetInt("segment", int64(seg.ID))
 		r.SetString("regex", seg.Regex)
@@ -492,7 +513,7 @@ func explainOne(ev *sekitei.Evidence, sites map[string]*sekitei.Site, model *sek
 		}
 		r.SetStrings("matched_features", matched)
 		r.SetStrings("missing_features", missing)
-		r.SetRaw("qlink", qlinkExplain(sites[host], seg))
+		r.SetRaw("qlink", qlinkExplain(sites[host], seg, ev.along, u))
 	}
 	if given == nil {
 		r.SetStrings("features", sf)
