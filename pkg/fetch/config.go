@@ -99,7 +99,9 @@ type Config struct {
 	// would keep a URL waiting longer than MaxHostWait, has its remaining
 	// URLs written out at once with error code "resting" or "pinned", for a
 	// later turn. Delay becomes the pace of a host the estimator has not
-	// seen (its initial rate); PerHost still bounds connections.
+	// seen (its initial rate); PerHost still bounds connections. Queued by
+	// IP or domain, each request holds its politeness queue for the
+	// interval of the host asked, so the hosts of one server share a pace.
 	HostRates *hostrate.Estimator
 	// MaxHostWait is the longest wait for a host's pace (Retry-After
 	// included) before its URLs are deferred: 2m. Only with HostRates.

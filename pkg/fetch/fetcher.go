@@ -557,6 +557,7 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 			h.robots[si] = &robotsState{fetching: true}
 			h.active++
 			sl.active++
+			f.paceSlot(h, sl, now)
 			return job{host: h, robots: si + 1}, true
 		}
 		if rs.fetching {
@@ -590,8 +591,22 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 	if h.next.After(sl.next) {
 		sl.next = h.next
 	}
+	f.paceSlot(h, sl, now)
 	f.maybeReady(h)
 	return job{host: h, it: it}, true
+}
+
+// paceSlot holds the politeness queue of host h, whose request starts now,
+// for h's pacing interval by Config.HostRates: the estimate spaces the
+// requests of all the hosts of an IP address or domain, as the delay does
+// without HostRates. (Queued by host, the estimator paces the host alone.)
+func (f *Fetcher) paceSlot(h *hostQ, sl *slot, now time.Time) {
+	if f.cfg.HostRates == nil || f.cfg.QueueBy == QueueByHost {
+		return
+	}
+	if t := now.Add(f.cfg.Clock.Real(f.cfg.HostRates.Interval(h.key))); t.After(sl.next) {
+		sl.next = t
+	}
 }
 
 // paced asks Config.HostRates whether host h may be asked now. If not, it

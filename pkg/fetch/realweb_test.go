@@ -3,13 +3,16 @@ package fetch
 import (
 	"compress/gzip"
 	"fmt"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sekitei/crawlkit/pkg/urlx"
 	"golang.org/x/text/encoding/charmap"
 )
 
@@ -239,4 +242,59 @@ func TestRealWebNormalisation(t *testing.T) {
 			t.Errorf("sent raw: %s", hit.path)
 		}
 	}
+}
+
+// An IDN site (пример.рф) has one host key, in punycode, in every field
+// fetch writes and for every tool that keys hosts (urlx.Host, as urlfeat,
+// opic and sekitei do), whether a link spells the host in Unicode or
+// percent-encoded, and after a redirect whose Location is in Unicode.
+func TestRealWebIDN(t *testing.T) {
+	const puny = "xn--e1afmkfd.xn--p1ai"
+	var hosts sync.Map // Host headers the server saw
+	h := newHost(t, "127.0.0.77", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hosts.Store(r.Host, true)
+		_, port, _ := net.SplitHostPort(r.Host)
+		uni := "http://пример.рф:" + port
+		switch r.URL.Path {
+		case "/старая":
+			w.Header().Set("Location", uni+"/путь")
+			w.WriteHeader(http.StatusMovedPermanently)
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<title>Пример</title><a href="%s/другая">a</a>
+<a href="http://%%D0%%BF%%D1%%80%%D0%%B8%%D0%%BC%%D0%%B5%%D1%%80.%%D1%%80%%D1%%84:%s/x">b</a>
+<a href="http://ПРИМЕР.РФ:%s/y">c</a><a href="/z">d</a>`, uni, port, port)
+		}
+	}))
+	_, port, _ := net.SplitHostPort(h.addr)
+	base := "http://" + puny + ":" + port
+	cfg := testConfig()
+	cfg.IgnoreRobots = true
+	cfg.LookupIP = lookupMap(map[string]string{puny: "127.0.0.77"})
+	in := []string{"http://пример.рф:" + port + "/путь", "http://пример.рф:" + port + "/старая"}
+	out := runFetch(t, cfg, in...)
+	wantLinks := []string{base + "/%D0%B4%D1%80%D1%83%D0%B3%D0%B0%D1%8F", base + "/x", base + "/y", base + "/z"}
+	for _, u := range in {
+		r := out[u].rec
+		if num(r, "status") != 200 || str(r, "host") != puny+":"+port {
+			t.Errorf("%s: %s", u, r.AppendJSON(nil))
+		}
+		if got := strs(t, out, u, "links"); !reflect.DeepEqual(got, wantLinks) {
+			t.Errorf("%s: links %q, want %q", u, got, wantLinks)
+		}
+		for _, l := range append(strs(t, out, u, "links"), str(r, "final_url")) {
+			if hk, err := urlx.Host(l); err != nil || hk != puny+":"+port {
+				t.Errorf("%s: host key of %s is %q (%v)", u, l, hk, err)
+			}
+		}
+	}
+	if fu := str(out[in[1]].rec, "final_url"); fu != base+"/%D0%BF%D1%83%D1%82%D1%8C" {
+		t.Errorf("redirected: final_url %q", fu)
+	}
+	hosts.Range(func(k, _ any) bool {
+		if k.(string) != puny+":"+port {
+			t.Errorf("the server was sent Host %q", k)
+		}
+		return true
+	})
 }
