@@ -161,6 +161,12 @@ func TestIncremental(t *testing.T) {
 	if st.Added != 1 || st.Reindexed != 1 || st.Unchanged != 1 {
 		t.Errorf("batch 2 stats %+v", st)
 	}
+	// a.html, unchanged, gains the anchors of c and of b's new version: it
+	// is the one target re-indexed; the anchors read are those to a (b's
+	// old and new one, c's), to b (a's) and to c (a's).
+	if st.Targets != 1 || st.AnchorsRead != 5 {
+		t.Errorf("batch 2: %d targets re-indexed, %d anchors read; want 1 and 5", st.Targets, st.AnchorsRead)
+	}
 	idx = open(t, dir)
 	if r := search(t, idx, "flour"); len(r) != 0 {
 		t.Errorf("flour after the page changed: %+v", r)

@@ -76,6 +76,10 @@ type Stats struct {
 	Withdrawn int
 	NewWords  int
 	Anchors   int
+	// Targets counts the documents outside the batch re-indexed for
+	// their anchor text, AnchorsRead the anchors read to index the dirty
+	// documents' anchor text.
+	Targets, AnchorsRead int
 	// Wall time of the phases of Commit: waiting for the last pages,
 	// anchors and re-indexing, sorting, ranking and writing.
 	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
@@ -887,6 +891,7 @@ func (b *Builder) Commit() error {
 		if err := b.reindex(repoR, d, e.RepoOff); err != nil {
 			return err
 		}
+		b.Stats.Targets++
 		b.dead.add(d, b.keys)
 	}
 	// Anchor text as hits of the page it points to: the anchors of each
@@ -913,6 +918,7 @@ func (b *Builder) Commit() error {
 		}
 		// in anchors-file order, as one build in one go meets them
 		slices.SortFunc(recs, func(x, y [2]uint64) int { return cmpU64(x[1], y[1]) })
+		b.Stats.AnchorsRead += len(recs)
 		b.keys, b.hits = b.keys[:0], b.hits[:0]
 		var old []uint64
 		for _, r := range recs {
