@@ -68,6 +68,7 @@ Example:
 			&cli.StringFlag{Name: "quota-rule", Value: sekitei.QuotaShare, Usage: "quota `RULE`: " + strings.Join(sekitei.QuotaRuleNames, ", ")},
 			&cli.IntFlag{Name: "site-quota", Value: 10000, Usage: "quota `Q` of a host, shared between its segments (0: no quotas)"},
 			&cli.IntFlag{Name: "min-quota", Value: 100, Usage: "minimum quota `M` of a segment"},
+			&cli.BoolFlag{Name: "check", Usage: "check the flags and exit: open no state, read no records"},
 			&cli.Float64Flag{Name: "regrow", Value: 0.25, Usage: "re-cluster a host when its known URLs have grown by this `SHARE`"},
 		),
 		Action: update,
@@ -93,6 +94,8 @@ func update(c *cli.Context) error {
 		return clikit.Usagef("--regrow %v: want a share above 0", opt.Regrow)
 	case c.String("batch") == "":
 		return clikit.Usagef("--batch: want a non-empty ID")
+	case c.Bool("check"):
+		return nil
 	}
 	in, err := clikit.Input(c)
 	if err != nil {
