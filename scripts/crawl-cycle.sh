@@ -484,7 +484,8 @@ select_pages() {
 
 filter_pages() {
   if ((SITE_QUOTA > 0)) && [[ -e "$state/sekitei.db" ]]; then
-    "$BIN/sekitei" admit --state "$state/sekitei.db" --quota-rule "$QUOTA_RULE" --robots-block "$ROBOTS_BLOCK" \
+    # The state's own rule: after QUOTA_RULE changed, this turn's update sets the quotas anew.
+    "$BIN/sekitei" admit --state "$state/sekitei.db" --robots-block "$ROBOTS_BLOCK" \
       --rejected "$batch/deferred.tmp" "$batch/candidates.ndjson" > "$batch/todo.tmp"
     mv "$batch/deferred.tmp" "$batch/deferred.ndjson"
   else
