@@ -180,3 +180,56 @@ func TestCrawlCycleOrderRefused(t *testing.T) {
 		t.Errorf("order weights: %v", m)
 	}
 }
+
+// TestCrawlCycleOrderResumes fails the order step of turn 2 after sekitei
+// order has written its new state beside the old one, and runs the turn
+// again: the rerun starts from the old state, so the batch is applied to
+// the order once and its weights are those the failed run computed (a
+// second application of the batch would find every link known and give
+// breadth first no priorities).
+func TestCrawlCycleOrderResumes(t *testing.T) {
+	w := setup(t)
+	w.writeConf(t, "TURN_N=30\nORDER=bfs\n")
+	w.turn(t, "turn 1")
+	real := w.bin
+	w.bin = filepath.Join(t.TempDir(), "bin")
+	os.MkdirAll(w.bin, 0o755)
+	for _, tool := range []string{"fetch", "recrawl", "opic", "barrel"} {
+		os.Symlink(filepath.Join(real, tool), filepath.Join(w.bin, tool))
+	}
+	first := filepath.Join(w.crawl, "first-order.ndjson")
+	wrapper := fmt.Sprintf(`#!/bin/sh
+if [ "$1" = order ] && [ "$2" != --check ] && [ -e %[1]s.arm ]; then
+  rm -f %[1]s.arm
+  %[2]s "$@" > %[1]s || exit 1
+  echo "sekitei: injected failure" >&2
+  exit 1
+fi
+exec %[2]s "$@"
+`, first, filepath.Join(real, "sekitei"))
+	os.WriteFile(filepath.Join(w.bin, "sekitei"), []byte(wrapper), 0o755)
+	os.WriteFile(first+".arm", nil, 0o644)
+	out, err := w.cycle().CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "injected failure") {
+		t.Fatalf("the failing turn: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(w.crawl, "state", "order.bfs.ndjson.next")); err != nil {
+		t.Fatalf("the failed order step left no new state beside the old one: %v", err)
+	}
+	out2 := w.turn(t, "the turn again")
+	if !strings.Contains(out2, ": resume") {
+		t.Fatalf("no resume:\n%s", out2)
+	}
+	want, _ := os.ReadFile(first)
+	m, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "000002-*", "order-weights.ndjson"))
+	if len(m) != 1 {
+		t.Fatalf("turn 2's order weights: %v", m)
+	}
+	got, _ := os.ReadFile(m[0])
+	if len(want) < 100 || string(got) != string(want) {
+		t.Errorf("turn 2's weights after the rerun (%d bytes) are not the failed run's (%d bytes)", len(got), len(want))
+	}
+	if _, err := os.Stat(filepath.Join(w.crawl, "state", "order.bfs.ndjson.next")); !os.IsNotExist(err) {
+		t.Errorf("the new state was not renamed in: %v", err)
+	}
+}
