@@ -12,9 +12,12 @@
 #            visit (recrawl new-sites | fetch sitemaps): their URLs enter
 #            the queue with their lastmod and changefreq
 #   opic     fold the batch into the OPIC importance (opic update)
+#   order    with ORDER set, the crawl order's priorities of the batch's
+#            links (sekitei order, its state in DIR/state/order.NAME.ndjson)
 #   recrawl  fold it into the queue: change-rate statistics, new pages,
-#            sitemap URLs, weights from opic (recrawl update); a fetched
-#            URL whose canonical is another URL is not offered again
+#            sitemap URLs, weights from opic, or from ORDER when it is set
+#            (recrawl update); a fetched URL whose canonical is another URL
+#            is not offered again
 #   sekitei  fold it into the segments and their quota use (sekitei update)
 #   index    add it to the barrel index as a new segment (barrel build)
 #   archive  keep the batch in DIR/state/history (gzip): nobody reads it
@@ -86,7 +89,10 @@ HOST_RATES=""     # a file of per-host crawl limits for recrawl, instead of the 
 HOST_ESTIMATES=1  # 1: fetch paces hosts by their learnt crawl rates and recrawl limits them by it; 0: a fixed --delay
 HOST_PINS=""      # a file of host rates set by hand for fetch (fetch --pins: host<TAB>30/h; 0: do not crawl)
 SITE_QUOTA=""     # sekitei: pages per host for the whole crawl (0: no quota filter; default 10000 with DIR/good.txt, else 0)
-MIN_QUOTA=20      # sekitei: the least quota of a segment
+MIN_QUOTA=20      # sekitei: the least quota of a segment (QUOTA_RULE share), the lecture's MIN_QUOTA (the others)
+QUOTA_RULE=share  # sekitei: share (SITE_QUOTA shared between a host's segments), equal, greedy, visits, segments or none
+ORDER=""          # the queue's weight: empty for OPIC importance, else a crawl order of sekitei order (bfs, fish, shark, best-first, ...)
+ORDER_ARGS=""     # flags of sekitei order, shell words (e.g. "--topic 'roses garden'"; --good FILE for the qlink orders)
 ROBOTS_BLOCK=5    # a segment tried this often and refused by robots.txt every time gets no more candidates (0: never)
 SHARDS=1          # per-host steps run as this many shards
 KEEP_BATCHES=48   # turn directories kept (older ones are removed: their fetch records are in state/history)
@@ -110,7 +116,7 @@ if [[ -z "$SITE_QUOTA" ]]; then
 fi
 
 state=$dir/state
-mkdir -p "$state/history" "$dir/batches" "$dir/logs" "$dir/warc"
+mkdir -p "$dir/logs"
 # The machine a message comes from: its ssh address, else its name.
 machine=$(hostname)
 [[ -n "${SSH_CONNECTION:-}" ]] && machine=$(echo "$SSH_CONNECTION" | cut -d' ' -f3)
@@ -139,6 +145,24 @@ else
     fi
   done
 fi
+
+# ORDER and QUOTA_RULE are checked by the tools before anything changes:
+# a wrong name or a missing flag stops the turn with exit 2.
+# ORDER_ARGS holds shell words (quotes group them), as crawl.conf does.
+eval "order_args=($ORDER_ARGS)"
+if [[ $mode == turn ]]; then
+  if [[ -n "$ORDER" ]] && ! "$BIN/sekitei" order --check --order "$ORDER" ${order_args[@]+"${order_args[@]}"} 2> "$dir/logs/check.err"; then
+    say "ORDER=$ORDER ORDER_ARGS=$ORDER_ARGS: not a usable crawl order: $(head -n 1 "$dir/logs/check.err")"
+    exit 2
+  fi
+  if ((SITE_QUOTA > 0)) && ! "$BIN/sekitei" update --check --state "$state/sekitei.db" --batch check --quota-rule "$QUOTA_RULE" \
+    --site-quota "$SITE_QUOTA" --min-quota "$MIN_QUOTA" 2> "$dir/logs/check.err"; then
+    say "QUOTA_RULE=$QUOTA_RULE MIN_QUOTA=$MIN_QUOTA: $(head -n 1 "$dir/logs/check.err")"
+    exit 2
+  fi
+  rm -f "$dir/logs/check.err"
+fi
+mkdir -p "$state/history" "$dir/batches" "$dir/warc"
 
 # begin_turn takes the lock and starts or resumes a turn.
 begin_turn() {
@@ -383,7 +407,7 @@ seed_queue() {
   local i=$1
   # shellcheck disable=SC2046
   "$BIN/recrawl" update --state "$(shard_state recrawl "$i")" --batch 000000-seeds $(shard_flag "$i") \
-    --weights "$batch/seed-weights.ndjson" --weight-field importance "${recrawl_args[@]}" "${now_args[@]}" "$dir/seeds.txt"
+    --weights "$batch/seed-$weights_name" --weight-field "$weight_field" "${recrawl_args[@]}" "${now_args[@]}" "$dir/seeds.txt"
 }
 seed() {
   if [[ ! -s "$dir/seeds.txt" ]]; then
@@ -397,8 +421,10 @@ seed() {
     each_shard seed_shard seeds.txt "$b/seed-weights.{}.u.ndjson"
   fi
   cat "$batch"/seed-weights.*.ndjson > "$batch/seed-weights.ndjson"
-  each_shard seed_queue "seeds.txt $b/seed-weights.ndjson"
-  rm -f "$batch"/seed-out.*.ndjson "$batch"/seed-weights.*
+  # With ORDER the seeds' weights are the order's (its seeds' scores).
+  [[ -n "$ORDER" ]] && order_weights seed-order-weights.ndjson "$dir/seeds.txt"
+  each_shard seed_queue "seeds.txt $b/seed-$weights_name"
+  rm -f "$batch"/seed-out.*.ndjson "$batch"/seed-weights.* "$batch"/seed-order-weights.*
   touch "$state/seeded"
   echo "seed: $(lines "$dir/seeds.txt") seed URLs in the queue" >&2
 }
@@ -458,6 +484,7 @@ select_pages() {
 
 filter_pages() {
   if ((SITE_QUOTA > 0)) && [[ -e "$state/sekitei.db" ]]; then
+    # The state's own rule: after QUOTA_RULE changed, this turn's update sets the quotas anew.
     "$BIN/sekitei" admit --state "$state/sekitei.db" --robots-block "$ROBOTS_BLOCK" \
       --rejected "$batch/deferred.tmp" "$batch/candidates.ndjson" > "$batch/todo.tmp"
     mv "$batch/deferred.tmp" "$batch/deferred.ndjson"
@@ -537,20 +564,58 @@ update_opic() {
   rm -f "$batch"/weights.*.?.ndjson "$batch"/opic-out.*.ndjson
 }
 
+# The queue's weights: opic's importance, or the priorities of ORDER. The
+# order runs here, on the whole batch, whatever SHARDS: each recrawl shard
+# keeps its hosts' weights, so a sharded crawl weighs as an unsharded one.
+weights_name=weights.ndjson weight_field=importance
+if [[ -n "$ORDER" ]]; then weights_name=order-weights.ndjson weight_field=priority; fi
+order_state=$state/order.$ORDER.ndjson
+# order_weights FILE INPUT...: the order's priorities of INPUT's records in
+# the turn's FILE. The order's state is copied beside its place, updated
+# there (sekitei order writes it whole and renames it in) and renamed into
+# place only once FILE is made: a turn killed before resumes from the old
+# state, one killed after finds FILE and only moves the state, so the order
+# takes each batch once. pagerank and hits rank the whole graph: they read
+# the fetch history and keep no state.
+order_weights() {
+  local out=$1 next=$order_state.next
+  shift
+  if [[ ! -f "$batch/$out" ]]; then
+    local keep=(--state "$next") input=("$@")
+    rm -f "$next"
+    case "$ORDER" in
+    pagerank | hits)
+      keep=()
+      input=("$batch/order-input.tmp")
+      find "$state/history" -name '*.ndjson.gz' -print0 | LC_ALL=C sort -z | xargs -0 -r gzip -dc > "$batch/order-input.tmp"
+      cat "$@" >> "$batch/order-input.tmp"
+      ;;
+    *) [[ -f "$order_state" ]] && cp "$order_state" "$next" ;;
+    esac
+    "$BIN/sekitei" order --order "$ORDER" ${order_args[@]+"${order_args[@]}"} --floor 1e-6 ${keep[@]+"${keep[@]}"} \
+      "${input[@]}" > "$batch/$out.tmp"
+    rm -f "$batch/order-input.tmp"
+    mv "$batch/$out.tmp" "$batch/$out"
+  fi
+  if [[ -f "$next" ]]; then mv "$next" "$order_state"; fi
+  echo "order: $ORDER: $(lines "$batch/$out") priorities" >&2
+}
+order_pages() { order_weights order-weights.ndjson "$batch/fetched.ndjson"; }
+
 recrawl_shard() {
   local i=$1
   # shellcheck disable=SC2046
   "$BIN/recrawl" update --state "$(shard_state recrawl "$i")" --batch "$id" $(shard_flag "$i") \
-    --weights "$batch/weights.ndjson" --weight-field importance --deferred "$batch/deferred.ndjson" --fetch-time batch \
+    --weights "$batch/$weights_name" --weight-field "$weight_field" --deferred "$batch/deferred.ndjson" --fetch-time batch \
     "${recrawl_args[@]}" "${now_args[@]}" "$batch/fetched.ndjson" "$batch/sitemaps.ndjson"
 }
-update_recrawl() { each_shard recrawl_shard "$b/fetched.ndjson $b/sitemaps.ndjson $b/weights.ndjson $b/deferred.ndjson"; }
+update_recrawl() { each_shard recrawl_shard "$b/fetched.ndjson $b/sitemaps.ndjson $b/$weights_name $b/deferred.ndjson"; }
 
 update_sekitei() {
   local good=()
   [[ -f "$dir/good.txt" ]] && good=(--good "$dir/good.txt")
   "$BIN/sekitei" update --state "$state/sekitei.db" --batch "$id" "${good[@]}" \
-    --site-quota "$SITE_QUOTA" --min-quota "$MIN_QUOTA" "$batch/fetched.ndjson"
+    --quota-rule "$QUOTA_RULE" --site-quota "$SITE_QUOTA" --min-quota "$MIN_QUOTA" "$batch/fetched.ndjson"
 }
 
 # With RUNNER=ssh the WARC files stay on the machines: each indexes its
@@ -615,6 +680,7 @@ step filter filter_pages
 step fetch fetch_pages
 step sitemaps read_sitemaps
 step opic update_opic
+[[ -n "$ORDER" ]] && step order order_pages
 step recrawl update_recrawl
 ((SITE_QUOTA > 0)) && step sekitei update_sekitei
 step index index_pages

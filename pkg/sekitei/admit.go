@@ -38,18 +38,27 @@ type SegmentUse struct {
 	Quota    int
 	Used     int // fetch records in the segment, plus candidates admitted to it this turn
 	Refused  int // fetch records in the segment refused by robots.txt
+	// PerSite: the quota is the host's (quota rules equal and greedy), and
+	// SiteUsed, the use of all the host's segments, is counted against it.
+	PerSite  bool
+	SiteUsed int
 }
 
 // Decide is the loop's filter rule. A segment tried robotsBlock times or
 // more (robotsBlock > 0) and refused by robots.txt every time gets no
 // candidate: they would only take the places of pages that can be fetched.
 // Otherwise a candidate passes while its segment's use stays under its
-// quota, and always when its segment has no quota entry.
+// quota (its host's use under its host's quota, with PerSite), and always
+// when its segment has no quota entry.
 func Decide(u SegmentUse, robotsBlock int) Verdict {
 	if robotsBlock > 0 && u.Used >= robotsBlock && u.Refused == u.Used {
 		return RobotsBlocked
 	}
-	if !u.HasQuota || u.Used < u.Quota {
+	used := u.Used
+	if u.PerSite {
+		used = u.SiteUsed
+	}
+	if !u.HasQuota || used < u.Quota {
 		return Admitted
 	}
 	return OverQuota
@@ -69,12 +78,14 @@ type admitState struct {
 	st       *State
 	tx       *boltstate.Tx
 	hasQuota bool
+	perSite  bool // the state's rule gives its quota to the host
 	hosts    map[string]*admitHost
 }
 
 type admitHost struct {
-	info  *hostInfo // nil: no segments
-	taken []int     // candidates admitted per segment
+	info    *hostInfo // nil: no segments
+	taken   []int     // candidates admitted per segment
+	siteUse int       // fetch records of all its segments plus candidates admitted
 }
 
 // An Admission is the decision on one candidate.
@@ -118,9 +129,15 @@ func NewAdmitter(states []*State, robotsBlock int) (*Admitter, error) {
 			a.Close()
 			return nil, asStateError(err)
 		}
+		rule, err := tx.Bucket(bucketMeta).Get(keyQuotaRule)
+		if err != nil {
+			a.Close()
+			return nil, asStateError(err)
+		}
 		q, _, _ := strings.Cut(string(quotas), "/")
 		qn, _ := strconv.Atoi(q)
-		as.hasQuota = qn > 0
+		as.hasQuota = QuotasOn(string(rule), qn)
+		as.perSite = PerSiteQuota(string(rule))
 	}
 	return a, nil
 }
@@ -156,6 +173,9 @@ func (a *Admitter) Admit(r *record.Record) (ad Admission, err error) {
 		ah = &admitHost{}
 		if info != nil && len(info.Segments) > 0 {
 			ah.info, ah.taken = info, make([]int, len(info.Segments))
+			for _, sg := range info.Segments {
+				ah.siteUse += sg.Fetched
+			}
 		}
 		as.hosts[host] = ah
 	}
@@ -174,9 +194,11 @@ func (a *Admitter) Admit(r *record.Record) (ad Admission, err error) {
 	}
 	ad.Segment = i
 	sg := ah.info.Segments[i]
-	ad.Verdict = Decide(SegmentUse{HasQuota: as.hasQuota, Quota: sg.Quota, Used: sg.Fetched + ah.taken[i], Refused: sg.Refused}, a.robotsBlock)
+	ad.Verdict = Decide(SegmentUse{HasQuota: as.hasQuota, Quota: sg.Quota, Used: sg.Fetched + ah.taken[i], Refused: sg.Refused,
+		PerSite: as.perSite, SiteUsed: ah.siteUse}, a.robotsBlock)
 	if ad.Verdict == Admitted {
 		ah.taken[i]++
+		ah.siteUse++
 	}
 	return ad, nil
 }

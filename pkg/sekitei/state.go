@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,6 +42,7 @@ var (
 	keyBatch      = []byte("batch")
 	keyGoodDigest = []byte("good_digest")
 	keyQuotas     = []byte("quotas")
+	keyQuotaRule  = []byte("quota_rule") // absent in states made before the rules: share
 )
 
 // urlGood marks a good URL (a QLink) in a urlValue's flags.
@@ -58,6 +60,11 @@ type StateOptions struct {
 	// (Site.SetQuotas). SiteQuota 0 gives segments no quota: Admit then
 	// passes every candidate that robots.txt has not blocked.
 	SiteQuota, MinQuota int
+	// QuotaRule names the rule that sets the quotas (QuotaRuleNames; empty:
+	// share). The state records it: an update under another rule sets
+	// every host's quotas anew (ApplyStats.RuleChangedFrom); a read-only
+	// open asking for a rule refuses a state of another.
+	QuotaRule string
 	// Regrow re-clusters a host once its known URLs have grown by this
 	// share since its last clustering (default 0.25).
 	Regrow float64
@@ -103,6 +110,14 @@ func asStateError(err error) error {
 func OpenState(path string, opt StateOptions) (st *State, err error) {
 	if opt.Regrow <= 0 {
 		opt.Regrow = 0.25
+	}
+	switch {
+	case !opt.ReadOnly:
+		if err := CheckQuotaRule(opt.QuotaRule, opt.MinQuota); err != nil {
+			return nil, err
+		}
+	case opt.QuotaRule != "" && !slices.Contains(QuotaRuleNames, opt.QuotaRule):
+		return nil, fmt.Errorf("quota rule %q: want one of %s", opt.QuotaRule, strings.Join(QuotaRuleNames, ", "))
 	}
 	fi, statErr := os.Stat(path)
 	switch {
@@ -223,6 +238,14 @@ func (s *State) checkMeta(tx *boltstate.Tx) error {
 			return &StateError{s.path, fmt.Errorf("bad shard in meta: %v", err)}
 		}
 		s.opt.Shard = sh
+		rule, err := m.Get(keyQuotaRule)
+		if err != nil {
+			return err
+		}
+		if want := s.opt.QuotaRule; want != "" && ruleOrDefault(string(rule)) != want {
+			return &StateError{s.path, fmt.Errorf("quotas set by rule %s, asked for rule %s: an update with the new rule (sekitei update --quota-rule %s) sets them anew",
+				ruleOrDefault(string(rule)), want, want)}
+		}
 	}
 	return nil
 }
@@ -403,6 +426,10 @@ type ApplyStats struct {
 	Reclustered int  // hosts whose segments were built anew
 	BadURLs     int  // fetched URLs or links that are not absolute http(s) URLs
 	GoodMarked  int  // known URLs newly marked good
+	// RuleChangedFrom is the quota rule the state had before this batch,
+	// when the batch's options named another: every host's quotas were
+	// then set anew under the new rule.
+	RuleChangedFrom string
 }
 
 // hostDelta is what a batch brings to one host.
@@ -501,7 +528,15 @@ func (s *State) Apply(batchID string, recs []*record.Record, good *GoodURLs) (st
 		if err != nil {
 			return err
 		}
-		quotasChanged := string(quotas) != s.quotaKey()
+		oldRule, err := meta.Get(keyQuotaRule)
+		if err != nil {
+			return err
+		}
+		ruleChanged := ruleOrDefault(string(oldRule)) != ruleOrDefault(s.opt.QuotaRule)
+		if ruleChanged && len(last) > 0 {
+			stats.RuleChangedFrom = ruleOrDefault(string(oldRule))
+		}
+		quotasChanged := string(quotas) != s.quotaKey() || ruleChanged || oldRule == nil
 		hosts := make([]string, 0, len(deltas))
 		for h := range deltas {
 			hosts = append(hosts, h)
@@ -524,6 +559,9 @@ func (s *State) Apply(batchID string, recs []*record.Record, good *GoodURLs) (st
 				return err
 			}
 			if err := meta.Put(keyQuotas, []byte(s.quotaKey())); err != nil {
+				return err
+			}
+			if err := meta.Put(keyQuotaRule, []byte(ruleOrDefault(s.opt.QuotaRule))); err != nil {
 				return err
 			}
 		}
@@ -756,19 +794,27 @@ func (s *State) recluster(tx *boltstate.Tx, host string, info *hostInfo) error {
 	return nil
 }
 
-// setQuotas shares the site quota between the host's segments.
+// setQuotas sets the quotas of the host's segments by the state's rule
+// (RuleQuotas; OpenState checked the rule and MIN_QUOTA).
 func (s *State) setQuotas(info *hostInfo) {
-	if len(info.Segments) == 0 {
-		return
+	q, err := RuleQuotas(s.opt.QuotaRule, info.Segments, s.opt.SiteQuota, s.opt.MinQuota)
+	if err != nil {
+		q = make([]int, len(info.Segments))
 	}
-	site := &Site{Segments: make([]Segment, len(info.Segments))}
-	for i, sg := range info.Segments {
-		site.Segments[i] = Segment{URLs: sg.URLs, Good: sg.Good}
-	}
-	site.SetQuotas(s.opt.SiteQuota, s.opt.MinQuota)
 	for i := range info.Segments {
-		info.Segments[i].Quota = site.Segments[i].Quota
+		info.Segments[i].Quota = q[i]
 	}
+}
+
+// QuotaRule returns the quota rule the state's quotas were set by (share
+// for a state made before the rules could be chosen).
+func (s *State) QuotaRule() (rule string, err error) {
+	err = s.db.View(func(tx *boltstate.Tx) error {
+		v, err := tx.Bucket(bucketMeta).Get(keyQuotaRule)
+		rule = ruleOrDefault(string(v))
+		return err
+	})
+	return rule, asStateError(err)
 }
 
 // requota sets every host's quotas anew, after the quota options changed:

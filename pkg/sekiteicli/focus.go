@@ -183,7 +183,7 @@ func orderCommand() *cli.Command {
 		Name:  "order",
 		Usage: "crawl-queue priorities of a batch's links by a crawl order, for recrawl's weights",
 		UsageText: "sekitei order --order NAME [--topic TEXT | --topic-pages FILE] [--good FILE] [--segments FILE]\n" +
-			"     [--coef 0.5] [--depth 3] [--rebalance 100] [--state FILE] [FETCH_RECORDS...]",
+			"     [--coef 0.5] [--depth 3] [--rebalance 100] [--state FILE] [--floor F] [--check] [FETCH_RECORDS...]",
 		Description: `Reads fetch records ("url", "links"; the page's words from "terms", a list,
 or "text", else "title"; "anchors", a list beside "links", their anchor
 texts) and writes {"url","priority","order","why"} for every URL whose
@@ -207,6 +207,13 @@ file is created, and rewritten with every score after the run), so a turn
 reads only its batch. pagerank and hits need the whole graph: give them the
 fetch history.
 
+--floor F writes priorities below F as F (the state keeps them as they
+are): recrawl takes a weight of 0 as none and gives such a page the mean
+weight, so the crawl loop passes a small floor and a page the order ranks
+last stays last. --check checks the order and its flags (the topic, the
+visit log, the segments) and exits without reading records: 2 for a usage
+error, 1 for a file that cannot be used; the loop runs it before a turn.
+
 Example:
    $ sekitei order --order fish --topic "roses garden" --depth 2 --state order.ndjson fetched.ndjson
    {"url":"http://a.test/roses/","priority":2,"order":"fish","why":"parent relevant (closeness 0.7071): budget stays 2","depth":2}
@@ -221,6 +228,8 @@ Example:
 			&cli.IntFlag{Name: "depth", Value: 3, Usage: "fish and shark: depth budget `D` of a seed"},
 			&cli.IntFlag{Name: "rebalance", Value: 100, Usage: "pagerank and hits: recompute every `N` pages"},
 			&cli.StringFlag{Name: "state", Usage: "`FILE` of the scores given before; rewritten after the run"},
+			&cli.Float64Flag{Name: "floor", Usage: "write priorities below `F` as F (0: as they are)"},
+			&cli.BoolFlag{Name: "check", Usage: "check the order and its flags, read no records, write nothing"},
 		),
 		Action: order,
 	}
@@ -228,6 +237,13 @@ Example:
 
 func order(c *cli.Context) error {
 	name := c.String("order")
+	floor := c.Float64("floor")
+	if !(floor >= 0) || math.IsInf(floor, 0) {
+		return clikit.Usagef("--floor %v: want a number, 0 or more", floor)
+	}
+	if !slices.Contains(crawlorder.Names, name) {
+		return clikit.Usagef("order %q: want one of %s", name, strings.Join(crawlorder.Names, ", "))
+	}
 	cfg := crawlorder.Config{Depth: c.Int("depth"), Rebalance: c.Int("rebalance"), Coef: c.Float64("coef")}
 	if crawlorder.NeedsTopic(name) {
 		text := c.String("topic")
@@ -249,16 +265,18 @@ func order(c *cli.Context) error {
 		return err
 	}
 	var pages []*crawlorder.Page
-	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
-		p, err := pageOf(r)
+	if !c.Bool("check") {
+		err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+			p, err := pageOf(r)
+			if err != nil {
+				return r.Errorf("%v", err)
+			}
+			pages = append(pages, p)
+			return nil
+		})
 		if err != nil {
-			return r.Errorf("%v", err)
+			return err
 		}
-		pages = append(pages, p)
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	if crawlorder.NeedsQLinks(name) {
 		if c.String("good") == "" {
@@ -286,6 +304,9 @@ func order(c *cli.Context) error {
 	if err != nil {
 		return clikit.Usagef("%v", err)
 	}
+	if c.Bool("check") {
+		return nil
+	}
 	// Scores of earlier turns: restored, and the pages without one are
 	// seeds.
 	prior := map[string]crawlorder.Score{}
@@ -306,7 +327,9 @@ func order(c *cli.Context) error {
 	})
 	out := clikit.Output(c)
 	for _, u := range seq {
-		if err := out.Write(scoreRecord(changed[u], name)); err != nil {
+		s := changed[u]
+		s.Priority = max(finiteOr0(s.Priority), floor)
+		if err := out.Write(scoreRecord(s, name)); err != nil {
 			return err
 		}
 	}
@@ -320,6 +343,13 @@ func order(c *cli.Context) error {
 		return writeScores(f, prior, priorOrder, name)
 	}
 	return nil
+}
+
+func finiteOr0(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
 }
 
 func scoreRecord(s crawlorder.Score, name string) *record.Record {

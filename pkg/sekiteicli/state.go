@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,7 +22,7 @@ func updateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "update",
 		Usage:     "apply a batch of fetch records to a crawl's segment state",
-		UsageText: "sekitei update --state FILE --batch ID [--good FILE] [--site-quota Q] [--min-quota M] [--regrow R] [--shard I/N] [FETCH_RECORDS...]",
+		UsageText: "sekitei update --state FILE --batch ID [--good FILE] [--quota-rule RULE] [--site-quota Q] [--min-quota M] [--regrow R]\n     [--shard I/N] [FETCH_RECORDS...]",
 		Description: `Keeps, for a crawl that lives for months, each host's known URLs (every
 fetched URL and its "links"), its segments with their quotas, and how many
 fetch records of each segment there were and how many robots.txt refused
@@ -30,8 +32,22 @@ re-clustered when it has no segments yet or its known URLs have grown by
 URLs are read from the state; otherwise the batch's URLs are matched to the
 segments the host has. URLs of --good (a URL a line; the URLs users visit)
 are marked good, now or when they become known; an unchanged file is not
-read again. Quotas follow the lecture's rule (see 'sekitei quota');
---site-quota 0 gives segments no quota.
+read again.
+
+--quota-rule chooses how the quotas are set (a good URL counts as one
+visit; F(v) = 1 + log2(1 + v)):
+  share     (default) --site-quota shared between the host's segments,
+            --min-quota each, the rest by good URLs (see 'sekitei quota');
+            --site-quota 0 gives segments no quota
+  equal     every host MIN_QUOTA, all its segments drawing on it
+  greedy    every host F(#Visits)*MIN_QUOTA, the lecture's baseline
+  visits    every segment F(#Visits)*MIN_QUOTA
+  segments  every segment #PagesWithQLinks*MIN_QUOTA, at least MIN_QUOTA
+  none      no quota
+The lecture's rules (all but share) use --min-quota, not --site-quota. The
+state records its rule: an update under another rule sets every host's
+quotas anew and says so; 'sekitei admit --quota-rule' refuses a state of
+another rule.
 
 The state is one bbolt file, created on the first update; the update and
 --batch ID are one transaction, so a batch is applied exactly once: the same
@@ -49,8 +65,10 @@ Example:
 			stateFlag(false),
 			&cli.StringFlag{Name: "batch", Required: true, Usage: "`ID` of the batch (the loop's turn name); applied once"},
 			&cli.StringFlag{Name: "good", Usage: "`FILE` of good URLs (visited by users, the lecture's QLinks), a URL a line"},
+			&cli.StringFlag{Name: "quota-rule", Value: sekitei.QuotaShare, Usage: "quota `RULE`: " + strings.Join(sekitei.QuotaRuleNames, ", ")},
 			&cli.IntFlag{Name: "site-quota", Value: 10000, Usage: "quota `Q` of a host, shared between its segments (0: no quotas)"},
 			&cli.IntFlag{Name: "min-quota", Value: 100, Usage: "minimum quota `M` of a segment"},
+			&cli.BoolFlag{Name: "check", Usage: "check the flags and exit: open no state, read no records"},
 			&cli.Float64Flag{Name: "regrow", Value: 0.25, Usage: "re-cluster a host when its known URLs have grown by this `SHARE`"},
 		),
 		Action: update,
@@ -66,14 +84,18 @@ func stateFlag(many bool) cli.Flag {
 }
 
 func update(c *cli.Context) error {
-	opt := sekitei.StateOptions{SiteQuota: c.Int("site-quota"), MinQuota: c.Int("min-quota"), Regrow: c.Float64("regrow")}
+	opt := sekitei.StateOptions{SiteQuota: c.Int("site-quota"), MinQuota: c.Int("min-quota"), Regrow: c.Float64("regrow"), QuotaRule: c.String("quota-rule")}
 	switch {
 	case opt.SiteQuota < 0 || opt.MinQuota < 0:
 		return clikit.Usagef("quotas must not be negative")
+	case sekitei.CheckQuotaRule(opt.QuotaRule, opt.MinQuota) != nil:
+		return clikit.Usagef("--quota-rule: %v", sekitei.CheckQuotaRule(opt.QuotaRule, opt.MinQuota))
 	case opt.Regrow <= 0:
 		return clikit.Usagef("--regrow %v: want a share above 0", opt.Regrow)
 	case c.String("batch") == "":
 		return clikit.Usagef("--batch: want a non-empty ID")
+	case c.Bool("check"):
+		return nil
 	}
 	in, err := clikit.Input(c)
 	if err != nil {
@@ -117,6 +139,9 @@ func update(c *cli.Context) error {
 	if stats.Skipped {
 		fmt.Fprintf(stderr, "sekitei update: batch %s already applied to %s; nothing done\n", batch, st.Path())
 		return nil
+	}
+	if stats.RuleChangedFrom != "" {
+		fmt.Fprintf(stderr, "sekitei update: %s: quotas were set by rule %s; every host's quotas set anew by rule %s\n", st.Path(), stats.RuleChangedFrom, opt.QuotaRule)
 	}
 	fmt.Fprintf(stderr, "sekitei update: batch %s: %d records, %d new URLs of %d hosts, %d re-clustered", batch,
 		stats.Records, stats.NewURLs, stats.Hosts, stats.Reclustered)
@@ -163,12 +188,15 @@ func admitCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "admit",
 		Usage:     "pass the candidates of a crawl turn that are within their segments' quotas",
-		UsageText: "sekitei admit --state FILE [--state FILE...] [--robots-block N] [--rejected FILE] [CANDIDATES...]",
+		UsageText: "sekitei admit --state FILE [--state FILE...] [--quota-rule RULE] [--robots-block N] [--rejected FILE] [CANDIDATES...]",
 		Description: `Decides, against the state 'sekitei update' keeps, which candidate URLs of
 a turn to fetch, and writes them in input order, each with "host" (where it
 has none) and "segment" (the id in its host's segments; absent for a host
 without segments). A segment takes candidates while its fetch records plus
-the candidates it took in this run stay under its quota. A segment tried
+the candidates it took in this run stay under its quota (under the rules
+equal and greedy, the host's fetch records and candidates under the host's
+quota). The rule is the state's ('sekitei update --quota-rule'); with
+--quota-rule a state of another rule is refused (exit 1). A segment tried
 --robots-block times or more and refused by robots.txt every time gets none:
 they would only take the places of pages that can be fetched. A candidate
 of a host without segments passes, and so does every candidate when the
@@ -187,6 +215,7 @@ Example:
    {"url":"http://lenta.ru/news/2013/09/30/mid/","host":"lenta.ru","segment":19}`,
 		Flags: append(clikit.InputFlags(),
 			stateFlag(true),
+			&cli.StringFlag{Name: "quota-rule", Usage: "refuse a state whose quotas another `RULE` set (default: any)"},
 			&cli.IntFlag{Name: "robots-block", Value: 5, Usage: "drop the candidates of a segment tried `N` times or more, all refused by robots.txt (0: never)"},
 			&cli.StringFlag{Name: "rejected", Usage: "write the candidates not admitted to `FILE`"},
 		),
@@ -197,6 +226,10 @@ Example:
 func admit(c *cli.Context) (err error) {
 	if c.Int("robots-block") < 0 {
 		return clikit.Usagef("--robots-block %d: want 0 or more", c.Int("robots-block"))
+	}
+	rule := c.String("quota-rule")
+	if rule != "" && !slices.Contains(sekitei.QuotaRuleNames, rule) {
+		return clikit.Usagef("--quota-rule %q: want one of %s", rule, strings.Join(sekitei.QuotaRuleNames, ", "))
 	}
 	in, err := clikit.Input(c)
 	if err != nil {
@@ -210,7 +243,7 @@ func admit(c *cli.Context) (err error) {
 		}
 	}()
 	for _, path := range c.StringSlice("state") {
-		st, err := sekitei.OpenState(path, sekitei.StateOptions{ReadOnly: true})
+		st, err := sekitei.OpenState(path, sekitei.StateOptions{ReadOnly: true, QuotaRule: rule})
 		if errors.Is(err, os.ErrNotExist) {
 			fmt.Fprintf(stderr, "sekitei admit: %s: no state yet; its shard's candidates pass\n", path)
 			continue
