@@ -338,9 +338,10 @@ type prepared struct {
 	starts  []uint32
 	hits    []hit.Hit
 	links   []htmldoc.Link
-	guessed bool // charset guessed from the bytes
-	noindex bool // not to be indexed
-	folded  bool // url is the page's canonical, not the URL fetched
+	guessed bool  // charset guessed from the bytes
+	noindex bool  // not to be indexed
+	flags   uint8 // the directives its entry keeps (FlagNoArchive, ...)
+	folded  bool  // url is the page's canonical, not the URL fetched
 	done    chan struct{}
 	err     error
 }
@@ -352,19 +353,20 @@ func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.D
 	text, _, guessed := decodePage(pg)
 	p.guessed = guessed
 	doc.Parse(text, base)
-	noindex, nofollow := robotsOf(pg, doc)
-	if noindex {
+	r := robotsOf(pg, doc)
+	if r.noindex {
 		p.noindex = true
 		return
 	}
 	if c := canonicalOf(pg, doc, base); c != "" {
 		p.url, p.folded = c, true
 	}
-	if nofollow {
+	if r.nofollow {
 		doc.Links = doc.Links[:0]
-		if !bytes.HasPrefix(text, []byte(nofollowMeta)) {
-			text = append([]byte(nofollowMeta), text...)
-		}
+	}
+	p.flags = r.flags()
+	if meta := r.storedMeta(); meta != "" && !bytes.HasPrefix(text, []byte(meta)) {
+		text = append([]byte(meta), text...)
 	}
 	p.sum = crc(text) // of the page as stored, which Index.Page checks
 	if compress {
@@ -601,7 +603,7 @@ func (b *Builder) apply(p *prepared) error {
 	if _, err := b.info.Write(b.recbuf); err != nil {
 		return err
 	}
-	*e = DocEntry{Status: StatusFetched, Checksum: p.sum, RepoOff: repoOff, InfoOff: infoOff,
+	*e = DocEntry{Status: StatusFetched, Flags: p.flags, Checksum: p.sum, RepoOff: repoOff, InfoOff: infoOff,
 		TitleWords: uint16(min(p.titleWords, math.MaxUint16)), Words: uint32(p.words), Rank: e.Rank}
 	if err := b.indexHits(doc, p); err != nil {
 		return err

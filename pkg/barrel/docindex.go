@@ -14,6 +14,13 @@ const (
 	StatusLinked  = 2 // only seen as a link target
 )
 
+// Flags of a document entry: the directives of a stored page that reach
+// past indexing (Google's noarchive and nosnippet).
+const (
+	FlagNoArchive = 1 << 0 // its stored copy is not to be shown (barrel get refuses it)
+	FlagNoSnippet = 1 << 1 // no snippet in search results
+)
+
 // NoOffset marks a document with no repository record.
 const NoOffset = math.MaxUint64
 
@@ -24,6 +31,7 @@ const NoOffset = math.MaxUint64
 // ranks table.
 type DocEntry struct {
 	Status     uint8
+	Flags      uint8 // FlagNoArchive, FlagNoSnippet
 	TitleWords uint16
 	Checksum   uint32
 	RepoOff    uint64
@@ -32,14 +40,14 @@ type DocEntry struct {
 	Words      uint32
 }
 
-// A document table record: docID (8, the table key), status, 0,
+// A document table record: docID (8, the table key), status, flags,
 // title words (2), checksum (4), repository offset (8), docinfo offset
 // (8), words (4), 0 (4).
 const docRecSize = 40
 
 func appendDocRec(b []byte, d uint32, e *DocEntry) []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(d))
-	b = append(b, e.Status, 0)
+	b = append(b, e.Status, e.Flags)
 	b = binary.LittleEndian.AppendUint16(b, e.TitleWords)
 	b = binary.LittleEndian.AppendUint32(b, e.Checksum)
 	b = binary.LittleEndian.AppendUint64(b, e.RepoOff)
@@ -51,6 +59,7 @@ func appendDocRec(b []byte, d uint32, e *DocEntry) []byte {
 func decodeDocRec(b []byte) (DocEntry, error) {
 	e := DocEntry{
 		Status:     b[8],
+		Flags:      b[9],
 		TitleWords: binary.LittleEndian.Uint16(b[10:]),
 		Checksum:   binary.LittleEndian.Uint32(b[12:]),
 		RepoOff:    binary.LittleEndian.Uint64(b[16:]),

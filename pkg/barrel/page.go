@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
 	"github.com/sekitei/crawlkit/pkg/charset"
@@ -37,10 +38,40 @@ type Page struct {
 	Canonical string
 }
 
-// nofollowMeta is put before a stored page whose links must not count
-// when the directive came from outside the page (a record or a header),
-// so every later re-parse of the repository copy sees it too.
-const nofollowMeta = `<meta name="robots" content="nofollow">` + "\n"
+// robots are the directives of a page that barrel acts on.
+type robots struct{ noindex, nofollow, noarchive, nosnippet bool }
+
+// flags are the directives a document entry keeps.
+func (r robots) flags() uint8 {
+	var f uint8
+	if r.noarchive {
+		f |= FlagNoArchive
+	}
+	if r.nosnippet {
+		f |= FlagNoSnippet
+	}
+	return f
+}
+
+// storedMeta is put before a stored page that has nofollow, noarchive or
+// nosnippet, so that every later re-parse of the repository copy (a
+// re-index, a rebuild) sees them even when they came from outside the page
+// (a record or a header): "" when it has none of them.
+func (r robots) storedMeta() string {
+	var on []string
+	for _, d := range []struct {
+		on   bool
+		name string
+	}{{r.nofollow, directives.NoFollow}, {r.noarchive, directives.NoArchive}, {r.nosnippet, directives.NoSnippet}} {
+		if d.on {
+			on = append(on, d.name)
+		}
+	}
+	if len(on) == 0 {
+		return ""
+	}
+	return `<meta name="robots" content="` + strings.Join(on, ", ") + `">` + "\n"
+}
 
 // decodePage makes the page's one charset decision and returns its text in
 // UTF-8, and whether the charset had to be guessed from the bytes.
@@ -68,16 +99,18 @@ func hasHighBytes(b []byte) bool {
 
 // robotsOf returns the directives that apply to the page: the fetcher's,
 // or those of its metas and X-Robots-Tag.
-func robotsOf(pg *Page, doc *htmldoc.Doc) (noindex, nofollow bool) {
-	if pg.Robots != nil {
-		return slices.Contains(pg.Robots, directives.NoIndex), slices.Contains(pg.Robots, directives.NoFollow)
+func robotsOf(pg *Page, doc *htmldoc.Doc) robots {
+	has := func(d string) bool { return slices.Contains(pg.Robots, d) }
+	if pg.Robots == nil {
+		s := directives.For(Agent)
+		s.Header(pg.XRobotsTag)
+		for _, m := range doc.Metas {
+			s.Meta(m[0], m[1])
+		}
+		has = s.Has
 	}
-	s := directives.For(Agent)
-	s.Header(pg.XRobotsTag)
-	for _, m := range doc.Metas {
-		s.Meta(m[0], m[1])
-	}
-	return s.Has(directives.NoIndex), s.Has(directives.NoFollow)
+	return robots{noindex: has(directives.NoIndex), nofollow: has(directives.NoFollow),
+		noarchive: has(directives.NoArchive), nosnippet: has(directives.NoSnippet)}
 }
 
 // canonicalOf returns the URL the page is to be indexed under when its

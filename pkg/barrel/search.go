@@ -284,8 +284,14 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			r.Explain = ex
 		}
 		if !opt.NoSnippets {
-			if r.Snippet, err = idx.snippet(s.doc, q.keys, s.lists, info.textRef); err != nil {
+			e, _, err := idx.doc(s.doc)
+			if err != nil {
 				return nil, err
+			}
+			if e.Flags&FlagNoSnippet == 0 { // the page said nosnippet
+				if r.Snippet, err = idx.snippet(s.doc, q.keys, s.lists, info.textRef); err != nil {
+					return nil, err
+				}
 			}
 		}
 		resp.Results = append(resp.Results, r)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sekitei/crawlkit/pkg/barrel"
 	"github.com/sekitei/crawlkit/pkg/clikit"
+	"github.com/sekitei/crawlkit/pkg/directives"
 	"github.com/sekitei/crawlkit/pkg/record"
 )
 
@@ -601,13 +602,16 @@ func getCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "get",
 		Usage:     "print a stored page",
-		UsageText: "barrel get --index DIR [--info|--text] URL|DOCID",
+		UsageText: "barrel get --index DIR [--info|--text] [--archived] URL|DOCID",
 		Description: `Prints the page stored in the repository for a URL or docID: its HTML as
 indexed, decoded to UTF-8 whatever charset it was served in. --text prints
 its title and visible text instead (one line each). --info prints its
 document index entry as an NDJSON record: "stored" says whether the page is
 in the repository (false: only seen as a link target), and a stored page
-has "status":200, as in fetch records (barrel keeps only 200 responses).
+has "status":200, as in fetch records (barrel keeps only 200 responses),
+and "robots", the directives beyond indexing it gave (noarchive, nosnippet).
+A page that said noarchive is not shown (exit 1) unless --archived is given:
+its copy is kept for the index, not for showing.
 
 Example:
    $ barrel get --index idx http://docs.test/library/json.html | head -3
@@ -619,6 +623,7 @@ Example:
 		Flags: []cli.Flag{indexFlag,
 			&cli.BoolFlag{Name: "info", Usage: "print the document index entry as JSON"},
 			&cli.BoolFlag{Name: "text", Usage: "print the title and visible text, in UTF-8"},
+			&cli.BoolFlag{Name: "archived", Usage: "show the stored copy of a page that said noarchive"},
 		},
 		Action: get,
 	}
@@ -662,10 +667,16 @@ func get(c *cli.Context) error {
 		if e.Status == barrel.StatusFetched {
 			rec.SetInt("status", http.StatusOK)
 		}
+		if robots := entryRobots(e); len(robots) > 0 {
+			rec.SetStrings("robots", robots)
+		}
 		rec.SetFloat("rank", float64(e.Rank))
 		rec.SetInt("words", int64(e.Words))
 		rec.SetString("checksum", fmt.Sprintf("crc32c:%08x", e.Checksum))
 		return clikit.Output(c).Write(rec)
+	}
+	if e, _ := idx.Doc(doc); e.Flags&barrel.FlagNoArchive != 0 && !c.Bool("archived") {
+		return fmt.Errorf("%s: the page said noarchive, so its stored copy is not shown (--archived shows it, --info its entry)", arg)
 	}
 	u, body, err := idx.Page(doc)
 	if err != nil {
@@ -803,4 +814,16 @@ Example:
 			return nil
 		},
 	}
+}
+
+// entryRobots lists the directives a document entry keeps.
+func entryRobots(e barrel.DocEntry) []string {
+	var out []string
+	if e.Flags&barrel.FlagNoArchive != 0 {
+		out = append(out, directives.NoArchive)
+	}
+	if e.Flags&barrel.FlagNoSnippet != 0 {
+		out = append(out, directives.NoSnippet)
+	}
+	return out
 }
