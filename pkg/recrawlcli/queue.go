@@ -349,8 +349,10 @@ func nextCommand() *cli.Command {
 		Usage:     "the pages to fetch now from the crawl state, new and old in one ranking",
 		UsageText: "recrawl next --state S --n N [--rate K0] [--slot 1h] [--host-rate K | --host-rates FILE] [--lambda0 L] [--now T]",
 		Description: `Writes the pages to fetch now, best first, as records {"url","crawl_value",
-"due":true,"weight","change_rate","last_fetch","host"} (no last_fetch for a
-page never fetched). New and old pages compete by one crawl value: V(tau)
+"due":true,"weight","change_rate","last_fetch","host","etag","last_modified"}
+(no last_fetch for a page never fetched; etag and last_modified are the
+validators of the page's last successful fetch, when it sent any, which
+fetch turns into If-None-Match and If-Modified-Since). New and old pages compete by one crawl value: V(tau)
 for a page fetched tau days ago, w/delta for a page never fetched (its change
 rate the prior until observed). A page is a candidate when V reaches
 lambda_0, solved from the state's aggregates for --rate (or N per --slot), or
@@ -362,7 +364,7 @@ Ties go by url. next reads the state only: run twice, it writes the same.
 Example:
    $ recrawl next --state crawl.recrawl --n 700 --rate 16800 --host-rate 240 --now 2026-11-23T10:00:00Z
    {"url":"https://a.example/","crawl_value":4.1,"due":true,"weight":0.8,"change_rate":0.19,"host":"a.example"}
-   {"url":"https://b.example/news","crawl_value":2.7,"due":true,"weight":1.3,"change_rate":2.4,"last_fetch":"2026-11-22T09:00:00Z","host":"b.example"}`,
+   {"url":"https://b.example/news","crawl_value":2.7,"due":true,"weight":1.3,"change_rate":2.4,"last_fetch":"2026-11-22T09:00:00Z","host":"b.example","etag":"\"5f3a\""}`,
 		Flags: nextFlags(),
 		Action: func(c *cli.Context) error {
 			opt, err := nextOptions(c)
@@ -397,6 +399,13 @@ Example:
 					r.SetTime("last_fetch", time.Unix(cd.LastFetch, 0))
 				}
 				r.SetString("host", cd.Host)
+				// fetch's own fields: it asks conditionally with them.
+				if cd.ETag != "" {
+					r.SetString("etag", cd.ETag)
+				}
+				if cd.LastModified != "" {
+					r.SetString("last_modified", cd.LastModified)
+				}
 				if err := out.Write(r); err != nil {
 					return err
 				}
@@ -518,6 +527,16 @@ func explainState(c *cli.Context) error {
 			p("tau", "infinite (never fetched)")
 		} else {
 			p("tau", "%.6g days (last fetch %s)", x.Tau, x.LastFetch.Format(time.RFC3339))
+		}
+		if x.ETag != "" || x.LastModified != "" {
+			var vs []string
+			if x.ETag != "" {
+				vs = append(vs, "ETag "+x.ETag)
+			}
+			if x.LastModified != "" {
+				vs = append(vs, "Last-Modified "+x.LastModified)
+			}
+			p("validators", "%s (next asks conditionally)", strings.Join(vs, ", "))
 		}
 		p("crawl value", "V = %.6g of at most %.6g (w/delta)", x.Value, x.MaxValue)
 		p("lambda_0", "%.6g", x.Lambda0)

@@ -31,6 +31,11 @@ type Fetch struct {
 	// Canonical is the page's rel=canonical when it names another URL of
 	// its host ("" otherwise).
 	Canonical string
+	// ETag and LastModified are the response's validators (fetch's etag
+	// and last_modified); Redirected is a fetch whose final URL is not
+	// its URL, whose validators are not the URL's.
+	ETag, LastModified string
+	Redirected         bool
 }
 
 // A Discovery is a URL known without a fetch: a seed, or a sitemap entry
@@ -89,7 +94,8 @@ type ApplyStats struct {
 }
 
 // ParseFetch reads a fetch record: url, host, fetched_at, status, error,
-// digest, text_simhash and links.
+// digest, text_simhash, links, canonical, final_url, etag and
+// last_modified.
 func ParseFetch(r *record.Record) (Fetch, error) {
 	f := Fetch{URL: r.URL(), Host: record.RecordHost(r)}
 	if f.URL == "" {
@@ -131,8 +137,11 @@ func ParseFetch(r *record.Record) (Fetch, error) {
 	if _, err := r.Decode("links", &f.Links); err != nil {
 		return f, err
 	}
+	final, _ := r.String("final_url")
+	f.Redirected = final != "" && final != f.URL
+	f.ETag, _ = r.String("etag")
+	f.LastModified, _ = r.String("last_modified")
 	if c, ok := r.String("canonical"); ok && c != "" && c != f.URL {
-		final, _ := r.String("final_url")
 		ch, err := urlx.Host(c)
 		if c != final && err == nil && ch == f.Host {
 			f.Canonical = c
@@ -543,9 +552,42 @@ func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
 			p.Flags |= flagSimhash
 		}
 	}
+	p.validators(f)
 	p.LastFetch = at
 	p.Failures, p.RetryAt, p.Defers, p.DeferTo = 0, 0, 0, 0
 	p.estimate(opt)
+}
+
+// validators keeps the validators of a successful fetch, for the next
+// one's conditional request. A 304 keeps the page's validators, replacing
+// those it carries (RFC 9110 15.4.5: it sends those a 200 would have;
+// RFC 9111 4.3.4: they update the stored response); another answer
+// replaces them all, so a page that stopped sending one stops being asked
+// with it. A redirected fetch keeps none: its validators are the final
+// URL's, and fetch sends them to the first. A validator with a CR or LF,
+// or longer than 1 KiB, is not kept.
+func (p *page) validators(f *Fetch) {
+	ok := func(v string) bool { return len(v) <= maxValidator && !strings.ContainsAny(v, "\r\n") }
+	etag, lm := f.ETag, f.LastModified
+	if !ok(etag) {
+		etag = ""
+	}
+	if !ok(lm) {
+		lm = ""
+	}
+	switch {
+	case f.Redirected:
+		p.ETag, p.LastModified = "", ""
+	case f.Status == 304:
+		if etag != "" {
+			p.ETag = etag
+		}
+		if lm != "" {
+			p.LastModified = lm
+		}
+	default:
+		p.ETag, p.LastModified = etag, lm
+	}
 }
 
 // estimate sets the page's change rate from its statistics and its prior:

@@ -36,6 +36,9 @@ type Explanation struct {
 	Taken        bool
 	Rank         int // 1-based position in the selection when taken
 	Reason       string
+	// ETag and LastModified are the validators next sends with the page
+	// ("": none).
+	ETag, LastModified string
 }
 
 // Explain tells, for each URL, the state's view of the page and whether and
@@ -72,6 +75,7 @@ func (q *Queue) Explain(urls []string, opt NextOptions) ([]Explanation, error) {
 			}
 			x.Known, x.Host, x.W, x.HasWeight, x.Delta, x.Prior = true, p.Host, p.W, p.HasWeight, p.Delta, p.Prior
 			x.Fetches, x.Changes, x.Failures, x.Defers = p.Stats.N, p.Stats.X, int(p.Failures), int(p.Defers)
+			x.ETag, x.LastModified = p.ETag, p.LastModified
 			if p.LastFetch != 0 {
 				x.Fetches++
 				x.LastFetch = time.Unix(p.LastFetch, 0).UTC()

@@ -36,6 +36,9 @@ type Candidate struct {
 	W, Delta  float64
 	LastFetch int64 // unix seconds; 0: never fetched
 	Prior     bool  // Delta is the prior
+	// ETag and LastModified are the validators of the page's last
+	// successful fetch ("": none), for a conditional request.
+	ETag, LastModified string
 }
 
 // NextInfo tells how a selection went.
@@ -308,6 +311,9 @@ func (q *Queue) Next(opt NextOptions) ([]Candidate, *NextInfo, error) {
 			}
 		}
 		s.reselect()
+		if err := s.validators(); err != nil {
+			return err
+		}
 		out = s.cands
 		if s.full {
 			info.Cut = s.cut
@@ -349,7 +355,33 @@ func (s *selector) expired() error {
 
 func (p *page) candidate(url string, now int64) Candidate {
 	return Candidate{URL: url, Host: p.Host, W: p.W, Delta: p.Delta, LastFetch: p.LastFetch, Prior: p.Prior,
-		Value: value(p.W, p.Delta, p.LastFetch, now)}
+		Value: value(p.W, p.Delta, p.LastFetch, now), ETag: p.ETag, LastModified: p.LastModified}
+}
+
+// validators fills in the validators of the pages taken that were fetched
+// before: one page read each, for the N taken only (the due index does not
+// hold them).
+func (s *selector) validators() error {
+	pages := s.tx.Bucket(bPages)
+	for i := range s.cands {
+		c := &s.cands[i]
+		if c.LastFetch == 0 || c.ETag != "" || c.LastModified != "" {
+			continue
+		}
+		v, err := pages.Get([]byte(c.URL))
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return s.q.corrupt(bDue, []byte(c.URL), errors.New("no such page"))
+		}
+		p, err := decodePage(v)
+		if err != nil {
+			return s.q.corrupt(bPages, []byte(c.URL), err)
+		}
+		c.ETag, c.LastModified = p.ETag, p.LastModified
+	}
+	return nil
 }
 
 // value is V at now for a page last fetched at last (0: never).

@@ -306,6 +306,10 @@ func (q *Queue) view(fn func(tx *boltstate.Tx) error) error {
 
 // corrupt reports a value that does not decode.
 func (q *Queue) corrupt(bucket []byte, key []byte, err error) error {
+	var newer *newerPageError
+	if errors.As(err, &newer) {
+		return &StateError{q.path, fmt.Sprintf("%s entry %q: %v", bucket, clip(string(key)), err)}
+	}
 	return &StateError{q.path, fmt.Sprintf("corrupt %s entry %q: %v", bucket, clip(string(key)), err)}
 }
 
@@ -339,6 +343,27 @@ type page struct {
 	// PriorRate is the page's own prior change rate per day, from a
 	// sitemap changefreq (0: the state's --default-change-rate).
 	PriorRate float64
+	// ETag and LastModified are the validators of the last successful
+	// fetch ("": none), sent back by next so that fetch asks
+	// conditionally.
+	ETag, LastModified string
+}
+
+// pageEncoding is the version of the page encoding: 1 without LastObs
+// and PriorRate, 2 without ETag and LastModified. Older ones are read; a
+// page written by a newer recrawl is refused.
+const pageEncoding = 3
+
+// maxValidator is the longest ETag or Last-Modified kept; a longer one
+// is not a validator any server sends, and is dropped.
+const maxValidator = 1024
+
+// A newerPageError is a page written in an encoding this recrawl does not
+// know, by a newer recrawl.
+type newerPageError struct{ version byte }
+
+func (e *newerPageError) Error() string {
+	return fmt.Sprintf("page encoding %d, written by a newer recrawl (this recrawl reads encodings 1 to %d)", e.version, pageEncoding)
 }
 
 const (
@@ -366,7 +391,7 @@ func (p *page) blockedUntil() int64 {
 }
 
 func (p *page) encode(b []byte) []byte {
-	b = append(b, 2) // page encoding version (1: without LastObs and PriorRate)
+	b = append(b, pageEncoding)
 	b = binary.AppendUvarint(b, uint64(len(p.Host)))
 	b = append(b, p.Host...)
 	flags := p.Flags &^ (flagWeight | flagPrior)
@@ -402,7 +427,11 @@ func (p *page) encode(b []byte) []byte {
 		b = appendFloat(b, g.Sum)
 	}
 	b = binary.AppendVarint(b, p.LastObs)
-	return appendFloat(b, p.PriorRate)
+	b = appendFloat(b, p.PriorRate)
+	b = binary.AppendUvarint(b, uint64(len(p.ETag)))
+	b = append(b, p.ETag...)
+	b = binary.AppendUvarint(b, uint64(len(p.LastModified)))
+	return append(b, p.LastModified...)
 }
 
 func appendFloat(b []byte, v float64) []byte {
@@ -480,10 +509,24 @@ func (d *decoder) bytes(n uint64) []byte {
 	return v
 }
 
+// validator reads a length-prefixed ETag or Last-Modified.
+func (d *decoder) validator() []byte {
+	n := d.uvarint()
+	if n > maxValidator {
+		d.fail("validator too long")
+		return nil
+	}
+	return d.bytes(n)
+}
+
 func decodePage(b []byte) (*page, error) {
 	d := &decoder{b: b}
 	version := d.byte()
-	if version != 1 && version != 2 && d.err == nil {
+	switch {
+	case d.err != nil:
+	case version > pageEncoding:
+		return nil, &newerPageError{version}
+	case version < 1:
 		return nil, fmt.Errorf("page encoding %d", version)
 	}
 	p := &page{}
@@ -515,6 +558,10 @@ func decodePage(b []byte) (*page, error) {
 	if version >= 2 {
 		p.LastObs = d.varint()
 		p.PriorRate = d.float()
+	}
+	if version >= 3 {
+		p.ETag = string(d.validator())
+		p.LastModified = string(d.validator())
 	}
 	if d.err == nil && (len(d.b) != 0 || p.Host == "" || !(p.W > 0) || !(p.Delta > 0) || s.X > s.N || p.PriorRate < 0) {
 		d.fail("inconsistent page")
