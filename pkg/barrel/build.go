@@ -904,70 +904,8 @@ func (b *Builder) Commit() error {
 		return err
 	}
 	defer anchors.close()
-	var recs [][2]uint64
-	for to := range dirty.all(n) {
-		lo, hi := uint64(to)<<32, uint64(to+1)<<32
-		recs = recs[:0]
-		if err := b.anc.each(lo, hi, func(k, v uint64) error {
-			recs = append(recs, [2]uint64{k, v})
-			return nil
-		}); err != nil {
-			return err
-		}
-		i, _ := slices.BinarySearchFunc(b.newAnc, lo, func(r [2]uint64, k uint64) int { return cmpU64(r[0], k) })
-		for ; i < len(b.newAnc) && b.newAnc[i][0] < hi; i++ {
-			recs = append(recs, b.newAnc[i])
-		}
-		// in anchors-file order, as one build in one go meets them
-		slices.SortFunc(recs, func(x, y [2]uint64) int { return cmpU64(x[1], y[1]) })
-		b.Stats.AnchorsRead += len(recs)
-		b.keys, b.hits = b.keys[:0], b.hits[:0]
-		var old []uint64
-		for _, r := range recs {
-			from, fromOff, text, err := anchors.at(r[1], to)
-			if err != nil {
-				return err
-			}
-			if uint32(r[0]) != from {
-				return corrupt("anchor runs: record at %d is not from doc %d", r[1], uint32(r[0]))
-			}
-			if to < b.oldN && b.liveBefore(from, fromOff) {
-				// an anchor the target's old segment indexed
-				b.page.Analyzer.Tokens(text, func(t analysis.Token) {
-					if id, _, lerr := b.lex.Add(t.Term); lerr == nil {
-						old = append(old, uint64(id)<<32)
-					} else {
-						err = lerr
-					}
-				})
-				if err != nil {
-					return err
-				}
-			}
-			cur, err := b.repoOf(from)
-			if err != nil {
-				return err
-			}
-			if cur != fromOff {
-				continue
-			}
-			pos := 0
-			b.page.Analyzer.Tokens(text, func(t analysis.Token) {
-				if err != nil {
-					return
-				}
-				if err = b.addHit(t.Term, hit.AnchorHit(t.Capital, pos, from)); err == nil && !t.Whole {
-					pos++
-				}
-			})
-			if err != nil {
-				return err
-			}
-		}
-		b.dead.add(to, old)
-		if err := b.flushHits(to); err != nil {
-			return err
-		}
+	if err := b.indexAnchors(dirty.all(n), anchors); err != nil {
+		return err
 	}
 	if err := b.fwd.flush(); err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
 )
 
 // Pending anchors come back in the order added, byte for byte, with text
@@ -96,5 +98,48 @@ func testAnchorReader(t *testing.T, mapped bool) {
 	}
 	if _, _, _, err := r.at(third, 9); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("checksum mismatch at %d", third)) {
 		t.Errorf("a damaged record: %v, want its offset %d named", err, third)
+	}
+}
+
+// The anchor pass reads targets ahead of the committer in chunks; whatever
+// the chunk size, two batches (the second re-indexing older targets and
+// changing a page) write the same files.
+func TestAnchorChunks(t *testing.T) {
+	site := synth.New(1200, 5000, 1)
+	build := func(chunk int) map[string]FileSum {
+		defer func(n int) { targetsPerChunk = n }(targetsPerChunk)
+		targetsPerChunk = chunk
+		dir := t.TempDir()
+		for k := range 2 {
+			bl, err := NewBuilder(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := k * 600; i < (k+1)*600; i++ {
+				if err := bl.Add(site.URL(i), site.Page(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if k == 1 {
+				bl.Add(site.URL(5), append(site.Page(5), "<p>changed</p>"...))
+			}
+			if err := bl.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if k == 1 && (bl.Stats.Targets == 0 || bl.Stats.AnchorsRead == 0) {
+				t.Fatalf("batch 2 re-indexed %d targets, read %d anchors", bl.Stats.Targets, bl.Stats.AnchorsRead)
+			}
+			bl.Close()
+		}
+		return open(t, dir).Manifest().Files
+	}
+	want := build(256)
+	for _, chunk := range []int{1, 7} {
+		got := build(chunk)
+		for name, sum := range want {
+			if got[name] != sum {
+				t.Errorf("chunks of %d targets: %s differs: %+v vs %+v", chunk, name, got[name], sum)
+			}
+		}
 	}
 }
