@@ -76,6 +76,27 @@ func (fs *forwardSet) add(doc uint32, words []wordHits) error {
 	return nil
 }
 
+// byBarrel orders keys (wordID<<32 | i) by their wordID's barrel into
+// buf, a counting sort: the forward barrels need a page's words of one
+// barrel together, and the sorter orders each barrel's words itself, so
+// the page's words need no full sort (its distinct words each come once).
+func byBarrel(keys, buf []uint64) []uint64 {
+	var next [lexicon.Barrels + 1]int
+	for _, k := range keys {
+		next[lexicon.BarrelOf(uint32(k>>32))+1]++
+	}
+	for i := 1; i < len(next); i++ {
+		next[i] += next[i-1]
+	}
+	out := slices.Grow(buf[:0], len(keys))[:len(keys)]
+	for _, k := range keys {
+		bb := lexicon.BarrelOf(uint32(k >> 32))
+		out[next[bb]] = k
+		next[bb]++
+	}
+	return out
+}
+
 func (fs *forwardSet) flush() error {
 	for _, w := range fs.w {
 		if err := w.Flush(); err != nil {

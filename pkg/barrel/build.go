@@ -130,6 +130,7 @@ type Builder struct {
 	page       htmldoc.Doc
 	group      hitGrouper // for re-parses
 	keys       []uint64
+	grouped    []uint64 // keys by barrel (indexHits)
 	hits       []hit.Hit
 	words      []wordHits
 	sorted     []hit.Hit
@@ -663,7 +664,7 @@ func clip(s string) string {
 // indexHits writes a page's own hits (text, title, meta, URL) to the
 // forward barrels.
 func (b *Builder) indexHits(doc uint32, p *prepared) error {
-	// keys: wordID<<32 | distinct key index, sorted by wordID
+	// keys: wordID<<32 | distinct key index, grouped by barrel
 	b.keys = b.keys[:0]
 	start := uint32(0)
 	for k, end := range p.ends {
@@ -680,9 +681,9 @@ func (b *Builder) indexHits(doc uint32, p *prepared) error {
 	if len(b.keys) == 0 {
 		return nil
 	}
-	slices.Sort(b.keys)
+	b.grouped = byBarrel(b.keys, b.grouped)
 	b.words = b.words[:0]
-	for _, key := range b.keys {
+	for _, key := range b.grouped {
 		k := uint32(key)
 		b.words = append(b.words, wordHits{id: uint32(key >> 32), hits: p.hits[p.starts[k]:p.starts[k+1]]})
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
+	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
 
 // Grouping keeps every hit, lists each distinct key once in order of first
@@ -45,5 +46,30 @@ func TestHitGrouper(t *testing.T) {
 				t.Fatalf("%d hits: the hits of %q are %v, want %v", n, w, got, want[w])
 			}
 		}
+	}
+}
+
+// byBarrel returns the same keys with each barrel's together, in barrel
+// order, each barrel's in their input order.
+func TestByBarrel(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var keys []uint64
+	for i := range 500 {
+		id := lexicon.ID(r.IntN(lexicon.Barrels), uint32(r.IntN(1000)))
+		keys = append(keys, uint64(id)<<32|uint64(i))
+	}
+	got := byBarrel(keys, nil)
+	if len(got) != len(keys) {
+		t.Fatalf("%d keys in, %d out", len(keys), len(got))
+	}
+	want := slices.Clone(keys)
+	slices.SortStableFunc(want, func(x, y uint64) int {
+		return lexicon.BarrelOf(uint32(x>>32)) - lexicon.BarrelOf(uint32(y>>32))
+	})
+	if !slices.Equal(got, want) {
+		t.Errorf("byBarrel: %x..., want %x...", got[:5], want[:5])
+	}
+	if again := byBarrel(keys[:3], got); !slices.Equal(again, byBarrel(keys[:3], nil)) || len(again) != 3 {
+		t.Errorf("reusing the buffer: %x", again)
 	}
 }
