@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,15 +23,6 @@ import (
 // A page whose content changes answers the conditional request with a 200
 // and a new ETag, which the state takes and the next turn sends.
 func TestCrawlCycleConditional(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
 	modified := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	editions := []string{"<p>The river is calm and the market opens as usual this morning.</p>",
 		"<p>A storm broke the old bridge overnight; schools are closed and the town council meets at noon.</p>"}
@@ -40,41 +30,34 @@ func TestCrawlCycleConditional(t *testing.T) {
 	turn := 0
 	news := 1           // the version of /news.html, moved by the test
 	asked := []string{} // "turn path If-None-Match|If-Modified-Since", for every request
-	mux := http.NewServeMux()
-	mux.HandleFunc("/robots.txt", http.NotFound)
-	serve := func(etag string, mod time.Time, body string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			asked = append(asked, fmt.Sprintf("%d %s %s|%s", turn, r.URL.Path, r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since")))
-			e, b := etag, body
-			if r.URL.Path == "/news.html" {
-				// Words, not numbers: a change of numbers alone is
-				// no change of the main text.
-				e, b = fmt.Sprintf(`"news-%d"`, news), body+editions[news-1]
+	site := func(_ string, mux *http.ServeMux) {
+		mux.HandleFunc("/robots.txt", http.NotFound)
+		serve := func(etag string, mod time.Time, body string) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				asked = append(asked, fmt.Sprintf("%d %s %s|%s", turn, r.URL.Path, r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since")))
+				e, b := etag, body
+				if r.URL.Path == "/news.html" {
+					// Words, not numbers: a change of numbers alone is
+					// no change of the main text.
+					e, b = fmt.Sprintf(`"news-%d"`, news), body+editions[news-1]
+				}
+				mu.Unlock()
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				if e != "" {
+					w.Header().Set("ETag", e)
+				}
+				// ServeContent answers If-None-Match and If-Modified-Since
+				// as RFC 9110 says (If-None-Match first).
+				http.ServeContent(w, r, "", mod, strings.NewReader(b))
 			}
-			mu.Unlock()
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			if e != "" {
-				w.Header().Set("ETag", e)
-			}
-			// ServeContent answers If-None-Match and If-Modified-Since
-			// as RFC 9110 says (If-None-Match first).
-			http.ServeContent(w, r, "", mod, strings.NewReader(b))
 		}
+		mux.HandleFunc("/{$}", serve("", time.Time{}, `<title>Home</title><a href="/etag.html">e</a> <a href="/date.html">d</a> <a href="/news.html">n</a>`))
+		mux.HandleFunc("/etag.html", serve(`"stable-1"`, time.Time{}, `<title>Tagged</title><p>The same words every day.</p>`))
+		mux.HandleFunc("/date.html", serve("", modified, `<title>Dated</title><p>Written once, long ago.</p>`))
+		mux.HandleFunc("/news.html", serve("", time.Time{}, `<title>News</title>`))
 	}
-	mux.HandleFunc("/{$}", serve("", time.Time{}, `<title>Home</title><a href="/etag.html">e</a> <a href="/date.html">d</a> <a href="/news.html">n</a>`))
-	mux.HandleFunc("/etag.html", serve(`"stable-1"`, time.Time{}, `<title>Tagged</title><p>The same words every day.</p>`))
-	mux.HandleFunc("/date.html", serve("", modified, `<title>Dated</title><p>Written once, long ago.</p>`))
-	mux.HandleFunc("/news.html", serve("", time.Time{}, `<title>News</title>`))
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-
-	w := &world{root: root, bin: tools(t, root), crawl: filepath.Join(t.TempDir(), "crawl")}
-	os.MkdirAll(w.crawl, 0o755)
-	if err := os.WriteFile(filepath.Join(w.crawl, "seeds.txt"), []byte(base+"/\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	w, base := loopbackSite(t, site)
 	const turns = 4
 	for day := 1; day <= turns; day++ {
 		mu.Lock()
@@ -83,14 +66,9 @@ func TestCrawlCycleConditional(t *testing.T) {
 			news = 2 // the news page changes between turns 2 and 3
 		}
 		mu.Unlock()
-		// A day between turns, so every known page is due again; a
-		// site quota, so sekitei admit filters (and passes) the
+		// A site quota, so sekitei admit filters (and passes) the
 		// candidates from turn 2 on.
-		conf := fmt.Sprintf("FETCH_ARGS=\"--allow-private --delay 0\"\nTURN_N=20\nSITE_QUOTA=100\nMIN_QUOTA=10\nNOW=2026-11-%02dT00:00:00Z\n", 10+day)
-		if err := os.WriteFile(filepath.Join(w.crawl, "crawl.conf"), []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		w.turn(t, fmt.Sprintf("turn %d", day))
+		w.dailyTurn(t, day, "SITE_QUOTA=100\nMIN_QUOTA=10\n")
 	}
 
 	// Every turn's fetched records, by turn and path.
@@ -197,17 +175,12 @@ func TestCrawlCycleConditional(t *testing.T) {
 	}
 }
 
+// recordsByPath reads the records of an NDJSON file by their URL's path
+// under base.
 func recordsByPath(t *testing.T, path, base string) map[string]*record.Record {
 	t.Helper()
 	out := map[string]*record.Record{}
-	for i, line := range strings.Split(strings.TrimSpace(readFile(t, path)), "\n") {
-		if line == "" {
-			continue
-		}
-		r, err := record.Parse([]byte(line))
-		if err != nil {
-			t.Fatalf("%s: line %d: %v", path, i+1, err)
-		}
+	for _, r := range records(t, path) {
 		out[strings.TrimPrefix(r.URL(), base)] = r
 	}
 	return out

@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,6 +136,45 @@ func (w *world) cycle() *exec.Cmd {
 	return cmd
 }
 
+// loopbackSite serves on 127.0.0.1 the site that site puts on mux (given
+// the site's base URL) for the test's length, and returns a crawl of it
+// seeded with its home page, and the base URL.
+func loopbackSite(t *testing.T, site func(base string, mux *http.ServeMux)) (*world, string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	mux := http.NewServeMux()
+	site(base, mux)
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	w := &world{root: root, bin: tools(t, root), crawl: filepath.Join(t.TempDir(), "crawl")}
+	os.MkdirAll(w.crawl, 0o755)
+	if err := os.WriteFile(filepath.Join(w.crawl, "seeds.txt"), []byte(base+"/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w, base
+}
+
+// dailyTurn runs turn day (1, 2, ...) of a loopbackSite crawl, a day after
+// the last, so that every known page is due again, with the extra lines of
+// crawl.conf.
+func (w *world) dailyTurn(t *testing.T, day int, extra string) {
+	t.Helper()
+	conf := fmt.Sprintf("FETCH_ARGS=\"--allow-private --delay 0\"\nTURN_N=20\nNOW=2026-11-%02dT00:00:00Z\n%s", 10+day, extra)
+	if err := os.WriteFile(filepath.Join(w.crawl, "crawl.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.turn(t, fmt.Sprintf("turn %d", day))
+}
+
 // turn runs one turn that must complete.
 func (w *world) turn(t *testing.T, what string) string {
 	t.Helper()
@@ -145,14 +185,14 @@ func (w *world) turn(t *testing.T, what string) string {
 	return string(out)
 }
 
-// urlsOf returns the urls of the records of a file, in order.
-func urlsOf(t *testing.T, path string) []string {
+// records reads the records of an NDJSON file.
+func records(t *testing.T, path string) []*record.Record {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var urls []string
+	var out []*record.Record
 	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 		if line == "" {
 			continue
@@ -161,6 +201,16 @@ func urlsOf(t *testing.T, path string) []string {
 		if err != nil {
 			t.Fatalf("%s: line %d: %v", path, i+1, err)
 		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// urlsOf returns the urls of the records of a file, in order.
+func urlsOf(t *testing.T, path string) []string {
+	t.Helper()
+	var urls []string
+	for _, r := range records(t, path) {
 		urls = append(urls, r.URL())
 	}
 	return urls

@@ -14,27 +14,6 @@ import (
 	"github.com/sekitei/crawlkit/pkg/sekitei"
 )
 
-// records reads the records of an NDJSON file.
-func records(t *testing.T, path string) []*record.Record {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*record.Record
-	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		if line == "" {
-			continue
-		}
-		r, err := record.Parse([]byte(line))
-		if err != nil {
-			t.Fatalf("%s: line %d: %v", path, i+1, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // TestCrawlCycleOrder runs the loop with ORDER=bfs and QUOTA_RULE=segments:
 // the queue's weights are the breadth-first priorities sekitei order gives
 // the same fetched records in one run (the order's state carried them over

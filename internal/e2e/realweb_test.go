@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,51 +14,9 @@ import (
 // so a page listed only there is crawled; and a URL whose canonical is
 // another URL is fetched once, its canonical from then on.
 func TestCrawlCycleSitemapsAndCanonical(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	mux := http.NewServeMux()
-	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "User-agent: *\nAllow: /\n\nSitemap: %s/sitemap.xml\n", base)
-	})
-	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/xml")
-		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
-<url><loc>%s/hidden-gem.html</loc><lastmod>2026-11-01</lastmod><changefreq>weekly</changefreq></url>
-</urlset>`, base)
-	})
-	page := func(body string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, body)
-		}
-	}
-	mux.HandleFunc("/", page(`<title>Home</title><a href="/shoes?ref=mail">shoes</a>`))
-	mux.HandleFunc("/shoes", page(`<link rel="canonical" href="/shoes"><title>Shoes</title><p>Red shoes.</p>`))
-	mux.HandleFunc("/hidden-gem.html", page(`<title>Only in the sitemap</title>`))
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-
-	w := &world{root: root, bin: tools(t, root), crawl: filepath.Join(t.TempDir(), "crawl")}
-	os.MkdirAll(w.crawl, 0o755)
-	if err := os.WriteFile(filepath.Join(w.crawl, "seeds.txt"), []byte(base+"/\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	w, base := loopbackSite(t, siteWithSitemap)
 	for day := 1; day <= 5; day++ {
-		// A day between turns, so every known page is due again.
-		conf := fmt.Sprintf("FETCH_ARGS=\"--allow-private --delay 0\"\nTURN_N=20\nNOW=2026-11-%02dT00:00:00Z\n", 10+day)
-		if err := os.WriteFile(filepath.Join(w.crawl, "crawl.conf"), []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		w.turn(t, fmt.Sprintf("turn %d", day))
+		w.dailyTurn(t, day, "")
 	}
 	turns := w.fetchedURLs(t)
 	if len(turns) != 5 {
@@ -91,4 +48,29 @@ func TestCrawlCycleSitemapsAndCanonical(t *testing.T) {
 	if len(sites) != 1 || !strings.Contains(sites[0], base+"/") {
 		t.Errorf("sites read for sitemaps over five turns: %q, want the one site once", sites)
 	}
+}
+
+// siteWithSitemap is a site whose robots.txt names a sitemap listing a
+// page no link reaches, and whose home page links a variant of a page that
+// names its canonical.
+func siteWithSitemap(base string, mux *http.ServeMux) {
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "User-agent: *\nAllow: /\n\nSitemap: %s/sitemap.xml\n", base)
+	})
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+<url><loc>%s/hidden-gem.html</loc><lastmod>2026-11-01</lastmod><changefreq>weekly</changefreq></url>
+</urlset>`, base)
+	})
+	page := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, body)
+		}
+	}
+	mux.HandleFunc("/", page(`<title>Home</title><a href="/shoes?ref=mail">shoes</a>`))
+	mux.HandleFunc("/shoes", page(`<link rel="canonical" href="/shoes"><title>Shoes</title><p>Red shoes.</p>`))
+	mux.HandleFunc("/hidden-gem.html", page(`<title>Only in the sitemap</title>`))
 }
