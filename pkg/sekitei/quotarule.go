@@ -25,11 +25,19 @@ var QuotaRuleNames = append([]string{QuotaShare}, crawlorder.QuotaRules...)
 // MIN_QUOTA, so it must be above 0 for them.
 func CheckQuotaRule(rule string, minQuota int) error {
 	rule = ruleOrDefault(rule)
-	if !slices.Contains(QuotaRuleNames, rule) {
-		return fmt.Errorf("quota rule %q: want one of %s", rule, strings.Join(QuotaRuleNames, ", "))
+	if err := checkRuleName(rule); err != nil {
+		return err
 	}
 	if rule != QuotaShare && rule != crawlorder.QuotaNone && minQuota <= 0 {
 		return fmt.Errorf("quota rule %s: MIN_QUOTA %d: want a number of pages above 0 (the rule multiplies it)", rule, minQuota)
+	}
+	return nil
+}
+
+// checkRuleName reports whether rule names a rule of the online path.
+func checkRuleName(rule string) error {
+	if !slices.Contains(QuotaRuleNames, rule) {
+		return fmt.Errorf("quota rule %q: want one of %s", rule, strings.Join(QuotaRuleNames, ", "))
 	}
 	return nil
 }

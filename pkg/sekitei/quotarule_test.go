@@ -104,16 +104,8 @@ func quotaHost(t *testing.T) []*record.Record {
 // and 30 new tag pages, offered alternately.
 func admitted(t *testing.T, path, rule string) (news, tags int) {
 	t.Helper()
-	ro, err := OpenState(path, StateOptions{ReadOnly: true, QuotaRule: rule})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	a, err := NewAdmitter([]*State{ro}, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, done := readOnlyAdmitter(t, path, rule)
+	defer done()
 	for i := 100; i < 130; i++ {
 		for _, u := range []string{fmt.Sprintf("http://q.example/news/%d.html", i), fmt.Sprintf("http://q.example/tag/t%d/", i)} {
 			ad, err := a.Admit(record.New(u))
@@ -196,4 +188,20 @@ func TestQuotaRuleOnline(t *testing.T) {
 	if _, err := OpenState(filepath.Join(t.TempDir(), "s"), StateOptions{QuotaRule: "visits", MinQuota: 0}); err == nil {
 		t.Error("rule visits with MIN_QUOTA 0 opened")
 	}
+}
+
+// readOnlyAdmitter opens the state at path read-only under rule ("" for
+// the state's own) with an admitter over it (robots block 5); done closes
+// both, so that the state can be opened for writing again.
+func readOnlyAdmitter(t *testing.T, path, rule string) (a *Admitter, done func()) {
+	t.Helper()
+	ro, err := OpenState(path, StateOptions{ReadOnly: true, QuotaRule: rule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err = NewAdmitter([]*State{ro}, 5); err != nil {
+		ro.Close()
+		t.Fatal(err)
+	}
+	return a, func() { a.Close(); ro.Close() }
 }

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,8 +115,10 @@ func OpenState(path string, opt StateOptions) (st *State, err error) {
 		if err := CheckQuotaRule(opt.QuotaRule, opt.MinQuota); err != nil {
 			return nil, err
 		}
-	case opt.QuotaRule != "" && !slices.Contains(QuotaRuleNames, opt.QuotaRule):
-		return nil, fmt.Errorf("quota rule %q: want one of %s", opt.QuotaRule, strings.Join(QuotaRuleNames, ", "))
+	case opt.QuotaRule != "":
+		if err := checkRuleName(opt.QuotaRule); err != nil {
+			return nil, err
+		}
 	}
 	fi, statErr := os.Stat(path)
 	switch {

@@ -445,16 +445,8 @@ func TestAdmitter(t *testing.T) {
 		t.Fatalf("segments %+v", segs)
 	}
 	st.Close()
-	ro, err := OpenState(path, StateOptions{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	a, err := NewAdmitter([]*State{ro}, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, done := readOnlyAdmitter(t, path, "")
+	defer done()
 	var got []string
 	for i := 0; i < 10; i++ {
 		for _, u := range []string{fmt.Sprintf("http://a.example/news/2024/%d/", 200+i), fmt.Sprintf("http://a.example/print/%d.htm", 200+i), fmt.Sprintf("http://b.example/%d", i)} {

@@ -266,15 +266,7 @@ func order(c *cli.Context) error {
 	}
 	var pages []*crawlorder.Page
 	if !c.Bool("check") {
-		err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
-			p, err := pageOf(r)
-			if err != nil {
-				return r.Errorf("%v", err)
-			}
-			pages = append(pages, p)
-			return nil
-		})
-		if err != nil {
+		if pages, err = readPages(c, in, c.Args().Slice()); err != nil {
 			return err
 		}
 	}
@@ -371,6 +363,20 @@ func scoreRecord(s crawlorder.Score, name string) *record.Record {
 }
 
 // pageOf reads a fetch record as the orders see a page.
+// readPages reads the pages of the fetch records in files (stdin for none).
+func readPages(c *cli.Context, in *record.Input, files []string) ([]*crawlorder.Page, error) {
+	var pages []*crawlorder.Page
+	err := in.Each(c.Context, files, func(r *record.Record) error {
+		p, err := pageOf(r)
+		if err != nil {
+			return r.Errorf("%v", err)
+		}
+		pages = append(pages, p)
+		return nil
+	})
+	return pages, err
+}
+
 func pageOf(r *record.Record) (*crawlorder.Page, error) {
 	p := &crawlorder.Page{URL: r.URL()}
 	var links, anchors, terms []string
@@ -513,15 +519,7 @@ func alongLinks(c *cli.Context) (map[string]crawlorder.Score, error) {
 		return nil, err
 	}
 	in.Shard = record.Shard{} // the graph is whole whatever shard is explained
-	var pages []*crawlorder.Page
-	err = in.Each(c.Context, []string{links}, func(r *record.Record) error {
-		p, err := pageOf(r)
-		if err != nil {
-			return r.Errorf("%v", err)
-		}
-		pages = append(pages, p)
-		return nil
-	})
+	pages, err := readPages(c, in, []string{links})
 	if err != nil {
 		return nil, err
 	}
