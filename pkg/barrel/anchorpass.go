@@ -3,7 +3,6 @@ package barrel
 import (
 	"iter"
 	"slices"
-	"sync"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
@@ -54,15 +53,21 @@ func (c *anchorChunk) term(t anchorTok) []byte { return c.terms[t.start:t.end] }
 var targetsPerChunk = 256
 
 // readAnchors sends the anchors of targets, in order, in chunks; it stops
-// at the first error (sent as a chunk's err) or when stop is closed.
-func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, stop <-chan struct{}) <-chan *anchorChunk {
-	out := make(chan *anchorChunk, 2)
+// at the first error (sent as a chunk's err) or when stop is closed, and
+// closes out when it has stopped reading.
+func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, stop <-chan struct{}) (out <-chan *anchorChunk) {
+	chunks := make(chan *anchorChunk, 2)
 	an := analysis.New(b.opts.Analysis)
 	go func() {
-		defer close(out)
+		defer close(chunks)
 		send := func(c *anchorChunk) bool {
 			select {
-			case out <- c:
+			case <-stop: // stopped: no more, even with room in chunks
+				return false
+			default:
+			}
+			select {
+			case chunks <- c:
 				return true
 			case <-stop:
 				return false
@@ -116,7 +121,7 @@ func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, s
 			send(c)
 		}
 	}()
-	return out
+	return chunks
 }
 
 // indexAnchors makes the anchor text of every target of targets hits of
@@ -124,17 +129,14 @@ func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, s
 // words its old entry had as dead).
 func (b *Builder) indexAnchors(targets iter.Seq[uint32], anchors *anchorReader) error {
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
 	chunks := b.readAnchors(targets, anchors, stop)
-	go func() { // the reader must be gone before anchors is closed
-		defer wg.Done()
-		<-stop
+	defer func() {
+		// The reader must be gone before anchors is closed: it closes
+		// chunks when it stops, and stops on stop.
+		close(stop)
 		for range chunks {
 		}
 	}()
-	defer wg.Wait()
-	defer close(stop)
 	for c := range chunks {
 		if c.err != nil {
 			return c.err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,5 +142,78 @@ func TestAnchorChunks(t *testing.T) {
 				t.Errorf("chunks of %d targets: %s differs: %+v vs %+v", chunk, name, got[name], sum)
 			}
 		}
+	}
+}
+
+// The anchor pass's reader sends each target's anchors in file order, a
+// chunk of targets at a time, with their tokens; a damaged record ends it
+// with the error, and closing stop ends it early: either way it closes its
+// channel.
+func TestReadAnchors(t *testing.T) {
+	defer func(n int) { targetsPerChunk = n }(targetsPerChunk)
+	targetsPerChunk = 2
+	path := filepath.Join(t.TempDir(), "anchors")
+	var file []byte
+	b := &Builder{}
+	add := func(from, to uint32, text string) {
+		b.newAnc = append(b.newAnc, [2]uint64{uint64(to)<<32 | uint64(from), uint64(len(file))})
+		file = appendAnchor(file, from, to, 100+uint64(from), text)
+	}
+	add(7, 1, "Blue Whales")
+	add(8, 2, "krill")
+	add(9, 1, "ocean")
+	add(7, 3, "deep sea")
+	damaged := len(file) - 1
+	slices.SortFunc(b.newAnc, cmpRec)
+	targets := slices.Values([]uint32{1, 2, 3})
+	read := func(stop chan struct{}) []*anchorChunk {
+		if err := os.WriteFile(path, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := openAnchorReader(path, int64(len(file)), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.close()
+		var got []*anchorChunk
+		for c := range b.readAnchors(targets, r, stop) {
+			got = append(got, c)
+		}
+		return got
+	}
+
+	got := read(make(chan struct{}))
+	if len(got) != 2 || len(got[0].targets) != 2 || len(got[1].targets) != 1 || got[1].err != nil {
+		t.Fatalf("chunks: %+v", got)
+	}
+	c := got[0]
+	var texts []string
+	a, k := 0, 0
+	for _, ct := range c.targets {
+		for _, ra := range c.anchors[a:ct.end] {
+			var words []string
+			for _, tok := range c.toks[k:ra.end] {
+				words = append(words, string(c.term(tok)))
+			}
+			k = ra.end
+			texts = append(texts, fmt.Sprintf("%d<-%d@%d %v", ct.to, ra.from, ra.fromOff, words))
+		}
+		a = ct.end
+	}
+	want := []string{"1<-7@107 [blue whale]", "1<-9@109 [ocean]", "2<-8@108 [krill]"}
+	if !slices.Equal(texts, want) {
+		t.Errorf("first chunk: %q, want %q", texts, want)
+	}
+
+	file[damaged] ^= 1
+	got = read(make(chan struct{}))
+	if last := got[len(got)-1]; last.err == nil || !strings.Contains(last.err.Error(), "checksum") {
+		t.Errorf("a damaged record: chunks %+v, want the last to carry its error", got)
+	}
+
+	stop := make(chan struct{})
+	close(stop)
+	if got := read(stop); len(got) != 0 {
+		t.Errorf("stopped before reading: %d chunks", len(got))
 	}
 }
