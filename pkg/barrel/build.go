@@ -3,6 +3,7 @@ package barrel
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -19,8 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/klauspost/compress/zlib"
-
 	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/htmldoc"
@@ -33,8 +32,11 @@ type Options struct {
 	// Importance, when set, replaces PageRank: page importance by URL (for
 	// example opic's "importance" field). Pages absent get the smallest.
 	Importance map[string]float64
-	// ZlibLevel is the repository compression level (default 6... see
-	// klauspost/compress/zlib); 1 is fastest.
+	// Codec is the repository compression of a new index: CodecS2 (the
+	// default) or CodecZlib, the paper's (codec.go). An existing index
+	// keeps the codec it was made with.
+	Codec string
+	// ZlibLevel is the zlib codec's level (default 1, the fastest).
 	ZlibLevel int
 	// PageRankEvery recomputes PageRank when this many batches have been
 	// applied since the last ranking (0 or 1: every batch). Between two
@@ -163,6 +165,11 @@ func NewBuilder(dir string, opts Options) (*Builder, error) {
 	if opts.ZlibLevel == 0 {
 		opts.ZlibLevel = 1
 	}
+	if opts.Codec != "" {
+		if err := checkCodec(opts.Codec); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -189,11 +196,14 @@ func (b *Builder) load() error {
 		if _, serr := os.Stat(filepath.Join(b.dir, manifestName)); !os.IsNotExist(serr) {
 			return err
 		}
-		m = &Manifest{Format: formatNumber, Analysis: analysis.ID(b.opts.Analysis), Files: map[string]FileSum{}, NextSegment: 1}
+		m = &Manifest{Format: formatNumber, Analysis: analysis.ID(b.opts.Analysis), RepoCodec: cmp.Or(b.opts.Codec, CodecS2), Files: map[string]FileSum{}, NextSegment: 1}
 		b.lex = &lexStore{}
 	} else {
 		if want := analysis.ID(b.opts.Analysis); m.Analysis != want {
 			return fmt.Errorf("%s: index built with analysis %s, this build analyses with %s: build a new index (barrel build over the same input into a new directory)", b.dir, m.Analysis, want)
+		}
+		if b.opts.Codec != "" && b.opts.Codec != m.RepoCodec {
+			return fmt.Errorf("%s: the index's repository is %s; a batch cannot make it %s (barrel rebuild with that codec converts it)", b.dir, m.RepoCodec, b.opts.Codec)
 		}
 		if b.opts.Batch != "" && m.LastBatch == b.opts.Batch {
 			return fmt.Errorf("%s: batch %s: %w", b.dir, b.opts.Batch, ErrBatchApplied)
@@ -350,7 +360,7 @@ type prepared struct {
 // prepare decodes, parses and compresses a page: the part of indexing
 // that runs in parallel. The repository keeps the page as indexed: in
 // UTF-8, so every re-parse reads what the build read.
-func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.Doc, g *hitGrouper, zw *zlib.Writer, zbuf *bytes.Buffer, te *textEncoder) {
+func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *htmldoc.Doc, g *hitGrouper, te *textEncoder) {
 	text, _, guessed := decodePage(pg)
 	p.guessed = guessed
 	doc.Parse(text, base)
@@ -370,15 +380,12 @@ func prepare(p *prepared, base *url.URL, pg *Page, compress bool, doc *htmldoc.D
 		text = append([]byte(meta), text...)
 	}
 	p.sum = crc(text) // of the page as stored, which Index.Page checks
-	if compress {
-		zbuf.Reset()
-		zw.Reset(zbuf)
-		zw.Write(text)
-		if err := zw.Close(); err != nil {
+	if pc != nil {
+		var err error
+		if p.z, err = pc.compress(text); err != nil {
 			p.err = err
 			return
 		}
-		p.z = bytes.Clone(zbuf.Bytes())
 		p.text = te.appendRecord(nil, doc)
 	}
 	p.title = doc.Title
@@ -440,12 +447,11 @@ func (b *Builder) startWorkers() {
 	for range n {
 		go func() {
 			doc := htmldoc.Doc{Analyzer: analysis.New(b.opts.Analysis)}
-			var zbuf bytes.Buffer
-			zw, _ := zlib.NewWriterLevel(&zbuf, b.opts.ZlibLevel)
+			pc := newPageCompressor(b.m.RepoCodec, b.opts.ZlibLevel)
 			te := newTextEncoder()
 			var g hitGrouper
 			for j := range jobs {
-				prepare(j.p, j.base, &j.page, true, &doc, &g, zw, &zbuf, te)
+				prepare(j.p, j.base, &j.page, pc, &doc, &g, te)
 				close(j.p.done)
 			}
 		}()
@@ -1132,24 +1138,12 @@ func (b *Builder) reparse(repoR *os.File, d uint32, off uint64) (*prepared, erro
 	if rec.Doc != d {
 		return nil, corrupt("repository record at %d is doc %d, docindex says %d", rec.Offset, rec.Doc, d)
 	}
-	body, err := inflate(rec.Zlib)
+	body, err := inflate(b.m.RepoCodec, rec.Page)
 	if err != nil {
 		return nil, err
 	}
 	base, _ := url.Parse(rec.URL)
 	p := &prepared{url: rec.URL}
-	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, false, &b.page, &b.group, nil, nil, nil)
+	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, nil, &b.page, &b.group, nil)
 	return p, nil
-}
-
-func inflate(z []byte) ([]byte, error) {
-	r, err := zlib.NewReader(bytes.NewReader(z))
-	if err != nil {
-		return nil, corrupt("repository: %v", err)
-	}
-	body, err := io.ReadAll(io.LimitReader(r, maxRepoDoc))
-	if err != nil {
-		return nil, corrupt("repository: %v", err)
-	}
-	return body, nil
 }

@@ -318,7 +318,7 @@ func (idx *Index) Page(doc uint32) (url string, body []byte, err error) {
 	if rec.Doc != doc {
 		return "", nil, corrupt("repository record at %d holds doc %d, not %d", rec.Offset, rec.Doc, doc)
 	}
-	body, err = inflate(rec.Zlib)
+	body, err = inflate(idx.m.RepoCodec, rec.Page)
 	if err == nil && crc(body) != e.Checksum {
 		err = corrupt("doc %d: page checksum mismatch", doc)
 	}

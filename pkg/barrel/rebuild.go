@@ -42,7 +42,7 @@ func Rebuild(ctx context.Context, dir string, opts Options) (*Stats, error) {
 		if latest[r.Doc] != r.Offset {
 			return nil
 		}
-		body, err := inflate(r.Zlib)
+		body, err := inflate(m.RepoCodec, r.Page)
 		if err != nil {
 			return fmt.Errorf("doc %d: %w", r.Doc, err)
 		}

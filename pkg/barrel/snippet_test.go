@@ -148,8 +148,8 @@ func TestSnippetFromText(t *testing.T) {
 
 // TestFormat3Index opens an index written by format 3 (no stored text,
 // testdata/format3), searches it with snippets made by parsing, and adds a
-// batch to it: it becomes format 4, its old pages keep their snippets and
-// the new pages' come from their stored text.
+// batch to it: it becomes format 5 with its zlib repository kept, its old
+// pages keep their snippets and the new pages' come from their stored text.
 func TestFormat3Index(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
 	if err := os.CopyFS(dir, os.DirFS("testdata/format3")); err != nil {
@@ -184,8 +184,13 @@ func TestFormat3Index(t *testing.T) {
 	build(t, dir, Options{}, map[string]string{"http://new.test/a.html": "<html><body><p>A new page of the upgraded index: " + strings.Join(queries[:5], " ") + "</p></body></html>"})
 	idx = open(t, dir)
 	m := idx.Manifest()
-	if m.Format != formatNumber || m.TextFrom == 0 || m.Text == 0 {
-		t.Fatalf("after a batch: format %d, text from %d, %d bytes of text", m.Format, m.TextFrom, m.Text)
+	if m.Format != formatNumber || m.TextFrom == 0 || m.Text == 0 || m.RepoCodec != CodecZlib {
+		t.Fatalf("after a batch: format %d, text from %d, %d bytes of text, codec %q (want zlib kept)", m.Format, m.TextFrom, m.Text, m.RepoCodec)
+	}
+	if d, ok, err := idx.Lookup("http://new.test/a.html"); err != nil || !ok {
+		t.Fatalf("the new page: %v %v", ok, err)
+	} else if _, body, err := idx.Page(d); err != nil || !strings.Contains(string(body), "A new page") {
+		t.Fatalf("the new page's stored copy: %v", err)
 	}
 	if err := idx.Verify(); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,10 @@ type Manifest struct {
 	Guessed int `json:"charset_guessed,omitempty"`
 	// LastBatch is the ID of the last batch applied (--batch): the same ID
 	// again is a no-op.
-	LastBatch     string `json:"last_batch,omitempty"`
+	LastBatch string `json:"last_batch,omitempty"`
+	// RepoCodec compresses the repository's pages (codec.go); indexes of
+	// format 4 and before, which have no such field, are zlib.
+	RepoCodec     string `json:"repository_codec"`
 	Repository    int64  `json:"repository_bytes"`
 	RepositoryCRC uint32 `json:"repository_crc32c"`
 	DocInfo       int64  `json:"docinfo_bytes"`
@@ -111,12 +114,15 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 4: the pages' text stored for snippets. Format 3 (no
-	// text) is read as format 4 with every docinfo record before
-	// TextFrom, and becomes format 4 at its next commit; formats 1 (one set
-	// of barrels rewritten per batch) and 2 (segments without live
+	// formatNumber 5: the repository's codec named in the manifest (S2
+	// for a new index). Format 4 (the pages' text stored for snippets,
+	// a zlib repository) is read as format 5 with codec zlib, and format 3
+	// (no text) as well, with every docinfo record before TextFrom; both
+	// become format 5 at their next commit, keeping zlib. Formats 1 (one
+	// set of barrels rewritten per batch) and 2 (segments without live
 	// document frequencies) are read only by rebuild.
-	formatNumber = 4
+	formatNumber = 5
+	formatZlib   = 4
 	formatNoText = 3
 )
 
@@ -144,8 +150,14 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format == formatNoText {
 		m.TextFrom = m.DocInfo // no record so far carries a text offset
 	}
-	if m.Format != formatNumber && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format < formatNumber && m.RepoCodec == "" {
+		m.RepoCodec = CodecZlib
+	}
+	if m.Format != formatNumber && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
+	}
+	if err := checkCodec(m.RepoCodec); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, manifestName), err)
 	}
 	if _, ok := analysisOf(m.Analysis); !ok && !anyFormat {
 		was := m.Analysis
@@ -346,7 +358,8 @@ func (a *appendFile) sync() error {
 func (a *appendFile) close() error { return a.f.Close() }
 
 // Repository records: docID, compressed length, URL length, CRC-32C of the
-// rest, then the URL and the zlib-compressed page (RFC 1950).
+// rest, then the URL and the compressed page (codec.go: S2, or zlib as
+// RFC 1950 in indexes of format 4 and before).
 const repoHeader = 4 + 4 + 2 + 4
 
 func appendRepoRecord(b []byte, doc uint32, url string, z []byte) []byte {
@@ -366,7 +379,7 @@ func appendRepoRecord(b []byte, doc uint32, url string, z []byte) []byte {
 type RepoRecord struct {
 	Doc    uint32
 	URL    string
-	Zlib   []byte // compressed page
+	Page   []byte // compressed page (the manifest's RepoCodec)
 	Offset int64
 	Size   int64
 }
@@ -398,7 +411,7 @@ func readRepoAt(f io.ReaderAt, off, limit int64) (*RepoRecord, error) {
 	if crc32.Update(crc(h[:10]), castagnoli, body) != sum {
 		return nil, corrupt("repository: record at %d: checksum mismatch", off)
 	}
-	return &RepoRecord{Doc: doc, URL: string(body[:ulen]), Zlib: body[ulen:], Offset: off, Size: int64(repoHeader + ulen + zlen)}, nil
+	return &RepoRecord{Doc: doc, URL: string(body[:ulen]), Page: body[ulen:], Offset: off, Size: int64(repoHeader + ulen + zlen)}, nil
 }
 
 // scanRepo calls fn for each record of the repository's first limit bytes.
@@ -426,7 +439,7 @@ func scanRepo(path string, limit int64, fn func(*RepoRecord) error) error {
 		if crc32.Update(crc(h[:10]), castagnoli, body) != sum {
 			return corrupt("repository: record at %d: checksum mismatch", off)
 		}
-		rec := &RepoRecord{Doc: doc, URL: string(body[:ulen]), Zlib: body[ulen:], Offset: off, Size: int64(repoHeader + ulen + zlen)}
+		rec := &RepoRecord{Doc: doc, URL: string(body[:ulen]), Page: body[ulen:], Offset: off, Size: int64(repoHeader + ulen + zlen)}
 		if err := fn(rec); err != nil {
 			return err
 		}

@@ -41,9 +41,9 @@ func App() *cli.App {
 			"   barrel serve --index DIR [--addr 127.0.0.1:8080]\n"+
 			"   barrel get --index DIR URL|DOCID\n   barrel stats --index DIR [--segments]\n"+
 			"   barrel pagerank --index DIR\n   barrel merge --index DIR\n   barrel rebuild --index DIR")
-	app.Description = `barrel stores crawled pages in a repository of zlib-compressed documents and
-indexes them as section 4 of "The Anatomy of a Large-Scale Hypertextual Web
-Search Engine" (Brin and Page, 1998) describes: document index, lexicon,
+	app.Description = `barrel stores crawled pages in a repository of compressed documents (S2, or
+the paper's zlib) and indexes them as section 4 of "The Anatomy of a
+Large-Scale Hypertextual Web Search Engine" (Brin and Page, 1998) describes: document index, lexicon,
 forward barrels of 2-byte hits, anchors and PageRank, a sorter into short
 and full inverted barrels, and a searcher ranking by type, proximity and
 PageRank. Each build adds a batch to the index as a new segment; segments
@@ -116,6 +116,7 @@ Example:
 			&cli.IntFlag{Name: "merge-factor", Value: barrel.DefaultMergeFactor, Usage: "merge `K` segments of one size class into one"},
 			&cli.IntFlag{Name: "max-merge-docs", Value: barrel.DefaultMaxMergeDocs, Usage: "merge at most `N` documents in one build"},
 			&cli.IntFlag{Name: "deletes-pct", Value: barrel.DefaultDeletesPct, Usage: "merge a segment early when `P` percent of its documents are deleted"},
+			&cli.StringFlag{Name: "codec", Usage: "compress a new index's repository with `CODEC`: s2 (the default) or zlib (the paper's); an existing index keeps its own"},
 		),
 		Action: build,
 	}
@@ -138,6 +139,10 @@ func builderOptions(c *cli.Context) (barrel.Options, error) {
 	if c.IsSet("deletes-pct") && (c.Int("deletes-pct") < 1 || c.Int("deletes-pct") > 100) {
 		return opts, clikit.Usagef("--deletes-pct %d: want 1 to 100", c.Int("deletes-pct"))
 	}
+	if codec := c.String("codec"); codec != "" && codec != barrel.CodecS2 && codec != barrel.CodecZlib {
+		return opts, clikit.Usagef("--codec %s: want %s or %s", codec, barrel.CodecS2, barrel.CodecZlib)
+	}
+	opts.Codec = c.String("codec")
 	opts.PageRankEvery, opts.MergeFactor, opts.Batch = c.Int("pagerank-every"), c.Int("merge-factor"), c.String("batch")
 	opts.MaxMergeDocs, opts.DeletesPct = c.Int("max-merge-docs"), c.Int("deletes-pct")
 	if f := c.String("importance"); f != "" {
@@ -442,12 +447,13 @@ func rebuildCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "rebuild",
 		Usage:     "rebuild every index structure from the repository alone",
-		UsageText: "barrel rebuild --index DIR [--importance FILE]",
+		UsageText: "barrel rebuild --index DIR [--importance FILE] [--codec s2|zlib]",
 		Description: `Re-indexes the latest stored version of every page in the repository into a
 new index beside DIR, which then replaces it: the document index, URL file,
 lexicon, anchors, PageRank and barrels are all rebuilt, the repository is
 compacted and docIDs are renumbered. Use it after changing barrel's
-version, or to recover from a damaged index file.
+version, to recover from a damaged index file, or to change the
+repository's codec (--codec; the rebuilt index is S2 unless given zlib).
 
 Example:
    $ barrel rebuild --index idx
@@ -455,6 +461,7 @@ Example:
 		Flags: []cli.Flag{indexFlag,
 			&cli.StringFlag{Name: "importance", Usage: "rank by the importance field of the records in `FILE` instead of PageRank"},
 			&cli.IntFlag{Name: "sort-memory", Value: 64, Usage: "memory bound of one sorter basket, in `MB`"},
+			&cli.StringFlag{Name: "codec", Usage: "compress the rebuilt repository with `CODEC`: s2 (the default) or zlib (the paper's)"},
 			clikit.StrictFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -749,7 +756,7 @@ func stats(c *cli.Context) error {
 	out := map[string]any{
 		"generation": m.Generation, "batches": m.Batches, "pages": m.Fetched, "doc_ids": m.Docs,
 		"words": idx.Words(), "postings": postings, "bytes": idx.Size(),
-		"repository_bytes": m.Repository, "docinfo_bytes": m.DocInfo, "anchors_bytes": m.Anchors, "text_bytes": m.Text,
+		"repository_codec": m.RepoCodec, "repository_bytes": m.Repository, "docinfo_bytes": m.DocInfo, "anchors_bytes": m.Anchors, "text_bytes": m.Text,
 		"short_barrel_bytes": short, "full_barrel_bytes": full,
 		"lexicon_bytes": lexBytes, "docindex_bytes": docBytes,
 		"urls_bytes": urlBytes, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
