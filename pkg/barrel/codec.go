@@ -14,12 +14,12 @@ import (
 // speed over bzip's better ratio; the same trade made today picks S2 (the
 // Snappy-compatible format of klauspost/compress) in its "better" mode. On
 // the Python docs' 530 pages it keeps a ratio of 5.23 against zlib level
-// 1's 5.58 and compresses 1.6 times as fast (639 against 410 MB/s); on
+// 1's 5.58 and compresses 1.7 times as fast (673 against 399 MB/s); on
 // the synthetic pages of the indexing benchmark (random words, little to
-// compress) it gives 1.57 against 2.04 at 3.2 times the speed, and zlib
-// was a fifth of the parsing workers' time there. zstd's fastest level
-// compresses the Python docs better than zlib (6.35) but only 1.25 times
-// as fast. Reading back, S2 decodes several times faster than zlib, which
+// compress) it gives 1.57 against 2.04 at 3.1 times the speed, and zlib
+// was a fifth of the parsing workers' time there (BenchmarkCodecs).
+// zstd's fastest level compresses the Python docs better than zlib (6.35)
+// but only 1.3 times as fast. Reading back, S2 decodes several times faster than zlib, which
 // a batch re-indexing old pages for their new anchors feels.
 //
 // The codec is recorded in the manifest (repository_codec). Indexes of
