@@ -202,12 +202,12 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		m.RankSource, m.RankedAt = "importance", m.Batches+1
 		b.Stats.Ranked = true
 	case b.rankDue():
-		edges, err := b.links()
+		g, err := b.links()
 		if err != nil {
 			return err
 		}
-		pr := pageRank(int(n), edges, 0.85, 50, 1e-9)
-		edges = nil
+		pr := g.pageRank(0.85, 50, 1e-9)
+		g = nil
 		ranks = make([]float32, n)
 		for i := range ranks {
 			ranks[i] = float32(pr[i])
@@ -357,44 +357,6 @@ func (b *Builder) mergeRuns(m *Manifest, kind string, runs *[]RunInfo, create fu
 // maxRunRecords bounds the records of a merged run (64 MiB): larger runs
 // are left alone, so a build's run merges stay bounded.
 const maxRunRecords = 1 << 22
-
-// links returns the links database: every live anchor (one in the current
-// version of its page), read from the anchors file. Ranking reads every
-// link; it runs every PageRankEvery batches.
-func (b *Builder) links() ([][2]uint32, error) {
-	n := b.nDocs
-	cur := make([]uint64, n)
-	for i := range cur {
-		cur[i] = NoOffset
-	}
-	if b.old != nil {
-		if err := b.old.eachLive(func(d uint32, e DocEntry) error {
-			if d < n {
-				cur[d] = e.RepoOff
-			}
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-	}
-	for d, e := range b.changed {
-		cur[d] = e.RepoOff
-	}
-	if err := b.anchorsF.w.Flush(); err != nil {
-		return nil, err
-	}
-	var edges [][2]uint32
-	err := eachAnchorFile(filepath.Join(b.dir, anchorsName), b.anchorsF.off, func(from, to uint32, fromOff uint64, _ []byte) error {
-		if from >= n || to >= n {
-			return corrupt("anchors: docID out of range")
-		}
-		if cur[from] == fromOff {
-			edges = append(edges, [2]uint32{from, to})
-		}
-		return nil
-	})
-	return edges, err
-}
 
 // updateDocFreqs adds the document counts of the new segment's full lists
 // to the live document frequencies and takes away the words of the
@@ -752,66 +714,4 @@ func (b *Builder) rankByImportance() ([]float32, error) {
 		}
 	}
 	return ranks, nil
-}
-
-// PageRank computes the PageRank of n documents over the links database
-// (from, to pairs; duplicates and self-links are ignored) with damping d,
-// by power iteration until the L1 change is below tol. Ranks sum to 1;
-// the rank of pages without out-links is spread over all pages.
-func PageRank(n int, edges [][2]uint32, d float64, iters int, tol float64) []float64 {
-	return pageRank(n, slices.Clone(edges), d, iters, tol)
-}
-
-// pageRank is PageRank on edges it may reorder (a build's links database,
-// not copied: at 44 million links a copy is 350 MB).
-func pageRank(n int, es [][2]uint32, d float64, iters int, tol float64) []float64 {
-	if n == 0 {
-		return nil
-	}
-	slices.SortFunc(es, func(a, b [2]uint32) int {
-		if a[0] != b[0] {
-			return cmpU32(a[0], b[0])
-		}
-		return cmpU32(a[1], b[1])
-	})
-	es = slices.Compact(es)
-	out := make([]int, n)
-	k := 0
-	for _, e := range es {
-		if e[0] != e[1] {
-			es[k] = e
-			k++
-			out[e[0]]++
-		}
-	}
-	es = es[:k]
-	pr := make([]float64, n)
-	next := make([]float64, n)
-	for i := range pr {
-		pr[i] = 1 / float64(n)
-	}
-	for range iters {
-		dangling := 0.0
-		for i, o := range out {
-			if o == 0 {
-				dangling += pr[i]
-			}
-		}
-		base := (1-d)/float64(n) + d*dangling/float64(n)
-		for i := range next {
-			next[i] = base
-		}
-		for _, e := range es {
-			next[e[1]] += d * pr[e[0]] / float64(out[e[0]])
-		}
-		delta := 0.0
-		for i := range pr {
-			delta += math.Abs(next[i] - pr[i])
-		}
-		pr, next = next, pr
-		if delta < tol {
-			break
-		}
-	}
-	return pr
 }
