@@ -1,7 +1,8 @@
 // Package barrel is the storage and index of "The Anatomy of a Large-Scale
 // Hypertextual Web Search Engine" (Brin and Page, 1998), section 4: a
-// repository of zlib-compressed pages, each prefixed by docID, length and
-// URL, from which everything else can be rebuilt; a document index; a
+// repository of compressed pages (S2, or the paper's zlib: codec.go), each
+// prefixed by docID, length and URL, from which everything else can be
+// rebuilt; a document index; a
 // URL-to-docID map of URL checksums merged in batch; a lexicon; forward
 // barrels by wordID range with 2-byte hits (package hit); anchors, a URL
 // resolver and PageRank over the links database; the sorter into short
