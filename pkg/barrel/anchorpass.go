@@ -73,17 +73,50 @@ func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, s
 				return false
 			}
 		}
-		c := &anchorChunk{}
-		var recs [][2]uint64
+		// A chunk's records are gathered first (the runs are mapped), then
+		// read ahead all at once (anchors.prefetch), then read and analysed
+		// in order: a large index's records lie all over its anchors file,
+		// and one read at a time would wait for each.
+		type pending struct {
+			to   uint32
+			recs [][2]uint64
+		}
+		var batch []pending
+		var offs []uint64
+		flush := func() bool {
+			anchors.prefetch(offs)
+			c := &anchorChunk{}
+			for _, p := range batch {
+				for _, r := range p.recs {
+					from, fromOff, text, err := anchors.at(r[1], p.to)
+					if err == nil && uint32(r[0]) != from {
+						err = corrupt("anchor runs: record at %d is not from doc %d", r[1], uint32(r[0]))
+					}
+					if err != nil {
+						c.err = err
+						send(c)
+						return false
+					}
+					an.Tokens(text, func(t analysis.Token) {
+						start := int32(len(c.terms))
+						c.terms = append(c.terms, t.Term...)
+						c.toks = append(c.toks, anchorTok{start: start, end: int32(len(c.terms)), capital: t.Capital, whole: t.Whole})
+					})
+					c.anchors = append(c.anchors, readAnchor{from: from, fromOff: fromOff, end: len(c.toks)})
+				}
+				c.targets = append(c.targets, chunkTarget{to: p.to, end: len(c.anchors)})
+			}
+			batch, offs = batch[:0], offs[:0]
+			return send(c)
+		}
 		for to := range targets {
 			lo, hi := uint64(to)<<32, uint64(to+1)<<32
-			recs = recs[:0]
+			var recs [][2]uint64
 			if err := b.anc.each(lo, hi, func(k, v uint64) error {
 				recs = append(recs, [2]uint64{k, v})
 				return nil
 			}); err != nil {
-				c.err = err
-				send(c)
+				send(&anchorChunk{err: err})
 				return
 			}
 			i, _ := slices.BinarySearchFunc(b.newAnc, lo, func(r [2]uint64, k uint64) int { return cmpU64(r[0], k) })
@@ -93,32 +126,15 @@ func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, s
 			// in anchors-file order, as one build in one go meets them
 			slices.SortFunc(recs, func(x, y [2]uint64) int { return cmpU64(x[1], y[1]) })
 			for _, r := range recs {
-				from, fromOff, text, err := anchors.at(r[1], to)
-				if err == nil && uint32(r[0]) != from {
-					err = corrupt("anchor runs: record at %d is not from doc %d", r[1], uint32(r[0]))
-				}
-				if err != nil {
-					c.err = err
-					send(c)
-					return
-				}
-				an.Tokens(text, func(t analysis.Token) {
-					start := int32(len(c.terms))
-					c.terms = append(c.terms, t.Term...)
-					c.toks = append(c.toks, anchorTok{start: start, end: int32(len(c.terms)), capital: t.Capital, whole: t.Whole})
-				})
-				c.anchors = append(c.anchors, readAnchor{from: from, fromOff: fromOff, end: len(c.toks)})
+				offs = append(offs, r[1])
 			}
-			c.targets = append(c.targets, chunkTarget{to: to, end: len(c.anchors)})
-			if len(c.targets) == targetsPerChunk {
-				if !send(c) {
-					return
-				}
-				c = &anchorChunk{}
+			batch = append(batch, pending{to, recs})
+			if len(batch) == targetsPerChunk && !flush() {
+				return
 			}
 		}
-		if len(c.targets) > 0 {
-			send(c)
+		if len(batch) > 0 {
+			flush()
 		}
 	}()
 	return chunks
