@@ -49,8 +49,11 @@ scripts/serve-site.sh start "$out/site" "$port" "$out/nginx"
 trap 'scripts/serve-site.sh stop "$out/nginx"' EXIT
 mkdir -p "$out/crawl"
 cp "$out/site/seeds.txt" "$out/site/good.txt" "$out/crawl/"
+# The generated sites all answer on 127.0.0.1: fetch keeps its politeness
+# per host name (--queue-by host), as if each site had a server of its own,
+# instead of pacing all six as one server (its default, --queue-by ip).
 cat > "$out/crawl/crawl.conf" <<CONF
-FETCH_ARGS="--allow-private --hosts-file $out/site/hosts --delay 0 --per-host 4 --workers 32"
+FETCH_ARGS="--allow-private --hosts-file $out/site/hosts --delay 0 --per-host 4 --workers 32 --queue-by host"
 TURN_N=1700
 RATE=3000
 SITE_QUOTA=600
