@@ -271,7 +271,7 @@ func Run(app *cli.App, args []string, env Env) int {
 	// it is never written, so it takes address space, not memory.
 	ballast := make([]byte, gcBallast)
 	defer runtime.KeepAlive(ballast)
-	defer startProfiles(app.Name, env.Stderr)()
+	defer StartProfiles(app.Name, env.Stderr)()
 	st := &state{env: env}
 	app.Metadata["clikit"] = st
 	app.Writer = env.Stdout
@@ -535,13 +535,14 @@ func noCommand(c *cli.Context) error {
 	return errHelpShown
 }
 
-// startProfiles writes the CPU profile to $CRAWLKIT_CPUPROFILE and the heap
+// StartProfiles writes the CPU profile to $CRAWLKIT_CPUPROFILE and the heap
 // profile at exit to $CRAWLKIT_MEMPROFILE, for `go tool pprof`: a tool
 // that is slow or large inside a pipeline or the crawl loop is profiled
 // where it runs, without a flag on every command. A %n in the name becomes
 // the tool's name and process ID, so that the several tools of one turn
-// write several files.
-func startProfiles(name string, stderr io.Writer) (stop func()) {
+// write several files. Run calls it for every tool; a command of its own
+// (internal/cmd) calls it from main.
+func StartProfiles(name string, stderr io.Writer) (stop func()) {
 	n := fmt.Sprintf("%s.%d", name, os.Getpid())
 	cpu := strings.ReplaceAll(os.Getenv("CRAWLKIT_CPUPROFILE"), "%n", n)
 	heap := strings.ReplaceAll(os.Getenv("CRAWLKIT_MEMPROFILE"), "%n", n)

@@ -5,9 +5,9 @@
 //	simindex -turns N DIR   the last version of every page of turns 0 to N-1, as one batch (as lifebench builds each age's index)
 //	simindex -add T DIR     the pages of turn T, as the next batch of the index in DIR (as the loop's index step adds a turn)
 //
-// -cpuprofile FILE writes a CPU profile of the build. PageRank, which the
-// loop runs every 24th batch, is left out: it reads
-// every link, and lifebench times it apart.
+// CRAWLKIT_CPUPROFILE and CRAWLKIT_MEMPROFILE profile it as they do the
+// tools (pkg/clikit). PageRank, which the loop runs every 24th batch, is
+// left out: it reads every link, and lifebench times it apart.
 package main
 
 import (
@@ -15,36 +15,26 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"github.com/sekitei/crawlkit/internal/crawlsim"
 	"github.com/sekitei/crawlkit/pkg/barrel"
+	"github.com/sekitei/crawlkit/pkg/clikit"
 )
 
 func main() {
 	turns := flag.Int("turns", 0, "build the index of the crawl aged `N` turns, as one batch")
 	add := flag.Int("add", -1, "add the pages of turn `T` as the next batch")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	flag.Parse()
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "simindex:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
-	}
 	if flag.NArg() != 1 || (*turns > 0) == (*add >= 0) {
-		fmt.Fprintln(os.Stderr, "usage: simindex [-cpuprofile FILE] (-turns N | -add T) DIR")
+		fmt.Fprintln(os.Stderr, "usage: simindex (-turns N | -add T) DIR")
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *turns, *add); err != nil {
+	stop := clikit.StartProfiles("simindex", os.Stderr)
+	err := run(flag.Arg(0), *turns, *add)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "simindex:", err)
-		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
