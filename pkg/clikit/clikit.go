@@ -575,3 +575,15 @@ func StartProfiles(name string, stderr io.Writer) (stop func()) {
 		}
 	}
 }
+
+// SplitList splits a comma-separated flag value ("html, pdf,"), trimming
+// spaces and dropping empty items.
+func SplitList(v string) []string {
+	var l []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			l = append(l, f)
+		}
+	}
+	return l
+}

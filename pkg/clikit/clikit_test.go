@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -205,5 +206,21 @@ func TestProfilesFromTheEnvironment(t *testing.T) {
 	code, _, stderr := run(t, `{"url":"http://a.test/"}`+"\n")
 	if code != 0 || !strings.Contains(stderr, "CRAWLKIT_CPUPROFILE:") {
 		t.Errorf("an unwritable profile: exit %d, stderr %q; want the run to go on with a warning", code, stderr)
+	}
+}
+
+func TestSplitList(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"html", []string{"html"}},
+		{"html, pdf,", []string{"html", "pdf"}},
+		{" , ,bfs ,  shark", []string{"bfs", "shark"}},
+	} {
+		if got := SplitList(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("SplitList(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

@@ -225,9 +225,9 @@ func config(c *cli.Context) (fetch.Config, error) {
 		CAFile:         c.String("ca-file"),
 		Insecure:       c.Bool("insecure"),
 		Proxy:          c.String("proxy"),
-		Types:          splitList(c.String("types")),
+		Types:          clikit.SplitList(c.String("types")),
 		Normalizer: urlnorm.New(urlnorm.Options{
-			StripParams:    append([]string{}, splitList(c.String("strip-params"))...),
+			StripParams:    append([]string{}, clikit.SplitList(c.String("strip-params"))...),
 			KeepQueryOrder: c.Bool("keep-query-order"),
 		}),
 	}
@@ -433,17 +433,6 @@ func run(c *cli.Context) error {
 		}
 	}
 	return runErr
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(v string) []string {
-	var l []string
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			l = append(l, f)
-		}
-	}
-	return l
 }
 
 // staticHosts reads --resolve HOST:IP pairs and a hosts file.

@@ -67,7 +67,7 @@ Example:
 		},
 		Action: func(c *cli.Context) error {
 			opt := focuseval.Options{IndexSize: c.Int("index"), MinQuota: c.Float64("min-quota"), Topic: c.String("topic"), Seed: c.Uint64("seed"),
-				Orders: splitList(c.String("order")), Quotas: splitList(c.String("quota"))}
+				Orders: clikit.SplitList(c.String("order")), Quotas: clikit.SplitList(c.String("quota"))}
 			switch {
 			case opt.IndexSize < 0:
 				return clikit.Usagef("--index %d: want a positive size", opt.IndexSize)
@@ -125,17 +125,6 @@ Example:
 			return nil
 		},
 	}
-}
-
-// splitList splits a comma-separated flag value, dropping empty names.
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // readLines reads the non-empty lines of a file of URLs.
