@@ -493,20 +493,14 @@ func TestShardedOpicStepResumes(t *testing.T) {
 		c.writeConf(t, "SHARDS=2\nOPIC_ARGS=\"--window 0\"\n")
 		// The tools, with an opic whose second run of the failing command
 		// in a turn fails once.
-		c.bin = filepath.Join(t.TempDir(), "bin")
-		os.MkdirAll(c.bin, 0o755)
-		for _, tool := range []string{"fetch", "recrawl", "sekitei", "barrel"} {
-			os.Symlink(filepath.Join(real, tool), filepath.Join(c.bin, tool))
-		}
 		count := filepath.Join(c.crawl, "count")
-		wrapper := fmt.Sprintf(`#!/bin/sh
+		c.bin = wrapTool(t, real, "opic", fmt.Sprintf(`#!/bin/sh
 if [ "$1" = "%s" ] && [ -e %[2]s.arm ]; then
   n=$(flock %[2]s.lock sh -c 'echo x >> %[2]s; wc -l < %[2]s')
   if [ "$n" -eq 2 ]; then rm -f %[2]s.arm; echo "opic: injected failure" >&2; exit 1; fi
 fi
 exec %[3]s "$@"
-`, failing, count, filepath.Join(real, "opic"))
-		os.WriteFile(filepath.Join(c.bin, "opic"), []byte(wrapper), 0o755)
+`, failing, count, filepath.Join(real, "opic")))
 		for turn := 1; turn <= 3; turn++ {
 			if turn == 3 && failing != "" {
 				os.WriteFile(count+".arm", nil, 0o644)
@@ -538,6 +532,30 @@ exec %[3]s "$@"
 
 // fresh returns the world with a new, empty crawl directory holding the
 // seeds and good URLs.
+// wrapTool returns a directory holding the tools of the directory real,
+// with tool replaced by the shell script: a test's way to make one tool
+// fail on cue.
+func wrapTool(t *testing.T, real, tool, script string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bin")
+	entries, err := os.ReadDir(real)
+	if err == nil {
+		err = os.MkdirAll(bin, 0o755)
+	}
+	for _, e := range entries {
+		if err == nil && e.Name() != tool {
+			err = os.Symlink(filepath.Join(real, e.Name()), filepath.Join(bin, e.Name()))
+		}
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(bin, tool), []byte(script), 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 func (w *world) fresh(t *testing.T) *world {
 	t.Helper()
 	c := *w

@@ -171,13 +171,8 @@ func TestCrawlCycleOrderResumes(t *testing.T) {
 	w.writeConf(t, "TURN_N=30\nORDER=bfs\n")
 	w.turn(t, "turn 1")
 	real := w.bin
-	w.bin = filepath.Join(t.TempDir(), "bin")
-	os.MkdirAll(w.bin, 0o755)
-	for _, tool := range []string{"fetch", "recrawl", "opic", "barrel"} {
-		os.Symlink(filepath.Join(real, tool), filepath.Join(w.bin, tool))
-	}
 	first := filepath.Join(w.crawl, "first-order.ndjson")
-	wrapper := fmt.Sprintf(`#!/bin/sh
+	w.bin = wrapTool(t, real, "sekitei", fmt.Sprintf(`#!/bin/sh
 if [ "$1" = order ] && [ "$2" != --check ] && [ -e %[1]s.arm ]; then
   rm -f %[1]s.arm
   %[2]s "$@" > %[1]s || exit 1
@@ -185,8 +180,7 @@ if [ "$1" = order ] && [ "$2" != --check ] && [ -e %[1]s.arm ]; then
   exit 1
 fi
 exec %[2]s "$@"
-`, first, filepath.Join(real, "sekitei"))
-	os.WriteFile(filepath.Join(w.bin, "sekitei"), []byte(wrapper), 0o755)
+`, first, filepath.Join(real, "sekitei")))
 	os.WriteFile(first+".arm", nil, 0o644)
 	out, err := w.cycle().CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "injected failure") {
