@@ -355,7 +355,10 @@ func copyDir(t testing.TB, src, dst string) {
 }
 
 func TestPageRank(t *testing.T) {
-	pr := PageRank(3, [][2]uint32{{0, 1}, {1, 2}, {2, 0}, {2, 0}, {1, 1}}, 0.85, 100, 1e-12)
+	pr, err := PageRank(3, [][2]uint32{{0, 1}, {1, 2}, {2, 0}, {2, 0}, {1, 1}}, 0.85, 100, 1e-12)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, v := range pr {
 		if math.Abs(v-1.0/3) > 1e-9 {
 			t.Fatalf("cycle: %v", pr)
@@ -363,7 +366,9 @@ func TestPageRank(t *testing.T) {
 	}
 	// A star: every leaf links to the hub; the hub has no out-links, so its
 	// rank is spread over all pages.
-	pr = PageRank(4, [][2]uint32{{1, 0}, {2, 0}, {3, 0}}, 0.85, 200, 1e-12)
+	if pr, err = PageRank(4, [][2]uint32{{1, 0}, {2, 0}, {3, 0}}, 0.85, 200, 1e-12); err != nil {
+		t.Fatal(err)
+	}
 	sum := pr[0] + pr[1] + pr[2] + pr[3]
 	if math.Abs(sum-1) > 1e-9 || pr[0] <= pr[1] || math.Abs(pr[1]-pr[2]) > 1e-12 {
 		t.Fatalf("star: %v", pr)

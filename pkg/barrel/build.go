@@ -903,8 +903,9 @@ func (b *Builder) Commit() error {
 			stale = append(stale, [2]uint64{uint64(d), e.RepoOff})
 		}
 	}
+	fd := int(repoR.Fd())
 	for _, st := range stale {
-		unix.Fadvise(int(repoR.Fd()), int64(st[1]), repoPrefetchBytes, unix.FADV_WILLNEED)
+		unix.Fadvise(fd, int64(st[1]), repoPrefetchBytes, unix.FADV_WILLNEED)
 	}
 	for _, st := range stale {
 		d := uint32(st[0])

@@ -169,11 +169,11 @@ func (g *linkGraph) parts(k int) []int {
 
 // PageRank computes the PageRank of n documents over the links database
 // (from, to pairs; duplicates, self-links and pairs naming a document
-// past n are ignored) with damping d,
-// by power iteration until the L1 change is below tol. Ranks sum to 1;
-// the rank of pages without out-links is spread over all pages.
-func PageRank(n int, edges [][2]uint32, d float64, iters int, tol float64) []float64 {
-	g, _ := newLinkGraph(n, func(fn func(from, to uint32)) error {
+// past n are ignored) with damping d, by power iteration until the L1
+// change is below tol or after iters rounds. Ranks sum to 1; the rank of
+// pages without out-links is spread over all pages.
+func PageRank(n int, edges [][2]uint32, d float64, iters int, tol float64) ([]float64, error) {
+	g, err := newLinkGraph(n, func(fn func(from, to uint32)) error {
 		for _, e := range edges {
 			if int(e[0]) < n && int(e[1]) < n {
 				fn(e[0], e[1])
@@ -181,7 +181,10 @@ func PageRank(n int, edges [][2]uint32, d float64, iters int, tol float64) []flo
 		}
 		return nil
 	})
-	return g.pageRank(d, iters, tol)
+	if err != nil {
+		return nil, err
+	}
+	return g.pageRank(d, iters, tol), nil
 }
 
 // links returns the links database: every live anchor (one in the current
