@@ -24,6 +24,7 @@ import (
 var (
 	benchDocs    = flag.Int("barrel.docs", 2000, "synthetic pages in the bleve comparison")
 	benchQueries = flag.Int("barrel.queries", 2000, "queries timed in the bleve comparison")
+	benchCodec   = flag.String("barrel.codec", "", "barrel's repository codec: s2 (the default) or zlib (the paper's)")
 )
 
 func dirSize(dir string) int64 {
@@ -102,7 +103,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		bdir := filepath.Join(root, "barrel")
 		runtime.GC()
 		c0, t0 := processCPU(), time.Now()
-		bl, err := barrel.NewBuilder(bdir, barrel.Options{})
+		bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec})
 		if err != nil {
 			b.Fatal(err)
 		}
