@@ -94,6 +94,27 @@ type Options struct {
 type DB struct {
 	bolt *bolt.DB
 	path string
+	opts Options // as opened, with the timeout filled in
+}
+
+// openSame opens path with bbolt, and opens it again if the file at path
+// was replaced while this process waited for its lock: a compaction
+// (CompactIfSparse) renames a new file over the path, and a process that
+// had opened the old one would otherwise read and write a file no longer
+// there.
+func openSame(path string, o Options) (*bolt.DB, error) {
+	for {
+		before, _ := os.Stat(path)
+		b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: o.Timeout, ReadOnly: o.ReadOnly, NoSync: o.NoSync,
+			FreelistType: bolt.FreelistMapType})
+		if err != nil || before == nil {
+			return b, err
+		}
+		if after, err := os.Stat(path); err == nil && os.SameFile(before, after) {
+			return b, nil
+		}
+		b.Close()
+	}
 }
 
 // Open checks the file at path with Sniff (unless it does not exist) and
@@ -111,8 +132,7 @@ func Open(path string, o Options) (db *DB, err error) {
 	case o.Timeout < 0:
 		o.Timeout = 0 // bbolt's 0 waits
 	}
-	b, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: o.Timeout, ReadOnly: o.ReadOnly, NoSync: o.NoSync,
-		FreelistType: bolt.FreelistMapType})
+	b, err := openSame(path, o)
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
@@ -121,7 +141,7 @@ func Open(path string, o Options) (db *DB, err error) {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	d := &DB{bolt: b, path: path}
+	d := &DB{bolt: b, path: path, opts: o}
 	if len(o.Buckets) > 0 {
 		if err := d.checkBuckets(o.Buckets); err != nil {
 			b.Close()

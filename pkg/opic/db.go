@@ -381,6 +381,11 @@ func (d *DB) view(fn func(*boltstate.Tx) error) error { return d.bolt.View(fn) }
 // Close closes the state.
 func (d *DB) Close() error { return d.bolt.Close() }
 
+// Compact rewrites the state without its free pages if they have grown to
+// a quarter of it (boltstate.CompactIfSparse); the writers call it after a
+// batch. A failure leaves the state as it was.
+func (d *DB) Compact() (boltstate.Compaction, error) { return d.bolt.CompactIfSparse() }
+
 // Path returns the state's path.
 func (d *DB) Path() string { return d.path }
 

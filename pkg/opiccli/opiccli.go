@@ -487,7 +487,12 @@ func update(c *cli.Context) error {
 	if err := writeStep(c, res); err != nil {
 		return err
 	}
-	return b.Commit(res)
+	if err := b.Commit(res); err != nil {
+		return err
+	}
+	cp, err := db.Compact()
+	clikit.ReportCompaction(clikit.EnvOf(c).Stderr, "opic update", path, cp, err)
+	return nil
 }
 
 func exchangeCommand() *cli.Command {
@@ -545,7 +550,12 @@ func exchange(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return writeStep(c, res)
+	if err := writeStep(c, res); err != nil {
+		return err
+	}
+	cp, err := db.Compact()
+	clikit.ReportCompaction(clikit.EnvOf(c).Stderr, "opic exchange", path, cp, err)
+	return nil
 }
 
 func nextCommand() *cli.Command {

@@ -242,6 +242,10 @@ func update(c *cli.Context) error {
 		return err
 	}
 	st, err := q.Apply(id, b)
+	if err == nil && st.Applied {
+		cp, cerr := q.Compact()
+		clikit.ReportCompaction(clikit.EnvOf(c).Stderr, "recrawl update", q.Path(), cp, cerr)
+	}
 	if cerr := q.Close(); err == nil {
 		err = cerr
 	}

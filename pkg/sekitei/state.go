@@ -260,6 +260,11 @@ func (s *State) Shard() record.Shard { return s.opt.Shard }
 // Close closes the state.
 func (s *State) Close() error { return s.db.Close() }
 
+// Compact rewrites the state without its free pages if they have grown to
+// a quarter of it (boltstate.CompactIfSparse); the writers call it after a
+// batch. A failure leaves the state as it was.
+func (s *State) Compact() (boltstate.Compaction, error) { return s.db.CompactIfSparse() }
+
 // LastBatch returns the ID of the last batch applied ("" for none).
 func (s *State) LastBatch() (id string, err error) {
 	err = s.db.View(func(tx *boltstate.Tx) error {

@@ -129,6 +129,10 @@ func update(c *cli.Context) error {
 	}
 	batch := c.String("batch")
 	stats, err := st.Apply(batch, recs, good)
+	if err == nil && !stats.Skipped {
+		cp, cerr := st.Compact()
+		clikit.ReportCompaction(clikit.EnvOf(c).Stderr, "sekitei update", st.Path(), cp, cerr)
+	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}

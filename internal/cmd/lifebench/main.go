@@ -53,12 +53,14 @@ import (
 
 	"github.com/sekitei/crawlkit/internal/crawlsim"
 	"github.com/sekitei/crawlkit/pkg/barrel"
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/opic"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
 	"github.com/sekitei/crawlkit/pkg/recrawl/queue"
 	"github.com/sekitei/crawlkit/pkg/sekitei"
 	"github.com/sekitei/crawlkit/pkg/warc"
+	"golang.org/x/sys/unix"
 )
 
 // The loop's settings for the measured turn; ageing uses the same.
@@ -143,6 +145,11 @@ func run(ages []int, chunk, reps int, keep string) error {
 	crawl := filepath.Join(snaps, "crawl")
 	if err := ageAll(snaps, crawl, cfg, ages, chunk); err != nil {
 		return err
+	}
+	for _, age := range ages {
+		if err := compactKept(snapshotDir(snaps, age), cfg); err != nil {
+			return fmt.Errorf("the states at %d turns: %w", age, err)
+		}
 	}
 	var results []measure
 	for _, age := range ages {
@@ -538,6 +545,8 @@ func (a *ager) apply(n int) error {
 		t := time.Now()
 		if _, err := a.sk.Apply(id, recs, nil); err != nil {
 			skErr = fmt.Errorf("sekitei: %w", err)
+		} else if _, err := a.sk.Compact(); err != nil {
+			skErr = fmt.Errorf("sekitei: %w", err)
 		}
 		a.spent.sekitei += time.Since(t)
 	}()
@@ -551,6 +560,9 @@ func (a *ager) apply(n int) error {
 		res, err = &opic.StepResult{}, nil
 	}
 	if err != nil {
+		return fmt.Errorf("opic: %w", err)
+	}
+	if _, err := a.op.Compact(); err != nil { // as opic update does
 		return fmt.Errorf("opic: %w", err)
 	}
 	b := queue.Batch{Now: a.cfg.Start.Add(time.Duration(a.turns+n) * a.cfg.Every)}
@@ -575,6 +587,9 @@ func (a *ager) apply(n int) error {
 	if _, err := a.rq.Apply(id, b); err != nil {
 		return fmt.Errorf("recrawl: %w", err)
 	}
+	if _, err := a.rq.Compact(); err != nil {
+		return fmt.Errorf("recrawl: %w", err)
+	}
 	a.spent.recrawl += time.Since(t)
 	wg.Wait()
 	if skErr != nil {
@@ -588,6 +603,29 @@ func (a *ager) apply(n int) error {
 		return err
 	}
 	return writeProgress(a.dir, progress{a.turns, a.chunk})
+}
+
+// compactKept compacts the states of a kept copy as the tools compact
+// theirs after a batch (boltstate.CompactIfSparse): a copy aged before the
+// tools compacted holds the free pages of its chunks, which a crawl run by
+// the tools would not.
+func compactKept(snap string, cfg crawlsim.Config) error {
+	a, err := newAger(snap, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	for i, compact := range []func() (boltstate.Compaction, error){a.op.Compact, a.rq.Compact, a.sk.Compact} {
+		name := []string{"opic", "recrawl", "sekitei"}[i]
+		c, err := compact()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if c.Done {
+			fmt.Fprintf(os.Stderr, "lifebench: %s: compacted the %s state: %v\n", snap, name, c)
+		}
+	}
+	return nil
 }
 
 // sync closes the states so that a copy of the directory is whole, and
@@ -621,6 +659,11 @@ func measureTurn(root, bin, aged, dst string, cfg crawlsim.Config, age int) (mea
 	if err := linkCopy(aged, dst); err != nil {
 		return m, err
 	}
+	// A crawl's state at the start of a turn was written an hour before,
+	// and is on disk: without this, the copy's gigabytes would be written
+	// back during the measured turn (an fsync of a state file writes all
+	// of its dirty pages).
+	unix.Sync()
 	defer os.RemoveAll(dst)
 	// The turn's fetch, replayed: records of the next synthetic turn,
 	// their exchanges in a WARC file.

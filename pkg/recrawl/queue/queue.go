@@ -280,6 +280,16 @@ func (q *Queue) Close() error {
 // Path returns the state's path.
 func (q *Queue) Path() string { return q.path }
 
+// Compact rewrites the state without its free pages if they have grown to
+// a quarter of it (boltstate.CompactIfSparse); the writers call it after a
+// batch. A failure leaves the state as it was.
+func (q *Queue) Compact() (boltstate.Compaction, error) {
+	if q.db == nil {
+		return boltstate.Compaction{}, nil
+	}
+	return q.db.CompactIfSparse()
+}
+
 // LastBatch returns the ID of the last batch applied ("" for none).
 func (q *Queue) LastBatch() (string, error) {
 	var id string
