@@ -907,13 +907,8 @@ func (b *Builder) Commit() error {
 	for _, st := range stale {
 		unix.Fadvise(fd, int64(st[1]), repoPrefetchBytes, unix.FADV_WILLNEED)
 	}
-	for _, st := range stale {
-		d := uint32(st[0])
-		if err := b.reindex(repoR, d, st[1]); err != nil {
-			return err
-		}
-		b.Stats.Targets++
-		b.dead.add(d, b.keys)
+	if err := b.reindexStale(repoR, stale); err != nil {
+		return err
 	}
 	// Anchor text as hits of the page it points to: the anchors of each
 	// dirty target, from the anchor runs and this batch.
@@ -1009,6 +1004,11 @@ type anchorReader struct {
 	size uint64
 	buf  []byte
 	data []byte // the mapped file, or nil
+
+	// The records prefetch found in the page cache, read then: offset to
+	// their span in ahead.
+	early map[uint64][2]int
+	ahead []byte
 }
 
 // mapAnchors says whether a batch that wrote batch bytes of an anchors
@@ -1041,6 +1041,9 @@ func (r *anchorReader) at(off uint64, to uint32) (from uint32, fromOff uint64, t
 	if off+anchorHeader > r.size {
 		return 0, 0, nil, corrupt("anchor runs: offset %d past the anchors file", off)
 	}
+	if sp, ok := r.early[off]; ok {
+		return anchorAt(r.ahead[sp[0]:sp[1]], off, to)
+	}
 	if r.data != nil {
 		need := uint64(anchorHeader) + uint64(binary.LittleEndian.Uint16(r.data[off+16:]))
 		if off+need > r.size {
@@ -1067,16 +1070,45 @@ func (r *anchorReader) at(off uint64, to uint32) (from uint32, fromOff uint64, t
 	return anchorAt(r.buf[:need], off, to)
 }
 
-// prefetch asks the kernel to read the records at offs ahead, all at
-// once (posix_fadvise WILLNEED, a typical record's bytes each), so that
-// the reads that follow find them in the page cache instead of waiting for
-// the disk one record at a time. A mapped file is left alone.
+// prefetch readies the records at offs, which at is about to read: each
+// one the page cache holds whole is read now (preadv2 RWF_NOWAIT, which
+// returns what is cached without waiting for the disk) and kept for at;
+// the kernel is asked to read the others ahead, all at once (posix_fadvise
+// WILLNEED, a typical record's bytes each), so that their reads find them
+// in the page cache instead of waiting for the disk one record at a time.
+// A record costs one system call when cached, where asking for every one
+// cost two: at a year of a synthetic crawl, 150,000 records a batch, the
+// advice alone took 0.4 s of a warm 1.6 s index step. A mapped file is
+// left alone.
 func (r *anchorReader) prefetch(offs []uint64) {
+	clear(r.early)
+	r.ahead = r.ahead[:0]
 	if r.data != nil {
 		return
 	}
+	if r.early == nil {
+		r.early = map[uint64][2]int{}
+	}
 	fd := int(r.f.Fd())
+	nowait := true
 	for _, off := range offs {
+		if nowait && off+anchorHeader <= r.size {
+			start := len(r.ahead)
+			r.ahead = slices.Grow(r.ahead, prefetchBytes)
+			buf := r.ahead[start : start+int(min(prefetchBytes, r.size-off))]
+			n, err := unix.Preadv2(fd, [][]byte{buf}, int64(off), unix.RWF_NOWAIT)
+			if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) {
+				nowait = false // a kernel or file system without it: advice only
+			}
+			if err == nil && n >= anchorHeader {
+				if need := anchorHeader + int(binary.LittleEndian.Uint16(buf[16:])); need <= n {
+					r.early[off] = [2]int{start, start + need}
+					r.ahead = r.ahead[:start+need]
+					continue
+				}
+			}
+			r.ahead = r.ahead[:start]
+		}
 		unix.Fadvise(fd, int64(off), prefetchBytes, unix.FADV_WILLNEED)
 	}
 }
@@ -1154,18 +1186,65 @@ func (b *Builder) oldWords(repoR *os.File, d uint32, off uint64, dirty bitset) e
 	return nil
 }
 
-// reindex re-parses document d, stored at off, from the repository.
-func (b *Builder) reindex(repoR *os.File, d uint32, off uint64) error {
-	p, err := b.reparse(repoR, d, off)
-	if err != nil {
-		return err
+// reindexStale re-indexes the documents of stale (docID, repository
+// offset), in order: a second goroutine re-parses them from the
+// repository, a few ahead, while this one adds their hits. Re-parsing is
+// most of the work (about 65 us a page, 5,500 pages a batch at a year of a
+// synthetic crawl) and needs nothing the indexing writes, so the two
+// cores share it.
+func (b *Builder) reindexStale(repoR *os.File, stale [][2]uint64) error {
+	type parsed struct {
+		p   *prepared
+		err error
 	}
-	return b.indexHits(d, p)
+	out := make(chan parsed, 32)
+	stop := make(chan struct{})
+	go func() {
+		defer close(out)
+		doc := htmldoc.Doc{Analyzer: analysis.New(b.opts.Analysis)}
+		var g hitGrouper
+		for _, st := range stale {
+			p, err := b.reparseWith(repoR, uint32(st[0]), st[1], &doc, &g)
+			select {
+			case out <- parsed{p, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		for range out {
+		}
+	}()
+	for _, st := range stale {
+		r := <-out
+		if r.err != nil {
+			return r.err
+		}
+		d := uint32(st[0])
+		if err := b.indexHits(d, r.p); err != nil {
+			return err
+		}
+		b.Stats.Targets++
+		b.dead.add(d, b.keys)
+	}
+	return nil
 }
 
 // reparse parses again the version of document d stored at repository
 // offset off (stored decoded, so as UTF-8).
 func (b *Builder) reparse(repoR *os.File, d uint32, off uint64) (*prepared, error) {
+	return b.reparseWith(repoR, d, off, &b.page, &b.group)
+}
+
+// reparseWith is reparse with a parser and grouper of the caller's; it
+// reads only what no one writes during a commit (the repository up to the
+// batch, the manifest's codec).
+func (b *Builder) reparseWith(repoR *os.File, d uint32, off uint64, doc *htmldoc.Doc, g *hitGrouper) (*prepared, error) {
 	rec, err := readRepoAt(repoR, int64(off), b.repo.off)
 	if err != nil {
 		return nil, err
@@ -1179,6 +1258,6 @@ func (b *Builder) reparse(repoR *os.File, d uint32, off uint64) (*prepared, erro
 	}
 	base, _ := url.Parse(rec.URL)
 	p := &prepared{url: rec.URL}
-	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, nil, &b.page, &b.group, nil)
+	prepare(p, base, &Page{URL: rec.URL, Body: body, Charset: "utf-8"}, nil, doc, g, nil)
 	return p, nil
 }

@@ -58,11 +58,15 @@ func TestPendingAnchors(t *testing.T) {
 // offset in the anchors file.
 func TestAnchorReader(t *testing.T) {
 	for _, mapped := range []bool{false, true} {
-		t.Run(fmt.Sprintf("mapped=%v", mapped), func(t *testing.T) { testAnchorReader(t, mapped) })
+		t.Run(fmt.Sprintf("mapped=%v", mapped), func(t *testing.T) { testAnchorReader(t, mapped, false) })
 	}
+	t.Run("prefetched", func(t *testing.T) { testAnchorReader(t, false, true) })
 }
 
-func testAnchorReader(t *testing.T, mapped bool) {
+// testAnchorReader reads records whole, long, damaged and cut short; with
+// prefetched, after prefetch has read the short ones from the page cache
+// (the file was just written) and advised the kernel of the others.
+func testAnchorReader(t *testing.T, mapped, prefetched bool) {
 	path := filepath.Join(t.TempDir(), "anchors")
 	long := strings.Repeat("y", 1000) // longer than the first read
 	rec := appendAnchor(nil, 1, 7, 11, "first")
@@ -84,6 +88,17 @@ func testAnchorReader(t *testing.T, mapped bool) {
 	defer r.close()
 	if mapped != (r.data != nil) {
 		t.Fatalf("mapped %v, but the reader's mapping is %d bytes", mapped, len(r.data))
+	}
+	if prefetched {
+		r.prefetch([]uint64{0, second, third, fourth})
+		// The long record and the one cut short are not whole in a
+		// typical record's bytes: they are read when asked for.
+		if _, ok := r.early[0]; !ok || len(r.early) != 2 {
+			t.Fatalf("prefetch read records %v, want those at 0 and %d", r.early, third)
+		}
+		if _, ok := r.early[third]; !ok {
+			t.Fatalf("prefetch read records %v, want those at 0 and %d", r.early, third)
+		}
 	}
 	if _, _, _, err := r.at(fourth, 10); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("truncated record at %d", fourth)) {
 		t.Errorf("a record cut short: %v, want its offset %d named", err, fourth)
