@@ -140,6 +140,20 @@ func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, s
 	return chunks
 }
 
+// heldAnchors returns the anchor records the postings of document to held
+// before the batch (DocEntry.Anchors of its entry then; 0 for a document
+// new in the batch).
+func (b *Builder) heldAnchors(to uint32) (int, error) {
+	if to >= b.oldN || b.old == nil {
+		return 0, nil
+	}
+	e, ok, err := b.old.doc(to)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return int(e.Anchors), nil
+}
+
 // indexAnchors makes the anchor text of every target of targets hits of
 // the target (and, for a target of an older segment, records the anchor
 // words its old entry had as dead).
@@ -163,10 +177,17 @@ func (b *Builder) indexAnchors(targets iter.Seq[uint32], anchors *anchorReader) 
 			b.keys, b.hits = b.keys[:0], b.hits[:0]
 			var old []uint64
 			b.Stats.AnchorsRead += ct.end - a
-			for _, ra := range c.anchors[a:ct.end] {
+			// The old entry's postings hold the anchors of its first held
+			// records, in anchors-file order (0: an older index's entry,
+			// which held every anchor live then; see anchorsCanWait).
+			held, err := b.heldAnchors(to)
+			if err != nil {
+				return err
+			}
+			for p, ra := range c.anchors[a:ct.end] {
 				toks := c.toks[t:ra.end]
 				t = ra.end
-				if to < b.oldN && b.liveBefore(ra.from, ra.fromOff) {
+				if to < b.oldN && (held == 0 || p < held) && b.liveBefore(ra.from, ra.fromOff) {
 					// an anchor the target's old segment indexed
 					for _, tok := range toks {
 						id, _, err := b.lex.Add(c.term(tok))
@@ -193,6 +214,10 @@ func (b *Builder) indexAnchors(targets iter.Seq[uint32], anchors *anchorReader) 
 					}
 				}
 			}
+			if b.anchorsOf == nil {
+				b.anchorsOf = map[uint32]uint32{}
+			}
+			b.anchorsOf[to] = uint32(ct.end - a)
 			a = ct.end
 			b.dead.add(to, old)
 			if err := b.flushHits(to); err != nil {

@@ -99,6 +99,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 				g.finish()
 				return err
 			}
+			e.Anchors = b.anchorsOf[d]
 			tw.add(appendDocRec(rec[:0], d, &e))
 			if d < b.oldN {
 				k, err := b.liveIn(d)

@@ -38,11 +38,15 @@ type DocEntry struct {
 	InfoOff    uint64
 	Rank       float32
 	Words      uint32
+	// Anchors is the number of anchor records to the document (live or
+	// dead) when its postings were built, whose text they hold: the first
+	// ones in anchors-file order. 0 in indexes before format 6.
+	Anchors uint32
 }
 
 // A document table record: docID (8, the table key), status, flags,
 // title words (2), checksum (4), repository offset (8), docinfo offset
-// (8), words (4), 0 (4).
+// (8), words (4), anchors (4; 0 before format 6).
 const docRecSize = 40
 
 func appendDocRec(b []byte, d uint32, e *DocEntry) []byte {
@@ -53,7 +57,7 @@ func appendDocRec(b []byte, d uint32, e *DocEntry) []byte {
 	b = binary.LittleEndian.AppendUint64(b, e.RepoOff)
 	b = binary.LittleEndian.AppendUint64(b, e.InfoOff)
 	b = binary.LittleEndian.AppendUint32(b, e.Words)
-	return binary.LittleEndian.AppendUint32(b, 0)
+	return binary.LittleEndian.AppendUint32(b, e.Anchors)
 }
 
 func decodeDocRec(b []byte) (DocEntry, error) {
@@ -65,6 +69,7 @@ func decodeDocRec(b []byte) (DocEntry, error) {
 		RepoOff:    binary.LittleEndian.Uint64(b[16:]),
 		InfoOff:    binary.LittleEndian.Uint64(b[24:]),
 		Words:      binary.LittleEndian.Uint32(b[32:]),
+		Anchors:    binary.LittleEndian.Uint32(b[36:]),
 	}
 	if e.Status > StatusLinked || e.Status == StatusNone || binary.LittleEndian.Uint64(b) > math.MaxUint32 {
 		return e, corrupt("document table: bad entry")

@@ -129,7 +129,9 @@ func TestSegmentedAsOneShot(t *testing.T) {
 
 func testSegmentedAsOneShot(t *testing.T, deletesPct int) {
 	dir := t.TempDir()
-	site, final, merges := segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: deletesPct})
+	// Every anchor re-indexes its target at once, as the one-shot index
+	// has them all (TestAnchorGrowth covers targets that wait).
+	site, final, merges := segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: deletesPct, AnchorGrowth: -1})
 	idx := open(t, dir)
 	segs := idx.Segments()
 	if len(segs) < 2 {

@@ -114,17 +114,25 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 5: the repository's codec named in the manifest (S2
-	// for a new index). Format 4 (the pages' text stored for snippets,
+	// formatNumber 6: each document's entry counts the anchor records its
+	// postings hold (DocEntry.Anchors), so that a document can wait for
+	// more anchors before it is re-indexed for them; format 5's entries
+	// say 0, read as "every anchor live then", and a format 5 index
+	// becomes format 6 at its next commit. Format 5: the repository's
+	// codec named in the manifest (S2 for a new index). Format 4 (the pages' text stored for snippets,
 	// a zlib repository) is read as format 5 with codec zlib, and format 3
 	// (no text) as well, with every docinfo record before TextFrom; both
-	// become format 5 at their next commit, keeping zlib. Formats 1 (one
+	// become format 6 at their next commit, keeping zlib. Formats 1 (one
 	// set of barrels rewritten per batch) and 2 (segments without live
 	// document frequencies) are read only by rebuild.
-	formatNumber = 5
-	formatZlib   = 4
-	formatNoText = 3
+	formatNumber    = 6
+	formatNoAnchors = 5
+	formatZlib      = 4
+	formatNoText    = 3
 )
+
+// Format is the index format this barrel writes (MANIFEST "format").
+const Format = formatNumber
 
 func genName(name string, gen int) string { return name + "." + strconv.Itoa(gen) }
 
@@ -153,7 +161,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {

@@ -114,6 +114,7 @@ Example:
 			&cli.StringFlag{Name: "batch", Usage: "record the batch `ID`; an ID already applied is a no-op"},
 			&cli.IntFlag{Name: "pagerank-every", Value: 24, Usage: "recompute PageRank every `N` batches (1: every batch)"},
 			&cli.IntFlag{Name: "merge-factor", Value: barrel.DefaultMergeFactor, Usage: "merge `K` segments of one size class into one"},
+			&cli.Float64Flag{Name: "anchor-growth", Value: barrel.DefaultAnchorGrowth, Usage: "re-index a page for new anchors to it when their count passes a power of 1+`G` (0: at every new anchor)"},
 			&cli.IntFlag{Name: "max-merge-docs", Value: barrel.DefaultMaxMergeDocs, Usage: "merge at most `N` documents in one build"},
 			&cli.IntFlag{Name: "deletes-pct", Value: barrel.DefaultDeletesPct, Usage: "merge a segment early when `P` percent of its documents are deleted"},
 			&cli.StringFlag{Name: "codec", Usage: "compress a new index's repository with `CODEC`: s2 (the default) or zlib (the paper's); an existing index keeps its own"},
@@ -141,6 +142,14 @@ func builderOptions(c *cli.Context) (barrel.Options, error) {
 	}
 	if codec := c.String("codec"); codec != "" && codec != barrel.CodecS2 && codec != barrel.CodecZlib {
 		return opts, clikit.Usagef("--codec %s: want %s or %s", codec, barrel.CodecS2, barrel.CodecZlib)
+	}
+	switch g := c.Float64("anchor-growth"); {
+	case g < 0 || g > 10:
+		return opts, clikit.Usagef("--anchor-growth %g: want 0 to 10", g)
+	case g == 0:
+		opts.AnchorGrowth = -1 // every new anchor, at once
+	default:
+		opts.AnchorGrowth = g
 	}
 	opts.Codec = c.String("codec")
 	opts.PageRankEvery, opts.MergeFactor, opts.Batch = c.Int("pagerank-every"), c.Int("merge-factor"), c.String("batch")

@@ -245,7 +245,7 @@ const indexMark = "lifebench-index"
 // fetch, as one batch named after the age's turn, as the loop names its
 // batches.
 func indexAge(snap string, cfg crawlsim.Config, age int) error {
-	want := fmt.Sprintf("one batch, %d turns\n", age)
+	want := fmt.Sprintf("one batch, %d turns, index format %d\n", age, barrel.Format)
 	if b, err := os.ReadFile(filepath.Join(snap, indexMark)); err == nil && string(b) == want {
 		return nil
 	}
