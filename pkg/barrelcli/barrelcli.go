@@ -297,8 +297,12 @@ func build(c *cli.Context) error {
 	defer idx.Close()
 	m := idx.Manifest()
 	s := b.Stats
-	fmt.Fprintf(env.Stderr, "barrel: batch %d: %d added, %d re-indexed, %d unchanged, %d skipped, %d noindex, %d folded, %d anchors; "+
-		"%d pages, %d docIDs, %d words, %d segments%s%s, %.1fs\n", m.Batches, s.Added, s.Reindexed, s.Unchanged, skipped, s.NoIndex, s.Folded, s.Anchors,
+	waiting := ""
+	if s.Waiting > 0 {
+		waiting = fmt.Sprintf(" (%d pages wait for more anchors)", s.Waiting)
+	}
+	fmt.Fprintf(env.Stderr, "barrel: batch %d: %d added, %d re-indexed, %d unchanged, %d skipped, %d noindex, %d folded, %d anchors%s; "+
+		"%d pages, %d docIDs, %d words, %d segments%s%s, %.1fs\n", m.Batches, s.Added, s.Reindexed, s.Unchanged, skipped, s.NoIndex, s.Folded, s.Anchors, waiting,
 		m.Fetched, m.Docs, idx.Words(), s.Segments, map[bool]string{true: fmt.Sprintf(" (%d merged)", s.Merged)}[s.Merged > 0],
 		map[bool]string{true: ", ranked"}[s.Ranked], time.Since(start).Seconds())
 	return nil

@@ -67,7 +67,7 @@ func run(dir string, turns, add int) error {
 		return err
 	}
 	st := b.Stats
-	fmt.Printf("simindex: batch %s: %d added, %d re-indexed, %d anchors, %d targets re-indexed for their anchors, %d anchors read, in %.2f s (anchor pass %.2f s)\n",
-		batch, st.Added, st.Reindexed, st.Anchors, st.Targets, st.AnchorsRead, time.Since(t0).Seconds(), st.AnchorTime.Seconds())
+	fmt.Printf("simindex: batch %s: %d added, %d re-indexed, %d anchors, %d targets re-indexed for their anchors (%d waiting), %d anchors read, in %.2f s (anchor pass %.2f s)\n",
+		batch, st.Added, st.Reindexed, st.Anchors, st.Targets, st.Waiting, st.AnchorsRead, time.Since(t0).Seconds(), st.AnchorTime.Seconds())
 	return nil
 }
