@@ -124,7 +124,7 @@ type Builder struct {
 	withdrawn int // documents indexed before that now say noindex
 	urls      *runSet
 	anc       *runSet
-	newAnc    [][2]uint64 // this batch's anchors by target: (to<<32|from, offset)
+	newAnc    [][2]uint64       // this batch's anchors by target: (to<<32|from, offset)
 	anchorsOf map[uint32]uint32 // the anchor records each re-indexed document's postings hold
 
 	batchURLs  map[string]uint32 // URLs given docIDs in this batch
