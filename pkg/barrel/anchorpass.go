@@ -144,10 +144,10 @@ func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, s
 // before the batch (DocEntry.Anchors of its entry then; 0 for a document
 // new in the batch).
 func (b *Builder) heldAnchors(to uint32) (int, error) {
-	if to >= b.oldN || b.old == nil {
+	if to >= b.oldN {
 		return 0, nil
 	}
-	e, ok, err := b.old.doc(to)
+	e, _, ok, err := b.oldDoc(to)
 	if err != nil || !ok {
 		return 0, err
 	}

@@ -126,6 +126,8 @@ type Builder struct {
 	anc       *runSet
 	newAnc    [][2]uint64       // this batch's anchors by target: (to<<32|from, offset)
 	anchorsOf map[uint32]uint32 // the anchor records each re-indexed document's postings hold
+	// oldEntries remembers the entries oldDoc read.
+	oldEntries map[uint32]oldEntry
 
 	batchURLs  map[string]uint32 // URLs given docIDs in this batch
 	batchSums  [][2]uint64       // (checksum, docID) of those URLs
@@ -329,11 +331,47 @@ func (b *Builder) entry(d uint32) (DocEntry, error) {
 	if b.old == nil {
 		return DocEntry{}, corrupt("doc %d has no entry", d)
 	}
-	e, ok, err := b.old.doc(d)
+	e, _, ok, err := b.oldDoc(d)
 	if err == nil && !ok {
 		err = corrupt("doc %d has no entry", d)
 	}
 	return e, err
+}
+
+// oldDoc returns the entry document d had before the batch and the
+// position of its segment (false for a document new in the batch),
+// remembered: a commit asks for the same targets' entries several times
+// (whether they wait for more anchors, where their page is, which anchors
+// they held, their new entry, the segment they leave).
+func (b *Builder) oldDoc(d uint32) (DocEntry, int, bool, error) {
+	if c, ok := b.oldEntries[d]; ok {
+		return c.e, c.seg, true, nil
+	}
+	if b.old == nil || d >= b.old.m.Docs {
+		return DocEntry{}, 0, false, nil
+	}
+	for i := len(b.old.segs) - 1; i >= 0; i-- {
+		e, ok, err := b.old.segs[i].entry(d)
+		if err != nil {
+			return e, 0, false, err
+		}
+		if ok {
+			if e.Rank, err = b.old.rank(d); err != nil {
+				return e, 0, false, err
+			}
+			if b.oldEntries == nil {
+				b.oldEntries = map[uint32]oldEntry{}
+			}
+			b.oldEntries[d] = oldEntry{e, i}
+			return e, i, true, nil
+		}
+	}
+	return DocEntry{}, 0, false, corrupt("doc %d is in no segment", d)
+}
+
+type oldEntry struct {
+	e   DocEntry
+	seg int
 }
 
 func (b *Builder) docURL(d uint32) (string, error) {

@@ -297,16 +297,11 @@ func (b *Builder) commitFiles(dirty bitset) error {
 // liveIn returns the position (in the old manifest) of the segment where
 // doc d is live: the newest holding it.
 func (b *Builder) liveIn(d uint32) (int, error) {
-	for i := len(b.old.segs) - 1; i >= 0; i-- {
-		_, ok, err := b.old.segs[i].entry(d)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			return i, nil
-		}
+	_, seg, ok, err := b.oldDoc(d)
+	if err == nil && !ok {
+		err = corrupt("doc %d is in no segment", d)
 	}
-	return 0, corrupt("doc %d is in no segment", d)
+	return seg, err
 }
 
 // mergeRuns runs the merge policy on one kind of runs.
