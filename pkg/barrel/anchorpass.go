@@ -56,7 +56,10 @@ var targetsPerChunk = 256
 // at the first error (sent as a chunk's err) or when stop is closed, and
 // closes out when it has stopped reading.
 func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, stop <-chan struct{}) (out <-chan *anchorChunk) {
-	chunks := make(chan *anchorChunk, 2)
+	// Room for the chunks of a year-old crawl's batch (about 15 of a
+	// megabyte or so): the reader starts before the stale targets are
+	// re-indexed, and reads all their anchors meanwhile.
+	chunks := make(chan *anchorChunk, 16)
 	an := analysis.New(b.opts.Analysis)
 	go func() {
 		defer close(chunks)
@@ -154,19 +157,10 @@ func (b *Builder) heldAnchors(to uint32) (int, error) {
 	return int(e.Anchors), nil
 }
 
-// indexAnchors makes the anchor text of every target of targets hits of
+// indexAnchors makes the anchor text of every target readAnchors sends hits of
 // the target (and, for a target of an older segment, records the anchor
 // words its old entry had as dead).
-func (b *Builder) indexAnchors(targets iter.Seq[uint32], anchors *anchorReader) error {
-	stop := make(chan struct{})
-	chunks := b.readAnchors(targets, anchors, stop)
-	defer func() {
-		// The reader must be gone before anchors is closed: it closes
-		// chunks when it stops, and stops on stop.
-		close(stop)
-		for range chunks {
-		}
-	}()
+func (b *Builder) indexAnchors(chunks <-chan *anchorChunk) error {
 	for c := range chunks {
 		if c.err != nil {
 			return c.err

@@ -958,6 +958,26 @@ func (b *Builder) Commit() error {
 			b.Stats.Waiting++
 		}
 	}
+	// Anchor text as hits of the page it points to: the anchors of each
+	// dirty target, from the anchor runs and this batch, read from here on
+	// by a goroutine of their own (readAnchors), while the stale targets'
+	// pages are re-parsed and indexed; the reader touches nothing that
+	// re-indexing writes.
+	anchors, err := openAnchorReader(filepath.Join(b.dir, anchorsName), b.anchorsF.off,
+		mapAnchors(b.anchorsF.off-b.m.Anchors, b.anchorsF.off))
+	if err != nil {
+		return err
+	}
+	defer anchors.close()
+	stop := make(chan struct{})
+	chunks := b.readAnchors(dirty.all(n), anchors, stop)
+	defer func() {
+		// The reader must be gone before anchors is closed (deferred
+		// before): it closes chunks when it stops, and stops on stop.
+		close(stop)
+		for range chunks {
+		}
+	}()
 	// Own hits of dirty pages outside the batch come from the repository;
 	// they are also the words those pages leave in their old segments.
 	// Their records are asked for all at once before they are read, as
@@ -982,15 +1002,7 @@ func (b *Builder) Commit() error {
 	if err := b.reindexStale(repoR, stale); err != nil {
 		return err
 	}
-	// Anchor text as hits of the page it points to: the anchors of each
-	// dirty target, from the anchor runs and this batch.
-	anchors, err := openAnchorReader(filepath.Join(b.dir, anchorsName), b.anchorsF.off,
-		mapAnchors(b.anchorsF.off-b.m.Anchors, b.anchorsF.off))
-	if err != nil {
-		return err
-	}
-	defer anchors.close()
-	if err := b.indexAnchors(dirty.all(n), anchors); err != nil {
+	if err := b.indexAnchors(chunks); err != nil {
 		return err
 	}
 	if err := b.fwd.flush(); err != nil {
