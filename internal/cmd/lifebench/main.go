@@ -34,6 +34,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,7 +44,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -393,14 +393,41 @@ func copyDir(from, to string) error {
 	return nil
 }
 
-// immutable names the index files a build never writes again: segments
-// and sorted runs are written once under a new sequence number, and
-// merges unlink them. The measured copy shares them with the aged crawl
-// by hard links (a year's index is tens of GB); every other file is copied.
-var immutable = regexp.MustCompile(`^(seg-[0-9]+\.(inv|docs|ptrs)|[a-z]+-[0-9]+\.tab)$`)
+// The measured copy shares the index's files with the aged crawl by hard
+// links (a year's index is 15 GB, which copying each run would push
+// through the page cache, evicting the files the turn reads, as no crawl
+// turn does): segments and sorted runs are written once under a new
+// sequence number and merges unlink them; the append-only files
+// (appendOnly, with their committed lengths in the MANIFEST) grow under
+// the turn and are cut back to the aged crawl's lengths after it
+// (restoreIndex), as the next build would cut them. MANIFEST and LOCK are
+// copied; the states are copied, since bbolt rewrites them in place.
+var appendOnly = []string{"repository", "docinfo", "anchors", "words", "text"}
+
+// restoreIndex cuts the append-only files of the index in dir back to the
+// lengths its MANIFEST commits.
+func restoreIndex(dir string) error {
+	data, err := os.ReadFile(filepath.Join(dir, "MANIFEST"))
+	if err != nil {
+		return err
+	}
+	var m barrel.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("%s/MANIFEST: %w", dir, err)
+	}
+	for i, n := range []int64{m.Repository, m.DocInfo, m.Anchors, m.Words, m.Text} {
+		p := filepath.Join(dir, appendOnly[i])
+		if st, err := os.Stat(p); err == nil && st.Size() != n {
+			if err := os.Truncate(p, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // linkCopy copies the crawl directory from to to, linking the index's
-// immutable files.
+// files but MANIFEST and LOCK.
 func linkCopy(from, to string) error {
 	os.RemoveAll(to)
 	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
@@ -412,7 +439,7 @@ func linkCopy(from, to string) error {
 		if d.IsDir() {
 			return os.MkdirAll(dst, 0o755)
 		}
-		if filepath.Base(filepath.Dir(p)) == "index" && immutable.MatchString(d.Name()) {
+		if filepath.Base(filepath.Dir(p)) == "index" && d.Name() != "MANIFEST" && d.Name() != "LOCK" {
 			return os.Link(p, dst)
 		}
 		return copyFile(p, dst)
@@ -656,9 +683,15 @@ func (a *ager) close() {
 func measureTurn(root, bin, aged, dst string, cfg crawlsim.Config, age int) (measure, error) {
 	m := measure{age: age, secs: map[string]float64{}, rssMB: map[string]float64{}, disk: map[string]int64{}}
 	os.RemoveAll(dst)
+	if err := restoreIndex(filepath.Join(aged, "index")); err != nil {
+		return m, err
+	}
 	if err := linkCopy(aged, dst); err != nil {
 		return m, err
 	}
+	defer restoreIndex(filepath.Join(aged, "index"))
+	m.disk["state"] = du(filepath.Join(aged, "state"))
+	m.disk["index"] = du(filepath.Join(aged, "index"))
 	// A crawl's state at the start of a turn was written an hour before,
 	// and is on disk: without this, the copy's gigabytes would be written
 	// back during the measured turn (an fsync of a state file writes all
@@ -738,8 +771,6 @@ func measureTurn(root, bin, aged, dst string, cfg crawlsim.Config, age int) (mea
 			m.rssMB["pagerank"] = kb / 1024
 		}
 	}
-	m.disk["state"] = du(filepath.Join(aged, "state"))
-	m.disk["index"] = du(filepath.Join(aged, "index"))
 	return m, nil
 }
 
