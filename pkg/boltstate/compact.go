@@ -48,7 +48,8 @@ func (c Compaction) String() string {
 // the file, whose lock this process holds throughout; the DB then reads
 // the new file. Any failure, a full disk or a damaged page, leaves the
 // file as it was (the copy is removed) and is returned: the caller's
-// batch, committed before, is not affected.
+// batch, committed before, is not affected. A compaction done whose
+// reopening failed is returned Done, with the error.
 func (d *DB) CompactIfSparse() (c Compaction, err error) {
 	if d.opts.ReadOnly {
 		return c, nil
@@ -83,16 +84,18 @@ func (d *DB) CompactIfSparse() (c Compaction, err error) {
 	// This process still holds the old file's lock: a process waiting for
 	// it finds the path replaced when it gets it (openSame) and opens the
 	// new file.
-	d.bolt.Close()
-	b, err := openSame(d.path, d.opts)
-	if err != nil {
-		return c, fmt.Errorf("%s: reopening after compaction: %w", d.path, err)
-	}
-	d.bolt = b
+	c.Done, c.Took = true, time.Since(t0)
 	if st, err := os.Stat(d.path); err == nil {
 		c.After = st.Size()
 	}
-	c.Done, c.Took = true, time.Since(t0)
+	d.bolt.Close()
+	b, err := openSame(d.path, d.opts)
+	if err != nil {
+		// Compacted, but another process took the lock first and held it
+		// past the timeout: this DB is closed.
+		return c, fmt.Errorf("%s: reopening after compaction: %w", d.path, err)
+	}
+	d.bolt = b
 	return c, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/record"
 )
 
@@ -221,6 +222,28 @@ func TestSplitList(t *testing.T) {
 	} {
 		if got := SplitList(c.in); !slices.Equal(got, c.want) {
 			t.Errorf("SplitList(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// ReportCompaction: a line when a state was compacted, a warning when it
+// was not or its reopening failed, nothing when it was not sparse.
+func TestReportCompaction(t *testing.T) {
+	done := boltstate.Compaction{Done: true, Before: 3 << 30, Free: 1 << 30, After: 2 << 30, Took: 1500 * time.Millisecond}
+	for _, tc := range []struct {
+		c    boltstate.Compaction
+		err  error
+		want string
+	}{
+		{boltstate.Compaction{}, nil, ""},
+		{done, nil, "recrawl update: compacted S: 3072 MB (1024 MB of it free pages) to 2048 MB in 1.5 s\n"},
+		{boltstate.Compaction{}, errors.New("no space left on device"), "recrawl update: warning: S not compacted (the batch is applied, the state as it was): no space left on device\n"},
+		{done, errors.New("locked"), "recrawl update: warning: compacted S: 3072 MB (1024 MB of it free pages) to 2048 MB in 1.5 s, but: locked (the batch is applied)\n"},
+	} {
+		var b strings.Builder
+		ReportCompaction(&b, "recrawl update", "S", tc.c, tc.err)
+		if b.String() != tc.want {
+			t.Errorf("%+v, %v: %q, want %q", tc.c, tc.err, b.String(), tc.want)
 		}
 	}
 }

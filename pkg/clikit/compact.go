@@ -13,6 +13,8 @@ import (
 // batch was committed before it, and the state is as it was.
 func ReportCompaction(stderr io.Writer, cmd, path string, c boltstate.Compaction, err error) {
 	switch {
+	case err != nil && c.Done:
+		fmt.Fprintf(stderr, "%s: warning: compacted %s: %v, but: %v (the batch is applied)\n", cmd, path, c, err)
 	case err != nil:
 		fmt.Fprintf(stderr, "%s: warning: %s not compacted (the batch is applied, the state as it was): %v\n", cmd, path, err)
 	case c.Done:
