@@ -4,9 +4,8 @@
 // the synthetic batches of internal/crawlsim (700 fetch records a turn, 500
 // of them new pages), and at each age given copies it (its index linked,
 // see appendOnly) and runs one more turn of scripts/crawl-cycle.sh on the
-// copy, with the real tools and the fetch
-// replayed (a stand-in fetch writes the turn's synthetic records and their
-// WARC file). It prints, per step, the time (from the loop's log) and the
+// copy, with the real tools and the fetch replayed (a stand-in fetch writes
+// the turn's synthetic records and their WARC file). It prints, per step, the time (from the loop's log) and the
 // peak memory (each tool under /usr/bin/time) at every age, and the growth
 // exponent between the two oldest ages: time ~ age^k.
 //
