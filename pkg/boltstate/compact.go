@@ -80,7 +80,7 @@ func (d *DB) CompactIfSparse() (c Compaction, err error) {
 		os.Remove(tmp)
 		return c, err
 	}
-	syncDir(filepath.Dir(d.path))
+	SyncDir(filepath.Dir(d.path))
 	// This process still holds the old file's lock: a process waiting for
 	// it finds the path replaced when it gets it (openSame) and opens the
 	// new file.
@@ -164,10 +164,13 @@ func (d *DB) compactTo(tmp string) (err error) {
 	return nil
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) {
-	if f, err := os.Open(dir); err == nil {
-		f.Sync()
-		f.Close()
+// SyncDir makes a rename in dir durable; the stores call it after
+// renaming a state into place.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
 	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -642,13 +642,6 @@ func migrate(path string, s *State) (err error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
-	syncDir(dir)
+	boltstate.SyncDir(dir)
 	return nil
-}
-
-func syncDir(dir string) {
-	if f, err := os.Open(dir); err == nil {
-		f.Sync()
-		f.Close()
-	}
 }

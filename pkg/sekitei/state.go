@@ -189,16 +189,7 @@ func createState(path string, shard record.Shard) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return boltstate.SyncDir(filepath.Dir(path))
 }
 
 func shardString(s record.Shard) string {
