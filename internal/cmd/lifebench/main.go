@@ -3,7 +3,7 @@
 // directory through the tools' Go APIs (opic, recrawl, sekitei, barrel) with
 // the synthetic batches of internal/crawlsim (700 fetch records a turn, 500
 // of them new pages), and at each age given copies it (its index linked,
-// see appendOnly) and runs one more turn of scripts/crawl-cycle.sh on the
+// see restoreIndex) and runs one more turn of scripts/crawl-cycle.sh on the
 // copy, with the real tools and the fetch replayed (a stand-in fetch writes
 // the turn's synthetic records and their WARC file). It prints, per step, the time (from the loop's log) and the
 // peak memory (each tool under /usr/bin/time) at every age, and the growth
@@ -34,7 +34,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -397,33 +396,20 @@ func copyDir(from, to string) error {
 // links (a year's index is 15 GB, which copying each run would push
 // through the page cache, evicting the files the turn reads, as no crawl
 // turn does): segments and sorted runs are written once under a new
-// sequence number and merges unlink them; the append-only files
-// (appendOnly, with their committed lengths in the MANIFEST) grow under
-// the turn and are cut back to the aged crawl's lengths after it
-// (restoreIndex), as the next build would cut them. MANIFEST and LOCK are
-// copied; the states are copied, since bbolt rewrites them in place.
-var appendOnly = []string{"repository", "docinfo", "anchors", "words", "text"}
+// sequence number and merges unlink them; the append-only files grow under
+// the turn, past the lengths the aged crawl's MANIFEST commits, and are
+// cut back after it (restoreIndex). MANIFEST and LOCK are copied; the
+// states are copied, since bbolt rewrites them in place.
 
 // restoreIndex cuts the append-only files of the index in dir back to the
-// lengths its MANIFEST commits.
+// lengths its MANIFEST commits, as barrel does when a build opens an index
+// a build that did not commit grew: opening a builder and closing it.
 func restoreIndex(dir string) error {
-	data, err := os.ReadFile(filepath.Join(dir, "MANIFEST"))
+	b, err := barrel.NewBuilder(dir, barrel.Options{})
 	if err != nil {
 		return err
 	}
-	var m barrel.Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("%s/MANIFEST: %w", dir, err)
-	}
-	for i, n := range []int64{m.Repository, m.DocInfo, m.Anchors, m.Words, m.Text} {
-		p := filepath.Join(dir, appendOnly[i])
-		if st, err := os.Stat(p); err == nil && st.Size() != n {
-			if err := os.Truncate(p, n); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return b.Close()
 }
 
 // linkCopy copies the crawl directory from to to, linking the index's
