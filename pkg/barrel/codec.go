@@ -19,8 +19,7 @@ import (
 // compress) it gives 1.57 against 2.04 at 3.1 times the speed, and zlib
 // was a fifth of the parsing workers' time there (BenchmarkCodecs).
 // zstd's fastest level compresses the Python docs better than zlib (6.35)
-// but only 1.3 times as fast. Reading back, S2 decodes several times faster than zlib, which
-// a batch re-indexing old pages for their new anchors feels.
+// but only 1.3 times as fast.
 //
 // The codec is recorded in the manifest (repository_codec). Indexes of
 // formats 3 and 4 have zlib repositories and keep zlib when batches are
