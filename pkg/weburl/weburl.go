@@ -68,6 +68,13 @@ var parser = wurl.NewParser(wurl.WithPathPercentEncodeSet(pathSet), wurl.WithPre
 
 // Parse parses an absolute http(s) URL.
 func Parse(raw string) (*URL, error) {
+	if u, ok := fastParse(raw); ok {
+		return u, nil
+	}
+	return slowParse(raw)
+}
+
+func slowParse(raw string) (*URL, error) {
 	u, err := parser.Parse(raw)
 	if err != nil {
 		if u2, ok := passPunycode(raw, nil); ok {
@@ -85,6 +92,13 @@ func (u *URL) Resolve(ref string) (*URL, error) { return u.ResolveIn(ref, nil) }
 // (nil for UTF-8): the Standard encodes the query of a relative reference
 // in the document's encoding, while the path is always UTF-8.
 func (u *URL) ResolveIn(ref string, enc encoding.Encoding) (*URL, error) {
+	if r, ok := u.fastResolve(ref); ok {
+		return r, nil // plain: no non-ASCII query to encode
+	}
+	return u.slowResolve(ref, enc)
+}
+
+func (u *URL) slowResolve(ref string, enc encoding.Encoding) (*URL, error) {
 	base := u.String()
 	r, err := parser.ParseRef(base, ref)
 	if err != nil {
