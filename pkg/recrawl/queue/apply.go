@@ -15,6 +15,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/recrawl"
+	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/urlx"
 )
 
@@ -138,7 +139,7 @@ func ParseFetch(r *record.Record) (Fetch, error) {
 		return f, err
 	}
 	final, _ := r.String("final_url")
-	f.Redirected = final != "" && final != f.URL
+	f.Redirected = redirected(r, f.URL, final)
 	f.ETag, _ = r.String("etag")
 	f.LastModified, _ = r.String("last_modified")
 	if c, ok := r.String("canonical"); ok && c != "" && c != f.URL {
@@ -148,6 +149,23 @@ func ParseFetch(r *record.Record) (Fetch, error) {
 		}
 	}
 	return f, nil
+}
+
+// redirected reports whether a fetch reached its page through redirects:
+// fetch lists them in "redirects"; without that field, a final URL with
+// another normal form than the URL's. The spelling alone does not count:
+// fetch writes the URL it requested as the URL Standard serialises it
+// ("HTTP://A.test" is requested as "http://a.test/").
+func redirected(r *record.Record, url, final string) bool {
+	if raw, ok := r.Raw("redirects"); ok && len(raw) > 2 {
+		return true
+	}
+	if final == "" || final == url {
+		return false
+	}
+	a, err1 := urlnorm.Normalize(url)
+	b, err2 := urlnorm.Normalize(final)
+	return err1 != nil || err2 != nil || a != b
 }
 
 // Failed reports whether the fetch failed (an error, or a 4xx or 5xx).

@@ -78,7 +78,7 @@ func TestValidators(t *testing.T) {
 }
 
 // ParseFetch reads fetch's etag and last_modified, and tells a redirected
-// fetch by its final_url.
+// fetch by its redirects or a final_url of another normal form.
 func TestParseFetchValidators(t *testing.T) {
 	for _, c := range []struct {
 		in         string
@@ -90,6 +90,13 @@ func TestParseFetchValidators(t *testing.T) {
 		{`{"url":"http://a.example/","status":200,"fetched_at":"2026-11-01T00:00:00Z","final_url":"http://a.example/b","etag":"\"2\""}`,
 			`"2"`, "", true},
 		{`{"url":"http://a.example/","status":200,"fetched_at":"2026-11-01T00:00:00Z"}`, "", "", false},
+		// The URL as written and as the URL Standard serialises it, with
+		// no hop between: the validators are this page's.
+		{`{"url":"HTTP://A.example:80/x?b=2&a=1","status":200,"fetched_at":"2026-11-01T00:00:00Z","final_url":"http://a.example/x?b=2&a=1","etag":"\"3\""}`,
+			`"3"`, "", false},
+		// A redirect back to the same spelling still counts, by its hops.
+		{`{"url":"http://a.example/","status":200,"fetched_at":"2026-11-01T00:00:00Z","final_url":"http://a.example/","redirects":[{"url":"http://a.example/","status":302}],"etag":"\"4\""}`,
+			`"4"`, "", true},
 	} {
 		f, err := ParseFetch(mustRecord(t, c.in))
 		if err != nil || f.ETag != c.etag || f.LastModified != c.lm || f.Redirected != c.redirected {
