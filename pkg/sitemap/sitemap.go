@@ -374,7 +374,11 @@ var changeFreqs = map[string]bool{"always": true, "hourly": true, "daily": true,
 func (x *xmlReader) set(field, v string) {
 	e := x.cur
 	bad := func(what string) {
-		x.report("%s %d: %s %q is not %s: ignored", entryName[x.kind], x.nth, field, clip(v), what)
+		name := field
+		if name == "pubdate" {
+			name = "pubDate"
+		}
+		x.report("%s %d: %s %q is not %s: ignored", entryName[x.kind], x.nth, name, clip(v), what)
 	}
 	switch field {
 	case "loc", "link":
