@@ -38,12 +38,14 @@ func TestFormats(t *testing.T) {
 			{Loc: "https://example.com/sample2.html", Priority: -1},
 		}, nil},
 		// Video, news and hreflang extensions before and after <loc>, an
-		// undeclared prefix, and a <url> whose only loc is a video's.
+		// undeclared prefix, a <url> whose only loc is a video's, and
+		// extension elements named loc and lastmod right under <url>.
 		{"video-news-sitemap.xml", KindURLSet, []Entry{
 			{Loc: "https://www.example.com/videos/raking.html", LastMod: "2026-11-20T00:00:00.000Z", Priority: -1},
 			{Loc: "https://www.example.com/news/moss.html", LastMod: "2026-11-20T10:00:00.000Z", ChangeFreq: "never", Priority: -1},
 			{Loc: "https://www.example.com/lanterns.html", Priority: 0.4},
 			{Loc: "https://www.example.com/stones.html", Priority: -1},
+			{Loc: "https://www.example.com/gate.html", Priority: -1},
 		}, []string{"url 4: no <loc>: skipped"}},
 		{"rss2.xml", KindRSS, []Entry{
 			{Loc: "http://news.example/moss.html", LastMod: "2026-11-20T07:30:00.000Z", Priority: -1},
