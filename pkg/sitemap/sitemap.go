@@ -1,16 +1,26 @@
 // Package sitemap reads sitemaps by the Sitemaps XML protocol
 // (sitemaps.org, 0.9): <urlset> files with <loc>, <lastmod>, <changefreq>
 // and <priority>, <sitemapindex> files listing other sitemaps, gzipped
-// files, and plain-text files of one URL a line; and discovers them from
-// the Sitemap: lines of robots.txt.
+// files, and plain-text files of one URL a line; news feeds, which Google
+// and Bing take as sitemaps: RSS 2.0 (an item's <link>, <pubDate> by RFC 822
+// as lastmod), RSS 1.0 (an item's <link> or rdf:about, <dc:date>) and Atom
+// 1.0, RFC 4287 (an entry's <link> with rel "alternate" or none, <updated>);
+// and discovers them from the Sitemap: lines of robots.txt.
+//
+// Only the elements of the format itself count, direct children of an
+// entry in its namespace (or none): extension elements (image:loc,
+// video:content_loc, news:publication_date, xhtml:link...) are skipped, so
+// an image's URL never stands for its page. Entries with no URL and values
+// that cannot be read are reported and the rest is read.
 //
 // Everything is bounded as the protocol bounds it: 50,000 URLs and 50 MB
 // (uncompressed) per file, an index may list sitemaps but not further
 // indexes (nested depth 1), and a sitemap may list only URLs of its own
-// host, under its own directory unless robots.txt named it. Files are read
-// as a stream (encoding/xml's tokenizer, klauspost/compress for gzip), so
-// a gzip bomb or a file of ten million URLs costs a fixed amount of memory
-// and stops at the limit with an error saying so.
+// host under its own directory, or any URL of the site whose robots.txt
+// named it (cross-submission, see Allowed). Files are read as a stream
+// (encoding/xml's tokenizer, klauspost/compress for gzip), so a gzip bomb or
+// a file of ten million URLs costs a fixed amount of memory and stops at the
+// limit with an error saying so.
 package sitemap
 
 import (
