@@ -1,6 +1,7 @@
 package sitemap
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -238,4 +239,25 @@ func TestDiscoverCrossHostAndFeeds(t *testing.T) {
 	if !strings.Contains(warns, "lists "+a+"/deep/page.html of another site or directory: refused") {
 		t.Errorf("the other host's URL not refused:\n%s", warns)
 	}
+}
+
+// Whatever the bytes, Parse returns, and every entry it delivers has a URL.
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"sitemaps-org-urlset.xml", "sitemaps-org-index.xml", "google-image-sitemap.xml",
+		"video-news-sitemap.xml", "rss2.xml", "rss1.xml", "atom.xml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("<feed><entry><link href=''/><entry><link/></entry></feed>"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = Parse(bytes.NewReader(data), Limits{URLs: 100, Bytes: 1 << 20}, func(kind string, e Entry) error {
+			if e.Loc == "" {
+				t.Fatalf("%s entry without a URL: %+v", kind, e)
+			}
+			return nil
+		}, func(string) {})
+	})
 }
