@@ -627,17 +627,22 @@ func sitemapsCommand() *cli.Command {
 		Description: `Reads URL records from the files named or stdin. For the URL of a site
 (path "/" or "/robots.txt") it reads the site's robots.txt, the sitemaps its
 Sitemap: lines name, and the sitemaps of a sitemap index; any other URL is
-read as a sitemap itself. Sitemaps may be XML (urlset or sitemapindex),
-gzipped, or plain text of one URL a line. One record is written per URL
-listed: "url", "host", "sitemap" (the file that listed it), and when given
-"lastmod" (RFC 3339, UTC), "changefreq" and "priority".
+read as a sitemap itself. Sitemaps may be XML (urlset or sitemapindex, by
+the sitemaps.org protocol 0.9; image, video and news extension elements are
+skipped), RSS 2.0, RSS 1.0 or Atom 1.0 feeds (an item's link, pubDate,
+dc:date or updated as lastmod), gzipped, or plain text of one URL a line.
+One record is written per URL listed: "url", "host", "sitemap" (the file
+that listed it), and when given "lastmod" (RFC 3339, UTC), "changefreq" and
+"priority".
 
 The protocol's limits hold: 50,000 URLs and 50 MB (uncompressed) per file,
 an index inside an index is not read, at most 1000 sitemaps per site, and a
-sitemap may list only URLs of its own host (and, when not named in
-robots.txt, under its own directory). What breaks them, and sitemaps that
-are not sitemaps, gzip bombs and loops, are reported on stderr as
-"fetch: sitemaps: URL: what is wrong"; the rest goes on. Requests go through
+sitemap may list URLs of its own host under its own directory, and any URL
+of the site whose robots.txt named it (or the index that lists it), on
+whatever host the sitemap lies. What breaks these rules, malformed entries
+(no URL, a bad date), sitemaps that are not sitemaps, gzip bombs and loops
+are reported on stderr as "fetch: sitemaps: URL: what is wrong"; the rest
+goes on. Requests go through
 fetch's transport (address check, --ca-file, --proxy, --resolve) with --delay
 between two requests to one host.
 

@@ -13,7 +13,12 @@
 //     /%7ea are one path;
 //   - /robots.txt itself is always allowed;
 //   - at least MaxSize bytes are parsed, lines end in LF, CR or CRLF, and
-//     common misspellings of the keys are accepted, as major crawlers do.
+//     common misspellings of the keys are accepted, as major crawlers do; a
+//     UTF-8 byte-order mark, whole or cut short, is skipped.
+//
+// Google's robots.txt test suite is kept as data in google_test.go; the
+// cases where this package answers otherwise on purpose (RFC 9309
+// percent-encoding, Google's own extensions) are listed there with reasons.
 //
 // FromStatus maps the outcome of fetching robots.txt: success parses the
 // body, 4xx (except 429) allows everything, 5xx, 429 and unreachable servers
@@ -95,22 +100,10 @@ func Parse(body []byte) *Robots {
 			body = body[:i]
 		}
 	}
-	body = bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF"))
 	r := &Robots{}
 	var cur *group
-	for len(body) > 0 {
-		var line []byte
-		i := bytes.IndexAny(body, "\r\n")
-		if i < 0 {
-			line, body = body, nil
-		} else {
-			line, body = body[:i], body[i+1:]
-		}
-		key, value, ok := splitLine(line)
-		if !ok {
-			continue
-		}
-		switch key {
+	scan(body, func(_ int, k key, value string) {
+		switch k {
 		case keyUserAgent:
 			if cur == nil || !cur.agentsOpen {
 				r.groups = append(r.groups, group{agentsOpen: true})
@@ -119,21 +112,21 @@ func Parse(body []byte) *Robots {
 			cur.agents = append(cur.agents, agentToken(value))
 		case keyAllow, keyDisallow:
 			if cur == nil {
-				continue // before any user-agent line: belongs to no group
+				return // before any user-agent line: belongs to no group
 			}
 			cur.agentsOpen = false
 			if value == "" {
-				continue // "Disallow:" with no path allows everything: no rule
+				return // "Disallow:" with no path allows everything: no rule
 			}
 			p := normalize(value)
 			cur.rules = append(cur.rules, rule{
-				allow:   key == keyAllow,
+				allow:   k == keyAllow,
 				pattern: p,
 				plain:   !strings.ContainsAny(p, "*$"),
 			})
 		case keyCrawlDelay:
 			if cur == nil {
-				continue
+				return
 			}
 			cur.agentsOpen = false
 			if d, err := strconv.ParseFloat(value, 64); err == nil && d >= 0 && d < 1e6 {
@@ -145,8 +138,37 @@ func Parse(body []byte) *Robots {
 		default:
 			// Unknown keys (Host, Clean-param, ...) neither open nor close a group.
 		}
-	}
+	})
 	return r
+}
+
+// utf8BOM is the UTF-8 byte-order mark.
+const utf8BOM = "\xEF\xBB\xBF"
+
+// scan calls fn for each line of body (numbered from 1) that has a key and a
+// value, keyUnknown for a key it does not know. A UTF-8 byte-order mark at
+// the start is skipped, and so is a cut one ("\xEF\xBB", "\xEF"), as
+// Google's parser does, so an editor's stray bytes do not cost the first
+// line.
+func scan(body []byte, fn func(line int, k key, value string)) {
+	for i := 0; i < len(utf8BOM) && len(body) > 0 && body[0] == utf8BOM[i]; i++ {
+		body = body[1:]
+	}
+	for n := 1; len(body) > 0; n++ {
+		var line []byte
+		i := bytes.IndexAny(body, "\r\n")
+		switch {
+		case i < 0:
+			line, body = body, nil
+		case body[i] == '\r' && i+1 < len(body) && body[i+1] == '\n':
+			line, body = body[:i], body[i+2:] // CRLF is one line end
+		default:
+			line, body = body[:i], body[i+1:]
+		}
+		if k, v, ok := splitLine(line); ok {
+			fn(n, k, v)
+		}
+	}
 }
 
 type key int
@@ -160,9 +182,10 @@ const (
 	keySitemap
 )
 
-// splitLine returns a line's key and value with the comment removed. Like
-// Google's parser it accepts "key value" without a colon when the line has
-// exactly two words.
+// splitLine returns a line's key and value with the comment removed, and
+// false for a line with neither (blank, a comment, one word). Like Google's
+// parser it accepts "key value" without a colon when the line has exactly two
+// words.
 func splitLine(line []byte) (key, string, bool) {
 	if i := bytes.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
@@ -182,11 +205,7 @@ func splitLine(line []byte) (key, string, bool) {
 		k, v = f[0], f[1]
 	}
 	k = bytes.TrimSpace(k)
-	kk := keyOf(strings.ToLower(string(k)))
-	if kk == keyUnknown {
-		return keyUnknown, "", false
-	}
-	return kk, string(bytes.TrimSpace(v)), true
+	return keyOf(strings.ToLower(string(k))), string(bytes.TrimSpace(v)), true
 }
 
 func keyOf(k string) key {

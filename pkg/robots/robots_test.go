@@ -93,6 +93,8 @@ var conformance = []struct {
 	{"crlf line ends", "user-agent: *\r\ndisallow: /x\r\n", "bot", "/x", false},
 	{"cr line ends", "user-agent: *\rdisallow: /x\r", "bot", "/x", false},
 	{"bom", "\xEF\xBB\xBFuser-agent: *\ndisallow: /x\n", "bot", "/x", false},
+	{"bom cut to two bytes", "\xEF\xBBuser-agent: *\ndisallow: /x\n", "bot", "/x", false},
+	{"bom cut to one byte", "\xEFuser-agent: *\ndisallow: /x\n", "bot", "/x", false},
 	{"spaces around", "  user-agent  :   *   \n   disallow :   /x  \n", "bot", "/x", false},
 	{"missing colon", "user-agent *\ndisallow /x\n", "bot", "/x", false},
 	{"misspelt disallow", "user-agent: *\ndissallow: /x\n", "bot", "/x", false},

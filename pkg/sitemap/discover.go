@@ -52,7 +52,7 @@ func Discover(ctx context.Context, g Getter, siteURL string, opt Options, fn fun
 	}
 	r := &reader{g: g, opt: opt, fn: fn, seen: map[string]bool{}}
 	for _, sm := range robots.Parse(body).Sitemaps() {
-		if err := r.read(ctx, sm, true, 0); err != nil {
+		if err := r.read(ctx, sm, robotsURL, 0); err != nil {
 			return err
 		}
 	}
@@ -63,7 +63,7 @@ func Discover(ctx context.Context, g Getter, siteURL string, opt Options, fn fun
 // lie under its directory) and calls fn for every URL it lists.
 func Read(ctx context.Context, g Getter, sitemapURL string, opt Options, fn func(Found) error) error {
 	r := &reader{g: g, opt: opt, fn: fn, seen: map[string]bool{}}
-	return r.read(ctx, sitemapURL, false, 0)
+	return r.read(ctx, sitemapURL, "", 0)
 }
 
 type reader struct {
@@ -85,7 +85,9 @@ func (r *reader) warn(format string, args ...any) {
 	}
 }
 
-func (r *reader) read(ctx context.Context, sm string, fromRobots bool, depth int) error {
+// read reads the sitemap sm; robotsURL is the robots.txt that vouches for
+// it (named it, or named the index that lists it), "" if none.
+func (r *reader) read(ctx context.Context, sm, robotsURL string, depth int) error {
 	key, err := urlnorm.Normalize(sm)
 	if err != nil {
 		r.warn("%s: %v", sm, err)
@@ -118,8 +120,15 @@ func (r *reader) read(ctx context.Context, sm string, fromRobots bool, depth int
 		return nil
 	}
 	var children []string
+	base, _ := url.Parse(sm)
 	kind, perr := Parse(bytes.NewReader(body), r.opt.Limits, func(kind string, e Entry) error {
-		if !Allowed(sm, e.Loc, fromRobots) {
+		if IsFeed(kind) {
+			// A feed's links may be relative to the feed (Atom, RFC 4287 4.2.7.1).
+			if u, err := url.Parse(e.Loc); err == nil && base != nil {
+				e.Loc = base.ResolveReference(u).String()
+			}
+		}
+		if !Allowed(sm, e.Loc, robotsURL) {
 			r.warn("%s: lists %s of another site or directory: refused", sm, e.Loc)
 			return nil
 		}
@@ -131,7 +140,7 @@ func (r *reader) read(ctx context.Context, sm string, fromRobots bool, depth int
 			return errStop{err}
 		}
 		return nil
-	})
+	}, func(s string) { r.warn("%s: %s", sm, s) })
 	var stop errStop
 	if errors.As(perr, &stop) {
 		return stop.err
@@ -145,7 +154,7 @@ func (r *reader) read(ctx context.Context, sm string, fromRobots bool, depth int
 			return nil
 		}
 		for _, c := range children {
-			if err := r.read(ctx, c, fromRobots, depth+1); err != nil {
+			if err := r.read(ctx, c, robotsURL, depth+1); err != nil {
 				return err
 			}
 		}

@@ -16,12 +16,20 @@ import (
 
 func collect(t *testing.T, data []byte, lim Limits) (string, []Entry, error) {
 	t.Helper()
+	kind, es, _, err := collectWarn(t, data, lim)
+	return kind, es, err
+}
+
+// collectWarn also returns what Parse reported.
+func collectWarn(t *testing.T, data []byte, lim Limits) (string, []Entry, []string, error) {
+	t.Helper()
 	var es []Entry
+	var warns []string
 	kind, err := Parse(bytes.NewReader(data), lim, func(_ string, e Entry) error {
 		es = append(es, e)
 		return nil
-	})
-	return kind, es, err
+	}, func(s string) { warns = append(warns, s) })
+	return kind, es, warns, err
 }
 
 const urlset = `<?xml version="1.0" encoding="UTF-8"?>
@@ -33,9 +41,20 @@ const urlset = `<?xml version="1.0" encoding="UTF-8"?>
 </urlset>`
 
 func TestParseURLSet(t *testing.T) {
-	kind, es, err := collect(t, []byte(urlset), Limits{})
+	kind, es, warns, err := collectWarn(t, []byte(urlset), Limits{})
 	if err != nil || kind != KindURLSet || len(es) != 3 {
 		t.Fatalf("%s %v %+v", kind, err, es)
+	}
+	// The third entry's three bad values and the fourth's missing <loc>
+	// are reported; the entries around them are read.
+	wantWarns := []string{
+		`url 3: lastmod "yesterday" is not a W3C date-time: ignored`,
+		`url 3: changefreq "sometimes" is not always, hourly, daily, weekly, monthly, yearly or never: ignored`,
+		`url 3: priority "7" is not a number from 0.0 to 1.0: ignored`,
+		`url 4: no <loc>: skipped`,
+	}
+	if strings.Join(warns, "\n") != strings.Join(wantWarns, "\n") {
+		t.Errorf("reported:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(wantWarns, "\n"))
 	}
 	want := []Entry{
 		{Loc: "http://s.test/a", LastMod: "2026-11-20T00:00:00.000Z", ChangeFreq: "daily", Priority: 0.8},
@@ -62,8 +81,9 @@ func TestParseKinds(t *testing.T) {
 		t.Errorf("index: %s %+v %v", kind, es, err)
 	}
 	text := "\xEF\xBB\xBFhttp://s.test/1\r\n\nnot a url\nhttps://s.test/2\n"
-	if kind, es, err := collect(t, []byte(text), Limits{}); kind != KindText || len(es) != 2 || es[1].Loc != "https://s.test/2" || err != nil {
-		t.Errorf("text: %s %+v %v", kind, es, err)
+	if kind, es, warns, err := collectWarn(t, []byte(text), Limits{}); kind != KindText || len(es) != 2 || es[1].Loc != "https://s.test/2" || err != nil ||
+		len(warns) != 1 || warns[0] != `line 3: "not a url" is not an http(s) URL: skipped` {
+		t.Errorf("text: %s %+v %v %q", kind, es, err, warns)
 	}
 	for _, bad := range []string{"", "<html><body>hello</body></html>", "<urlset><url><loc>http://s.test/x</loc></url><url><loc>"} {
 		kind, es, err := collect(t, []byte(bad), Limits{})
@@ -102,22 +122,29 @@ func TestLimits(t *testing.T) {
 }
 
 func TestAllowed(t *testing.T) {
+	const rs = "http://s.test/robots.txt"
 	for _, c := range []struct {
-		sm, loc    string
-		fromRobots bool
-		want       bool
+		sm, loc, robots string
+		want            bool
 	}{
-		{"http://s.test/sitemap.xml", "http://s.test/a/b", false, true},
-		{"http://S.test:80/sitemap.xml", "http://s.test/a", false, true},
-		{"http://s.test/news/sitemap.xml", "http://s.test/a", false, false},
-		{"http://s.test/news/sitemap.xml", "http://s.test/a", true, true},
-		{"http://s.test/news/sitemap.xml", "http://s.test/news/1", false, true},
-		{"http://s.test/sitemap.xml", "http://other.test/a", true, false},
-		{"http://s.test/sitemap.xml", "https://s.test/a", false, false},
-		{"http://s.test/sitemap.xml", "javascript:alert(1)", false, false},
+		{"http://s.test/sitemap.xml", "http://s.test/a/b", "", true},
+		{"http://S.test:80/sitemap.xml", "http://s.test/a", "", true},
+		{"http://s.test/news/sitemap.xml", "http://s.test/a", "", false},
+		{"http://s.test/news/sitemap.xml", "http://s.test/a", rs, true},
+		{"http://s.test/news/sitemap.xml", "http://s.test/news/1", "", true},
+		{"http://s.test/sitemap.xml", "http://other.test/a", rs, false},
+		{"http://s.test/sitemap.xml", "https://s.test/a", "", false},
+		{"http://s.test/sitemap.xml", "javascript:alert(1)", "", false},
+		// Cross-submission: s.test's robots.txt names a sitemap on cdn.test.
+		{"http://cdn.test/maps/s.xml", "http://s.test/any/page", rs, true},
+		{"http://cdn.test/maps/s.xml", "https://s.test/any/page", rs, false},
+		{"http://cdn.test/maps/s.xml", "http://s.test/any/page", "", false},
+		{"http://cdn.test/maps/s.xml", "http://cdn.test/maps/x", rs, true},
+		{"http://cdn.test/maps/s.xml", "http://cdn.test/other/x", rs, false},
+		{"http://cdn.test/maps/s.xml", "http://third.test/x", rs, false},
 	} {
-		if got := Allowed(c.sm, c.loc, c.fromRobots); got != c.want {
-			t.Errorf("%s lists %s (robots %v): %v", c.sm, c.loc, c.fromRobots, got)
+		if got := Allowed(c.sm, c.loc, c.robots); got != c.want {
+			t.Errorf("%s lists %s (robots.txt %q): %v", c.sm, c.loc, c.robots, got)
 		}
 	}
 }
