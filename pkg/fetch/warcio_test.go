@@ -28,6 +28,12 @@ type warcioLine struct {
 	ComputedDigest string `json:"computedDigest"`
 	Status         int    `json:"status"`
 	Length         int    `json:"length"`
+	Profile        string `json:"profile"`
+	RefersToURI    string `json:"refersToURI"`
+	RefersToDate   string `json:"refersToDate"`
+	ConcurrentTo   string `json:"concurrentTo"`
+	ID             string `json:"id"`
+	ContentType    string `json:"contentType"`
 }
 
 // An independent reader, warcio from the npm registry (installed into
@@ -144,6 +150,9 @@ func TestWARCReadByWarcio(t *testing.T) {
 		if !ok || rec.Type() != l.Type || (l.URI != "" || rec.TargetURI() != "") && rec.TargetURI() != l.URI {
 			t.Errorf("warcio saw %+v; we have no such record", l)
 			continue
+		}
+		if l.Type == warc.TypeRevisit {
+			responses[key{l.File, l.Offset}] = l
 		}
 		if l.Type == warc.TypeResponse {
 			responses[key{l.File, l.Offset}] = l
