@@ -273,5 +273,11 @@ func TestRevisits(t *testing.T) {
 	if revisits != 7 {
 		t.Errorf("warcio read %d revisits, want 7 (1 in run 1, 6 in run 2)", revisits)
 	}
+	if d := os.Getenv("KEEP_WARC"); d != "" {
+		for _, f := range all {
+			b, _ := os.ReadFile(f)
+			os.WriteFile(filepath.Join(d, filepath.Base(f)), b, 0o644)
+		}
+	}
 	t.Logf("archive bytes: run 1 %d (%s), run 2 %d", filesSize(t, files1), filepath.Base(files1[0]), filesSize(t, files2))
 }
