@@ -1,17 +1,21 @@
 package fetch
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/sekitei/crawlkit/pkg/warc"
+	"github.com/sekitei/crawlkit/pkg/warc/cdxj"
 )
 
 // revisitSite serves a small site: three static pages (a home page linking
@@ -273,11 +277,43 @@ func TestRevisits(t *testing.T) {
 	if revisits != 7 {
 		t.Errorf("warcio read %d revisits, want 7 (1 in run 1, 6 in run 2)", revisits)
 	}
-	if d := os.Getenv("KEEP_WARC"); d != "" {
-		for _, f := range all {
-			b, _ := os.ReadFile(f)
-			os.WriteFile(filepath.Join(d, filepath.Base(f)), b, 0o644)
+
+	// The CDXJ index is the one warcio's cdx-index makes of the same
+	// files, line for line once both are sorted.
+	var es []cdxj.Entry
+	for _, f := range all {
+		e, err := cdxj.IndexFile(f, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
+		es = append(es, e...)
 	}
+	var ourIndex bytes.Buffer
+	if err := cdxj.Write(&ourIndex, es); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := exec.LookPath("node")
+	cli, _ := filepath.Abs("../../.deps/warcio/node_modules/warcio/dist/cli.js")
+	theirIndex, err := exec.Command(node, append([]string{cli, "cdx-index"}, all...)...).Output()
+	if err != nil {
+		t.Fatalf("warcio cdx-index: %v", err)
+	}
+	theirLines := strings.Split(strings.TrimSuffix(string(theirIndex), "\n"), "\n")
+	slices.Sort(theirLines) // warcio writes file order; pywb's indexer sorts
+	ourLines := strings.Split(strings.TrimSuffix(ourIndex.String(), "\n"), "\n")
+	if len(ourLines) != len(theirLines) {
+		t.Fatalf("%d index lines, warcio %d", len(ourLines), len(theirLines))
+	}
+	kinds := map[bool]int{}
+	for i := range ourLines {
+		if ourLines[i] != theirLines[i] {
+			t.Errorf("index line %d:\n ours   %s\n warcio %s", i, ourLines[i], theirLines[i])
+		}
+		kinds[strings.Contains(ourLines[i], `"mime":"warc/revisit"`)]++
+	}
+	if kinds[true] != 7 || kinds[false] != 9 {
+		t.Errorf("index: %d revisit lines, %d others; want 7 and 9 (7 page responses and 2 robots.txt)", kinds[true], kinds[false])
+	}
+	t.Logf("CDXJ: %d lines identical to warcio cdx-index's", len(ourLines))
 	t.Logf("archive bytes: run 1 %d (%s), run 2 %d", filesSize(t, files1), filepath.Base(files1[0]), filesSize(t, files2))
 }
