@@ -113,6 +113,14 @@ type Config struct {
 
 	// WARC receives every exchange when non-nil (robots.txt included).
 	WARC *warc.Writer
+	// NoRevisits archives every payload whole. By default a 2xx payload
+	// already archived (earlier in the run, or by the fetch the input
+	// record describes) is written as a revisit record, and a 304 as a
+	// server-not-modified revisit.
+	NoRevisits bool
+	// NoOutlinks leaves out the metadata record listing an HTML page's
+	// links that follows its response by default.
+	NoOutlinks bool
 
 	// Emit receives one record per input URL, from one goroutine at a time.
 	Emit func(*record.Record) error

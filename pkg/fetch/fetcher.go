@@ -89,6 +89,7 @@ type Fetcher struct {
 	seen     map[uint64]int // hashes of the normalised input URLs, to their lines
 	inputEnd bool
 	fatal    error
+	payloads payloadIndex // the payloads archived whole, for revisits
 
 	emitMu   sync.Mutex
 	stopping atomic.Bool
@@ -901,7 +902,8 @@ func (f *Fetcher) count(code string, ok bool) {
 // ownedFields are the fields fetch writes; a new fetch replaces them all.
 var ownedFields = []string{"host", "status", "final_url", "fetched_at", "content_type", "length", "digest",
 	"charset", "charset_source", "title", "links", "nofollow_links", "canonical", "refresh", "refresh_delay", "robots", "noindex",
-	"text_simhash", "terms", "redirects", "error", "truncated", "warc_file", "warc_offset", "elapsed_ms", "etag", "last_modified"}
+	"text_simhash", "terms", "redirects", "error", "truncated", "warc_file", "warc_offset", "warc_type", "warc_refers_to",
+	"warc_refers_to_date", "elapsed_ms", "etag", "last_modified"}
 
 // keptOn304 are the fields that still describe the page after a 304.
 var keptOn304 = map[string]bool{"content_type": true, "length": true, "digest": true, "title": true,

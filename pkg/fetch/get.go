@@ -32,7 +32,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, limit int64) (int, []b
 		f.stats.requests.Add(1)
 		f.stats.bytes.Add(int64(len(x.body)))
 		if x.status != 0 && f.cfg.WARC != nil {
-			if _, err := f.writeWARC(x); err != nil {
+			if _, err := f.writeWARC(x, nil); err != nil {
 				x.release()
 				return 0, nil, err
 			}

@@ -50,7 +50,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
 		f.stats.requests.Add(1)
 		f.stats.bytes.Add(int64(len(x.body)))
 		if x.status != 0 {
-			if _, err := f.writeWARC(x); err != nil {
+			if _, err := f.writeWARC(x, nil); err != nil {
 				f.setFatal(err)
 			}
 		}
@@ -132,6 +132,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	if len(it.chain) == 0 {
 		extra = conditional(it.rec)
 	}
+	prev := previousCapture(it.rec) // read before the item is queued again
 	start := f.cfg.Clock.Now()
 	x := f.do(ctx, it.u, extra, f.cfg.MaxSize, f.acceptType)
 	defer x.release()
@@ -144,12 +145,12 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 
 	// The host is free as soon as the exchange is over: archiving and
 	// parsing below do not hold up its next request.
-	archive := func() (warc.Location, bool, error) {
+	archive := func() (archived, bool, error) {
 		if x.status == 0 || f.cfg.WARC == nil || x.refused {
-			return warc.Location{}, false, nil
+			return archived{}, false, nil
 		}
-		l, err := f.writeWARC(x)
-		return l, err == nil, err
+		a, err := f.writeWARC(x, prev)
+		return a, err == nil, err
 	}
 
 	// Retries: network errors before a response, 429 and 503.
@@ -199,7 +200,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 		// full disk, say): its fetch record still goes out, saying so,
 		// before the error stops the run.
 		werr := errorf(CodeWARC, "the WARC record was not written: %v", err)
-		if eerr := f.finishResponse(it, x, warc.Location{}, false, werr); eerr != nil {
+		if eerr := f.finishResponse(it, x, archived{}, false, werr); eerr != nil {
 			return eerr
 		}
 		return err
@@ -312,7 +313,7 @@ func conditional(rec *record.Record) http.Header {
 
 // finishResponse writes the record of an item whose last hop got a
 // response.
-func (f *Fetcher) finishResponse(it *item, x *exchange, loc warc.Location, haveLoc bool, cerr *codedError) error {
+func (f *Fetcher) finishResponse(it *item, x *exchange, arc archived, haveLoc bool, cerr *codedError) error {
 	rec := it.rec
 	notModified := x.status == http.StatusNotModified
 	for _, k := range ownedFields {
@@ -345,8 +346,26 @@ func (f *Fetcher) finishResponse(it *item, x *exchange, loc warc.Location, haveL
 		}
 	}
 	if haveLoc {
-		rec.SetString("warc_file", loc.File)
-		rec.SetInt("warc_offset", loc.Offset)
+		rec.SetString("warc_file", arc.loc.File)
+		rec.SetInt("warc_offset", arc.loc.Offset)
+		if arc.revisit {
+			rec.SetString("warc_type", warc.TypeRevisit)
+			if arc.refers.uri != "" {
+				rec.SetString("warc_refers_to", arc.refers.uri)
+				if t, err := time.Parse(time.RFC3339, arc.refers.date); err == nil {
+					rec.SetTime("warc_refers_to_date", t)
+				}
+			}
+		} else if !notModified && !x.refused {
+			// A revisit's links are in the metadata of the capture it
+			// refers to: the payload is the same.
+			if err := f.writeOutlinks(x.url.String(), arc.id, x.start, rec); err != nil {
+				werr := errorf(CodeWARC, "the outlinks metadata record was not written: %v", err)
+				rec.SetString("error", werr.Error())
+				f.setFatal(err)
+				return f.emit(rec, werr.code, false)
+			}
+		}
 	}
 	rec.SetInt("elapsed_ms", it.elapsed.Milliseconds())
 	if v := x.header.Get("ETag"); v != "" {
@@ -516,10 +535,20 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// writeWARC archives an exchange as a response record and its request.
-func (f *Fetcher) writeWARC(x *exchange) (warc.Location, error) {
+// archived is where an exchange was archived and how.
+type archived struct {
+	loc     warc.Location // of the response or revisit record
+	id      string        // its WARC-Record-ID
+	revisit bool
+	refers  capture // what the revisit refers to (empty when unknown)
+}
+
+// writeWARC archives an exchange as a response record, or as a revisit
+// when its payload is already archived (see revisitOf), and its request.
+// prev is the page's capture from an earlier run, if the input names one.
+func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 	if f.cfg.WARC == nil {
-		return warc.Location{}, nil
+		return archived{}, nil
 	}
 	respID, reqID := warc.NewRecordID(), warc.NewRecordID()
 	date := warc.FormatDate(x.start)
@@ -539,19 +568,41 @@ func (f *Fetcher) writeWARC(x *exchange) (warc.Location, error) {
 	head = append(head, http.StatusText(x.status)...)
 	head = append(head, "\r\n"...)
 	head = appendHeaders(head, x.header)
-	resp := &warc.Record{Header: warc.Header{
-		{Name: warc.FieldType, Value: warc.TypeResponse},
-		{Name: warc.FieldRecordID, Value: respID},
-		{Name: warc.FieldDate, Value: date},
-		{Name: warc.FieldTargetURI, Value: target},
-		{Name: warc.FieldContentType, Value: warc.ContentTypeHTTPResponse},
-		{Name: warc.FieldPayloadDigest, Value: x.digest()},
-	}, Body: io.MultiReader(bytesReader(head), bytesReader(x.body))}
+	ref, profile, revisit := f.revisitOf(x, prev)
+	var resp *warc.Record
+	if revisit {
+		// The HTTP response header only: the payload is in the capture
+		// referred to.
+		resp = &warc.Record{Header: warc.Header{
+			{Name: warc.FieldType, Value: warc.TypeRevisit},
+			{Name: warc.FieldRecordID, Value: respID},
+			{Name: warc.FieldDate, Value: date},
+			{Name: warc.FieldTargetURI, Value: target},
+			{Name: warc.FieldProfile, Value: profile},
+			{Name: warc.FieldContentType, Value: warc.ContentTypeHTTPResponse},
+		}, Body: bytesReader(head)}
+		if ref.uri != "" {
+			resp.Header.Add(warc.FieldRefersToTargetURI, ref.uri)
+			resp.Header.Add(warc.FieldRefersToDate, ref.date)
+		}
+		if profile == profileIdentical {
+			resp.Header.Add(warc.FieldPayloadDigest, x.digest())
+		}
+	} else {
+		resp = &warc.Record{Header: warc.Header{
+			{Name: warc.FieldType, Value: warc.TypeResponse},
+			{Name: warc.FieldRecordID, Value: respID},
+			{Name: warc.FieldDate, Value: date},
+			{Name: warc.FieldTargetURI, Value: target},
+			{Name: warc.FieldContentType, Value: warc.ContentTypeHTTPResponse},
+			{Name: warc.FieldPayloadDigest, Value: x.digest()},
+		}, Body: io.MultiReader(bytesReader(head), bytesReader(x.body))}
+		if x.truncated != "" {
+			resp.Header.Add(warc.FieldTruncated, x.truncated)
+		}
+	}
 	if x.ip != "" {
 		resp.Header.Add(warc.FieldIPAddress, x.ip)
-	}
-	if x.truncated != "" {
-		resp.Header.Add(warc.FieldTruncated, x.truncated)
 	}
 
 	reqHead := make([]byte, 0, 512)
@@ -574,9 +625,12 @@ func (f *Fetcher) writeWARC(x *exchange) (warc.Location, error) {
 	}
 	locs, err := f.cfg.WARC.Write(resp, req)
 	if err != nil {
-		return warc.Location{}, err
+		return archived{}, err
 	}
-	return locs[0], nil
+	if !revisit && revisitable(x) {
+		f.payloads.add(capture{digest: x.digest(), uri: target, date: date})
+	}
+	return archived{loc: locs[0], id: respID, revisit: revisit, refers: ref}, nil
 }
 
 // appendHeaders writes header fields sorted by name (Go does not keep the

@@ -28,6 +28,12 @@ type warcioLine struct {
 	ComputedDigest string `json:"computedDigest"`
 	Status         int    `json:"status"`
 	Length         int    `json:"length"`
+	Profile        string `json:"profile"`
+	RefersToURI    string `json:"refersToURI"`
+	RefersToDate   string `json:"refersToDate"`
+	ConcurrentTo   string `json:"concurrentTo"`
+	ID             string `json:"id"`
+	ContentType    string `json:"contentType"`
 }
 
 // An independent reader, warcio from the npm registry (installed into
@@ -35,15 +41,6 @@ type warcioLine struct {
 // the same records at the same offsets as our reader, every payload digest
 // right. Missing node or warcio fails the test: it must not pass silently.
 func TestWARCReadByWarcio(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required for the warcio integration test; run scripts/deps.sh: ", err)
-	}
-	warcioDir, _ := filepath.Abs("../../.deps/warcio")
-	if _, err := os.Stat(filepath.Join(warcioDir, "node_modules/warcio/package.json")); err != nil {
-		t.Fatal("warcio is not installed in .deps/warcio; run scripts/deps.sh: ", err)
-	}
-
 	h := newHost(t, "127.0.0.70", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/robots.txt":
@@ -97,22 +94,7 @@ func TestWARCReadByWarcio(t *testing.T) {
 		t.Fatalf("want several files (rotation), got %v", files)
 	}
 
-	cmd := exec.Command(node, append([]string{"testdata/warcio-read.mjs", warcioDir}, files...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("warcio: %v\n%s", err, stderr.String())
-	}
-	var theirs []warcioLine
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
-	for sc.Scan() {
-		var l warcioLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("%v: %s", err, sc.Text())
-		}
-		theirs = append(theirs, l)
-	}
+	theirs := warcioRead(t, files)
 
 	// Our reader's view of the same files.
 	type key struct {
@@ -145,6 +127,9 @@ func TestWARCReadByWarcio(t *testing.T) {
 			t.Errorf("warcio saw %+v; we have no such record", l)
 			continue
 		}
+		if l.Type == warc.TypeRevisit {
+			responses[key{l.File, l.Offset}] = l
+		}
 		if l.Type == warc.TypeResponse {
 			responses[key{l.File, l.Offset}] = l
 			if l.PayloadDigest != l.ComputedDigest {
@@ -172,4 +157,35 @@ func TestWARCReadByWarcio(t *testing.T) {
 	if r := out[h.url("/same")].rec; num(r, "status") != 304 {
 		t.Errorf("same: %s", r.AppendJSON(nil))
 	}
+}
+
+// warcioRead runs testdata/warcio-read.mjs on files: warcio's view of
+// every record. Missing node or warcio fails the test.
+func warcioRead(t *testing.T, files []string) []warcioLine {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is required for the warcio integration test; run scripts/deps.sh: ", err)
+	}
+	warcioDir, _ := filepath.Abs("../../.deps/warcio")
+	if _, err := os.Stat(filepath.Join(warcioDir, "node_modules/warcio/package.json")); err != nil {
+		t.Fatal("warcio is not installed in .deps/warcio; run scripts/deps.sh: ", err)
+	}
+	cmd := exec.Command(node, append([]string{"testdata/warcio-read.mjs", warcioDir}, files...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("warcio: %v\n%s", err, stderr.String())
+	}
+	var theirs []warcioLine
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	for sc.Scan() {
+		var l warcioLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("%v: %s", err, sc.Text())
+		}
+		theirs = append(theirs, l)
+	}
+	return theirs
 }

@@ -106,7 +106,7 @@ Example:
    $ recrawl next --state state/recrawl.db --n 700 --host-rates limits.tsv`
 	app.Flags = append(append(clikit.InputFlags(), fetchFlags()...), hostRateFlags()...)
 	app.Action = run
-	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand(), hostRatesCommand()}
+	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand(), hostRatesCommand(), cdxCommand()}
 	return app
 }
 
@@ -115,6 +115,8 @@ func fetchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "warc", Usage: "write the exchanges as WARC/1.1 files into `DIR`"},
 		&cli.StringFlag{Name: "warc-prefix", Value: "fetch", Usage: "WARC file names start with `PREFIX`"},
 		&cli.StringFlag{Name: "warc-size", Value: "1GiB", Usage: "start a new WARC file at `SIZE`"},
+		&cli.BoolFlag{Name: "warc-revisits", Value: true, Usage: "write a payload already archived (in this run, or by the fetch the input record describes) as a revisit record, and a 304 as one; --warc-revisits=false archives every payload whole"},
+		&cli.BoolFlag{Name: "warc-outlinks", Value: true, Usage: "follow an HTML page's response with a metadata record of its links (outlink: URL lines); --warc-outlinks=false leaves it out"},
 		&cli.StringFlag{Name: "agent", Value: fetch.DefaultUserAgent, Usage: "User-Agent `STRING`; its first word is the robots.txt product token"},
 		&cli.IntFlag{Name: "workers", Value: 32, Usage: "requests in flight at once, over all hosts"},
 		&cli.IntFlag{Name: "per-host", Value: 1, Usage: "connections at once to one politeness queue (see --queue-by)"},
@@ -219,6 +221,8 @@ func config(c *cli.Context) (fetch.Config, error) {
 		MaxLinks:       c.Int("max-links"),
 		Terms:          c.Int("terms"),
 		IgnoreNofollow: c.Bool("ignore-nofollow"),
+		NoRevisits:     !c.Bool("warc-revisits"),
+		NoOutlinks:     !c.Bool("warc-outlinks"),
 		SpillDir:       c.String("spill-dir"),
 		QueueBy:        c.String("queue-by"),
 		LargeDecodes:   c.Int("large-decodes"),

@@ -29,9 +29,21 @@
 //		}
 //	}
 //
-// Why our own code: the Go WARC libraries (nlnwa/gowarc, slyrz/warc,
-// CorentinB/warc and others) are not available from the module proxy this
-// project builds with, and what a crawler needs is small: a writer that
-// compresses per record and reports offsets, and a streaming reader that
-// tracks member offsets. Compression is github.com/klauspost/compress/gzip.
+// Damage: a record that does not read (a cut or corrupted block, a bad
+// header, a broken gzip member) costs that record only. Next returns a
+// *SkipError with its offset and the offset where reading resumes (the next
+// "WARC/1." line, or the next gzip member that opens a record), then goes on.
+// A file is rescanned from just after the damaged record's start, so a record
+// whose start a wrong Content-Length or a broken member swallowed is found.
+//
+// Why our own code rather than github.com/nlnwa/gowarc/v3 (v3.1.0, from the
+// module proxy): its WarcFileWriter reports a record's file and offset but
+// not its compressed length, which a CDXJ index and barrel's reads need, and
+// spreads writes over a pool of files where a crawler wants a response and
+// its request side by side with their locations known at once; its reader,
+// after damage, only skips forward byte by byte to the next magic, so a
+// record whose start lies inside the damaged one's declared length is lost,
+// where this reader rescans from the damage. It would also bring a URL
+// parser and a UUID package for what this package does in a few lines.
+// Compression is github.com/klauspost/compress/gzip, as in gowarc.
 package warc

@@ -38,8 +38,13 @@ const (
 	FieldPayloadDigest = "WARC-Payload-Digest"
 	FieldBlockDigest   = "WARC-Block-Digest"
 	FieldTruncated     = "WARC-Truncated"
-	FieldContentType   = "Content-Type"
-	FieldContentLength = "Content-Length"
+	FieldProfile       = "WARC-Profile"
+	// WARC-Refers-To-Target-URI and WARC-Refers-To-Date name the capture a
+	// revisit record refers to.
+	FieldRefersToTargetURI = "WARC-Refers-To-Target-URI"
+	FieldRefersToDate      = "WARC-Refers-To-Date"
+	FieldContentType       = "Content-Type"
+	FieldContentLength     = "Content-Length"
 )
 
 // Content types of HTTP exchange records.

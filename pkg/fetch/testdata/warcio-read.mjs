@@ -39,6 +39,12 @@ for (const file of files) {
       computedDigest: 'sha1:' + base32(crypto.createHash('sha1').update(raw).digest()),
       status: rec.httpHeaders && rec.httpHeaders.statusCode ? Number(rec.httpHeaders.statusCode) : 0,
       length: raw.length,
+      profile: rec.warcHeader('WARC-Profile') || '',
+      refersToURI: rec.warcRefersToTargetURI || '',
+      refersToDate: rec.warcRefersToDate || '',
+      concurrentTo: rec.warcHeader('WARC-Concurrent-To') || '',
+      id: rec.warcHeader('WARC-Record-ID') || '',
+      contentType: rec.warcContentType || '',
     };
     console.log(JSON.stringify(line));
   }
