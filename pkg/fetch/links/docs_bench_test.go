@@ -6,6 +6,9 @@ import (
 	"testing"
 )
 
+// The Python documentation (Debian's python3.11-doc, scripts/deps.sh):
+// 530 real pages, span-heavy. The Docs*Scan benchmarks leave out link
+// resolution, which both share.
 func loadDocs(b *testing.B) [][]byte {
 	var pages [][]byte
 	filepath.WalkDir("/usr/share/doc/python3.11/html", func(p string, d os.DirEntry, err error) error {
@@ -35,5 +38,23 @@ func BenchmarkDocsTokenizer(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		extractRef(pages[i%len(pages)], "http://docs.test/library/x.html", Options{})
+	}
+}
+
+func BenchmarkDocsScannerScan(b *testing.B) {
+	pages := loadDocs(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, _ := newExtractor("http://docs.test/library/x.html", Options{})
+		e.scan(pages[i%len(pages)])
+	}
+}
+
+func BenchmarkDocsTokenizerScan(b *testing.B) {
+	pages := loadDocs(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, _ := newExtractor("http://docs.test/library/x.html", Options{})
+		tokenize(e, pages[i%len(pages)])
 	}
 }

@@ -18,6 +18,12 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 	if !ok {
 		return Page{}
 	}
+	tokenize(e, body)
+	return e.finish()
+}
+
+// tokenize is the scan of extractRef.
+func tokenize(e *extractor, body []byte) {
 	var title []byte
 	inTitle, titleDone := false, false
 	z := html.NewTokenizer(bytes.NewReader(body))
@@ -26,7 +32,7 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 		switch tt {
 		case html.ErrorToken:
 			e.title = title
-			return e.finish()
+			return
 		case html.TextToken:
 			if inTitle && len(title) < 4*e.opt.MaxTitle {
 				title = append(title, z.Text()...)
