@@ -3,10 +3,15 @@
 // decodes the page to UTF-8.
 //
 // The order is the one of the HTML standard's encoding sniffing: a byte
-// order mark, the charset of the HTTP Content-Type, a <meta charset> or
-// <meta http-equiv="Content-Type"> in the first 1024 bytes, then a guess
+// order mark, the charset of the HTTP Content-Type, the Standard's prescan
+// of the first 1024 bytes for a <meta charset> or <meta
+// http-equiv="Content-Type"> (comments skipped, a meta naming no known
+// encoding passed over), then, as the parser changes the encoding when it
+// meets one later, the first such meta in the whole document (outside
+// comments, scripts and styles, by the x/net/html tokenizer), then a guess
 // from the bytes. Names are resolved with golang.org/x/net/html/charset
 // (the WHATWG labels) and decoded with golang.org/x/text.
+// TestHTML5libEncoding runs html5lib-tests' encoding cases.
 //
 // Two things are ours, because x/net/html/charset guesses only UTF-8 or
 // windows-1252: the guess tells windows-1251 and KOI8-R (still common on
