@@ -3,10 +3,15 @@
 // decodes the page to UTF-8.
 //
 // The order is the one of the HTML standard's encoding sniffing: a byte
-// order mark, the charset of the HTTP Content-Type, a <meta charset> or
-// <meta http-equiv="Content-Type"> in the first 1024 bytes, then a guess
+// order mark, the charset of the HTTP Content-Type, the Standard's prescan
+// of the first 1024 bytes for a <meta charset> or <meta
+// http-equiv="Content-Type"> (comments skipped, a meta naming no known
+// encoding passed over), then, as the parser changes the encoding when it
+// meets one later, the first such meta in the whole document (outside
+// comments, scripts and styles, by the x/net/html tokenizer), then a guess
 // from the bytes. Names are resolved with golang.org/x/net/html/charset
 // (the WHATWG labels) and decoded with golang.org/x/text.
+// TestHTML5libEncoding runs html5lib-tests' encoding cases.
 //
 // Two things are ours, because x/net/html/charset guesses only UTF-8 or
 // windows-1252: the guess tells windows-1251 and KOI8-R (still common on
@@ -64,11 +69,7 @@ func Decide(body []byte, contentType string) Decision {
 			return d
 		}
 	}
-	head := body
-	if len(head) > 1024 {
-		head = head[:1024]
-	}
-	if d, ok := declared(metaCharset(head), SourceMeta, body); ok {
+	if d, ok := declared(metaName(body), SourceMeta, body); ok {
 		return d
 	}
 	return Sniff(body)
@@ -178,11 +179,244 @@ func hasMultibyte(b []byte) bool {
 	return false
 }
 
-// metaCharset finds the charset of a <meta charset> or <meta
-// http-equiv="Content-Type" content="...; charset=..."> with the x/net/html
-// tokenizer.
-func metaCharset(head []byte) string {
-	z := html.NewTokenizer(bytes.NewReader(head))
+// metaName is the encoding a <meta> declares: the prescan's over the first
+// 1024 bytes, else the first one the parser would meet in the document (a
+// meta after long comments or inline scripts, where the parser changes the
+// encoding).
+func metaName(body []byte) string {
+	head := body
+	if len(head) > prescanLimit {
+		head = head[:prescanLimit]
+	}
+	if name := prescan(head); name != "" {
+		return name
+	}
+	return documentMeta(body)
+}
+
+// prescanLimit is how far the prescan looks, as the Standard suggests.
+const prescanLimit = 1024
+
+// prescan is the HTML standard's "prescan a byte stream to determine its
+// encoding": it returns the WHATWG name of the first <meta> declaring a
+// known encoding in b, "" if none. It skips comments and the attributes of
+// other tags but knows no raw-text elements, so a meta in a script within
+// the bytes counts, as in browsers; a meta naming an unknown encoding is
+// passed over for the next one.
+func prescan(b []byte) string {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '<' {
+			continue
+		}
+		rest := b[i:]
+		switch {
+		case bytes.HasPrefix(rest, []byte("<!--")):
+			// Up to the first "-->", whose dashes may be those of "<!--".
+			k := bytes.Index(b[i+2:], []byte("-->"))
+			if k < 0 {
+				return ""
+			}
+			i += 2 + k + 2
+		case len(rest) > 5 && asciiEqualFold(rest[1:5], "meta") && (isSpace(rest[5]) || rest[5] == '/'):
+			name, end, ok := prescanMeta(b, i+6)
+			if !ok {
+				return ""
+			}
+			if name != "" {
+				return name
+			}
+			i = end
+		case len(rest) > 1 && (isLetter(rest[1]) || rest[1] == '/' && len(rest) > 2 && isLetter(rest[2])):
+			k := i + 1
+			for k < len(b) && !isSpace(b[k]) && b[k] != '>' {
+				k++
+			}
+			for {
+				_, _, next, ok, more := getAttr(b, k)
+				if !ok {
+					return ""
+				}
+				k = next
+				if !more {
+					break
+				}
+			}
+			i = k
+		case len(rest) > 1 && (rest[1] == '!' || rest[1] == '/' || rest[1] == '?'):
+			k := bytes.IndexByte(b[i+1:], '>')
+			if k < 0 {
+				return ""
+			}
+			i += 1 + k
+		}
+	}
+	return ""
+}
+
+// prescanMeta reads the attributes of a meta from i and returns the name of
+// the encoding it declares ("" if none) and where it ends; ok is false when
+// the bytes end first.
+func prescanMeta(b []byte, i int) (name string, end int, ok bool) {
+	seen := map[string]bool{}
+	gotPragma, needPragma, charset := false, 0, "" // needPragma: 0 unset, 1 yes, 2 no
+	for {
+		key, val, next, ok, more := getAttr(b, i)
+		if !ok {
+			return "", 0, false
+		}
+		i = next
+		if !more {
+			break
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		switch key {
+		case "http-equiv":
+			gotPragma = gotPragma || val == "content-type"
+		case "content":
+			if charset == "" && needPragma == 0 {
+				if n := known(fromContent(val)); n != "" {
+					charset, needPragma = n, 1
+				}
+			}
+		case "charset":
+			charset, needPragma = known(val), 2
+			if charset == "" {
+				charset = "-" // failure: no later content attribute counts
+			}
+		}
+	}
+	if needPragma == 0 || needPragma == 1 && !gotPragma || charset == "-" {
+		return "", i, true
+	}
+	return charset, i, true
+}
+
+// getAttr is the prescan's "get an attribute" at i: the lower-cased name and
+// value and the offset after them; more is false at the tag's '>' (which
+// next then points at), ok false when the bytes end first.
+func getAttr(b []byte, i int) (key, val string, next int, ok, more bool) {
+	for i < len(b) && (isSpace(b[i]) || b[i] == '/') {
+		i++
+	}
+	if i >= len(b) {
+		return "", "", i, false, false
+	}
+	if b[i] == '>' {
+		return "", "", i, true, false
+	}
+	var k, v []byte
+	for ; ; i++ {
+		if i >= len(b) {
+			return "", "", i, false, false
+		}
+		c := b[i]
+		if c == '=' && len(k) > 0 {
+			i++
+			goto value
+		}
+		if isSpace(c) {
+			break
+		}
+		if c == '/' || c == '>' {
+			return string(k), "", i, true, true
+		}
+		k = append(k, lower(c))
+	}
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i >= len(b) {
+		return "", "", i, false, false
+	}
+	if b[i] != '=' {
+		return string(k), "", i, true, true
+	}
+	i++
+value:
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i >= len(b) {
+		return "", "", i, false, false
+	}
+	if q := b[i]; q == '"' || q == '\'' {
+		for i++; i < len(b); i++ {
+			if b[i] == q {
+				return string(k), string(v), i + 1, true, true
+			}
+			v = append(v, lower(b[i]))
+		}
+		return "", "", i, false, false
+	}
+	if b[i] == '>' {
+		return string(k), "", i, true, true
+	}
+	for ; i < len(b); i++ {
+		if isSpace(b[i]) || b[i] == '>' {
+			return string(k), string(v), i, true, true
+		}
+		v = append(v, lower(b[i]))
+	}
+	return "", "", i, false, false
+}
+
+// fromContent is the Standard's "extracting a character encoding from a
+// meta element": the label after "charset=" in a content attribute.
+func fromContent(s string) string {
+	for {
+		i := strings.Index(strings.ToLower(s), "charset")
+		if i < 0 {
+			return ""
+		}
+		s = strings.TrimLeft(s[i+len("charset"):], "\t\n\f\r ")
+		if s == "" || s[0] != '=' {
+			continue
+		}
+		s = strings.TrimLeft(s[1:], "\t\n\f\r ")
+		switch {
+		case s == "":
+			return ""
+		case s[0] == '"' || s[0] == '\'':
+			if j := strings.IndexByte(s[1:], s[0]); j >= 0 {
+				return s[1 : 1+j]
+			}
+			return ""
+		}
+		if j := strings.IndexAny(s, "\t\n\f\r ;"); j >= 0 {
+			return s[:j]
+		}
+		return s
+	}
+}
+
+// known returns the WHATWG name of a label, "" if it names no encoding;
+// a meta saying UTF-16 means UTF-8 and x-user-defined windows-1252, as the
+// Standard says.
+func known(label string) string {
+	e, name := htmlcharset.Lookup(label)
+	switch {
+	case e == nil || name == "replacement":
+		return ""
+	case strings.HasPrefix(name, "utf-16"):
+		return "utf-8"
+	case name == "x-user-defined":
+		return "windows-1252"
+	}
+	return name
+}
+
+// documentMeta is the parser's "change the encoding": the first <meta> in
+// the whole document (outside comments and raw-text elements such as
+// script and style, as the tokenizer reads them) with a charset naming a
+// known encoding, or http-equiv=Content-Type and a content naming one.
+func documentMeta(body []byte) string {
+	if !containsFold(body, "charset") {
+		return ""
+	}
+	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
@@ -192,36 +426,74 @@ func metaCharset(head []byte) string {
 			if string(name) != "meta" || !hasAttr {
 				continue
 			}
-			var cs, content string
-			var httpEquiv bool
-			for {
-				k, v, more := z.TagAttr()
+			var cs, content, equiv string
+			var gotCS, gotContent, gotEquiv bool
+			for hasAttr {
+				var k, v []byte
+				k, v, hasAttr = z.TagAttr()
 				switch string(k) {
 				case "charset":
-					cs = string(v)
+					if !gotCS {
+						cs, gotCS = string(v), true
+					}
 				case "content":
-					content = string(v)
+					if !gotContent {
+						content, gotContent = string(v), true
+					}
 				case "http-equiv":
-					httpEquiv = strings.EqualFold(string(v), "content-type")
-				}
-				if !more {
-					break
+					if !gotEquiv {
+						equiv, gotEquiv = string(v), true
+					}
 				}
 			}
-			if cs != "" {
-				return cs
+			if n := known(cs); gotCS && n != "" {
+				return n
 			}
-			if httpEquiv && content != "" {
-				if _, params, err := mime.ParseMediaType(content); err == nil && params["charset"] != "" {
-					return params["charset"]
-				}
-				if i := strings.Index(strings.ToLower(content), "charset="); i >= 0 {
-					return strings.Trim(content[i+len("charset="):], `"'; `)
+			if strings.EqualFold(equiv, "content-type") && gotContent {
+				if n := known(fromContent(content)); n != "" {
+					return n
 				}
 			}
 		}
 	}
 }
+
+func containsFold(b []byte, s string) bool {
+	for i := 0; i+len(s) <= len(b); i++ {
+		j := bytes.IndexAny(b[i:], s[:1]+strings.ToUpper(s[:1]))
+		if j < 0 || i+j+len(s) > len(b) {
+			return false
+		}
+		i += j
+		if asciiEqualFold(b[i:i+len(s)], s) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		if lower(b[i]) != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
 
 // Sniff guesses the charset of undeclared bytes: UTF-8 if they are valid
 // UTF-8, else windows-1251, KOI8-R or windows-1252.

@@ -418,7 +418,7 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 	text, cs := charset.Decode(body, ct)
 	rec.SetString("charset", cs.Name)
 	rec.SetString("charset_source", cs.Source)
-	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks, Agent: f.agent})
+	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks, Agent: f.agent, Encoding: cs.Encoding()})
 	for _, d := range p.Robots {
 		robotsSet.Meta("robots", d)
 	}

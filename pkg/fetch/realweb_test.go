@@ -108,7 +108,7 @@ func TestRealWebCharsets(t *testing.T) {
 	cfg.IgnoreRobots = true
 	out := runFetch(t, cfg, h.url("/meta1251"), h.url("/nodecl"), h.url("/koi"), h.url("/lies"))
 	for _, c := range []struct{ path, title, charset, source, link string }{
-		{"/meta1251", "Новости дня", "windows-1251", "meta", "/%D1%81%D1%82%D0%B0%D1%82%D1%8C%D1%8F?%D1%82%D0%B5%D0%BC%D0%B0=%D0%B1%D1%8E%D0%B4%D0%B6%D0%B5%D1%82"},
+		{"/meta1251", "Новости дня", "windows-1251", "meta", "/%D1%81%D1%82%D0%B0%D1%82%D1%8C%D1%8F?%F2%E5%EC%E0=%E1%FE%E4%E6%E5%F2"}, // the query in the page's windows-1251, the path in UTF-8
 		{"/nodecl", "Главная страница", "windows-1251", "sniffed", "/%D1%80%D0%B0%D0%B7%D0%B4%D0%B5%D0%BB/%D0%BD%D0%BE%D0%B2%D0%BE%D1%81%D1%82%D0%B8"},
 		{"/koi", "Кинопоиск: фильмы", "koi8-r", "sniffed", ""},
 		{"/lies", "За рулём", "windows-1251", "sniffed", ""},

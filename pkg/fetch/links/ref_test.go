@@ -6,60 +6,35 @@ import (
 	"strings"
 	"testing"
 
-	"net/url"
-
-	"github.com/sekitei/crawlkit/pkg/directives"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
-// extractRef is the first implementation, on the x/net/html tokenizer:
-// the oracle of the differential fuzz test.
+// extractRef is Extract on the x/net/html tokenizer (what the scanner
+// replaces for speed): the oracle of the differential fuzz test. Both feed
+// the same tag and finish, so they are held to the same tokens.
 func extractRef(body []byte, pageURL string, opt Options) Page {
-	if opt.MaxLinks <= 0 {
-		opt.MaxLinks = 10000
+	e, ok := newExtractor(pageURL, opt)
+	if !ok {
+		return Page{}
 	}
-	if opt.MaxTitle <= 0 {
-		opt.MaxTitle = 1000
-	}
-	var p Page
-	base, err := url.Parse(pageURL)
-	if err != nil {
-		return p
-	}
-	baseSet := false
-	seen := make(map[string]struct{})
-	resolved := make(map[string]string) // pages repeat their links
+	tokenize(e, body)
+	return e.finish()
+}
+
+// tokenize is the scan of extractRef.
+func tokenize(e *extractor, body []byte) {
 	var title []byte
 	inTitle, titleDone := false, false
-	robots := directives.For(opt.Agent)
-	addLink := func(abs, rel string) {
-		if _, dup := seen[abs]; dup || len(p.Links)+len(p.Nofollow) >= opt.MaxLinks {
-			return
-		}
-		seen[abs] = struct{}{}
-		if hasWord(rel, "nofollow") {
-			p.Nofollow = append(p.Nofollow, abs)
-		} else {
-			p.Links = append(p.Links, abs)
-		}
-	}
-
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			p.Title = cleanTitle(title, opt.MaxTitle)
-			p.Robots = robots.List()
-			p.NoIndex, p.NoFollowPage = robots.Has(directives.NoIndex), robots.Has(directives.NoFollow)
-			if p.NoFollowPage {
-				p.Nofollow = append(p.Links, p.Nofollow...)
-				p.Links = nil
-			}
-			return p
+			e.title = title
+			return
 		case html.TextToken:
-			if inTitle && len(title) < 4*opt.MaxTitle {
+			if inTitle && len(title) < 4*e.opt.MaxTitle {
 				title = append(title, z.Text()...)
 			}
 		case html.EndTagToken:
@@ -70,6 +45,10 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
 			a := atom.Lookup(name)
+			if a == atom.Noscript {
+				z.NextIsNotRawText() // scripting disabled
+				continue
+			}
 			if a == atom.Title && !titleDone && tt == html.StartTagToken {
 				inTitle = true
 				continue
@@ -85,74 +64,27 @@ func extractRef(body []byte, pageURL string, opt Options) Page {
 			default:
 				continue
 			}
-			if !hasAttr {
-				continue
-			}
-			var ref, rel, metaName, equiv string
-			var gotRef, gotRel, gotName, gotEquiv bool
-			for {
-				k, v, more := z.TagAttr()
+			var vals [4]string
+			var got [4]bool
+			for hasAttr {
+				var k, v []byte
+				k, v, hasAttr = z.TagAttr()
+				n := -1
 				switch string(k) {
 				case key:
-					if !gotRef {
-						ref, gotRef = string(v), true
-					}
+					n = 0
 				case "rel":
-					if !gotRel {
-						rel, gotRel = strings.ToLower(string(v)), true
-					}
+					n = 1
 				case "name":
-					if !gotName {
-						metaName, gotName = strings.ToLower(string(v)), true
-					}
+					n = 2
 				case "http-equiv":
-					if !gotEquiv {
-						equiv, gotEquiv = strings.ToLower(strings.TrimSpace(string(v))), true
-					}
+					n = 3
 				}
-				if !more {
-					break
+				if n >= 0 && !got[n] {
+					vals[n], got[n] = string(v), true
 				}
 			}
-			switch a {
-			case atom.Meta:
-				if metaName != "" {
-					robots.Meta(metaName, ref)
-				}
-				if equiv == "refresh" && p.Refresh == "" {
-					if delay, target, ok := directives.ParseRefresh(ref); ok && target != "" {
-						if abs := resolve(base, target); abs != "" {
-							p.Refresh, p.RefreshDelay = abs, delay
-							addLink(abs, "")
-						}
-					}
-				}
-				continue
-			case atom.Base:
-				// Only the first <base href> counts.
-				if !baseSet && ref != "" {
-					if b, err := base.Parse(strings.TrimSpace(ref)); err == nil {
-						base, baseSet = b, true
-						clear(resolved)
-					}
-				}
-				continue
-			}
-			abs, done := resolved[ref]
-			if !done {
-				abs = resolve(base, ref)
-				resolved[ref] = abs
-			}
-			if abs == "" {
-				continue
-			}
-			if a == atom.Link && hasWord(rel, "canonical") {
-				if p.Canonical == "" {
-					p.Canonical = abs
-				}
-				continue
-			}
-			addLink(abs, rel)
+			e.tag(a.String(), vals[0], got[0], vals[1], vals[2], vals[3])
 		}
 	}
 }
@@ -166,6 +98,7 @@ func FuzzDifferential(f *testing.F) {
 	f.Add([]byte(`<a href="&#104;ttp://e.test/&lt;x&gt;">`+"<style>a{}</STYLE><a\thref=t>"+`<!--->`+`<a href=after>`), "http://h.test/")
 	f.Add([]byte(`<title/>x<a href=in-title></title><a href=z><textarea><a href=no></textarea><noscript><a href=ns></noscript>`), "http://h.test/")
 	f.Add([]byte(`</a href=end><? pi ><a =x href=y><a href = "sp" ><area href=ar /><frame src=fr>`), "http://h.test/")
+	f.Add([]byte(`<a href="?a=1&not=2&copy;&amp=x&notin&#x26;&region=1" rel="&#110;ofollow"><a href='&quot&sect9&#0;'>`+"<a href=\"x\r\n\x00\">"), "http://h.test/")
 	f.Fuzz(func(t *testing.T, body []byte, u string) {
 		got := Extract(body, u, Options{MaxLinks: 100, Agent: "crawlkit"})
 		want := extractRef(body, u, Options{MaxLinks: 100, Agent: "crawlkit"})
