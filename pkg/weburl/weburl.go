@@ -43,6 +43,12 @@ type URL struct {
 	Path     string // the serialised path, starting with "/"
 	RawQuery string // the serialised query without "?"
 	HasQuery bool   // a "?" was present (the query may be empty)
+
+	// parsed is the parser's form of the URL, for resolving references
+	// the fast path does not take without parsing the base again; set
+	// when the URL is made (by the parser, or by Prepared), never later,
+	// so that a URL may be shared between goroutines.
+	parsed *wurl.Url
 }
 
 // Errors of Parse and Resolve.
@@ -100,7 +106,13 @@ func (u *URL) ResolveIn(ref string, enc encoding.Encoding) (*URL, error) {
 
 func (u *URL) slowResolve(ref string, enc encoding.Encoding) (*URL, error) {
 	base := u.String()
-	r, err := parser.ParseRef(base, ref)
+	var r *wurl.Url
+	var err error
+	if u.parsed != nil {
+		r, err = parser.BasicParser(ref, u.parsed, nil, wurl.NoState)
+	} else {
+		r, err = parser.ParseRef(base, ref)
+	}
 	if err != nil {
 		var ok bool
 		if r, ok = passPunycode(ref, &base); !ok {
@@ -135,6 +147,7 @@ func fromLib(u *wurl.Url) (*URL, error) {
 		return nil, ErrScheme
 	}
 	out := &URL{
+		parsed:   u,
 		Scheme:   scheme,
 		Host:     u.Host(),
 		Hostname: u.Hostname(),
@@ -158,6 +171,22 @@ func fromLib(u *wurl.Url) (*URL, error) {
 		out.Path = "/"
 	}
 	return out, nil
+}
+
+// Prepared returns u ready to resolve many references: a base whose
+// references may need the full parser (a page's links) is parsed by it
+// once, not once a reference.
+func (u *URL) Prepared() *URL {
+	if u.parsed != nil {
+		return u
+	}
+	c := *u
+	if p, err := parser.Parse(u.String()); err == nil {
+		c.parsed = p
+	} else if p, ok := passPunycode(u.String(), nil); ok {
+		c.parsed = p
+	}
+	return &c
 }
 
 // String is the URL's serialisation (its href without fragment).

@@ -288,6 +288,8 @@ func (e *extractor) resolveAll() {
 		}
 	}
 	sameDoc := base == e.page
+	// Parsed once for the references the fast path leaves to the parser.
+	base = base.Prepared()
 	resolved := map[string]string{} // pages repeat their links
 	for _, f := range e.found {
 		abs, done := resolved[f.ref]
