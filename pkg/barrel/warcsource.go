@@ -84,7 +84,11 @@ func decodeBody(r io.Reader, enc string) ([]byte, error) {
 }
 
 // EachWARCPage calls fn for each HTML response of the WARC file at path;
-// skip reports records that are not indexable pages.
+// skip reports records that are not indexable pages, and damaged records
+// (a *warc.SkipError), which are passed over: the records after them are
+// still read. Revisit records are passed over too: a revisit has no
+// payload, its page is the capture it refers to, indexed from that
+// capture's response.
 func EachWARCPage(path string, fn func(pg Page) error, skip func(off int64, err error)) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -99,6 +103,13 @@ func EachWARCPage(path string, fn func(pg Page) error, skip func(off int64, err 
 		rec, err := r.Next()
 		if err == io.EOF {
 			return nil
+		}
+		var se *warc.SkipError
+		if errors.As(err, &se) {
+			if skip != nil {
+				skip(se.Offset, err)
+			}
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/clikit"
 	"github.com/sekitei/crawlkit/pkg/directives"
 	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
 // Main runs barrel with args (args[0] is the program name) and returns the
@@ -72,7 +73,11 @@ warc_offset) from the files named or stdin and indexes each HTML page with
 status 200 from its WARC record; or indexes every HTML response of the WARC
 files given with --warc; or the .html files under --html-dir as served under
 --base-url. A page already indexed with the same content is skipped; a
-changed one is re-indexed under its docID. Relative warc_file names are
+changed one is re-indexed under its docID. A revisit (a fetch record with
+warc_type revisit, a WARC revisit record) is skipped: it has no payload,
+and its page is the capture it refers to, indexed when that was. A damaged
+WARC record is skipped with a warning naming its file and offset, and the
+records after it are indexed. Relative warc_file names are
 looked up under --warc-dir (default: the records file's directory, then
 the current one). Ranks are PageRank over the links found, or, with
 --importance, opic's importance field (records with url and importance).
@@ -274,7 +279,15 @@ func build(c *cli.Context) error {
 					skipped++
 				}
 				return nil
-			}, func(off int64, err error) { skipped++ })
+			}, func(off int64, err error) {
+				skipped++
+				// A damaged record is passed over, with the records after
+				// it still indexed: say where it was.
+				var se *warc.SkipError
+				if errors.As(err, &se) {
+					fmt.Fprintf(env.Stderr, "barrel: %s: offset %d: skipped: %v\n", w, off, err)
+				}
+			})
 			if err != nil {
 				return err
 			}
@@ -388,7 +401,15 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 	defer bar.Finish()
 	clikit.TrackInput(in, bar)
 	return in.Each(c.Context, files, func(r *record.Record) error {
-		if st, ok, _ := r.Float("status"); ok && st != 200 {
+		// No status: no response (a URL not fetched keeps the fields it
+		// was given, recrawl next's capture among them).
+		if st, ok, _ := r.Float("status"); !ok || st != 200 {
+			*skipped++
+			return nil
+		}
+		// A revisit has no payload: its page is the capture it refers
+		// to, indexed when that was fetched.
+		if t, _ := r.String("warc_type"); t == warc.TypeRevisit {
 			*skipped++
 			return nil
 		}

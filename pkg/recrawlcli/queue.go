@@ -353,10 +353,14 @@ func nextCommand() *cli.Command {
 		Usage:     "the pages to fetch now from the crawl state, new and old in one ranking",
 		UsageText: "recrawl next --state S --n N [--rate K0] [--slot 1h] [--host-rate K | --host-rates FILE] [--lambda0 L] [--now T]",
 		Description: `Writes the pages to fetch now, best first, as records {"url","crawl_value",
-"due":true,"weight","change_rate","last_fetch","host","etag","last_modified"}
-(no last_fetch for a page never fetched; etag and last_modified are the
-validators of the page's last successful fetch, when it sent any, which
-fetch turns into If-None-Match and If-Modified-Since). New and old pages compete by one crawl value: V(tau)
+"due":true,"weight","change_rate","last_fetch","host","etag","last_modified",
+"digest","fetched_at","final_url","warc_file","warc_offset"} (no last_fetch for
+a page never fetched; etag and last_modified are the validators of the page's
+last successful fetch, when it sent any, which fetch turns into If-None-Match
+and If-Modified-Since; digest to warc_offset name the archived response of
+the page's last payload, when fetch archived one, in the fields of fetch's
+record, so that fetch stores the same payload as a revisit of it). New and
+old pages compete by one crawl value: V(tau)
 for a page fetched tau days ago, w/delta for a page never fetched (its change
 rate the prior until observed). A page is a candidate when V reaches
 lambda_0, solved from the state's aggregates for --rate (or N per --slot), or
@@ -409,6 +413,15 @@ Example:
 				}
 				if cd.LastModified != "" {
 					r.SetString("last_modified", cd.LastModified)
+				}
+				// The capture of the last payload, as fetch's record named
+				// it: fetch archives the same payload as a revisit of it.
+				if cp := cd.Capture; cp.File != "" {
+					r.SetString("digest", cp.Digest)
+					r.SetTime("fetched_at", time.Unix(cp.Date, 0))
+					r.SetString("final_url", cp.URI)
+					r.SetString("warc_file", cp.File)
+					r.SetInt("warc_offset", cp.Offset)
 				}
 				if err := out.Write(r); err != nil {
 					return err
@@ -541,6 +554,10 @@ func explainState(c *cli.Context) error {
 				vs = append(vs, "Last-Modified "+x.LastModified)
 			}
 			p("validators", "%s (next asks conditionally)", strings.Join(vs, ", "))
+		}
+		if c := x.Capture; c.File != "" {
+			p("last capture", "%s %s %s at %s@%d (an unchanged payload is archived as a revisit of it)",
+				c.Digest, c.URI, time.Unix(c.Date, 0).UTC().Format(time.RFC3339), c.File, c.Offset)
 		}
 		p("crawl value", "V = %.6g of at most %.6g (w/delta)", x.Value, x.MaxValue)
 		p("lambda_0", "%.6g", x.Lambda0)

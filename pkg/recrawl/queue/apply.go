@@ -37,6 +37,18 @@ type Fetch struct {
 	// its URL, whose validators are not the URL's.
 	ETag, LastModified string
 	Redirected         bool
+	// Archived is where fetch archived the response (File "": not
+	// archived): digest, the record's fetched_at (kept apart from At,
+	// which --fetch-time batch moves), final_url, warc_file, warc_offset.
+	Archived Capture
+	// Revisit is a response archived as a revisit record (warc_type
+	// revisit), of the capture RefersTo at RefersToDate (unix seconds;
+	// "" and 0 when fetch named none).
+	Revisit      bool
+	RefersTo     string
+	RefersToDate int64
+	// Truncated is a body cut short: its digest is no payload's.
+	Truncated bool
 }
 
 // A Discovery is a URL known without a fetch: a seed, or a sitemap entry
@@ -95,8 +107,9 @@ type ApplyStats struct {
 }
 
 // ParseFetch reads a fetch record: url, host, fetched_at, status, error,
-// digest, text_simhash, links, canonical, final_url, etag and
-// last_modified.
+// digest, text_simhash, links, canonical, final_url, etag, last_modified,
+// truncated and where the response is archived (warc_file, warc_offset,
+// warc_type, warc_refers_to, warc_refers_to_date).
 func ParseFetch(r *record.Record) (Fetch, error) {
 	f := Fetch{URL: r.URL(), Host: record.RecordHost(r)}
 	if f.URL == "" {
@@ -142,6 +155,26 @@ func ParseFetch(r *record.Record) (Fetch, error) {
 	f.Redirected = redirected(r, f.URL, final)
 	f.ETag, _ = r.String("etag")
 	f.LastModified, _ = r.String("last_modified")
+	f.Truncated = r.Has("truncated") && !r.IsNull("truncated")
+	if file, _ := r.String("warc_file"); file != "" && ok {
+		f.Archived = Capture{Digest: f.Digest, Date: at.Unix(), URI: final, File: file}
+		if f.Archived.URI == "" {
+			f.Archived.URI = f.URL
+		}
+		// A bad offset loses the capture, not the fetch.
+		if off, ok, err := r.Float("warc_offset"); err == nil && ok && off >= 0 && off == math.Trunc(off) && off < 1<<53 {
+			f.Archived.Offset = int64(off)
+		} else {
+			f.Archived.File = ""
+		}
+		if t, _ := r.String("warc_type"); t == "revisit" {
+			f.Revisit = true
+			f.RefersTo, _ = r.String("warc_refers_to")
+			if t, ok, err := r.Time("warc_refers_to_date"); ok && err == nil {
+				f.RefersToDate = t.Unix()
+			}
+		}
+	}
 	if c, ok := r.String("canonical"); ok && c != "" && c != f.URL {
 		ch, err := urlx.Host(c)
 		if c != final && err == nil && ch == f.Host {
@@ -247,6 +280,15 @@ type applier struct {
 	seen  map[string]*touched
 	now   int64
 	st    ApplyStats
+	// captures are the batch's responses archived in full, by URI and
+	// WARC-Date: a revisit of another page's capture of the same run
+	// finds its file here.
+	captures map[captureKey]Capture
+}
+
+type captureKey struct {
+	uri  string
+	date int64
 }
 
 // get returns the page of url, reading it from the store or creating a
@@ -375,6 +417,12 @@ func (a *applier) apply(meta *boltstate.Bucket, b Batch) error {
 		}
 		return strings.Compare(x.URL, y.URL)
 	})
+	a.captures = map[captureKey]Capture{}
+	for i := range fs {
+		if c := fs[i].Archived; fullCapture(&fs[i]) {
+			a.captures[captureKey{c.URI, c.Date}] = c
+		}
+	}
 	hosts := tx(a).Bucket(bHosts)
 	hostLast := map[string]int64{}
 	for i := range fs {
@@ -571,6 +619,7 @@ func (a *applier) fetch(p *page, f *Fetch, opt *UpdateOptions) {
 		}
 	}
 	p.validators(f)
+	p.capture(f, a.captures)
 	p.LastFetch = at
 	p.Failures, p.RetryAt, p.Defers, p.DeferTo = 0, 0, 0, 0
 	p.estimate(opt)
@@ -605,6 +654,54 @@ func (p *page) validators(f *Fetch) {
 		}
 	default:
 		p.ETag, p.LastModified = etag, lm
+	}
+}
+
+// fullCapture reports a successful fetch whose payload fetch archived in
+// full: a 2xx response record, whole.
+func fullCapture(f *Fetch) bool {
+	return f.Archived.File != "" && !f.Revisit && f.Status >= 200 && f.Status < 300 && !f.Truncated && f.Error == "" &&
+		f.Archived.valid()
+}
+
+// capture keeps the archived response holding the page's last payload,
+// for next to hand to fetch (which then stores the same payload as a
+// revisit of it). A full response is the new capture. A revisit names the
+// capture it refers to: the page keeps that one, with its file (the
+// page's own, or another page's of this batch), never the revisit's own
+// record, so a chain of revisits all point at the one full response; a
+// revisit whose original cannot be found leaves no capture, and the next
+// fetch archives the payload in full again. A 304 not archived, or a
+// response not archived whose digest is the capture's, keeps it: the
+// payload is still the one archived. Anything else drops it.
+func (p *page) capture(f *Fetch, batch map[captureKey]Capture) {
+	old := p.Capture
+	p.Capture = Capture{}
+	switch {
+	case fullCapture(f):
+		p.Capture = f.Archived
+	case f.Revisit:
+		if f.RefersTo == "" || f.RefersToDate == 0 {
+			return
+		}
+		k := captureKey{f.RefersTo, f.RefersToDate}
+		if old.URI == k.uri && old.Date == k.date {
+			p.Capture = old
+		} else if c, ok := batch[k]; ok {
+			p.Capture = c
+		}
+		// A 304's digest is the one fetch was given: the capture's.
+		if f.Digest != "" && f.Digest != p.Capture.Digest {
+			p.Capture = Capture{}
+		}
+	case f.Archived.File != "":
+		// Archived, but not as a payload a revisit may refer to (a 304
+		// stored whole, a truncated body).
+		if f.Status == 304 {
+			p.Capture = old
+		}
+	case f.Status == 304 || f.Digest != "" && f.Digest == old.Digest:
+		p.Capture = old
 	}
 }
 

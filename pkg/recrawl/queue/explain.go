@@ -39,6 +39,9 @@ type Explanation struct {
 	// ETag and LastModified are the validators next sends with the page
 	// ("": none).
 	ETag, LastModified string
+	// Capture is the archived response next names with the page (File
+	// "": none).
+	Capture Capture
 }
 
 // Explain tells, for each URL, the state's view of the page and whether and
@@ -75,7 +78,7 @@ func (q *Queue) Explain(urls []string, opt NextOptions) ([]Explanation, error) {
 			}
 			x.Known, x.Host, x.W, x.HasWeight, x.Delta, x.Prior = true, p.Host, p.W, p.HasWeight, p.Delta, p.Prior
 			x.Fetches, x.Changes, x.Failures, x.Defers = p.Stats.N, p.Stats.X, int(p.Failures), int(p.Defers)
-			x.ETag, x.LastModified = p.ETag, p.LastModified
+			x.ETag, x.LastModified, x.Capture = p.ETag, p.LastModified, p.Capture
 			if p.LastFetch != 0 {
 				x.Fetches++
 				x.LastFetch = time.Unix(p.LastFetch, 0).UTC()

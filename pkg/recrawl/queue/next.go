@@ -39,6 +39,10 @@ type Candidate struct {
 	// ETag and LastModified are the validators of the page's last
 	// successful fetch ("": none), for a conditional request.
 	ETag, LastModified string
+	// Capture is the archived response of the page's last payload (File
+	// "": none), which fetch refers to when the payload is unchanged.
+	Capture Capture
+	read    bool // ETag, LastModified and Capture were read from the page
 }
 
 // NextInfo tells how a selection went.
@@ -355,17 +359,17 @@ func (s *selector) expired() error {
 
 func (p *page) candidate(url string, now int64) Candidate {
 	return Candidate{URL: url, Host: p.Host, W: p.W, Delta: p.Delta, LastFetch: p.LastFetch, Prior: p.Prior,
-		Value: value(p.W, p.Delta, p.LastFetch, now), ETag: p.ETag, LastModified: p.LastModified}
+		Value: value(p.W, p.Delta, p.LastFetch, now), ETag: p.ETag, LastModified: p.LastModified, Capture: p.Capture, read: true}
 }
 
-// validators fills in the validators of the pages taken that were fetched
-// before: one page read each, for the N taken only (the due index does not
-// hold them).
+// validators fills in the validators and capture of the pages taken that
+// were fetched before: one page read each, for the N taken only (the due
+// index does not hold them).
 func (s *selector) validators() error {
 	pages := s.tx.Bucket(bPages)
 	for i := range s.cands {
 		c := &s.cands[i]
-		if c.LastFetch == 0 || c.ETag != "" || c.LastModified != "" {
+		if c.LastFetch == 0 || c.read {
 			continue
 		}
 		v, err := pages.Get([]byte(c.URL))
@@ -379,7 +383,7 @@ func (s *selector) validators() error {
 		if err != nil {
 			return s.q.corrupt(bPages, []byte(c.URL), err)
 		}
-		c.ETag, c.LastModified = p.ETag, p.LastModified
+		c.ETag, c.LastModified, c.Capture, c.read = p.ETag, p.LastModified, p.Capture, true
 	}
 	return nil
 }

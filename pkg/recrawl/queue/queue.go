@@ -76,6 +76,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/boltstate"
@@ -357,12 +358,42 @@ type page struct {
 	// fetch ("": none), sent back by next so that fetch asks
 	// conditionally.
 	ETag, LastModified string
+	// Capture is the archived response holding the page's last payload
+	// (File "": none known), sent back by next so that fetch stores an
+	// unchanged payload as a revisit of it.
+	Capture Capture
+}
+
+// A Capture is an archived response: its payload digest, WARC-Date
+// (unix seconds, the WARC-Date's precision), WARC-Target-URI and where it
+// is (the WARC file as fetch named it, the record's offset).
+type Capture struct {
+	Digest string
+	Date   int64
+	URI    string
+	File   string
+	Offset int64
+}
+
+// Bounds of a capture kept: a digest is some 40 bytes (sha1:BASE32); a
+// longer one, or a path or URI past these, is no capture fetch wrote.
+const (
+	maxCaptureDigest = 64
+	maxCaptureFile   = 4096
+	maxCaptureURI    = 8192
+)
+
+// valid reports a complete capture within the bounds.
+func (c *Capture) valid() bool {
+	return c.Digest != "" && len(c.Digest) <= maxCaptureDigest && c.Date > 0 && c.URI != "" && len(c.URI) <= maxCaptureURI &&
+		c.File != "" && len(c.File) <= maxCaptureFile && c.Offset >= 0 &&
+		!strings.ContainsAny(c.Digest+c.URI+c.File, "\r\n\x00")
 }
 
 // pageEncoding is the version of the page encoding: 1 without LastObs
-// and PriorRate, 2 without ETag and LastModified. Older ones are read; a
-// page written by a newer recrawl is refused.
-const pageEncoding = 3
+// and PriorRate, 2 without ETag and LastModified, 3 without Capture.
+// Older ones are read; a page written by a newer recrawl is refused.
+const pageEncoding = 4
 
 // maxValidator is the longest ETag or Last-Modified kept; a longer one
 // is not a validator any server sends, and is dropped.
@@ -441,7 +472,19 @@ func (p *page) encode(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(p.ETag)))
 	b = append(b, p.ETag...)
 	b = binary.AppendUvarint(b, uint64(len(p.LastModified)))
-	return append(b, p.LastModified...)
+	b = append(b, p.LastModified...)
+	c := &p.Capture
+	if !c.valid() {
+		return append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.Digest)))
+	b = append(b, c.Digest...)
+	b = binary.AppendVarint(b, c.Date)
+	b = binary.AppendUvarint(b, uint64(len(c.URI)))
+	b = append(b, c.URI...)
+	b = binary.AppendUvarint(b, uint64(len(c.File)))
+	b = append(b, c.File...)
+	return binary.AppendVarint(b, c.Offset)
 }
 
 func appendFloat(b []byte, v float64) []byte {
@@ -520,13 +563,33 @@ func (d *decoder) bytes(n uint64) []byte {
 }
 
 // validator reads a length-prefixed ETag or Last-Modified.
-func (d *decoder) validator() []byte {
+func (d *decoder) validator() []byte { return d.string(maxValidator, "validator") }
+
+// string reads a length-prefixed string of at most max bytes.
+func (d *decoder) string(max uint64, what string) []byte {
 	n := d.uvarint()
-	if n > maxValidator {
-		d.fail("validator too long")
+	if n > max {
+		d.fail(what + " too long")
 		return nil
 	}
 	return d.bytes(n)
+}
+
+// capture reads a page's capture: a digest, empty for none, then the rest.
+func (d *decoder) capture() Capture {
+	var c Capture
+	c.Digest = string(d.string(maxCaptureDigest, "capture digest"))
+	if c.Digest == "" || d.err != nil {
+		return Capture{}
+	}
+	c.Date = d.varint()
+	c.URI = string(d.string(maxCaptureURI, "capture URI"))
+	c.File = string(d.string(maxCaptureFile, "capture file"))
+	c.Offset = d.varint()
+	if d.err == nil && !c.valid() {
+		d.fail("inconsistent capture")
+	}
+	return c
 }
 
 func decodePage(b []byte) (*page, error) {
@@ -572,6 +635,9 @@ func decodePage(b []byte) (*page, error) {
 	if version >= 3 {
 		p.ETag = string(d.validator())
 		p.LastModified = string(d.validator())
+	}
+	if version >= 4 {
+		p.Capture = d.capture()
 	}
 	if d.err == nil && (len(d.b) != 0 || p.Host == "" || !(p.W > 0) || !(p.Delta > 0) || s.X > s.N || p.PriorRate < 0) {
 		d.fail("inconsistent page")

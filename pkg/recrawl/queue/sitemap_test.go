@@ -137,7 +137,7 @@ func TestLastmodEvidence(t *testing.T) {
 func TestDecodePageVersion1(t *testing.T) {
 	p := &page{Host: "a.example", W: 1, Delta: 0.5, LastFetch: 100, Digest: 7}
 	b := p.encode(nil)
-	v1 := append([]byte{1}, b[1:len(b)-11]...) // LastObs 0 is one byte, PriorRate eight, no validators two
+	v1 := append([]byte{1}, b[1:len(b)-12]...) // LastObs 0 is one byte, PriorRate eight, no validators two, no capture one
 	got, err := decodePage(v1)
 	if err != nil || got.LastFetch != 100 || got.Digest != 7 || got.PriorRate != 0 {
 		t.Fatalf("version 1: %+v, %v", got, err)

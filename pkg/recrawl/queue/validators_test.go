@@ -112,28 +112,29 @@ func TestDecodePageVersion2(t *testing.T) {
 	p := &page{Host: "a.example", W: 1, Delta: 0.5, LastFetch: 100, Digest: 7, LastObs: 200, PriorRate: 1.0 / 7,
 		ETag: `"e"`, LastModified: "Sat, 01 Nov 2026 00:00:00 GMT"}
 	b := p.encode(nil)
-	if b[0] != 3 {
-		t.Fatalf("page encoding %d, want 3", b[0])
+	if b[0] != pageEncoding {
+		t.Fatalf("page encoding %d, want %d", b[0], pageEncoding)
 	}
 	got, err := decodePage(b)
 	if err != nil || got.ETag != p.ETag || got.LastModified != p.LastModified || got.LastObs != 200 {
-		t.Fatalf("version 3: %+v, %v", got, err)
+		t.Fatalf("version %d: %+v, %v", pageEncoding, got, err)
 	}
-	// Version 2 is version 3 without the two length-prefixed validators.
+	// Version 2 is version 4 without the two length-prefixed validators
+	// and the (empty) capture.
 	p.ETag, p.LastModified = "", ""
 	b = p.encode(nil)
-	v2 := append([]byte{2}, b[1:len(b)-2]...)
+	v2 := append([]byte{2}, b[1:len(b)-3]...)
 	got, err = decodePage(v2)
 	if err != nil || got.ETag != "" || got.LastModified != "" || got.LastObs != 200 || got.PriorRate != 1.0/7 || got.Digest != 7 {
 		t.Fatalf("version 2: %+v, %v", got, err)
 	}
-	if _, err := decodePage(append([]byte{3}, b[1:len(b)-2]...)); err == nil {
+	if _, err := decodePage(append([]byte{3}, b[1:len(b)-3]...)); err == nil {
 		t.Error("version 3 without its validators read")
 	}
-	v4 := append([]byte{4}, b[1:]...)
+	v5 := append([]byte{5}, b[1:]...)
 	var newer *newerPageError
-	if _, err := decodePage(v4); !errors.As(err, &newer) {
-		t.Errorf("version 4: %v", err)
+	if _, err := decodePage(v5); !errors.As(err, &newer) {
+		t.Errorf("version 5: %v", err)
 	}
 }
 
@@ -146,7 +147,7 @@ func TestStateVersion2Pages(t *testing.T) {
 	apply(t, q, 1, t0, Batch{Fetches: []Fetch{{URL: u, Host: "a.example", At: t0, Status: 200, Digest: "sha1:A"}}})
 	q.Close()
 	// rewrite sets the page's encoding byte; to 2, it drops its (empty)
-	// validators too.
+	// validators and capture too.
 	rewrite := func(version byte) {
 		t.Helper()
 		db, err := boltstate.Open(path, boltstate.Options{Kind: "recrawl state", Buckets: bucketNames(bPages, bDue, bBlocked, bCells, bHosts, bMeta)})
@@ -161,15 +162,15 @@ func TestStateVersion2Pages(t *testing.T) {
 				return err
 			}
 			if v[0] != pageEncoding {
-				t.Fatalf("page %x: want encoding 3", v)
+				t.Fatalf("page %x: want encoding %d", v, pageEncoding)
 			}
 			if version != 2 {
 				return b.Put([]byte(u), append([]byte{version}, v[1:]...))
 			}
-			if v[len(v)-2] != 0 || v[len(v)-1] != 0 {
-				t.Fatalf("page %x: want two empty validators at the end", v)
+			if v[len(v)-3] != 0 || v[len(v)-2] != 0 || v[len(v)-1] != 0 {
+				t.Fatalf("page %x: want two empty validators and no capture at the end", v)
 			}
-			return b.Put([]byte(u), append([]byte{2}, v[1:len(v)-2]...))
+			return b.Put([]byte(u), append([]byte{2}, v[1:len(v)-3]...))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -194,7 +195,7 @@ func TestStateVersion2Pages(t *testing.T) {
 		Fetches: []Fetch{{URL: u, Host: "a.example", At: at.Add(time.Hour), Status: 200, Digest: "sha1:B"}}})
 	var se *StateError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), path) ||
-		!strings.Contains(err.Error(), "page encoding 9, written by a newer recrawl (this recrawl reads encodings 1 to 3)") {
+		!strings.Contains(err.Error(), "page encoding 9, written by a newer recrawl (this recrawl reads encodings 1 to 4)") {
 		t.Fatalf("newer page: %v", err)
 	}
 	if _, _, err := q.Next(NextOptions{Now: at.Add(240 * time.Hour), N: 10, FixLambda0: true}); err == nil || !strings.Contains(err.Error(), "newer recrawl") {
