@@ -617,7 +617,9 @@ func TestInterrupt(t *testing.T) {
 	cfg.QueueMemory = 20 << 10 // most of the queue is spilled to disk
 	var inputs []string
 	for i := 0; i < 500; i++ {
-		inputs = append(inputs, h.url(fmt.Sprintf("/%d", i)))
+		// As recrawl next writes a page with a last capture.
+		inputs = append(inputs, fmt.Sprintf(`{"url":%q,"digest":"sha1:AAAA","fetched_at":"2026-11-01T00:00:00Z","final_url":%q,"warc_file":"old.warc.gz","warc_offset":7}`,
+			h.url(fmt.Sprintf("/%d", i)), h.url(fmt.Sprintf("/%d", i))))
 	}
 	inputs = append(inputs, hang.url("/"))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -641,6 +643,13 @@ func TestInterrupt(t *testing.T) {
 			fetched++
 		case errCode(e.rec) == CodeInterrupted:
 			interrupted++
+			// No request was made: nothing of the last capture stays.
+			for _, k := range []string{"digest", "fetched_at", "final_url", "warc_file", "warc_offset"} {
+				if e.rec.Has(k) {
+					t.Errorf("interrupted record keeps %q: %s", k, e.rec.AppendJSON(nil))
+					break
+				}
+			}
 		default:
 			t.Errorf("unexpected %s", e.rec.AppendJSON(nil))
 		}

@@ -825,7 +825,7 @@ func (f *Fetcher) drainInterrupted() {
 		}
 		pos = ref.off + int64(ref.n)
 		var err error
-		if f.cfg.EmitRaw != nil && !bytes.Contains(line, []byte(`"error"`)) && bytes.HasSuffix(line, []byte("}")) {
+		if f.cfg.EmitRaw != nil && !mayHoldOwned(line) && bytes.HasSuffix(line, []byte("}")) {
 			f.stats.interrupted.Add(1)
 			f.count(CodeInterrupted, false)
 			line = append(line[:len(line)-1], `,"error":`...)
@@ -853,6 +853,9 @@ var interruptedMsg = errorf(CodeInterrupted, "not fetched: the run was stopped")
 // writeInterrupted writes rec unchanged but for its "error".
 func (f *Fetcher) writeInterrupted(rec *record.Record) error {
 	f.stats.interrupted.Add(1)
+	// The input may carry the page's last capture (recrawl next writes
+	// it): none of it describes this run, which made no request.
+	clearOwned(rec)
 	rec.SetString("error", interruptedMsg)
 	return f.emit(rec, CodeInterrupted, false)
 }
@@ -909,6 +912,26 @@ var ownedFields = []string{"host", "status", "final_url", "fetched_at", "content
 var keptOn304 = map[string]bool{"content_type": true, "length": true, "digest": true, "title": true,
 	"links": true, "nofollow_links": true, "canonical": true, "noindex": true, "etag": true, "last_modified": true,
 	"charset": true, "charset_source": true, "refresh": true, "refresh_delay": true, "robots": true, "text_simhash": true}
+
+// ownedKeys are ownedFields quoted, as they appear in a JSON line.
+var ownedKeys = func() [][]byte {
+	k := make([][]byte, len(ownedFields))
+	for i, f := range ownedFields {
+		k[i] = []byte(`"` + f + `"`)
+	}
+	return k
+}()
+
+// mayHoldOwned reports whether a JSON line may hold a field fetch writes
+// (a false alarm only costs parsing the line).
+func mayHoldOwned(line []byte) bool {
+	for _, k := range ownedKeys {
+		if bytes.Contains(line, k) {
+			return true
+		}
+	}
+	return false
+}
 
 func clearOwned(rec *record.Record) {
 	for _, k := range ownedFields {
