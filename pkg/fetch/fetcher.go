@@ -30,6 +30,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -76,6 +77,9 @@ type Fetcher struct {
 	proxy        func(*url.URL) (*url.URL, error) // nil: direct
 	transport    *http.Transport
 	res          *resolver
+	// backoffOnly: HostRates is Config.Backoff's estimator, which only
+	// slows hosts down; the delay and Crawl-delay pace them as without it.
+	backoffOnly bool
 
 	mu       sync.Mutex
 	hosts    map[string]*hostQ
@@ -117,6 +121,14 @@ func New(cfg Config) (*Fetcher, error) {
 	}
 	if f.norm == nil {
 		f.norm = urlnorm.New(urlnorm.Options{})
+	}
+	if f.cfg.HostRates == nil && f.cfg.Backoff {
+		rate := math.Inf(1) // no delay: no pace until a host shows distress
+		if f.cfg.Delay > 0 {
+			rate = 1 / f.cfg.Delay.Seconds()
+		}
+		f.cfg.HostRates = hostrate.New(hostrate.Config{Initial: rate, Ceiling: rate, DecreaseFromUse: true})
+		f.backoffOnly = true
 	}
 	f.types = ctype.New(cfg.Types)
 	f.largeDecodes = make(chan *[]byte, f.cfg.LargeDecodes)
@@ -298,7 +310,7 @@ func (f *Fetcher) host(key string) *hostQ {
 	h := f.hosts[key]
 	if h == nil {
 		h = &hostQ{key: key, heapIdx: -1, delay: f.cfg.Delay}
-		if f.cfg.HostRates != nil {
+		if f.cfg.HostRates != nil && !f.backoffOnly {
 			h.delay = 0 // the estimator paces the host
 		}
 		switch f.cfg.QueueBy {

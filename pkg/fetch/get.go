@@ -71,7 +71,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, limit int64) (int, []b
 
 // politeWait waits until host may be asked again by Get.
 func (f *Fetcher) politeWait(ctx context.Context, host string) error {
-	if f.cfg.HostRates != nil {
+	if f.cfg.HostRates != nil && !f.backoffOnly {
 		return f.hostWait(ctx, host)
 	}
 	f.mu.Lock()

@@ -98,7 +98,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
 		ttl = 10 * time.Minute // try a failed host again sooner
 	}
 	h.robots[si] = &robotsState{group: group, fail: fail, expires: time.Now().Add(ttl)}
-	if f.cfg.HostRates != nil {
+	if f.cfg.HostRates != nil && !f.backoffOnly {
 		d, _ := group.CrawlDelay()
 		f.cfg.HostRates.SetCrawlDelay(h.key, d) // never exceeded, not capped
 		return

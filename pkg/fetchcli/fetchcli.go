@@ -133,6 +133,7 @@ func fetchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "max-decoded", Value: "", Usage: "cap on a decoded (gunzipped) body, against compression bombs (default 8 x max-size, at least 32MiB)"},
 		&cli.IntFlag{Name: "large-decodes", Value: 2, Usage: "bodies decoded past 1 MiB at once (the others wait): bounds memory against gzip bombs"},
 		&cli.IntFlag{Name: "max-redirects", Value: 10, Usage: "redirects followed (0: none)"},
+		&cli.BoolFlag{Name: "backoff", Value: true, Usage: "slow a host down on 429, 5xx, timeouts and Retry-After by a crawl-rate estimate kept in memory for the run, never faster than --delay (--backoff=false: the fixed delay alone; --host-rates keeps the estimate from run to run)"},
 		&cli.IntFlag{Name: "retries", Value: 2, Usage: "retries on 429, 503 and network errors (0: none)"},
 		&cli.DurationFlag{Name: "retry-backoff", Value: 2 * time.Second, Usage: "first retry wait, doubled each time (Retry-After wins)"},
 		&cli.DurationFlag{Name: "max-retry-wait", Value: 60 * time.Second, Usage: "longest Retry-After honoured"},
@@ -229,6 +230,8 @@ func config(c *cli.Context) (fetch.Config, error) {
 		CAFile:         c.String("ca-file"),
 		Insecure:       c.Bool("insecure"),
 		Proxy:          c.String("proxy"),
+		Backoff:        c.Bool("backoff"),
+		MaxHostWait:    c.Duration("max-host-wait"),
 		Types:          clikit.SplitList(c.String("types")),
 	}
 	sites := map[string][]string{}
