@@ -255,12 +255,12 @@ type hostState struct {
 	next         time.Time // earliest start of the next request
 	pauseUntil   time.Time // Retry-After
 	lastDecrease time.Time
-	calmUntil    time.Time // slow answers to requests started before it are the old queue draining
-	lastChange   time.Time // last increase or decrease
-	healthy      int       // healthy answers since the last change
-	books        int       // requests booked since the last change or probe
-	bookFirst    time.Time // the first of them
-	slow         int       // slow answers in a row
+	calmUntil    time.Time   // slow answers to requests started before it are the old queue draining
+	lastChange   time.Time   // last increase or decrease
+	healthy      int         // healthy answers since the last change
+	books        int         // requests booked since the last change or probe
+	bookFirst    time.Time   // the first of them
+	slow         int         // slow answers in a row
 	firstBook    time.Time   // the first request ever booked (DecreaseFromUse)
 	okStarts     []time.Time // starts of the recent healthy answers (DecreaseFromUse)
 }
