@@ -182,7 +182,7 @@ func newTransport(cfg *Config, res *resolver, proxy func(*url.URL) (*url.URL, er
 		MaxResponseHeaderBytes: 256 << 10,
 		ReadBufferSize:         32 << 10, // a small page in one read
 		WriteBufferSize:        8 << 10,
-		ForceAttemptHTTP2:      true,
+		ForceAttemptHTTP2:      true, // custom DialContext and TLSClientConfig turn HTTP/2 off otherwise
 	}
 }
 
