@@ -46,7 +46,7 @@ files named or from stdin, fetches each over HTTP(S) and writes one record per
 URL on stdout with status, final_url, fetched_at, content_type, length,
 digest (sha1:BASE32 of the payload, as WARC-Payload-Digest), charset and
 charset_source (header, bom, meta or sniffed), title, links (absolute,
-normalised, de-duplicated), nofollow_links, canonical, refresh and refresh_delay (a meta
+as requested, de-duplicated by key), nofollow_links, canonical, refresh and refresh_delay (a meta
 refresh target and its delay in seconds: a redirect given as a link), robots (the meta robots and X-Robots-Tag directives for
 our agent, e.g. ["nofollow","noindex"]), text_simhash (16 hex digits: the
 SimHash of the main text, which clocks, counters and banners do not move),
