@@ -21,12 +21,13 @@ import (
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/warc"
+	"github.com/sekitei/crawlkit/pkg/weburl"
 	"golang.org/x/net/http/httpproxy"
 )
 
 // exchange is one HTTP request and what came back.
 type exchange struct {
-	url       *url.URL
+	url       *weburl.URL // as requested
 	reqHeader http.Header
 	status    int
 	proto     string
@@ -181,17 +182,14 @@ func newTransport(cfg *Config, res *resolver, proxy func(*url.URL) (*url.URL, er
 		MaxResponseHeaderBytes: 256 << 10,
 		ReadBufferSize:         32 << 10, // a small page in one read
 		WriteBufferSize:        8 << 10,
-		ForceAttemptHTTP2:      true,
+		ForceAttemptHTTP2:      true, // custom DialContext and TLSClientConfig turn HTTP/2 off otherwise
 	}
 }
 
 // proxyCheck applies the address check to a URL that goes through a
 // proxy: the proxy resolves the name, so the check is made here first.
 func (f *Fetcher) proxyCheck(ctx context.Context, u *url.URL) *codedError {
-	if f.proxy == nil || f.cfg.AllowPrivate {
-		return nil
-	}
-	if p, err := f.proxy(u); err != nil || p == nil {
+	if f.cfg.AllowPrivate || !f.viaProxy(u) {
 		return nil
 	}
 	addrs, err := f.res.resolve(ctx, u.Hostname())
@@ -206,6 +204,15 @@ func (f *Fetcher) proxyCheck(ctx context.Context, u *url.URL) *codedError {
 	return nil
 }
 
+// viaProxy reports whether a request for u goes through a proxy.
+func (f *Fetcher) viaProxy(u *url.URL) bool {
+	if f.proxy == nil {
+		return false
+	}
+	p, err := f.proxy(u)
+	return err == nil && p != nil
+}
+
 func mustPort(p string) uint16 {
 	n, _ := strconv.ParseUint(p, 10, 16)
 	return uint16(n)
@@ -216,7 +223,7 @@ func mustPort(p string) uint16 {
 //
 // accept, if not nil, sees the header of a 2xx response first; when it
 // refuses, the body is not read and x.refused is set.
-func (f *Fetcher) do(ctx context.Context, u *url.URL, extra http.Header, limit int64, accept func(http.Header) *codedError) *exchange {
+func (f *Fetcher) do(ctx context.Context, u *weburl.URL, extra http.Header, limit int64, accept func(http.Header) *codedError) *exchange {
 	x := &exchange{url: u, start: time.Now()}
 	defer func() { x.elapsed = time.Since(x.start) }()
 
@@ -230,11 +237,19 @@ func (f *Fetcher) do(ctx context.Context, u *url.URL, extra http.Header, limit i
 			}
 		},
 	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.Scheme+"://"+u.Host+"/", nil)
 	if err != nil {
 		x.err = errorf(CodeURL, "%v", err)
 		return x
 	}
+	// The request line carries the path and query exactly as the URL
+	// Standard serialised them (net/url would re-escape or re-order
+	// nothing, but would escape what the Standard leaves alone).
+	nu := u.NetURL()
+	if nu.Scheme == "http" && f.viaProxy(nu) {
+		nu.Opaque = "//" + u.Host + u.Path // absolute form for the proxy
+	}
+	req.URL = nu
 	req.Header.Set("User-Agent", f.cfg.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
 	req.Header.Set("Accept-Encoding", "gzip, deflate, br")
@@ -243,7 +258,7 @@ func (f *Fetcher) do(ctx context.Context, u *url.URL, extra http.Header, limit i
 	}
 	x.reqHeader = req.Header
 
-	if cerr := f.proxyCheck(ctx, u); cerr != nil {
+	if cerr := f.proxyCheck(ctx, nu); cerr != nil {
 		x.err = cerr
 		return x
 	}

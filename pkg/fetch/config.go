@@ -103,8 +103,17 @@ type Config struct {
 	// IP or domain, each request holds its politeness queue for the
 	// interval of the host asked, so the hosts of one server share a pace.
 	HostRates *hostrate.Estimator
+	// Backoff, without HostRates, paces each host also by an estimator
+	// kept in memory for the run (package hostrate, DecreaseFromUse) that
+	// starts at the delay (no pace with no delay) and never goes faster:
+	// 429s, 5xx answers, timeouts and Retry-After slow the host down, and
+	// healthy answers bring it back. Delay, Crawl-delay and MaxCrawlDelay
+	// hold as without it; a host that stops answering rests, as with
+	// HostRates.
+	Backoff bool
 	// MaxHostWait is the longest wait for a host's pace (Retry-After
-	// included) before its URLs are deferred: 2m. Only with HostRates.
+	// included) before its URLs are deferred: 2m. Only with HostRates or
+	// Backoff.
 	MaxHostWait time.Duration
 	// Clock is HostRates' time: pacing waits and the latencies observed are
 	// read on it (real time by default; tests pass a faster virtual clock,

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -47,6 +48,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/robots"
 	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/urlx"
+	"github.com/sekitei/crawlkit/pkg/weburl"
 	"golang.org/x/net/publicsuffix"
 )
 
@@ -75,6 +77,9 @@ type Fetcher struct {
 	proxy        func(*url.URL) (*url.URL, error) // nil: direct
 	transport    *http.Transport
 	res          *resolver
+	// backoffOnly: HostRates is Config.Backoff's estimator, which only
+	// slows hosts down; the delay and Crawl-delay pace them as without it.
+	backoffOnly bool
 
 	mu       sync.Mutex
 	hosts    map[string]*hostQ
@@ -117,6 +122,14 @@ func New(cfg Config) (*Fetcher, error) {
 	}
 	if f.norm == nil {
 		f.norm = urlnorm.New(urlnorm.Options{})
+	}
+	if f.cfg.HostRates == nil && f.cfg.Backoff {
+		rate := math.Inf(1) // no delay: no pace until a host shows distress
+		if f.cfg.Delay > 0 {
+			rate = 1 / f.cfg.Delay.Seconds()
+		}
+		f.cfg.HostRates = hostrate.New(hostrate.Config{Initial: rate, Ceiling: rate, DecreaseFromUse: true})
+		f.backoffOnly = true
 	}
 	f.types = ctype.New(cfg.Types)
 	f.largeDecodes = make(chan *[]byte, f.cfg.LargeDecodes)
@@ -269,16 +282,6 @@ func (f *Fetcher) add(rec *record.Record) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	// One request per page: a second spelling of a URL already taken in is
-	// not fetched again (64-bit hashes keep the set small).
-	key := hashString(it.u.String())
-	if first, dup := f.seen[key]; dup {
-		f.mu.Unlock()
-		err := f.finish(rec, it, errorf(CodeDuplicate, "same URL as input line %d after normalisation: %s", first, clip(it.u.String(), 200)))
-		f.mu.Lock()
-		return err
-	}
-	f.seen[key] = rec.Line
 	h := f.host(host)
 	if f.cfg.HostBudget > 0 && h.accepted >= f.cfg.HostBudget {
 		f.mu.Unlock()
@@ -308,7 +311,7 @@ func (f *Fetcher) host(key string) *hostQ {
 	h := f.hosts[key]
 	if h == nil {
 		h = &hostQ{key: key, heapIdx: -1, delay: f.cfg.Delay}
-		if f.cfg.HostRates != nil {
+		if f.cfg.HostRates != nil && !f.backoffOnly {
 			h.delay = 0 // the estimator paces the host
 		}
 		switch f.cfg.QueueBy {
@@ -370,29 +373,24 @@ func (f *Fetcher) resolveSlot(ctx context.Context, h *hostQ) {
 // check validates a record's URL and the bot-trap limits.
 func (f *Fetcher) check(rec *record.Record) (*item, string, *codedError) {
 	raw := strings.TrimSpace(rec.URL())
-	p, err := urlx.Split(raw)
-	if err != nil {
-		return nil, "", errorf(CodeURL, "%v", err)
+	if raw == "" {
+		return nil, "", errorf(CodeURL, "empty URL")
 	}
 	if len(raw) > 8192 {
 		return nil, "", errorf(CodeURL, "URL longer than 8192 bytes")
 	}
-	// One spelling per page: what goes on the wire is the normal form.
-	if n, err := f.norm.Normalize(raw); err == nil {
-		raw = n
-	} else {
-		return nil, "", errorf(CodeURL, "%v", err)
+	// What goes on the wire is the URL as the URL Standard parses and
+	// serialises it, as a browser would request it: never a re-ordered
+	// query or a stripped parameter (the key, urlnorm's, is only for
+	// de-duplication).
+	u, err := weburl.Parse(raw)
+	if errors.Is(err, weburl.ErrScheme) {
+		return nil, "", errorf(CodeURL, "%v", urlx.ErrScheme)
 	}
-	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, "", errorf(CodeURL, "%v", err)
 	}
-	u.Scheme = p.Scheme
-	u.Fragment, u.RawFragment = "", ""
-	if u.Hostname() == "" {
-		return nil, "", errorf(CodeURL, "no host")
-	}
-	if len(raw) > 8192 {
+	if n := len(u.String()); n > 8192 {
 		return nil, "", errorf(CodeURL, "URL longer than 8192 bytes")
 	}
 	if cerr := f.trap(u); cerr != nil {
@@ -410,7 +408,16 @@ func hashString(s string) uint64 {
 	return h.Sum64()
 }
 
-func hostKey(u *url.URL) string { return urlx.NormalizeHost(u.Scheme, u.Host) }
+// hostKey is the host[:port] a URL's queue, robots.txt and pace belong to:
+// the Standard's host (lower case, punycode, no default port) without a
+// final dot.
+func hostKey(u *weburl.URL) string {
+	name := strings.TrimSuffix(u.Hostname, ".")
+	if u.Port == "" {
+		return name
+	}
+	return name + ":" + u.Port
+}
 
 // itemSize estimates the heap bytes of a queued item: the item, its parsed
 // URL and the record with its field table (measured: about 800 bytes plus
@@ -425,8 +432,8 @@ func itemSize(rec *record.Record) int64 {
 }
 
 // trap applies the bot-trap limits to a URL's path.
-func (f *Fetcher) trap(u *url.URL) *codedError {
-	path := u.EscapedPath()
+func (f *Fetcher) trap(u *weburl.URL) *codedError {
+	path := u.Path
 	depth := 0
 	var counts map[string]int
 	for _, seg := range strings.Split(path, "/") {
@@ -568,12 +575,21 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 		switch {
 		case rs.fail != nil:
 			skip = rs.fail
-		case !rs.group.Allowed(it.u.RequestURI()):
+		case !rs.group.Allowed(it.u.RequestURI()): // RFC 9309: the path and query as requested
 			skip = errorf(CodeRobots, "disallowed by %s://%s/robots.txt", it.u.Scheme, h.key)
+		default:
+			skip = f.duplicate(it)
 		}
 		if skip != nil {
 			f.popItem(h)
 			h.active++ // released by done, like a request, but with no delay
+			return job{host: h, it: it, skip: skip}, true
+		}
+	}
+	if f.cfg.IgnoreRobots {
+		if skip := f.duplicate(it); skip != nil {
+			f.popItem(h)
+			h.active++
 			return job{host: h, it: it, skip: skip}, true
 		}
 	}
@@ -595,6 +611,29 @@ func (f *Fetcher) nextJob(h *hostQ, now time.Time) (job, bool) {
 	f.paceSlot(h, sl, now)
 	f.maybeReady(h)
 	return job{host: h, it: it}, true
+}
+
+// duplicate takes the key of an item about to be requested, or returns the
+// error of a second input URL with the key of one already requested: one
+// request per page. The key (urlnorm's) decides; the URL requested is the
+// one the input wrote. It is taken when the request is about to be made,
+// after robots.txt: a spelling robots.txt disallows ("?title=A&action=edit")
+// does not shut out one it allows ("?action=edit&title=A"). The key holds
+// the host, so both are in one queue, in input order. Redirect hops were
+// checked as the input URL. Called with f.mu held. 64-bit hashes keep the
+// set small.
+func (f *Fetcher) duplicate(it *item) *codedError {
+	if it.keyTaken {
+		return nil
+	}
+	k := f.norm.Key(it.u)
+	key := hashString(k)
+	if first, dup := f.seen[key]; dup {
+		return errorf(CodeDuplicate, "same URL as input line %d after normalisation: %s", first, clip(k, 200))
+	}
+	f.seen[key] = it.rec.Line
+	it.keyTaken = true
+	return nil
 }
 
 // paceSlot holds the politeness queue of host h, whose request starts now,

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/fetch/content"
+	"github.com/sekitei/crawlkit/pkg/weburl"
 )
 
 // maxGetRedirects is how many redirects Get follows (as for robots.txt).
@@ -19,9 +19,10 @@ const maxGetRedirects = 5
 // to one host, and returning the body with its content coding undone, at
 // most limit bytes of each. The exchange is archived when WARC is set.
 func (f *Fetcher) Get(ctx context.Context, rawURL string, limit int64) (int, []byte, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return 0, nil, fmt.Errorf("not an http(s) URL")
+	// Requested as written, in the URL Standard's serialisation.
+	u, err := weburl.Parse(rawURL)
+	if err != nil {
+		return 0, nil, err
 	}
 	for hops := 0; ; hops++ {
 		if err := f.politeWait(ctx, hostKey(u)); err != nil {
@@ -42,10 +43,10 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, limit int64) (int, []b
 			return 0, nil, x.err
 		}
 		if x.status >= 300 && x.status < 400 && hops < maxGetRedirects {
-			next, err := u.Parse(x.header.Get("Location"))
+			next, err := u.Resolve(x.header.Get("Location"))
 			x.release()
-			if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
-				return 0, nil, fmt.Errorf("redirect to a bad Location")
+			if err != nil {
+				return 0, nil, fmt.Errorf("redirect to a bad Location: %w", err)
 			}
 			u = next
 			continue
@@ -70,7 +71,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, limit int64) (int, []b
 
 // politeWait waits until host may be asked again by Get.
 func (f *Fetcher) politeWait(ctx context.Context, host string) error {
-	if f.cfg.HostRates != nil {
+	if f.cfg.HostRates != nil && !f.backoffOnly {
 		return f.hostWait(ctx, host)
 	}
 	f.mu.Lock()

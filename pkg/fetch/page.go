@@ -22,6 +22,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/robots"
 	"github.com/sekitei/crawlkit/pkg/textsig"
 	"github.com/sekitei/crawlkit/pkg/warc"
+	"github.com/sekitei/crawlkit/pkg/weburl"
 )
 
 // fetchRobots fetches and parses robots.txt for a job's host and scheme,
@@ -32,10 +33,14 @@ func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
 	if si == 1 {
 		scheme = "https"
 	}
-	u := &url.URL{Scheme: scheme, Host: j.host.key, Path: "/robots.txt"}
 	var group *robots.Group
 	var fail *codedError
-	for hops := 0; ; hops++ {
+	u, err := weburl.Parse(scheme + "://" + j.host.key + "/robots.txt")
+	if err != nil { // cannot happen: the host key came from a parsed URL
+		fail = errorf(CodeURL, "robots.txt of %s: %v", j.host.key, err)
+		group = robots.DisallowAll().Group(f.agent)
+	}
+	for hops := 0; u != nil; hops++ {
 		if hops > 0 && f.cfg.HostRates != nil {
 			// A robots.txt redirect is a request too, to its own host.
 			if err := f.hostWait(ctx, hostKey(u)); err != nil {
@@ -61,7 +66,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
 			break
 		}
 		if x.status >= 300 && x.status < 400 && hops < robots.MaxRedirects {
-			if next, err := u.Parse(x.header.Get("Location")); err == nil && (next.Scheme == "http" || next.Scheme == "https") {
+			if next, err := u.Resolve(x.header.Get("Location")); err == nil {
 				u = next
 				x.release()
 				continue
@@ -93,7 +98,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, j job) {
 		ttl = 10 * time.Minute // try a failed host again sooner
 	}
 	h.robots[si] = &robotsState{group: group, fail: fail, expires: time.Now().Add(ttl)}
-	if f.cfg.HostRates != nil {
+	if f.cfg.HostRates != nil && !f.backoffOnly {
 		d, _ := group.CrawlDelay()
 		f.cfg.HostRates.SetCrawlDelay(h.key, d) // never exceeded, not capped
 		return
@@ -181,7 +186,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	// and politeness for its host.
 	var cerr *codedError
 	if x.status >= 300 && x.status < 400 && x.status != http.StatusNotModified && x.err == nil && f.cfg.MaxRedirects > 0 {
-		var next *url.URL
+		var next *weburl.URL
 		next, cerr = f.redirectTarget(it, x)
 		if cerr == nil {
 			it.chain = append(it.chain, hop{URL: it.u.String(), Status: x.status})
@@ -258,24 +263,21 @@ func (f *Fetcher) acceptType(h http.Header) *codedError {
 	return nil
 }
 
-// redirectTarget checks the Location of a 3xx answer.
-func (f *Fetcher) redirectTarget(it *item, x *exchange) (*url.URL, *codedError) {
+// redirectTarget checks the Location of a 3xx answer, resolved against
+// the request's URL as the URL Standard resolves it; the next hop requests
+// it as serialised (a server that redirects to another order of the query
+// gets that order).
+func (f *Fetcher) redirectTarget(it *item, x *exchange) (*weburl.URL, *codedError) {
 	loc := x.header.Get("Location")
 	if loc == "" {
 		return nil, errorf(CodeRedirect, "%d answer without a Location", x.status)
 	}
-	next, err := it.u.Parse(loc)
-	if err != nil {
-		return nil, errorf(CodeRedirect, "bad Location %q: %v", clip(loc, 100), err)
-	}
-	next.Fragment, next.RawFragment = "", ""
-	if next.Scheme != "http" && next.Scheme != "https" || next.Hostname() == "" {
+	next, err := it.u.Resolve(loc)
+	if errors.Is(err, weburl.ErrScheme) {
 		return nil, errorf(CodeRedirect, "Location %q is not an http(s) URL", clip(loc, 100))
 	}
-	if n, err := f.norm.Normalize(next.String()); err == nil {
-		if nu, err := url.Parse(n); err == nil {
-			next = nu
-		}
+	if err != nil {
+		return nil, errorf(CodeRedirect, "bad Location %q: %v", clip(loc, 100), err)
 	}
 	ns := next.String()
 	if ns == it.u.String() {
@@ -445,7 +447,8 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 	}
 	rec.SetString("text_simhash", textsig.Hex(textsig.Signature(text)))
 	if f.cfg.Terms > 0 {
-		rec.SetStrings("terms", pageTerms(text, it.u, f.cfg.Terms))
+		base, _ := url.Parse(it.u.String())
+		rec.SetStrings("terms", pageTerms(text, base, f.cfg.Terms))
 	}
 	return cerr
 }
@@ -500,17 +503,20 @@ func (f *Fetcher) decode(x *exchange) (body []byte, release func(), err error) {
 	return body, func() { f.largeDecodes <- buf }, err
 }
 
-// normalize returns the normal form of an absolute URL, or the URL as it
-// is when it has none.
+// normalize returns an absolute URL as it would be requested (the URL
+// Standard's serialisation), or the URL as it is when the Standard rejects
+// it.
 func (f *Fetcher) normalize(u string) string {
-	if n, err := f.norm.Normalize(u); err == nil {
-		return n
+	if w, err := weburl.Parse(u); err == nil {
+		return w.String()
 	}
 	return u
 }
 
-// normalizeAll normalises links and drops the duplicates normalisation
-// makes, keeping the first of each.
+// normalizeAll writes links as they would be requested and drops those of
+// a key already listed (urlnorm's: another order of the query, a tracking
+// tag), keeping the first spelling; what the Standard rejects (or is no
+// http(s) URL) is dropped.
 func (f *Fetcher) normalizeAll(ls []string) []string {
 	if len(ls) == 0 {
 		return ls
@@ -518,12 +524,16 @@ func (f *Fetcher) normalizeAll(ls []string) []string {
 	seen := make(map[string]struct{}, len(ls))
 	out := ls[:0]
 	for _, l := range ls {
-		n := f.normalize(l)
-		if _, dup := seen[n]; dup {
+		w, err := weburl.Parse(l)
+		if err != nil {
 			continue
 		}
-		seen[n] = struct{}{}
-		out = append(out, n)
+		k := f.norm.Key(w)
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
+		out = append(out, w.String())
 	}
 	return out
 }

@@ -3,23 +3,24 @@ package fetch
 import (
 	"container/heap"
 	"fmt"
-	"net/url"
 	"os"
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/robots"
+	"github.com/sekitei/crawlkit/pkg/weburl"
 )
 
 // An item is one input URL on its way through the fetcher, possibly several
 // hops into a redirect chain.
 type item struct {
-	rec     *record.Record
-	u       *url.URL // the URL of the next request (a hop of the chain)
-	chain   []hop    // redirects so far
-	attempt int      // retries of the current hop
-	elapsed time.Duration
-	size    int64 // bytes accounted in queue memory
+	rec      *record.Record
+	u        *weburl.URL // the URL of the next request (a hop of the chain), as requested
+	chain    []hop       // redirects so far
+	attempt  int         // retries of the current hop
+	keyTaken bool        // the URL's key is taken (see Fetcher.duplicate)
+	elapsed  time.Duration
+	size     int64 // bytes accounted in queue memory
 }
 
 type hop struct {

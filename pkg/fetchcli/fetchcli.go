@@ -26,6 +26,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/urlx"
 	"github.com/sekitei/crawlkit/pkg/warc"
+	"github.com/sekitei/crawlkit/pkg/weburl"
 )
 
 // Main runs fetch with args (args[0] is the program name) and returns the
@@ -45,7 +46,7 @@ files named or from stdin, fetches each over HTTP(S) and writes one record per
 URL on stdout with status, final_url, fetched_at, content_type, length,
 digest (sha1:BASE32 of the payload, as WARC-Payload-Digest), charset and
 charset_source (header, bom, meta or sniffed), title, links (absolute,
-normalised, de-duplicated), nofollow_links, canonical, refresh and refresh_delay (a meta
+as requested, de-duplicated by key), nofollow_links, canonical, refresh and refresh_delay (a meta
 refresh target and its delay in seconds: a redirect given as a link), robots (the meta robots and X-Robots-Tag directives for
 our agent, e.g. ["nofollow","noindex"]), text_simhash (16 hex digits: the
 SimHash of the main text, which clocks, counters and banners do not move),
@@ -56,10 +57,12 @@ redirect_loop too_many_redirects duplicate type warc interrupted; with
 warc_offset, elapsed_ms, etag and last_modified. Other fields pass through.
 Records come out in completion order.
 
-URLs are normalised before they are fetched (host case and IDN to punycode,
-default port, percent-encoding, dot segments, sorted query, session ids and
-utm_* removed: --strip-params); a second spelling of a URL already taken in
-gets error "duplicate" and no request. --types chooses the media types
+URLs are requested as the WHATWG URL Standard parses and serialises them
+(host case and IDN to punycode, default port, dot segments; the query as
+written, in its order), and links, canonical, refresh and final_url are
+written in that form. A URL's key is its normal form (escapes, sorted query,
+session ids and utm_* removed: --strip-params, --strip-params-for); a second
+input URL with a key already taken in gets error "duplicate" and no request. --types chooses the media types
 fetched (HTML by default): a link to photo.jpg is not requested, a response
 served as application/zip is not read.
 
@@ -95,7 +98,7 @@ Example:
     "warc_file":"crawl/fetch-20261121054000-00000.warc.gz","warc_offset":412,"elapsed_ms":140}
    $ fetch --delay 0 --per-host 4 --workers 256 --warc out/ urls.txt > fetched.ndjson
    $ printf 'http://Example.COM:80/a/./b/../%%7euser/?b=2&a=1&utm_source=x\n' | fetch --quiet | jq -r .final_url
-   http://example.com/a/~user/?a=1&b=2
+   http://example.com/a/%7euser/?b=2&a=1&utm_source=x
    $ fetch --queue-by domain --types html,pdf --ca-file national-root.pem \
        --proxy http://proxy.local:3128 urls.txt > fetched.ndjson
    $ jq -r 'select(.error) | .error' fetched.ndjson | cut -d: -f1 | sort | uniq -c
@@ -132,6 +135,7 @@ func fetchFlags() []cli.Flag {
 		&cli.StringFlag{Name: "max-decoded", Value: "", Usage: "cap on a decoded (gunzipped) body, against compression bombs (default 8 x max-size, at least 32MiB)"},
 		&cli.IntFlag{Name: "large-decodes", Value: 2, Usage: "bodies decoded past 1 MiB at once (the others wait): bounds memory against gzip bombs"},
 		&cli.IntFlag{Name: "max-redirects", Value: 10, Usage: "redirects followed (0: none)"},
+		&cli.BoolFlag{Name: "backoff", Value: true, Usage: "slow a host down on 429, 5xx, timeouts and Retry-After by a crawl-rate estimate kept in memory for the run, never faster than --delay (--backoff=false: the fixed delay alone; --host-rates keeps the estimate from run to run)"},
 		&cli.IntFlag{Name: "retries", Value: 2, Usage: "retries on 429, 503 and network errors (0: none)"},
 		&cli.DurationFlag{Name: "retry-backoff", Value: 2 * time.Second, Usage: "first retry wait, doubled each time (Retry-After wins)"},
 		&cli.DurationFlag{Name: "max-retry-wait", Value: 60 * time.Second, Usage: "longest Retry-After honoured"},
@@ -141,8 +145,9 @@ func fetchFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "insecure", Usage: "do not verify TLS certificates (a test rig only)"},
 		&cli.StringFlag{Name: "proxy", Usage: "send every request through the HTTP proxy `URL` (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY; \"none\": direct)"},
 		&cli.StringFlag{Name: "types", Value: "html", Usage: "media types fetched, comma-separated: html, xml, pdf, text, image, image/*, application/zip, all"},
-		&cli.StringFlag{Name: "strip-params", Value: strings.Join(urlnorm.DefaultStripParams, ","), Usage: "query parameters removed in normalisation (comma-separated; NAME* a prefix; \"\" none)"},
-		&cli.BoolFlag{Name: "keep-query-order", Usage: "do not sort query parameters in normalisation"},
+		&cli.StringFlag{Name: "strip-params", Value: strings.Join(urlnorm.DefaultStripParams, ","), Usage: "query parameters left out of a URL's key (comma-separated; NAME* a prefix; \"\" none); never out of the request"},
+		&cli.StringSliceFlag{Name: "strip-params-for", Usage: "more parameters left out of the keys of one site's URLs: `HOST=name,name` (repeatable; HOST covers its subdomains)"},
+		&cli.BoolFlag{Name: "keep-query-order", Usage: "do not sort query parameters in a URL's key"},
 		&cli.StringSliceFlag{Name: "resolve", Usage: "resolve `HOST:IP` without DNS (repeatable), as curl --resolve"},
 		&cli.StringFlag{Name: "hosts-file", Usage: "resolve the names in `FILE` (/etc/hosts format) without DNS"},
 		&cli.IntFlag{Name: "max-depth", Value: 32, Usage: "bot trap: most path segments in a URL"},
@@ -229,12 +234,21 @@ func config(c *cli.Context) (fetch.Config, error) {
 		CAFile:         c.String("ca-file"),
 		Insecure:       c.Bool("insecure"),
 		Proxy:          c.String("proxy"),
+		Backoff:        c.Bool("backoff"),
+		MaxHostWait:    c.Duration("max-host-wait"),
 		Types:          clikit.SplitList(c.String("types")),
-		Normalizer: urlnorm.New(urlnorm.Options{
-			StripParams:    append([]string{}, clikit.SplitList(c.String("strip-params"))...),
-			KeepQueryOrder: c.Bool("keep-query-order"),
-		}),
 	}
+	sites := map[string][]string{}
+	for _, spec := range c.StringSlice("strip-params-for") {
+		if err := urlnorm.ParseSiteParams(sites, spec); err != nil {
+			return cfg, clikit.Usagef("--strip-params-for %v", err)
+		}
+	}
+	cfg.Normalizer = urlnorm.New(urlnorm.Options{
+		StripParams:    append([]string{}, clikit.SplitList(c.String("strip-params"))...),
+		SiteParams:     sites,
+		KeepQueryOrder: c.Bool("keep-query-order"),
+	})
 	switch cfg.QueueBy {
 	case fetch.QueueByIP, fetch.QueueByDomain, fetch.QueueByHost:
 	default:
@@ -565,19 +579,16 @@ func checkRobots(c *cli.Context) error {
 	}
 	check := func(r *record.Record) error {
 		u := strings.TrimSpace(r.URL())
-		p, err := urlx.Split(u)
+		w, err := weburl.Parse(u)
+		if errors.Is(err, weburl.ErrScheme) {
+			err = urlx.ErrScheme
+		}
 		if err != nil {
 			return r.Errorf("%v: %q", err, clip(u))
 		}
-		pq := p.Path
-		if pq == "" {
-			pq = "/"
-		}
-		if p.HasQuery {
-			pq += "?" + p.RawQuery
-		}
+		// Matched as fetch would request it.
 		verdict := "disallowed"
-		if group.Allowed(pq) {
+		if group.Allowed(w.RequestURI()) {
 			verdict = "allowed"
 		}
 		if tsv {
@@ -704,14 +715,14 @@ func sitemaps(c *cli.Context) error {
 	sites := 0
 	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
 		u := strings.TrimSpace(r.URL())
-		p, err := urlx.Split(u)
+		p, err := weburl.Parse(u)
 		if err != nil {
 			warn(fmt.Sprintf("%s: %v", u, err))
 			return nil
 		}
 		sites++
 		var derr error
-		if p.Path == "" || p.Path == "/" || p.Path == "/robots.txt" {
+		if p.Path == "/" || p.Path == "/robots.txt" {
 			derr = sitemap.Discover(c.Context, g, u, opt, emit)
 		} else {
 			derr = sitemap.Read(c.Context, g, u, opt, emit)

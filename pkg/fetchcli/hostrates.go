@@ -18,7 +18,7 @@ func hostRateFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "host-rates", Usage: "pace each host by its crawl-rate estimate kept in state `FILE` (read, learnt from every answer, saved at the end; --delay is the pace of a host not yet in it)"},
 		&cli.StringFlag{Name: "pins", Usage: "with --host-rates: host rates set by hand in `FILE` (host<TAB>rate per second, or 30/h, 2/m, 100/d; 0: do not crawl)"},
-		&cli.DurationFlag{Name: "max-host-wait", Value: 2 * time.Minute, Usage: "with --host-rates: a host that asks for a longer wait (Retry-After, Crawl-delay) has its URLs written with error \"resting\""},
+		&cli.DurationFlag{Name: "max-host-wait", Value: 2 * time.Minute, Usage: "a host that asks for a longer wait (Retry-After, Crawl-delay) has its URLs written with error \"resting\""},
 		&cli.StringFlag{Name: "write-host-rates", Usage: "with --host-rates: write each host's rate limit in crawls per day to `FILE` at the end, for recrawl --host-rates"},
 	}
 }

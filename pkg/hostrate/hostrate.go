@@ -128,6 +128,13 @@ type Config struct {
 	Smoothing      time.Duration // time constant of the smoothed estimate Rates reports [10m]
 	BaselineWindow time.Duration // the baseline latency rises at most e-fold in this time [10m]
 	Clock          Clock         // [real time]
+	// DecreaseFromUse decreases from the rate the host was answering (its
+	// healthy answers over the last seconds, or else the requests booked
+	// since the last change over their time) when it is below the allowed
+	// rate, as TCP halves its flight size rather than its window (RFC 5681):
+	// an estimator whose Ceiling is +Inf (no pace but the connections')
+	// then learns a host's limit in one step.
+	DecreaseFromUse bool
 }
 
 func (c Config) withDefaults() Config {
@@ -248,12 +255,14 @@ type hostState struct {
 	next         time.Time // earliest start of the next request
 	pauseUntil   time.Time // Retry-After
 	lastDecrease time.Time
-	calmUntil    time.Time // slow answers to requests started before it are the old queue draining
-	lastChange   time.Time // last increase or decrease
-	healthy      int       // healthy answers since the last change
-	books        int       // requests booked since the last change or probe
-	bookFirst    time.Time // the first of them
-	slow         int       // slow answers in a row
+	calmUntil    time.Time   // slow answers to requests started before it are the old queue draining
+	lastChange   time.Time   // last increase or decrease
+	healthy      int         // healthy answers since the last change
+	books        int         // requests booked since the last change or probe
+	bookFirst    time.Time   // the first of them
+	slow         int         // slow answers in a row
+	firstBook    time.Time   // the first request ever booked (DecreaseFromUse)
+	okStarts     []time.Time // starts of the recent healthy answers (DecreaseFromUse)
 }
 
 // Estimator keeps the per-host estimates. It is safe for concurrent use.
@@ -343,6 +352,9 @@ func (e *Estimator) book(host string, ahead bool) (time.Duration, error) {
 		return start.Sub(now), nil
 	}
 	h.next = start.Add(time.Duration(float64(time.Second) / r))
+	if h.firstBook.IsZero() {
+		h.firstBook = start
+	}
 	if h.books == 0 {
 		h.bookFirst = start
 	}
@@ -464,8 +476,12 @@ func (e *Estimator) Observe(o Observation) Result {
 			if !hard {
 				f = e.cfg.SlowDecrease
 			}
-			h.Limit = h.Rate
-			h.Rate = e.clamp(h, h.Rate*f)
+			base := h.Rate
+			if e.cfg.DecreaseFromUse {
+				base = min(base, e.answering(h, now))
+			}
+			h.Limit = base
+			h.Rate = e.clamp(h, base*f)
 			h.lastDecrease, h.lastChange = now, now
 			if !hard {
 				excess := max(o.Latency-time.Duration(h.BaselineMS*float64(time.Millisecond)), 0)
@@ -504,6 +520,12 @@ func (e *Estimator) Observe(o Observation) Result {
 			h.lastChange = now
 		}
 	}
+	if e.cfg.DecreaseFromUse && answered && !hard {
+		h.okStarts = append(h.okStarts, o.Start)
+		if len(h.okStarts) > 256 {
+			h.okStarts = append(h.okStarts[:0], h.okStarts[128:]...)
+		}
+	}
 	// Space the next start from this one's actual start too, at the new
 	// rate, in case the fetcher started late (a busy worker pool) and would
 	// otherwise catch up in a burst.
@@ -515,6 +537,27 @@ func (e *Estimator) Observe(o Observation) Result {
 		res.Pause = p
 	}
 	return res
+}
+
+// answering is the rate host h was answering well at: its healthy
+// answers started in the last window (up to 5 s, at least 1 s, less the
+// time before its first request) over the window; with fewer than two, the
+// requests booked since the last change over their time; +Inf if unknown.
+func (e *Estimator) answering(h *hostState, now time.Time) float64 {
+	w := min(5*time.Second, max(time.Second, now.Sub(h.firstBook)))
+	n := 0
+	for i := len(h.okStarts) - 1; i >= 0 && now.Sub(h.okStarts[i]) <= w; i-- {
+		n++
+	}
+	if n >= 2 {
+		return float64(n) / w.Seconds()
+	}
+	if h.books > 0 {
+		if d := now.Sub(h.bookFirst).Seconds(); d > 0 {
+			return float64(h.books) / d
+		}
+	}
+	return math.Inf(1)
 }
 
 func laterOf(a, b time.Time) time.Time {

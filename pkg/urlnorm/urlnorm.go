@@ -1,16 +1,19 @@
-// Package urlnorm gives every URL one spelling, so that one page has one key
-// in every tool of the toolkit: the fetcher's queue and its links, the
-// feature extractor, page importance, the segmenter and the index.
+// Package urlnorm gives every URL one key, so that one page has one key in
+// every tool of the toolkit: the fetcher's de-duplication, the feature
+// extractor, page importance, the segmenter and the index.
 //
-// Normalize applies the RFC 3986 section 6.2.2 normalisations (scheme and
-// host case, percent-encoding case, unreserved characters decoded, dot
-// segments removed), the section 6.2.3 scheme-based ones (default port
-// dropped, empty path as "/", an empty query dropped), writes an
-// internationalised host name in its ASCII (punycode) form with
-// golang.org/x/net/idna (UTS #46 lookup rules), drops the fragment, sorts
-// the query parameters by name (stable, so repeated names keep their order)
-// and removes session-id and tracking parameters named in a configurable
-// list.
+// The key is not what is requested: a fetcher sends the URL as the WHATWG
+// URL Standard serialises it (package weburl), query order and all, since
+// a server (and robots.txt) may read "?title=A&action=edit" otherwise than
+// "?action=edit&title=A". Normalize starts from that serialisation (scheme
+// and host case, IDN to punycode, IPv4 forms, default port, dot segments,
+// the fragment dropped) and applies the key rules on top: percent-encodings
+// in upper case and those of RFC 3986 unreserved characters decoded, other
+// bytes a URI may not hold percent-encoded, a trailing dot of the host and
+// the userinfo dropped, an empty query dropped, the query sorted by
+// parameter name (stable, so repeated names keep their order), and
+// parameters that never name content (session ids, click-tracking tags)
+// removed, by default and per site.
 //
 // Why not github.com/PuerkitoBio/purell: it decodes the whole path before
 // re-encoding it, so an encoded slash "a%2Fb" becomes the separator "a/b" (a
@@ -21,56 +24,125 @@ package urlnorm
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 
 	"github.com/sekitei/crawlkit/pkg/urlx"
+	"github.com/sekitei/crawlkit/pkg/weburl"
 )
 
-// DefaultStripParams are the query parameters removed by default: session
-// ids of the common web frameworks and the usual click-tracking tags. A name
-// ending in "*" is a prefix. Names compare case-insensitively.
+// DefaultStripParams are the query parameters removed by default: names
+// that never name content. Session ids whose names no application uses for
+// anything else, and click-tracking tags. Not "sid" (the story id of
+// PHP-Nuke and Slashcode sites), not "sessionid" or "session_id" (a
+// conference programme's talk, a course's class), not "id" or "p": a name
+// some site uses for content belongs in its site list (Options.SiteParams).
+// A name ending in "*" is a prefix. Names compare case-insensitively.
 var DefaultStripParams = []string{
-	"phpsessid", "jsessionid", "aspsessionid*", "asp.net_sessionid", "sid", "sessionid", "session_id",
-	"cfid", "cftoken", "utm_*", "gclid", "fbclid", "yclid", "_openstat",
+	"phpsessid", "jsessionid", "aspsessionid*", "asp.net_sessionid", "cfid", "cftoken",
+	"utm_*", "gclid", "dclid", "fbclid", "msclkid", "yclid", "igshid", "mc_eid", "_openstat",
 }
 
-// Options choose the normalisations beyond RFC 3986.
+// Options choose the normalisations beyond the URL Standard's.
 type Options struct {
 	// StripParams names the query parameters to remove (see
 	// DefaultStripParams); nil means DefaultStripParams, an empty non-nil
 	// slice none.
 	StripParams []string
+	// SiteParams names more parameters to remove on one site: the key is
+	// a host name, and holds for its subdomains too ("example.com" for
+	// "www.example.com"); names as in StripParams.
+	SiteParams map[string][]string
 	// KeepQueryOrder leaves the parameters in their written order.
 	KeepQueryOrder bool
 }
 
-// A Normalizer normalises URLs with fixed Options; safe for concurrent use.
-type Normalizer struct {
+// A paramSet matches parameter names: exact names and prefixes.
+type paramSet struct {
 	exact    map[string]bool
 	prefixes []string
-	sortQ    bool
 }
 
-// New returns a Normalizer for opt.
-func New(opt Options) *Normalizer {
-	n := &Normalizer{exact: map[string]bool{}, sortQ: !opt.KeepQueryOrder}
-	list := opt.StripParams
-	if list == nil {
-		list = DefaultStripParams
-	}
+func newParamSet(list []string) paramSet {
+	s := paramSet{exact: map[string]bool{}}
 	for _, p := range list {
 		p = strings.ToLower(strings.TrimSpace(p))
 		switch {
 		case p == "" || p == "*":
 		case strings.HasSuffix(p, "*"):
-			n.prefixes = append(n.prefixes, strings.TrimSuffix(p, "*"))
+			s.prefixes = append(s.prefixes, strings.TrimSuffix(p, "*"))
 		default:
-			n.exact[p] = true
+			s.exact[p] = true
 		}
 	}
+	return s
+}
+
+func (s paramSet) empty() bool { return len(s.exact) == 0 && len(s.prefixes) == 0 }
+
+// has reports whether s holds name (lower case, decoded).
+func (s paramSet) has(name string) bool {
+	if s.exact[name] {
+		return true
+	}
+	for _, p := range s.prefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// A Normalizer normalises URLs with fixed Options; safe for concurrent use.
+type Normalizer struct {
+	params paramSet
+	sites  map[string]paramSet
+	sortQ  bool
+}
+
+// New returns a Normalizer for opt.
+func New(opt Options) *Normalizer {
+	list := opt.StripParams
+	if list == nil {
+		list = DefaultStripParams
+	}
+	n := &Normalizer{params: newParamSet(list), sortQ: !opt.KeepQueryOrder}
+	for host, names := range opt.SiteParams {
+		host = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(host)), ".")
+		if host == "" {
+			continue
+		}
+		if n.sites == nil {
+			n.sites = map[string]paramSet{}
+		}
+		s := newParamSet(names)
+		if old, ok := n.sites[host]; ok {
+			for k := range old.exact {
+				s.exact[k] = true
+			}
+			s.prefixes = append(s.prefixes, old.prefixes...)
+		}
+		n.sites[host] = s
+	}
 	return n
+}
+
+// ParseSiteParams reads "HOST=name,name" (the --strip-params-for flag) into
+// m, adding to what it holds.
+func ParseSiteParams(m map[string][]string, spec string) error {
+	host, names, ok := strings.Cut(spec, "=")
+	host = strings.TrimSpace(host)
+	if !ok || host == "" || strings.ContainsAny(host, "/:?#@ ") {
+		return fmt.Errorf("%q: want HOST=name,name", spec)
+	}
+	for _, p := range strings.Split(names, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			m[strings.ToLower(host)] = append(m[strings.ToLower(host)], p)
+		}
+	}
+	return nil
 }
 
 var def = New(Options{})
@@ -78,57 +150,61 @@ var def = New(Options{})
 // Normalize normalises raw with the default options.
 func Normalize(raw string) (string, error) { return def.Normalize(raw) }
 
-// Errors of Normalize besides those of urlx.Split.
+// ErrHost is kept for callers that test for it; Normalize's errors wrap
+// weburl.ErrInvalid or urlx.ErrScheme.
 var ErrHost = errors.New("bad host")
 
-// Normalize returns the normal form of an absolute http(s) URL.
+// Normalize returns the key of an absolute http(s) URL.
 func (n *Normalizer) Normalize(raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	p, err := urlx.Split(raw)
+	u, err := weburl.Parse(strings.TrimSpace(raw))
 	if err != nil {
+		if errors.Is(err, weburl.ErrScheme) {
+			return "", urlx.ErrScheme
+		}
 		return "", err
 	}
-	host := p.Host
-	if strings.IndexByte(host, '%') >= 0 {
-		// A percent-encoded (UTF-8) host name: decode it for IDNA.
-		h, err := url.PathUnescape(host)
-		if err != nil {
-			return "", ErrHost
-		}
-		host = h
-	}
-	host = urlx.NormalizeHost(p.Scheme, host)
-	if host == "" || strings.ContainsAny(host, " %/\\@") {
-		return "", ErrHost
-	}
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
-		if port := host[i+1:]; port == "" {
-			host = host[:i]
-		} else if strings.Trim(port, "0123456789") != "" {
-			return "", ErrHost
-		}
-	}
+	return n.Key(u), nil
+}
+
+// Key returns the key of a parsed URL.
+func (n *Normalizer) Key(u *weburl.URL) string {
+	host := strings.TrimSuffix(u.Hostname, ".")
 	var b strings.Builder
-	b.Grow(len(raw) + 8)
-	b.WriteString(p.Scheme)
+	b.Grow(len(u.Scheme) + len(u.Host) + len(u.Path) + len(u.RawQuery) + 8)
+	b.WriteString(u.Scheme)
 	b.WriteString("://")
 	b.WriteString(host)
-	path := removeDotSegments(escapes(n.pathParams(p.Path), false))
-	if path == "" {
-		path = "/"
+	if u.Port != "" {
+		b.WriteByte(':')
+		b.WriteString(u.Port)
 	}
-	b.WriteString(path)
-	if q := n.query(p.RawQuery); q != "" {
+	b.WriteString(escapes(n.pathParams(u.Path), false))
+	if q := n.query(u.RawQuery, n.site(host)); q != "" {
 		b.WriteByte('?')
 		b.WriteString(q)
 	}
-	return b.String(), nil
+	return b.String()
+}
+
+// site returns the site list for host: its own or its nearest parent's.
+func (n *Normalizer) site(host string) paramSet {
+	for h := host; n.sites != nil && h != ""; {
+		if s, ok := n.sites[h]; ok {
+			return s
+		}
+		i := strings.IndexByte(h, '.')
+		if i < 0 {
+			break
+		}
+		h = h[i+1:]
+	}
+	return paramSet{}
 }
 
 // pathParams removes a ";jsessionid=..." path parameter (Java servlets put
 // the session there) when jsessionid is stripped.
 func (n *Normalizer) pathParams(path string) string {
-	if !n.strip("jsessionid") {
+	if !n.params.has("jsessionid") {
 		return path
 	}
 	i := strings.Index(strings.ToLower(path), ";jsessionid=")
@@ -143,7 +219,7 @@ func (n *Normalizer) pathParams(path string) string {
 }
 
 // query drops stripped and empty parameters and sorts the rest by name.
-func (n *Normalizer) query(raw string) string {
+func (n *Normalizer) query(raw string, site paramSet) string {
 	if raw == "" {
 		return ""
 	}
@@ -153,11 +229,7 @@ func (n *Normalizer) query(raw string) string {
 		if kv == "" {
 			continue
 		}
-		name := kv
-		if i := strings.IndexByte(kv, '='); i >= 0 {
-			name = kv[:i]
-		}
-		if n.strip(name) {
+		if n.strip(paramName(kv), site) {
 			continue
 		}
 		kept = append(kept, kv)
@@ -175,23 +247,15 @@ func paramName(kv string) string {
 	return kv
 }
 
-func (n *Normalizer) strip(name string) bool {
-	if len(n.exact) == 0 && len(n.prefixes) == 0 {
+func (n *Normalizer) strip(name string, site paramSet) bool {
+	if n.params.empty() && site.empty() {
 		return false
 	}
 	if u, err := url.QueryUnescape(name); err == nil {
 		name = u
 	}
 	name = strings.ToLower(name)
-	if n.exact[name] {
-		return true
-	}
-	for _, p := range n.prefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
+	return n.params.has(name) || site.has(name)
 }
 
 // escapes rewrites percent-encodings in upper case, decodes those of
@@ -273,51 +337,4 @@ func allowed(c byte, query bool) bool {
 		return query
 	}
 	return false
-}
-
-// removeDotSegments is RFC 3986 section 5.2.4 on an absolute path.
-func removeDotSegments(path string) string {
-	if !strings.Contains(path, ".") {
-		return path
-	}
-	in := path
-	var out []string // output segments, each with its leading '/'
-	for in != "" {
-		switch {
-		case strings.HasPrefix(in, "../"):
-			in = in[3:]
-		case strings.HasPrefix(in, "./"):
-			in = in[2:]
-		case strings.HasPrefix(in, "/./"):
-			in = in[2:]
-		case in == "/.":
-			in = "/"
-		case strings.HasPrefix(in, "/../"):
-			in = in[3:]
-			if len(out) > 0 {
-				out = out[:len(out)-1]
-			}
-		case in == "/..":
-			in = "/"
-			if len(out) > 0 {
-				out = out[:len(out)-1]
-			}
-		case in == "." || in == "..":
-			in = ""
-		default:
-			start := 0
-			if in[0] == '/' {
-				start = 1
-			}
-			end := strings.IndexByte(in[start:], '/')
-			if end < 0 {
-				end = len(in)
-			} else {
-				end += start
-			}
-			out = append(out, in[:end])
-			in = in[end:]
-		}
-	}
-	return strings.Join(out, "")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sekitei/crawlkit/pkg/urlx"
+	"github.com/sekitei/crawlkit/pkg/weburl"
 )
 
 func TestNormalize(t *testing.T) {
@@ -32,7 +33,16 @@ func TestNormalize(t *testing.T) {
 		{"http://[::1]:80/", "http://[::1]/"},
 		{"http://example.com/?b=2&a=1&b=1", "http://example.com/?a=1&b=2&b=1"},
 		{"http://example.com/?PHPSESSID=abc&id=3", "http://example.com/?id=3"},
-		{"http://example.com/?id=3&utm_source=x&utm_medium=y&sid=1", "http://example.com/?id=3"},
+		{"http://example.com/?id=3&utm_source=x&utm_medium=y&gclid=1&msclkid=2", "http://example.com/?id=3"},
+		// sid is the story id of PHP-Nuke and Slashcode sites, session_id a
+		// conference's talk: kept.
+		{"http://example.com/?id=3&utm_source=x&sid=1", "http://example.com/?id=3&sid=1"},
+		{"http://example.com/?session_id=7&sessionid=8", "http://example.com/?session_id=7&sessionid=8"},
+		// What the URL Standard does first: backslashes, IPv4 forms, tabs.
+		{"http://example.com\\a\\b", "http://example.com/a/b"},
+		{"http://0x7f.1/", "http://127.0.0.1/"},
+		{"http://exa\tmple.com/a\nb", "http://example.com/ab"},
+		{"http://example.com/a/%2e%2E/b", "http://example.com/b"},
 		{"http://example.com/?id=3&&", "http://example.com/?id=3"},
 		{"http://example.com/a;jsessionid=ABC?x=1", "http://example.com/a?x=1"},
 		{"http://example.com/?q=a%26b&q2=%7e+x", "http://example.com/?q=a%26b&q2=~+x"},
@@ -55,7 +65,7 @@ func TestErrors(t *testing.T) {
 			t.Errorf("Normalize(%q) = %q, want an error", in, got)
 		}
 	}
-	if _, err := Normalize("http://a b/"); !errors.Is(err, ErrHost) {
+	if _, err := Normalize("http://a b/"); !errors.Is(err, weburl.ErrInvalid) {
 		t.Errorf("space in host: %v", err)
 	}
 	if _, err := Normalize("mailto:x@y"); !errors.Is(err, urlx.ErrScheme) {
@@ -73,6 +83,43 @@ func TestOptions(t *testing.T) {
 	got, _ = none.Normalize("http://x.test/a;jsessionid=1?utm_source=x")
 	if want := "http://x.test/a;jsessionid=1?utm_source=x"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// PHP-Nuke's articles differ only by sid: two pages, two keys.
+func TestPHPNukeStoryIDs(t *testing.T) {
+	a, err1 := Normalize("http://nuke.test/modules.php?name=News&file=article&sid=123")
+	b, err2 := Normalize("http://nuke.test/modules.php?name=News&file=article&sid=124")
+	if err1 != nil || err2 != nil || a == b {
+		t.Errorf("sid=123 -> %q, %v; sid=124 -> %q, %v: want two keys", a, err1, b, err2)
+	}
+	if want := "http://nuke.test/modules.php?file=article&name=News&sid=123"; a != want {
+		t.Errorf("got %q, want %q", a, want)
+	}
+}
+
+func TestSiteParams(t *testing.T) {
+	m := map[string][]string{}
+	for _, spec := range []string{"shop.test=sort,view*", "Shop.test=ref"} {
+		if err := ParseSiteParams(m, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range []string{"shop.test", "=a", "http://shop.test/=a"} {
+		if err := ParseSiteParams(m, bad); err == nil {
+			t.Errorf("ParseSiteParams(%q): no error", bad)
+		}
+	}
+	n := New(Options{SiteParams: m})
+	for _, c := range []struct{ in, want string }{
+		{"http://shop.test/list?sort=asc&page=2&viewmode=grid&ref=x&utm_source=y", "http://shop.test/list?page=2"},
+		{"http://www.shop.test/list?sort=asc&page=2", "http://www.shop.test/list?page=2"},
+		{"http://other.test/list?sort=asc&page=2", "http://other.test/list?page=2&sort=asc"},
+		{"http://notshop.test/list?sort=asc", "http://notshop.test/list?sort=asc"},
+	} {
+		if got, err := n.Normalize(c.in); err != nil || got != c.want {
+			t.Errorf("Normalize(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
 	}
 }
 
