@@ -412,7 +412,7 @@ func hashString(s string) uint64 {
 // the Standard's host (lower case, punycode, no default port) without a
 // final dot.
 func hostKey(u *weburl.URL) string {
-	name := strings.TrimSuffix(u.Hostname, ".")
+	name := urlnorm.TrimRootDot(u.Hostname)
 	if u.Port == "" {
 		return name
 	}

@@ -168,7 +168,7 @@ func (n *Normalizer) Normalize(raw string) (string, error) {
 
 // Key returns the key of a parsed URL.
 func (n *Normalizer) Key(u *weburl.URL) string {
-	host := strings.TrimSuffix(u.Hostname, ".")
+	host := TrimRootDot(u.Hostname)
 	var b strings.Builder
 	b.Grow(len(u.Scheme) + len(u.Host) + len(u.Path) + len(u.RawQuery) + 8)
 	b.WriteString(u.Scheme)
@@ -184,6 +184,21 @@ func (n *Normalizer) Key(u *weburl.URL) string {
 		b.WriteString(q)
 	}
 	return b.String()
+}
+
+// TrimRootDot drops the final dot of a fully qualified host name
+// ("example.com." is example.com), unless what is left would not be the
+// same host to the URL Standard: empty ("."), ending in another dot, or
+// ending in a label that makes it an IPv4 number ("foo.09.").
+func TrimRootDot(host string) string {
+	h, ok := strings.CutSuffix(host, ".")
+	if !ok || h == "" || strings.HasSuffix(h, ".") {
+		return host
+	}
+	if last := h[strings.LastIndexByte(h, '.')+1:]; last[0] >= '0' && last[0] <= '9' {
+		return host
+	}
+	return h
 }
 
 // site returns the site list for host: its own or its nearest parent's.
