@@ -10,7 +10,7 @@ import "strings"
 // characters that no percent-encode set holds, perhaps a "../". For those
 // the result is the RFC 3986 merge and dot-segment removal, which the fast
 // path below computes; anything else (a backslash, a "%" in a path, a tab,
-// upper case, an IP address, an IDN, a scheme other than http(s)...) goes
+// an upper-case scheme, an IP address, an IDN, a scheme other than http(s)...) goes
 // to the full parser. TestFastPathAgrees and FuzzFastPath hold the two to
 // the same answers.
 
@@ -99,7 +99,7 @@ func (u *URL) fastResolve(ref string) (*URL, bool) {
 	return &out, true
 }
 
-// fastHost accepts a lower-case LDH host name that is not an IPv4 number
+// fastHost accepts an ASCII LDH host name that is not an IPv4 number
 // in any form and holds no punycode label, and a port of digits.
 func fastHost(h, scheme string) (host, port string, ok bool) {
 	if i := strings.IndexByte(h, ':'); i >= 0 {
@@ -127,6 +127,14 @@ func fastHost(h, scheme string) (host, port string, ok bool) {
 	}
 	if host == "" || host[0] == '.' || host[len(host)-1] == '.' || host[0] == '-' {
 		return "", "", false
+	}
+	// An ASCII name in upper case is the same name in lower case (UTS #46
+	// maps A-Z to a-z and nothing else here).
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; c >= 'A' && c <= 'Z' {
+			host = strings.ToLower(host)
+			break
+		}
 	}
 	labelStart := 0
 	for i := 0; i <= len(host); i++ {
