@@ -112,8 +112,10 @@ func TestBackoffByDefault(t *testing.T) {
 	start := time.Now()
 	ok, busy, errs = runLimited(t, "127.0.0.80", n)
 	t.Logf("default: %d of %d requests answered 503 in %v; records with errors: %q", busy, ok+busy, time.Since(start).Round(time.Millisecond), errs)
-	if share := float64(busy) / float64(ok+busy); share >= 0.1 {
-		t.Errorf("default: %.0f%% of the requests answered 503, want under 10%%", 100*share)
+	// The first burst of 8 connections meets the limit before any answer
+	// can slow the host; after it, at most one request in ten more.
+	if busy > 8+n/10 {
+		t.Errorf("default: %d of %d requests answered 503, want at most %d (the first burst of 8 and a tenth of the pages)", busy, ok+busy, 8+n/10)
 	}
 	if len(errs) > 0 {
 		t.Errorf("default: %d pages not fetched: %q", len(errs), errs)
