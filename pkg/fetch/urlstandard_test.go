@@ -9,46 +9,26 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sekitei/crawlkit/internal/urltestdata"
 	"github.com/sekitei/crawlkit/pkg/urlnorm"
 	"github.com/sekitei/crawlkit/pkg/weburl"
 )
 
-// standardLink is an http(s) case of the URL Standard's urltestdata.json
-// (testdata/conformance, with its licence) that a page can carry as an
-// href: one with an http(s) base.
-type standardLink struct {
-	Input   string  `json:"input"`
-	Base    *string `json:"base"`
-	Href    string  `json:"href"`
-	Hash    string  `json:"hash"`
-	Failure bool    `json:"failure"`
-}
+type standardLink = urltestdata.Case
 
 func loadStandardLinks(t *testing.T) (byBase map[string][]standardLink, bases []string) {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/conformance/urltestdata.json")
+	cases, err := urltestdata.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
 	byBase = map[string][]standardLink{}
-	for _, r := range raw {
-		if r[0] == '"' {
-			continue // a comment
-		}
-		var c standardLink
-		if err := json.Unmarshal(r, &c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range cases {
 		if c.Base == nil || !(strings.HasPrefix(*c.Base, "http:") || strings.HasPrefix(*c.Base, "https:")) {
 			continue
 		}
@@ -174,12 +154,8 @@ var seedExceptions = map[string]string{
 // the request line: no request leaves the machine), each invalid one is
 // refused with error "url" and never requested.
 func TestSeedsFollowURLStandard(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/conformance/urltestdata.json")
+	cases, err := urltestdata.Load()
 	if err != nil {
-		t.Fatal(err)
-	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
 		t.Fatal(err)
 	}
 	// The proxy reads request lines itself: net/http's server answers 400
@@ -228,14 +204,7 @@ func TestSeedsFollowURLStandard(t *testing.T) {
 	}()
 	var inputs []string
 	want := map[string]string{} // input -> request line target, "" for a failure
-	for _, r := range raw {
-		if r[0] == '"' {
-			continue
-		}
-		var c standardLink
-		if err := json.Unmarshal(r, &c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range cases {
 		in := strings.ToLower(strings.TrimLeft(c.Input, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\v\f\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "))
 		if c.Base != nil || !(strings.HasPrefix(in, "http:") || strings.HasPrefix(in, "https:")) {
 			continue

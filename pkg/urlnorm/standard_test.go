@@ -1,38 +1,22 @@
 package urlnorm
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/sekitei/crawlkit/internal/urltestdata"
 )
 
 // Every valid http(s) URL of the URL Standard's test data (testdata/
 // conformance, with its licence) has a key: printable ASCII, its own key,
 // and the key of the Standard's serialisation of it.
 func TestKeysOfStandardURLs(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/conformance/urltestdata.json")
+	cases, err := urltestdata.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, r := range raw {
-		if r[0] == '"' {
-			continue
-		}
-		var c struct {
-			Input   string  `json:"input"`
-			Base    *string `json:"base"`
-			Href    string  `json:"href"`
-			Failure bool    `json:"failure"`
-		}
-		if err := json.Unmarshal(r, &c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range cases {
 		if c.Base != nil || c.Failure || !(strings.HasPrefix(c.Href, "http://") || strings.HasPrefix(c.Href, "https://")) {
 			continue
 		}

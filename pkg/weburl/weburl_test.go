@@ -1,52 +1,29 @@
 package weburl
 
 import (
-	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/sekitei/crawlkit/internal/urltestdata"
 
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
 )
 
-// standardCase is one entry of the URL Standard's urltestdata.json.
-type standardCase struct {
-	Input    string  `json:"input"`
-	Base     *string `json:"base"`
-	Href     string  `json:"href"`
-	Host     string  `json:"host"`
-	Hostname string  `json:"hostname"`
-	Port     string  `json:"port"`
-	Pathname string  `json:"pathname"`
-	Search   string  `json:"search"`
-	Hash     string  `json:"hash"`
-	Failure  bool    `json:"failure"`
-}
+type standardCase = urltestdata.Case
 
-// loadStandard reads the web-platform-tests URL data (testdata/conformance,
-// with its licence) and returns its http(s) cases: those whose result is an
-// http(s) URL, and the failures of an http(s) base or input.
+// loadStandard returns the http(s) cases of the URL Standard's test data:
+// those whose result is an http(s) URL, and the failures of an http(s)
+// base or input.
 func loadStandard(t testing.TB) []standardCase {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/conformance/urltestdata.json")
+	all, err := urltestdata.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		t.Fatal(err)
-	}
 	var out []standardCase
-	for _, r := range raw {
-		if len(r) > 0 && r[0] == '"' {
-			continue // a comment
-		}
-		var c standardCase
-		if err := json.Unmarshal(r, &c); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range all {
 		if isHTTPCase(c) {
 			out = append(out, c)
 		}
