@@ -99,7 +99,7 @@ func TestReport(t *testing.T) {
 	// one the crawl does not know.
 	good := append(append([]string{}, pages[:4]...), "http://d.test/", "http://e.test/")
 	now := epoch.Add(13 * time.Hour)
-	r, err := report.Build(q, report.Options{Now: now, Hosts: est, Good: good, Turns: 5,
+	r, err := report.Build(q, report.Options{Now: now, Hosts: []*hostrate.Estimator{est}, Good: good, Turns: 5,
 		Rate: 200}) // tight enough that a.test's pin (2/s) does not bind, and the others too
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestReport(t *testing.T) {
 	// A host limit that binds gets lambda_i > 0, one that does not 0.
 	e2 := hostrate.New(hostrate.Config{})
 	e2.Pin("a.test", 1.0/86400) // one crawl a day
-	r2, err := report.Build(q, report.Options{Now: now, Hosts: e2, Rate: 1e4})
+	r2, err := report.Build(q, report.Options{Now: now, Hosts: []*hostrate.Estimator{e2}, Rate: 1e4})
 	if err != nil {
 		t.Fatal(err)
 	}
