@@ -147,7 +147,7 @@ func reportStates(c *cli.Context, paths []string, opt report.Options, pins map[s
 			r.Problems = append(r.Problems, fmt.Sprintf("host rates %v", err))
 			continue
 		}
-		e, err := hostrate.Load(path, hostrate.Config{})
+		e, err := hostrate.Load(path, hostrate.Config{Clock: report.At(r.Now)})
 		if err != nil {
 			r.Problems = append(r.Problems, err.Error())
 			continue

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -56,7 +57,7 @@ func ReadCrawl(dir string, opt Options, pins map[string]float64) (*Report, error
 			shard = record.Shard{I: i, N: n}
 		}
 		if _, err := os.Stat(rates); err == nil {
-			e, err := hostrate.Load(rates, hostrate.Config{})
+			e, err := hostrate.Load(rates, hostrate.Config{Clock: At(r.Now)})
 			if err != nil {
 				r.problem("%v", err)
 			} else {
@@ -278,8 +279,17 @@ func hostOfURL(u string) string {
 }
 
 // classify counts a fetch record's outcome: whether it brought a page,
-// and its bytes.
+// and its bytes. A 4xx or 5xx status counts as such, error or not.
 func classify(rec *record.Record, o *Outcomes) (bool, int64) {
+	st, _, _ := rec.Float("status")
+	switch {
+	case st >= 400 && st < 500:
+		o.Client++
+		return false, 0
+	case st >= 500 && st < 600:
+		o.Server++
+		return false, 0
+	}
 	if msg, _ := rec.String("error"); msg != "" {
 		code, _, _ := strings.Cut(msg, ":")
 		switch strings.TrimSpace(code) {
@@ -294,7 +304,6 @@ func classify(rec *record.Record, o *Outcomes) (bool, int64) {
 		}
 		return false, 0
 	}
-	st, _, _ := rec.Float("status")
 	n, _, _ := rec.Float("length")
 	switch {
 	case st == 304:
@@ -303,12 +312,6 @@ func classify(rec *record.Record, o *Outcomes) (bool, int64) {
 		o.OK++
 	case st >= 300 && st < 400:
 		o.Redirect++
-	case st >= 400 && st < 500:
-		o.Client++
-		return false, 0
-	case st >= 500 && st < 600:
-		o.Server++
-		return false, 0
 	default:
 		o.Other++
 		return false, 0
@@ -426,3 +429,13 @@ func (r *Report) addLog(path string) {
 		t.Seconds = total[id]
 	}
 }
+
+// At is a clock stopped at the report's time, for the host-rate
+// estimates: a report of the same files at the same time is the same.
+type At time.Time
+
+// Now is the time the clock stopped at.
+func (a At) Now() time.Time { return time.Time(a) }
+
+// Sleep returns at once: nothing waits on a report's clock.
+func (At) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }

@@ -694,10 +694,10 @@ func (r *Report) keptTurns() int {
 	return n
 }
 
-// lastBatch is the newest turn whose directory was read.
+// lastBatch is the newest turn done whose directory was read.
 func (r *Report) lastBatch() *Turn {
 	for i := len(r.History) - 1; i >= 0; i-- {
-		if r.History[i].Files != nil {
+		if f := r.History[i].Files; f != nil && (f.Done || f.Records > 0) {
 			return &r.History[i]
 		}
 	}
