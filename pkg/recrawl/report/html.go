@@ -152,7 +152,8 @@ func timeAxis(turns []Turn) (xAxisT, []float64) {
 	if math.IsInf(gap, 1) {
 		gap = 1
 	}
-	w := 0.7 * gap
+	// Bars at least 6 px of 1000 wide: turns close together may overlap.
+	w := math.Max(0.7*gap, (xs[len(xs)-1]-xs[0])/150)
 	hi := xs[len(xs)-1] + w/2
 	for _, x := range xs {
 		hi = math.Max(hi, x+w/2)
@@ -234,7 +235,11 @@ func (r *Report) figures() []figure {
 		bytesS.Y[i] = float64(t.Files.Bytes)
 		brows = append(brows, []string{t.HistoryEntry.Batch, itoa(t.Files.Outcomes.Fetched()), bytesText(t.Files.Bytes)})
 		newS.Y[i], dueS.Y[i] = float64(t.Files.New), float64(t.Files.Due)
-		qrows = append(qrows, []string{t.HistoryEntry.Batch, itoa(t.Pages), itoa(t.Files.Candidates), itoa(t.Files.New), itoa(t.Files.Due), itoa(t.Files.Deferred)})
+		known := itoa(t.Pages)
+		if !t.Recorded {
+			known = "-"
+		}
+		qrows = append(qrows, []string{t.HistoryEntry.Batch, known, itoa(t.Files.Candidates), itoa(t.Files.New), itoa(t.Files.Due), itoa(t.Files.Deferred)})
 	}
 	figs = append(figs, figure{ID: "plot-outcomes", Title: "Fetch outcomes by kind per turn", Note: keptNote + " robots: refused by robots.txt; resting: a resting or pinned host's URL, not tried.",
 		SVG:  template.HTML(stackedBars("plot-outcomes", "Fetch outcomes by kind per turn", xa, kx, outs, "fetches", num)),
@@ -272,7 +277,11 @@ func (r *Report) figures() []figure {
 			}
 			row = append(row, stepText(t.Steps, n))
 		}
-		srows = append(srows, append(row, strconv.FormatFloat(t.Seconds, 'f', 0, 64)))
+		whole := "-"
+		if t.Seconds > 0 {
+			whole = strconv.FormatFloat(t.Seconds, 'f', 0, 64)
+		}
+		srows = append(srows, append(row, whole))
 	}
 	stepNote := "From the cycle log (DIR/logs/cycle.log)."
 	if r.Dir == "" {
@@ -304,7 +313,7 @@ func (r *Report) figures() []figure {
 	figs = append(figs, r.hostFigure("plot-busiest", "The busiest hosts", hostNote, busy, by))
 	failNote := fmt.Sprintf("Failed fetches over the %d turns kept, and the pages whose last fetch failed.", len(kept))
 	fail := r.TopHosts(20, func(h Host) int { return h.Failures + h.Failing })
-	figs = append(figs, r.hostFigure("plot-failing", "The hosts that fail most", failNote, fail, "failures"))
+	figs = append(figs, r.hostFigure("plot-failing", "The hosts that fail most", failNote, fail, "fetches tried"))
 
 	var limited []Host
 	for _, h := range r.Hosts {

@@ -48,8 +48,15 @@ func (s scale) px(v float64) float64 {
 func (s scale) ticks(n int) []float64 {
 	var out []float64
 	if s.log {
-		for e := math.Floor(math.Log10(s.lo)); e <= math.Log10(s.hi)+1e-9; e++ {
-			out = append(out, math.Pow(10, e))
+		// Decades, and 2 and 5 times them when there are few.
+		lo, hi := math.Floor(math.Log10(s.lo)), math.Log10(s.hi)
+		for e := lo; e <= hi+1e-9; e++ {
+			for _, m := range []float64{1, 2, 5} {
+				v := m * math.Pow(10, e)
+				if (m == 1 || hi-lo <= 2) && v >= s.lo*(1-1e-9) && v <= s.hi*(1+1e-9) {
+					out = append(out, v)
+				}
+			}
 		}
 		return out
 	}
