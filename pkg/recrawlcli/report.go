@@ -45,15 +45,19 @@ and has fetched. A state, batch or log that cannot be read is listed under
 
 Example:
    $ recrawl report out/demo/crawl
-   crawl report at 2026-11-23T12:00:00Z
-   crawl:     out/demo/crawl, 5 turns over 3.8 min
-   shard 0/2   out/demo/crawl/state/recrawl.0.db: 1411 pages
-   shard 1/2   out/demo/crawl/state/recrawl.1.db: 1340 pages
+   crawl report at 2026-11-26T19:45:00Z
+   crawl:     out/demo/crawl, 5 turns over 4.9 min
+   shard 0/2   out/demo/crawl/state/recrawl.0.db: 3482 pages
+   shard 1/2   out/demo/crawl/state/recrawl.1.db: 1731 pages
 
-   pages:     2751 known, 2310 fetched (84.0%), 441 never fetched, 12 failing
+   pages:     5213 known, 2438 fetched (46.8%), 2775 never fetched, 423 failing
+   freshness: 0.999 estimated now (over weight 1.0591 of fetched pages)
+   QLinks:    1608 good URLs: 1608 known (100.0%), 1313 fetched (81.7%)
+   budget:    k_0 837327 crawls a day, lambda_0 2.26389e-10
+   last turn: 000005-20261126T193923Z: 921 tried, 723 fetched (2.45 MB), 198 failed; 1700 candidates (1700 new, 0 due), 779 deferred
    ...
-   $ recrawl report --json out/demo/crawl | jq .freshness
-   $ recrawl report --state state/recrawl.db --host-rates state/host-rates.json --good good.txt --html report.html`,
+   $ recrawl report --json out/demo/crawl > status.json
+   $ recrawl report --html report.html out/demo/crawl`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "state", Usage: "a recrawl state `PATH` (repeat for every shard of a crawl)"},
 			clikit.ShardFlag,

@@ -20,7 +20,6 @@ import (
 	"math"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -547,21 +546,32 @@ func (r *Report) WriteText(w io.Writer) error {
 
 	turns := r.turnList()
 	start := max(0, len(turns)-r.Turns)
-	fmt.Fprintf(bw, "\nlast turns:\n%-32s %7s %7s %7s %9s %9s %8s\n", "batch", "pages", "fetches", "failed", "estimated", "observed", "seconds")
+	timed := false
+	for _, e := range turns {
+		timed = timed || e.Seconds > 0
+	}
+	fmt.Fprintf(bw, "\nlast turns:\n%-32s %7s %7s %7s %9s %9s", "batch", "pages", "fetches", "failed", "estimated", "observed")
+	if timed {
+		fmt.Fprintf(bw, " %8s", "seconds")
+	}
+	fmt.Fprintln(bw)
 	for _, e := range turns[start:] {
 		obs := "-"
 		if e.Observed >= 0 {
 			obs = fmt.Sprintf("%.3f", e.Observed)
 		}
-		secs := "-"
-		if e.Seconds > 0 {
-			secs = fmt.Sprintf("%.0f", e.Seconds)
+		secs := ""
+		if timed {
+			secs = fmt.Sprintf(" %8s", "-")
+			if e.Seconds > 0 {
+				secs = fmt.Sprintf(" %8.0f", e.Seconds)
+			}
 		}
 		if !e.Recorded {
-			fmt.Fprintf(bw, "%-32s %7s %7s %7s %9s %9s %8s  under way\n", e.HistoryEntry.Batch, "-", "-", "-", "-", "-", secs)
+			fmt.Fprintf(bw, "%-32s %7s %7s %7s %9s %9s%s  under way\n", e.HistoryEntry.Batch, "-", "-", "-", "-", "-", secs)
 			continue
 		}
-		fmt.Fprintf(bw, "%-32s %7d %7d %7d %9.3f %9s %8s\n", e.HistoryEntry.Batch, e.Pages, e.Fetches, e.Failures, e.Estimated, obs, secs)
+		fmt.Fprintf(bw, "%-32s %7d %7d %7d %9.3f %9s%s\n", e.HistoryEntry.Batch, e.Pages, e.Fetches, e.Failures, e.Estimated, obs, secs)
 	}
 	if r.hasBatches() {
 		fmt.Fprintf(bw, "\nfetch outcomes by turn:\n%-32s", "batch")
@@ -598,15 +608,21 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 
-	fmt.Fprintf(bw, "\nhosts:\n%-30s %5s %7s %7s %7s %10s %12s %10s %7s %7s  %s\n", "host", "shard", "pages", "fetched", "failing", "rate/s", "k_i/day", "lambda_i", "tries", "failed", "")
+	sharded, kept := len(r.Shards) > 1, r.hasBatches()
+	fmt.Fprintf(bw, "\nhosts:\n%-30s", "host")
+	if sharded {
+		fmt.Fprintf(bw, " %5s", "shard")
+	}
+	fmt.Fprintf(bw, " %7s %7s %7s %10s %12s %10s", "pages", "fetched", "failing", "rate/s", "k_i/day", "lambda_i")
+	if kept {
+		fmt.Fprintf(bw, " %7s %7s", "tries", "failed")
+	}
+	fmt.Fprintln(bw)
 	for _, h := range r.Hosts {
-		rate, lim, note, shard := "-", "-", "", "-"
+		rate, lim, note := "-", "-", ""
 		if h.Known {
 			rate = fmt.Sprintf("%.4g", h.RatePerSecond)
 			lim = fmt.Sprintf("%.6g", h.LimitPerDay)
-		}
-		if h.Shard >= 0 {
-			shard = strconv.Itoa(h.Shard)
 		}
 		switch {
 		case h.Pinned && h.LimitPerDay == 0:
@@ -616,7 +632,18 @@ func (r *Report) WriteText(w io.Writer) error {
 		case h.Resting:
 			note = "resting"
 		}
-		fmt.Fprintf(bw, "%-30s %5s %7d %7d %7d %10s %12s %10.4g %7d %7d  %s\n", h.Host, shard, h.Pages, h.Fetched, h.Failing, rate, lim, h.Lambda, h.Tries, h.Failures, note)
+		fmt.Fprintf(bw, "%-30s", h.Host)
+		if sharded {
+			fmt.Fprintf(bw, " %5s", shardText(h.Shard))
+		}
+		fmt.Fprintf(bw, " %7d %7d %7d %10s %12s %10.4g", h.Pages, h.Fetched, h.Failing, rate, lim, h.Lambda)
+		if kept {
+			fmt.Fprintf(bw, " %7d %7d", h.Tries, h.Failures)
+		}
+		if note != "" {
+			fmt.Fprintf(bw, "  %s", note)
+		}
+		fmt.Fprintln(bw)
 	}
 	if r.hasBatches() {
 		kept := r.keptTurns()
