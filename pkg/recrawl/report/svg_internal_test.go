@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,8 @@ func TestLogTicks(t *testing.T) {
 	if got := strings.Join(labels, " "); got != "1 10 100 1000 10k 100k 1M" {
 		t.Errorf("log ticks %q", got)
 	}
-	if num(-0.0) != "0" || bytesNum(2450000) != "2.45 MB" || rateText(0.125) != "1/8" {
-		t.Errorf("%q %q %q", num(-0.0), bytesNum(2450000), rateText(0.125))
+	negZero := math.Copysign(0, -1)
+	if num(negZero) != "0" || bytesNum(2450000) != "2.45 MB" || rateText(0.125) != "1/8" {
+		t.Errorf("%q %q %q", num(negZero), bytesNum(2450000), rateText(0.125))
 	}
 }
