@@ -21,7 +21,7 @@ import (
 // before its axis.
 func TestReportOfAShardedCrawl(t *testing.T) {
 	w := setupWeb(t, []string{"a.test", "b.test", "c.test", "d.test"})
-	w.writeConf(t, "SHARDS=2\nHOST_ESTIMATES=1\nTURN_N=120\n")
+	w.writeConf(t, "SHARDS=2\nHOST_ESTIMATES=1\nTURN_N=40\n")
 	for i := 0; i < 4; i++ {
 		w.turn(t, "turn")
 	}

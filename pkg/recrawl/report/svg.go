@@ -61,6 +61,9 @@ func (s scale) ticks(n int) []float64 {
 		return out
 	}
 	step := niceStep((s.hi - s.lo) / float64(n))
+	if math.IsInf(s.hi, 0) || math.IsNaN(s.hi) || math.IsInf(s.lo, 0) || math.IsNaN(s.lo) {
+		return nil
+	}
 	for v := math.Ceil(math.Max(s.lo, 0)/step-1e-9) * step; v <= s.hi+step*1e-9; v += step {
 		out = append(out, math.Round(v/step)*step)
 	}
@@ -83,7 +86,7 @@ func niceStep(x float64) float64 {
 
 // linearTo is a linear scale from 0 to a round number at least max.
 func linearTo(max float64, a, b float64) scale {
-	if !(max > 0) {
+	if !(max > 0) || math.IsInf(max, 0) {
 		max = 1
 	}
 	step := niceStep(max / 5)
@@ -92,10 +95,10 @@ func linearTo(max float64, a, b float64) scale {
 
 // logFor is a base-10 scale over whole decades around the positive values.
 func logFor(lo, hi float64, a, b float64) scale {
-	if !(lo > 0) {
-		lo = 1
+	if !(lo > 0) || math.IsInf(lo, 0) {
+		lo = 1 // no positive value
 	}
-	if hi < lo {
+	if !(hi >= lo) || math.IsInf(hi, 0) {
 		hi = lo
 	}
 	l, h := math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))

@@ -66,3 +66,20 @@ func TestLogTicks(t *testing.T) {
 		t.Errorf("%q %q %q", num(negZero), bytesNum(2450000), rateText(0.125))
 	}
 }
+
+// A plot with no values (no host-rate estimates, no turns kept) is drawn
+// empty, at once.
+func TestEmptyPlots(t *testing.T) {
+	for _, log := range []bool{true, false} {
+		if s := hbars("plot-x", "x", nil, []series{{"a", "#000", nil}}, "x", log, num); !strings.Contains(s, "axis-x") {
+			t.Errorf("log %v: %s", log, s)
+		}
+	}
+	xa, xs := timeAxis(nil)
+	if s := stackedBars("plot-y", "y", xa, xs, nil, "y", num); !strings.Contains(s, "axis-x") {
+		t.Error(s)
+	}
+	if s := histogram("plot-z", "z", nil, nil, "z"); !strings.Contains(s, "axis-x") {
+		t.Error(s)
+	}
+}
