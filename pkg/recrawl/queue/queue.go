@@ -112,6 +112,9 @@ type Options struct {
 	// Shard is the shard the state holds (zero: all hosts); a state made
 	// for another shard or shard count is refused.
 	Shard record.Shard
+	// AnyShard, with ReadOnly, takes the state of whatever shard it was
+	// made for (Shard is then ignored; (*Queue).Shard tells which).
+	AnyShard bool
 	// ReadOnly opens for Next, Explain and Summary; a missing state is
 	// then an empty queue.
 	ReadOnly bool
@@ -166,10 +169,14 @@ func (o *UpdateOptions) fill() {
 
 // A Queue is an open crawl state.
 type Queue struct {
-	db   *boltstate.DB // nil for a missing state opened read-only
-	path string
-	opt  Options
+	db    *boltstate.DB // nil for a missing state opened read-only
+	path  string
+	opt   Options
+	shard record.Shard // the shard the state holds
 }
+
+// Shard is the shard the state holds (zero: all hosts).
+func (q *Queue) Shard() record.Shard { return q.shard }
 
 // A StateError is a state that cannot be used: corrupt, truncated, of
 // another version or shard. It names the path.
@@ -185,7 +192,10 @@ func (e *StateError) Error() string { return fmt.Sprintf("state %s: %s", e.Path,
 // written.
 func Open(path string, opt Options) (*Queue, error) {
 	opt.Update.fill()
-	q := &Queue{path: path, opt: opt}
+	q := &Queue{path: path, opt: opt, shard: opt.Shard}
+	if opt.AnyShard {
+		q.shard = record.Shard{}
+	}
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -249,6 +259,12 @@ func (q *Queue) check(st fs.FileInfo) error {
 			return err
 		}
 		want := shardString(q.opt.Shard)
+		if q.opt.AnyShard && q.opt.ReadOnly && string(sh) != "" {
+			if q.shard, err = record.ParseShard(string(sh)); err != nil {
+				return &StateError{q.path, fmt.Sprintf("corrupt shard %q", sh)}
+			}
+			return nil
+		}
 		if got := string(sh); got != want {
 			return &StateError{q.path, fmt.Sprintf("state of shard %s, asked for shard %s", orAll(got), orAll(want))}
 		}
