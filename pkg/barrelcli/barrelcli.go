@@ -56,7 +56,7 @@ Example:
    {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — Python 3.11.2
     documentation","score":318.0599,"snippet":"Table of Contents <b>json</b> — <b>JSON</b> <b>encoder</b> and decoder ..."}`
 	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), serveCommand(), getCommand(), statsCommand(), evalCommand(),
-		pagerankCommand(), mergeCommand()}
+		trainCommand(), pagerankCommand(), mergeCommand()}
 	return app
 }
 
@@ -790,50 +790,6 @@ func stats(c *cli.Context) error {
 		return err
 	}
 	return clikit.Output(c).WriteLine(b)
-}
-
-func evalCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "eval",
-		Usage:     "measure ranking quality: does a page's title find the page first?",
-		UsageText: "barrel eval --index DIR [--misses]",
-		Description: `For every stored page with a title, searches the title and counts how often
-the page comes first (the quality measure of docs/barrel.md). Prints one JSON
-object; --misses adds one NDJSON line per page that did not come first, with
-the URL that did.
-
-Example:
-   $ barrel eval --index idx
-   {"first":490,"no_title":0,"pages":530,"ratio":0.9245}`,
-		Flags: []cli.Flag{indexFlag,
-			&cli.BoolFlag{Name: "misses", Usage: "list the pages not returned first"},
-		},
-		Action: func(c *cli.Context) error {
-			idx, err := barrel.Open(c.String("index"))
-			if err != nil {
-				return err
-			}
-			defer idx.Close()
-			q := barrel.TitleQuality(idx)
-			out := clikit.Output(c)
-			b, _ := json.Marshal(map[string]any{"pages": q.Pages, "first": q.First,
-				"ratio": math.Round(q.Ratio()*1e4) / 1e4, "no_title": q.NoTitle})
-			if err := out.WriteLine(b); err != nil {
-				return err
-			}
-			if c.Bool("misses") {
-				for _, m := range q.Misses {
-					rec := record.New(m.Want)
-					rec.SetString("title", m.Title)
-					rec.SetString("first", m.Got)
-					if err := out.Write(rec); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		},
-	}
 }
 
 // entryRobots lists the directives a document entry keeps.
