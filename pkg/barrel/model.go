@@ -22,11 +22,12 @@ const (
 	FeatBody              // BM25 of the plain text hits, length-normalised
 	FeatURL               // BM25 of the URL hits alone
 	FeatCoord             // share of the query's words the page holds
+	FeatCapital           // BM25 of the capitalised hits of the words the query capitalises
 	NumFeatures
 )
 
 // FeatureNames name the features in model files and --explain.
-var FeatureNames = [NumFeatures]string{"text", "proximity", "title_match", "title_lead", "title", "anchor", "heading", "body", "url", "coordination"}
+var FeatureNames = [NumFeatures]string{"text", "proximity", "title_match", "title_lead", "title", "anchor", "heading", "body", "url", "coordination", "capital"}
 
 // Model is a learnt ranking: the text score is the weighted sum of the
 // features, multiplied by 1 + Prior·p as with Weights.Rank (the prior
@@ -51,7 +52,7 @@ func HandModel(w *Weights) Model {
 // fields reports whether the model reads the per-field features, which
 // cost a little more to compute.
 func (m *Model) fields() bool {
-	for f := FeatTitle; f <= FeatCoord; f++ {
+	for f := FeatTitle; f < NumFeatures; f++ {
 		if m.W[f] != 0 {
 			return true
 		}

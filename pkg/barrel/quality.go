@@ -93,10 +93,18 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-// ShortQueries builds the short-query sets of the fetched pages (titles
-// and first headings, the headings read by parsing the stored pages) and
-// searches them with opt (N at least 10).
-func ShortQueries(idx *Index, opt SearchOptions) ([]ShortSet, error) {
+// KnownItem is a query that names one page.
+type KnownItem struct {
+	Set   string // "title", "short title" or "short first heading"
+	Query string
+	Doc   uint32
+	URL   string
+}
+
+// KnownItems lists the known-item queries of the fetched pages, in docID
+// order within each set: each page's whole title, then the short queries
+// of ShortQueries.
+func KnownItems(idx *Index) ([]KnownItem, error) {
 	var docs []uint32
 	idx.eachLive(func(d uint32, e DocEntry) error {
 		if e.Status == StatusFetched {
@@ -120,6 +128,8 @@ func ShortQueries(idx *Index, opt SearchOptions) ([]ShortSet, error) {
 	}
 	titles := make([]words, len(docs))
 	heads := make([]words, len(docs))
+	urls := make([]string, len(docs))
+	var out []KnownItem
 	var d htmldoc.Doc
 	for i, doc := range docs {
 		u, body, err := idx.Page(doc)
@@ -128,17 +138,17 @@ func ShortQueries(idx *Index, opt SearchOptions) ([]ShortSet, error) {
 		}
 		base, _ := url.Parse(u)
 		d.Parse(body, base)
+		urls[i] = u
 		titles[i] = content(d.Title)
 		heads[i] = content(firstHeading(&d))
+		if _, title, err := idx.Info(doc); err == nil && title != "" {
+			out = append(out, KnownItem{"title", title, doc, u})
+		}
 	}
-	opt.N = max(opt.N, 10)
-	opt.NoSnippets, opt.Literal = true, true
-	var out []ShortSet
 	for _, set := range []struct {
 		name string
 		ws   []words
-	}{{"title", titles}, {"first heading", heads}} {
-		s := ShortSet{Name: set.name}
+	}{{"short title", titles}, {"short first heading", heads}} {
 		// How many pages begin with each prefix of 2 and of 3 terms.
 		prefixes := map[string]int{}
 		for _, w := range set.ws {
@@ -153,61 +163,82 @@ func ShortQueries(idx *Index, opt SearchOptions) ([]ShortSet, error) {
 					break
 				}
 			}
-			if k > len(w.terms) {
-				continue // fewer than two content words, or shared by another page
+			if k <= len(w.terms) { // else fewer than two content words, or shared by another page
+				out = append(out, KnownItem{set.name, strings.Join(w.written[:k], " "), docs[i], urls[i]})
 			}
-			q := strings.Join(w.written[:k], " ")
-			resp, err := idx.Search(q, opt)
-			if err != nil {
-				return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ShortQueries searches the short queries of KnownItems with opt (N at
+// least 10) and counts how often their page comes first and in the top 3.
+func ShortQueries(idx *Index, opt SearchOptions) ([]ShortSet, error) {
+	items, err := KnownItems(idx)
+	if err != nil {
+		return nil, err
+	}
+	opt.N = max(opt.N, 10)
+	opt.NoSnippets, opt.Literal = true, true
+	sets := []ShortSet{{Name: "title"}, {Name: "first heading"}}
+	for _, it := range items {
+		if it.Set == "title" {
+			continue
+		}
+		s := &sets[0]
+		if it.Set == "short first heading" {
+			s = &sets[1]
+		}
+		resp, err := idx.Search(it.Query, opt)
+		if err != nil {
+			return nil, err
+		}
+		s.Queries++
+		pos := 0
+		for j, r := range resp.Results {
+			if r.Doc == it.Doc {
+				pos = j + 1
+				break
 			}
-			s.Queries++
-			pos := 0
-			for j, r := range resp.Results {
-				if r.Doc == docs[i] {
-					pos = j + 1
-					break
-				}
-			}
-			if pos == 1 {
-				s.First++
-				continue
-			}
-			if pos > 0 && pos <= 3 {
-				s.Top3++
-			}
-			m := ShortMiss{Query: q, Position: pos}
-			m.Want, _, _ = idx.Info(docs[i])
+		}
+		if pos == 1 {
+			s.First++
+		}
+		if pos >= 1 && pos <= 3 {
+			s.Top3++
+		}
+		if pos != 1 {
+			m := ShortMiss{Query: it.Query, Position: pos, Want: it.URL}
 			if len(resp.Results) > 0 {
 				m.Got = resp.Results[0].URL
 			}
 			s.Misses = append(s.Misses, m)
 		}
-		s.Top3 += s.First
-		out = append(out, s)
 	}
-	return out, nil
+	return sets, nil
 }
 
-// firstHeading is the text of the page's first h1 to h4 (the first run of
-// words set at a heading's size).
+// firstHeading is the text of the page's first heading of the largest
+// size it has (h1, else h2, down to h4): a page's sidebar may lead with
+// smaller headings ("Navigation") than its own.
 func firstHeading(d *htmldoc.Doc) string {
-	start, end := -1, -1
-	var font uint8
+	var top uint8
 	for _, w := range d.Words {
-		if start < 0 {
-			if w.Font >= 3 {
-				start, end, font = int(w.Start), int(w.End), w.Font
+		top = max(top, w.Font)
+	}
+	if top < 3 {
+		return ""
+	}
+	start, end := -1, -1
+	for _, w := range d.Words {
+		if w.Font == top {
+			if start < 0 {
+				start = int(w.Start)
 			}
-			continue
-		}
-		if w.Font != font {
+			end = int(w.End)
+		} else if start >= 0 {
 			break
 		}
-		end = int(w.End)
-	}
-	if start < 0 {
-		return ""
 	}
 	return string(d.Text[start:end])
 }

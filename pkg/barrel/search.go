@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"unicode"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
@@ -274,6 +275,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 				q.seq = append(q.seq, i)
 			}
 			q.count[i]++
+			q.capital[i] = q.capital[i] || startsUpper(t.word)
 			continue
 		}
 		id, ok, err := idx.lex.Lookup([]byte(w))
@@ -292,7 +294,8 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		if !t.whole {
 			q.seq = append(q.seq, len(q.keys))
 		}
-		q.addKey(w, id, !t.stop || onlyStop, label(w))
+		k := q.addKey(w, id, !t.stop || onlyStop, label(w))
+		q.capital[k] = startsUpper(t.word)
 		if !t.stop || onlyStop {
 			counted[label(w)] = true
 		}
@@ -396,6 +399,16 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	return resp, nil
 }
 
+// startsUpper reports whether a query word begins with a capital letter:
+// the capitalisation bit of the hits then tells the pages that write it
+// so (a class name, a constant) from those that use the common word.
+func startsUpper(w string) bool {
+	for _, r := range w {
+		return unicode.IsUpper(r)
+	}
+	return false
+}
+
 // addKey adds a known term to the query's lists.
 func (q *parsedQuery) addKey(term string, id uint32, driver bool, group int) int {
 	q.ids = append(q.ids, id)
@@ -403,6 +416,7 @@ func (q *parsedQuery) addKey(term string, id uint32, driver bool, group int) int
 	q.count = append(q.count, 1)
 	q.driver = append(q.driver, driver)
 	q.neg = append(q.neg, false)
+	q.capital = append(q.capital, false)
 	q.group = append(q.group, group)
 	return len(q.keys) - 1
 }
@@ -659,6 +673,7 @@ type parsedQuery struct {
 	avgLen float64
 
 	neg     []bool  // lists read only by the filters: they neither drive nor score
+	capital []bool  // the query wrote the word with a capital letter
 	group   []int   // each list's coordination unit
 	or      bool    // some unit is an OR group
 	phrases [][]int // lists that must hold these words in a row
@@ -1006,11 +1021,14 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			units |= 1 << (q.group[i] & 63)
 		}
 		var counts [numTypes]int
-		leads := false
+		leads, caps := false, 0
 		for j := range len(l) / 2 {
 			h := hit.At(l, j)
 			t := typeOf(h)
 			counts[t]++
+			if h.Capital() {
+				caps++
+			}
 			if t == TypeTitle && h.Pos() < leadMax {
 				leads = true
 			}
@@ -1042,6 +1060,9 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			f[FeatHeading] += bm(counts[2]+counts[3]+counts[4]+counts[5]+counts[6], 1)
 			f[FeatBody] += bm(counts[0]+counts[1], bodyNorm)
 			f[FeatURL] += bm(counts[TypeURL], 1)
+			if q.capital[i] {
+				f[FeatCapital] += bm(caps, 1)
+			}
 		}
 	}
 	matched := bits.OnesCount64(units)

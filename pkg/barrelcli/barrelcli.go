@@ -496,7 +496,7 @@ func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "search",
 		Usage: "rank the pages holding the words of a query, or of each query of a batch",
-		UsageText: "barrel search --index DIR [--n 10] [--explain] QUERY...\n" +
+		UsageText: "barrel search --index DIR [--n 10] [--offset 0] [--model FILE] [--explain] QUERY...\n" +
 			"   barrel search --index DIR [--n 10] [--queries FILE] [--strict] [--timing] < queries.txt",
 		Description: `Analyses the query as the pages were analysed (case folding, ё as е,
 Russian and English stemming, identifiers whole and split); every page
@@ -505,10 +505,21 @@ all its hits in the full barrels, stopping after 40,000 matches. Pages
 holding more of the query's words rank first (coordination), then by
 score: type-weights with BM25-style saturation and length normalisation,
 the proximity of all the words (the smallest window holding them), a
-title match, and PageRank. Prints one NDJSON hit per result: doc_id, url,
+title match and the title's lead; PageRank then lifts that text score by
+at most a quarter (a prior: it orders pages of similar evidence, and
+cannot carry a weak match over a strong one). --model ranks with weights
+learnt by barrel train instead. Prints one NDJSON hit per result: doc_id, url,
 title, score and a snippet with the query words marked <b>so</b>.
 --explain adds the score's parts. A word not in the lexicon matches
-nothing (reported on stderr); the other words still search.
+nothing (reported on stderr); the other words still search. --offset N
+skips the first N results (the ranking does not depend on it).
+
+The query syntax: "exact phrase" (the words in a row, in the text, the
+title, the URL or one page's anchors), -word or -"phrase" (pages holding
+it are left out), site:host (pages of that host or its subdomains), and
+a OR b (either word satisfies the query's coordination). A malformed
+query (an unbalanced quote, an OR with no word on a side, only excluded
+words) is an error, exit 2; in a batch, a note naming the line.
 
 With no QUERY, runs a batch: one query per line of standard input (or of
 --queries FILE), the index opened once. Each hit is one NDJSON line as
@@ -525,6 +536,8 @@ Example:
    $ barrel search --index idx --n 2 'json encoder'
    {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — ...",...}
    {"doc_id":525,"url":"http://docs.test/whatsnew/3.6.html",...}
+   $ barrel search --index idx --n 10 --offset 10 json          # the second page
+   $ barrel search --index idx '"json encoder" -pickle site:docs.test'
    $ printf 'json encoder\n?!\nmarshal\n' > queries.txt
    $ barrel search --index idx --n 2 --timing < queries.txt
    {"query_line":1,"query":"json encoder","position":1,"doc_id":307,"url":"http://docs.test/library/json.html",...}
@@ -537,6 +550,8 @@ Example:
    $ barrel search --index idx --queries queries.txt | fetch --warc again/   # re-fetch every hit`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.IntFlag{Name: "n", Value: 10, Usage: "number of results (per query)"},
+			&cli.IntFlag{Name: "offset", Usage: "skip the first `N` results: --offset 10 --n 10 is the second page"},
+			modelFlag,
 			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, words matched, window, IR, PageRank)"},
 			&cli.BoolFlag{Name: "no-snippets", Usage: "skip snippets (faster: no repository reads)"},
 			&cli.StringFlag{Name: "queries", Usage: "with no QUERY, read the batch's queries from `FILE` instead of stdin"},
@@ -551,7 +566,14 @@ func searchOptions(c *cli.Context) (barrel.SearchOptions, error) {
 	if c.Int("n") < 1 {
 		return barrel.SearchOptions{}, clikit.Usagef("--n %d: want at least 1", c.Int("n"))
 	}
-	return barrel.SearchOptions{N: c.Int("n"), Explain: c.Bool("explain"), NoSnippets: c.Bool("no-snippets")}, nil
+	if c.Int("offset") < 0 {
+		return barrel.SearchOptions{}, clikit.Usagef("--offset %d: want 0 or more", c.Int("offset"))
+	}
+	model, err := readModel(c)
+	if err != nil {
+		return barrel.SearchOptions{}, err
+	}
+	return barrel.SearchOptions{N: c.Int("n"), Offset: c.Int("offset"), Model: model, Explain: c.Bool("explain"), NoSnippets: c.Bool("no-snippets")}, nil
 }
 
 func search(c *cli.Context) error {
@@ -575,6 +597,10 @@ func search(c *cli.Context) error {
 	}
 	defer idx.Close()
 	resp, err := idx.Search(q, opt)
+	var qe *barrel.QueryError
+	if errors.As(err, &qe) {
+		return clikit.Usagef("%v (the syntax: %s)", qe, barrel.QuerySyntaxHelp)
+	}
 	if err != nil {
 		return err
 	}

@@ -79,14 +79,39 @@ func MRR(cs []Candidates, m *barrel.Model) float64 {
 	return sum / float64(len(cs))
 }
 
-// Train learns a model by coordinate ascent on MRR@10, as RankLib does:
+// Objective is the mean over the sets of their MRR@10: each set weighs
+// the same whatever its size.
+func Objective(sets [][]Candidates, m *barrel.Model) float64 {
+	sum := 0.0
+	for _, cs := range sets {
+		sum += MRR(cs, m)
+	}
+	return sum / float64(max(1, len(sets)))
+}
+
+// KnownItemQueries are the known-item queries of idx (each page's title
+// and short queries, barrel.KnownItems) as judged queries whose one
+// relevant page is the page they name.
+func KnownItemQueries(idx *barrel.Index, key func(string) string) ([]Query, error) {
+	items, err := barrel.KnownItems(idx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Query
+	for _, it := range items {
+		out = append(out, Query{Text: it.Query, Relevant: []string{key(it.URL)}})
+	}
+	return out, nil
+}
+
+// Train learns a model by coordinate ascent on Objective, as RankLib does:
 // one weight at a time (in an order drawn from the seed) is set to the
 // best of a few steps around it, until a pass over every weight gains
 // nothing; restarts begin from start and from seeded perturbations of
 // it, and the best model found is kept. Weights stay at 0 or above and
 // the prior's between 0 and 1, so the prior stays bounded. The result
 // depends only on the candidates, start and seed.
-func Train(cs []Candidates, start barrel.Model, seed uint64, restarts int) (barrel.Model, float64) {
+func Train(sets [][]Candidates, start barrel.Model, seed uint64, restarts int) (barrel.Model, float64) {
 	rng := rand.New(rand.NewPCG(seed, 0x7261_6e6b))
 	const nParams = barrel.NumFeatures + 1
 	get := func(m *barrel.Model, i int) float64 {
@@ -103,7 +128,7 @@ func Train(cs []Candidates, start barrel.Model, seed uint64, restarts int) (barr
 		}
 		m.W[i] = v
 	}
-	best, bestMRR := start, MRR(cs, &start)
+	best, bestMRR := start, Objective(sets, &start)
 	for r := range max(1, restarts) {
 		m := start
 		if r > 0 {
@@ -111,7 +136,7 @@ func Train(cs []Candidates, start barrel.Model, seed uint64, restarts int) (barr
 				set(&m, i, get(&m, i)*(0.5+rng.Float64())+0.2*rng.Float64())
 			}
 		}
-		cur := MRR(cs, &m)
+		cur := Objective(sets, &m)
 		for pass := 0; pass < 20; pass++ {
 			gained := false
 			for _, i := range rng.Perm(nParams) {
@@ -119,7 +144,7 @@ func Train(cs []Candidates, start barrel.Model, seed uint64, restarts int) (barr
 				bestV := v0
 				for _, v := range []float64{0, v0 * 0.5, v0 * 0.8, v0 * 1.25, v0 * 2, v0 - 0.1, v0 + 0.1, v0 + 0.5, v0 + 2} {
 					set(&m, i, v)
-					if s := MRR(cs, &m); s > cur+1e-9 {
+					if s := Objective(sets, &m); s > cur+1e-9 {
 						cur, bestV, gained = s, get(&m, i), true
 					}
 				}
