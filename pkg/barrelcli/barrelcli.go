@@ -519,7 +519,9 @@ title, the URL or one page's anchors), -word or -"phrase" (pages holding
 it are left out), site:host (pages of that host or its subdomains), and
 a OR b (either word satisfies the query's coordination). A malformed
 query (an unbalanced quote, an OR with no word on a side, only excluded
-words) is an error, exit 2; in a batch, a note naming the line.
+words) is an error, exit 2; in a batch, a note naming the line. Quote a
+query holding -word, or end the flags with --, so that -word is not read
+as a flag: barrel search --index idx -- json -pickle.
 
 With no QUERY, runs a batch: one query per line of standard input (or of
 --queries FILE), the index opened once. Each hit is one NDJSON line as
