@@ -1021,16 +1021,21 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			units |= 1 << (q.group[i] & 63)
 		}
 		var counts [numTypes]int
-		leads, caps := false, 0
 		for j := range len(l) / 2 {
-			h := hit.At(l, j)
-			t := typeOf(h)
-			counts[t]++
-			if h.Capital() {
-				caps++
-			}
-			if t == TypeTitle && h.Pos() < leadMax {
-				leads = true
+			counts[typeOf(hit.At(l, j))]++
+		}
+		// Title positions and capitals are read again, only where they
+		// count: most matches have no title hit.
+		leads, caps := false, 0
+		if counts[TypeTitle] > 0 || fields && q.capital[i] {
+			for j := range len(l) / 2 {
+				h := hit.At(l, j)
+				if h.Capital() {
+					caps++
+				}
+				if h.Type() == hit.Title && h.Pos() < leadMax {
+					leads = true
+				}
 			}
 		}
 		tf := 0.0
