@@ -80,9 +80,9 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	for i, name := range FeatureNames {
-		fmt.Fprintf(&b, "%s %s\n", name, strconv.FormatFloat(m.W[i], 'g', 6, 64))
+		fmt.Fprintf(&b, "%s %s\n", name, strconv.FormatFloat(m.W[i], 'g', -1, 64))
 	}
-	fmt.Fprintf(&b, "prior %s\n", strconv.FormatFloat(m.Prior, 'g', 6, 64))
+	fmt.Fprintf(&b, "prior %s\n", strconv.FormatFloat(m.Prior, 'g', -1, 64))
 	n, err := io.WriteString(w, b.String())
 	return int64(n), err
 }
