@@ -301,6 +301,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		}
 	}
 	q.of = len(counted)
+	q.fields = opt.Model.fields()
 	q.or = len(syn.or) > 0
 	for _, p := range phrases {
 		ks, ok, err := idx.phraseKeys(q, p)
@@ -674,6 +675,7 @@ type parsedQuery struct {
 
 	neg     []bool  // lists read only by the filters: they neither drive nor score
 	capital []bool  // the query wrote the word with a capital letter
+	fields  bool    // the model reads the per-field features
 	group   []int   // each list's coordination unit
 	or      bool    // some unit is an OR group
 	phrases [][]int // lists that must hold these words in a row
@@ -995,7 +997,7 @@ const fieldK1 = 1.2
 func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, m *Model, ex *Explain, withProx bool) (float64, int) {
 	st := idx.docStats(sg, doc)
 	norm := w.K1 * (1 - w.B + w.B*float64(st.words)/q.avgLen)
-	fields := ex != nil || m.fields()
+	fields := ex != nil || q.fields
 	bodyNorm := 0.25 + 0.75*float64(st.words)/q.avgLen
 	var f [NumFeatures]float64
 	var titleBuf [16]int
