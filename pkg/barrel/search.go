@@ -581,7 +581,7 @@ type docStat struct {
 	words      uint32
 	titleWords uint16
 	rank       float32
-	rankLog    float32 // log2(1 + rank * N): PageRank scaled so the mean page has 1
+	prior      float32 // p = r/(1+r) of r = log2(1 + rank * N), PageRank scaled so the mean page has r = 1
 }
 
 // maxDocStats bounds the cache of docStats (about 24 bytes an entry).
@@ -601,7 +601,7 @@ func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 	e, _, _ := sg.entry(doc)
 	rank, _ := idx.rank(doc)
 	st = docStat{words: e.Words, titleWords: e.TitleWords, rank: rank,
-		rankLog: float32(math.Log2(1 + float64(rank)*float64(idx.m.Docs)))}
+		prior: float32(priorOf(math.Log2(1 + float64(rank)*float64(idx.m.Docs))))}
 	idx.statsMu.Lock()
 	if idx.stats == nil {
 		idx.stats = map[uint32]docStat{}
@@ -1023,20 +1023,19 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			units |= 1 << (q.group[i] & 63)
 		}
 		var counts [numTypes]int
-		for j := range len(l) / 2 {
-			counts[typeOf(hit.At(l, j))]++
-		}
-		// Title positions and capitals are read again, only where they
-		// count: most matches have no title hit.
 		leads, caps := false, 0
-		if counts[TypeTitle] > 0 || fields && q.capital[i] {
+		for j := range len(l) / 2 {
+			h := hit.At(l, j)
+			t := typeOf(h)
+			counts[t]++
+			if t == TypeTitle && h.Pos() < leadMax {
+				leads = true
+			}
+		}
+		if fields && q.capital[i] { // read again only for a model that weighs them
 			for j := range len(l) / 2 {
-				h := hit.At(l, j)
-				if h.Capital() {
+				if hit.At(l, j).Capital() {
 					caps++
-				}
-				if h.Type() == hit.Title && h.Pos() < leadMax {
-					leads = true
 				}
 			}
 		}
@@ -1118,12 +1117,17 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	if qw > 0 {
 		lead /= qw
 	}
-	f[FeatText], f[FeatProximity], f[FeatTitleMatch], f[FeatTitleLead] = ir1, ir2, tm, lead
-	if q.of > 0 {
-		f[FeatCoord] = float64(matched) / float64(q.of)
+	p := float64(st.prior)
+	var s float64
+	if fields {
+		f[FeatText], f[FeatProximity], f[FeatTitleMatch], f[FeatTitleLead] = ir1, ir2, tm, lead
+		if q.of > 0 {
+			f[FeatCoord] = float64(matched) / float64(q.of)
+		}
+		s = m.Score(&f, p)
+	} else { // the hand weights' model: four features, and no loop over the others
+		s = (m.W[FeatText]*ir1 + m.W[FeatProximity]*ir2 + m.W[FeatTitleMatch]*tm + m.W[FeatTitleLead]*lead) * (1 + m.Prior*p)
 	}
-	p := priorOf(float64(st.rankLog))
-	s := m.Score(&f, p)
 	if ex != nil {
 		ex.Matched, ex.Of, ex.Window = matched, q.of, span
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.TitleLead = ir1, m.W[FeatProximity]*ir2, m.W[FeatTitleMatch]*tm, m.W[FeatTitleLead]*lead
