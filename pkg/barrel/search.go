@@ -881,7 +881,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		matches++
 		s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank)
 		cand := scored{doc: c.doc, matched: m, score: s, sg: c.sg}
-		if n := len(top); n < depth || better(cand, top[n-1]) {
+		if len(top) < depth || better(cand, top[0]) {
 			cand.lists = make([][]byte, len(c.lists))
 			for i, l := range c.lists {
 				cand.lists[i] = slices.Clone(l)
@@ -901,33 +901,54 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		for i := range top {
 			top[i].score, _ = idx.score(top[i].sg, top[i].doc, top[i].lists, q, opt.Weights, opt.Model, nil, true)
 		}
-		slices.SortFunc(top, func(a, b scored) int {
-			switch {
-			case better(a, b):
-				return -1
-			case better(b, a):
-				return 1
-			}
-			return 0
-		})
 	}
+	slices.SortFunc(top, func(a, b scored) int {
+		switch {
+		case better(a, b):
+			return -1
+		case better(b, a):
+			return 1
+		}
+		return 0
+	})
 	return top[:min(len(top), opt.N)], matches, matches >= opt.MaxMatches, nil
 }
 
-// keepTop inserts s into top (best first) keeping n.
+// keepTop adds s to top, a heap of at most n results with the worst at
+// its root, dropping the worst when full: a match enters in O(log n),
+// where a sorted insertion moved up to n.
 func keepTop(top []scored, s scored, n int) []scored {
-	if len(top) == n && !better(s, top[n-1]) {
+	worse := func(i, j int) bool { return better(top[j], top[i]) }
+	if len(top) < n {
+		top = append(top, s)
+		for i := len(top) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !worse(i, p) {
+				break
+			}
+			top[i], top[p] = top[p], top[i]
+			i = p
+		}
 		return top
 	}
-	i := len(top)
-	for i > 0 && better(s, top[i-1]) {
-		i--
+	if !better(s, top[0]) {
+		return top
 	}
-	if len(top) < n {
-		top = append(top, scored{})
+	top[0] = s
+	for i := 0; ; {
+		k := 2*i + 1
+		if k >= len(top) {
+			break
+		}
+		if k+1 < len(top) && worse(k+1, k) {
+			k++
+		}
+		if !worse(k, i) {
+			break
+		}
+		top[i], top[k] = top[k], top[i]
+		i = k
 	}
-	copy(top[i+1:], top[i:len(top)-1])
-	top[i] = s
 	return top
 }
 
