@@ -127,11 +127,6 @@ func parseSyntax(q string) (*syntax, error) {
 	return s, nil
 }
 
-// plain reports whether the query uses no syntax.
-func (s *syntax) plain() bool {
-	return len(s.phrases) == 0 && len(s.minus) == 0 && len(s.sites) == 0 && len(s.or) == 0
-}
-
 func hasWord(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
