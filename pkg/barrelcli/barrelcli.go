@@ -36,10 +36,12 @@ var indexFlag = &cli.StringFlag{Name: "index", Aliases: []string{"i"}, Required:
 func App() *cli.App {
 	app := clikit.New("barrel", "the 1998 Google repository, barrels, lexicon, sorter and searcher",
 		"barrel build --index DIR [--batch ID] [--pagerank-every N] [--warc FILE... | --html-dir DIR --base-url URL | RECORDS...]\n"+
-			"   barrel search --index DIR [--n 10] [--explain] QUERY\n"+
+			"   barrel search --index DIR [--n 10] [--offset 0] [--model FILE] [--explain] QUERY\n"+
 			"   barrel search --index DIR [--n 10] [--queries FILE] < queries.txt\n"+
-			"   barrel serve --index DIR [--addr 127.0.0.1:8080]\n"+
+			"   barrel serve --index DIR [--addr 127.0.0.1:8080] [--model FILE]\n"+
 			"   barrel get --index DIR URL|DOCID\n   barrel stats --index DIR [--segments]\n"+
+			"   barrel eval --index DIR [--model FILE] [--genindex DIR | --judgments FILE]\n"+
+			"   barrel train --index DIR (--genindex DIR | --judgments FILE) --out FILE\n"+
 			"   barrel pagerank --index DIR\n   barrel merge --index DIR\n   barrel rebuild --index DIR")
 	app.Description = `barrel stores crawled pages in a repository of compressed documents (S2, or
 the paper's zlib) and indexes them as section 4 of "The Anatomy of a
