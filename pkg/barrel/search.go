@@ -1041,7 +1041,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			continue
 		}
 		if q.driver[i] {
-			units |= 1 << (q.group[i] & 63)
+			units |= 1 << (q.group[i] & 63) // queries are clipped to 32 terms before they get here
 		}
 		var counts [numTypes]int
 		leads, caps := false, 0
