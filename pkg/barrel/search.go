@@ -1041,7 +1041,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			continue
 		}
 		if q.driver[i] {
-			units |= 1 << (q.group[i] & 63) // queries are clipped to 32 terms before they get here
+			units |= 1 << (q.group[i] & 63) // a query of over 64 units (the tools clip at 32 terms) may count two as one
 		}
 		var counts [numTypes]int
 		leads, caps := false, 0
