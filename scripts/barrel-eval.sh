@@ -7,10 +7,14 @@
 # and Recall@10 of barrel, of a plain BM25 and of bleve (its default tf-idf
 # scoring and its BM25 model) on the held-out half of the
 # queries made from the documentation's index of terms, then the same on
-# generated Russian pages with and without stemming.
+# generated Russian pages with and without stemming. Then it learns a
+# ranking model on the tuning half (barrel train, seed 1) and prints
+# barrel eval with it: titles, short queries, and the judged held-out
+# half for the learnt model, the hand weights and the plain BM25.
 #   scripts/barrel-eval.sh [DOCROOT]
 # HALF=tuning|held-out|both picks the half reported; KEEP=DIR keeps the
-# WARC file there (for tuning runs of internal/cmd/barreleval).
+# WARC file and the learnt model.txt there (for tuning runs of
+# internal/cmd/barreleval).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=${1:-/usr/share/doc/python3.11/html}
@@ -41,3 +45,6 @@ if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$T/python.warc.gz" "$KEEP/";
 # not require bleve)
 (cd pkg/barrel/blevebench && go run ./cmd/bleveeval -index "$T/idx" -docroot "$ROOT" -half "${HALF:-held-out}")
 "$T/barreleval" -russian | tail -n +3
+"$T/barrel" train --index "$T/idx" --genindex "$ROOT" --seed 1 --out "$T/model.txt"
+if [ -n "${KEEP:-}" ]; then cp "$T/model.txt" "$KEEP/"; fi
+"$T/barrel" eval --index "$T/idx" --genindex "$ROOT" --model "$T/model.txt"

@@ -3,7 +3,8 @@
 # HTTP. Serves the Python documentation of Debian's python3.11-doc with
 # nginx on loopback, crawls it with wget into a WARC file, builds a barrel
 # index from the WARC, and reports how often a page's title, as a query,
-# returns that page first.
+# returns that page first, and how often the short queries (the leading
+# words of a title or first heading) return it first and in the top 3.
 #   scripts/barrel-quality.sh [DOCROOT]
 set -eu
 cd "$(dirname "$0")/.."

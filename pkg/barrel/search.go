@@ -1,9 +1,12 @@
 package barrel
 
 import (
+	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
+	"unicode"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
@@ -35,15 +38,22 @@ type Weights struct {
 	// ProxScale weighs the proximity of the query's words (all of them:
 	// the smallest window of the page's text that holds them).
 	ProxScale float64
-	Rank      float64 // weight of log2(1 + PageRank * N)
+	// Rank is the prior's weight: the text score is multiplied by
+	// 1 + Rank·p, where p = r/(1+r) < 1 for r = log2(1 + PageRank·N). The
+	// prior lifts a page by less than Rank times its own text score, so
+	// it orders pages of similar evidence but cannot carry a weak match
+	// over a strong one.
+	Rank float64
 	// TitleMatch weighs how exactly the query is the page's title: the
 	// share of query words in the title times the share of the title's
 	// words in the query (our addition to the paper's weights).
 	TitleMatch float64
+	// TitleLead weighs the query's words found at the start of the title,
+	// in order: what a person recalls of a title is its first words.
+	TitleLead float64
 }
 
-// DefaultWeights are the weights barrel ships with, chosen on the tuning
-// half of the judged queries (docs/barrel.md).
+// DefaultWeights are the weights barrel ships with (docs/barrel.md).
 var DefaultWeights = Weights{
 	// small, plain, bold, h4, h3, h2, h1, URL, title, anchor, meta
 	Type:       [numTypes]float64{0.05, 0.1, 2, 2.5, 3, 3.5, 4, 1.5, 2, 1, 1},
@@ -53,6 +63,7 @@ var DefaultWeights = Weights{
 	ProxScale:  0.25,
 	Rank:       0.25,
 	TitleMatch: 2,
+	TitleLead:  1,
 }
 
 // typeOf maps a hit to its weight type.
@@ -112,6 +123,10 @@ type SearchOptions struct {
 	NoSnippets bool     // skip snippets (they read the repository)
 	Weights    *Weights // default DefaultWeights
 	MaxMatches int      // default MaxMatches
+	Offset     int      // results to skip: N results from the Offset-th on
+	Model      *Model   // a learnt ranking; default the one Weights amount to
+	Literal    bool     // the query's words only: quotes, -, site: and OR are plain text
+	Features   bool     // fill each result's Matched, Prior and Features
 }
 
 // Result is one ranked hit.
@@ -122,6 +137,11 @@ type Result struct {
 	Score   float64
 	Snippet string
 	Explain *Explain
+	// With SearchOptions.Features: the coordination, the prior p and the
+	// features of the result, for training a Model.
+	Matched  int
+	Prior    float64
+	Features [NumFeatures]float64
 }
 
 // Explain is the score of one result in parts, as the paper's debug mode
@@ -136,9 +156,13 @@ type Explain struct {
 	IRProx     float64                   `json:"ir_proximity"`        // proximity of the words
 	Prox       map[string][10]float64    `json:"proximity,omitempty"` // unused; kept for readers of older output
 	TitleMatch float64                   `json:"title_match"`
-	IR         float64                   `json:"ir"`
-	Rank       float64                   `json:"pagerank"`
-	RankPart   float64                   `json:"rank_part"`
+	TitleLead  float64                   `json:"title_lead"`
+	IR         float64                   `json:"ir"`        // the text score: the parts above with the model's other features
+	Rank       float64                   `json:"pagerank"`  // the page's PageRank
+	Prior      float64                   `json:"prior"`     // p = r/(1+r), r = log2(1 + PageRank·N)
+	RankPart   float64                   `json:"rank_part"` // what the prior adds: ir · weight · p
+	Features   map[string]float64        `json:"features"`  // the model's inputs
+	feats      [NumFeatures]float64
 }
 
 // Response is the answer to a query.
@@ -182,23 +206,68 @@ const RerankDepth = 200
 // the query's words is a match (stop words count only with other words,
 // or when the query has nothing else), scored by all its hits; pages with
 // more of the words rank first (coordination), then by score; the scan
-// stops after MaxMatches documents; the best N are returned.
+// stops after MaxMatches documents; the best N after Offset are returned.
+// The query may use the syntax of QuerySyntaxHelp (unless opt.Literal);
+// a malformed query is a *QueryError.
 func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	if opt.N <= 0 {
 		opt.N = 10
 	}
+	if opt.Offset < 0 {
+		opt.Offset = 0
+	}
 	if opt.Weights == nil {
 		opt.Weights = &DefaultWeights
+	}
+	if opt.Model == nil {
+		m := HandModel(opt.Weights)
+		opt.Model = &m
 	}
 	if opt.MaxMatches <= 0 {
 		opt.MaxMatches = MaxMatches
 	}
+	syn := &syntax{text: query}
+	if !opt.Literal {
+		var err error
+		if syn, err = parseSyntax(query); err != nil {
+			return nil, err
+		}
+	}
 	resp := &Response{Barrels: "full"}
-	q := &parsedQuery{}
+	q := &parsedQuery{sites: syn.sites}
 	an := idx.analyzers.Get().(*analysis.Analyzer)
-	terms := queryTerms(an, query)
+	terms := queryTerms(an, syn.text)
+	// The terms of each OR group count once for coordination.
+	orOf := map[string]int{}
+	for g, alts := range syn.or {
+		for _, a := range alts {
+			for _, t := range queryTerms(an, a) {
+				orOf[t.term] = g
+			}
+		}
+	}
+	var phrases, minus [][]string
+	for _, p := range syn.phrases {
+		phrases = append(phrases, phraseTerms(queryTerms(an, p)))
+	}
+	for _, m := range syn.minus {
+		minus = append(minus, phraseTerms(queryTerms(an, m)))
+	}
 	idx.analyzers.Put(an)
 	onlyStop := !slices.ContainsFunc(terms, func(t queryTerm) bool { return !t.stop })
+	var labels []string // coordination units: a term, or an OR group
+	label := func(term string) int {
+		l := "t:" + term
+		if g, ok := orOf[term]; ok {
+			l = fmt.Sprint("or:", g)
+		}
+		if i := slices.Index(labels, l); i >= 0 {
+			return i
+		}
+		labels = append(labels, l)
+		return len(labels) - 1
+	}
+	counted := map[int]bool{}
 	for _, t := range terms {
 		w := t.term
 		if i := slices.Index(q.keys, w); i >= 0 {
@@ -206,6 +275,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 				q.seq = append(q.seq, i)
 			}
 			q.count[i]++
+			q.capital[i] = q.capital[i] || startsUpper(t.word)
 			continue
 		}
 		id, ok, err := idx.lex.Lookup([]byte(w))
@@ -217,19 +287,42 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 				resp.Unknown = append(resp.Unknown, t.word) // as written: the user's word, not its stem
 			}
 			if !t.stop || onlyStop {
-				q.of++ // a word missing from every page still counts
+				counted[label(w)] = true // a word missing from every page still counts
 			}
 			continue
 		}
 		if !t.whole {
 			q.seq = append(q.seq, len(q.keys))
 		}
-		q.ids = append(q.ids, id)
-		q.keys = append(q.keys, w)
-		q.count = append(q.count, 1)
-		q.driver = append(q.driver, !t.stop || onlyStop)
+		k := q.addKey(w, id, !t.stop || onlyStop, label(w))
+		q.capital[k] = startsUpper(t.word)
 		if !t.stop || onlyStop {
-			q.of++
+			counted[label(w)] = true
+		}
+	}
+	q.of = len(counted)
+	q.fields = opt.Model.fields()
+	q.or = len(syn.or) > 0
+	for _, p := range phrases {
+		ks, ok, err := idx.phraseKeys(q, p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return resp, nil // a phrase word in no page: no page holds the phrase
+		}
+		q.phrases = append(q.phrases, ks)
+	}
+	for _, m := range minus {
+		ks, ok, err := idx.phraseKeys(q, m)
+		if err != nil {
+			return nil, err
+		}
+		if ok && len(ks) > 0 {
+			for _, k := range ks {
+				q.neg[k] = q.neg[k] || !slices.Contains(q.seq, k)
+			}
+			q.minus = append(q.minus, ks)
 		}
 	}
 	if !slices.Contains(q.driver, true) {
@@ -247,15 +340,18 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		q.idf[i] = math.Log(1 + (n-d+0.5)/(d+0.5))
 	}
 	q.avgLen = idx.avgWords()
+	want := opt.N
+	opt.N += opt.Offset
 	// Pages holding every word rank before the others (coordination): when
 	// at least the rerank depth of them exist, the best results are among
 	// them, and walking only them (an intersection, with skips) gives the
-	// same answer as walking every page holding one of the words.
+	// same answer as walking every page holding one of the words. With OR,
+	// a page holding one word of each group ranks with them: no shortcut.
 	var top []scored
 	var matches int
 	var stopped, done bool
 	var err error
-	if drivers := countTrue(q.driver); intersectFirst && drivers > 1 && drivers == q.of {
+	if drivers := countTrue(q.driver); intersectFirst && !q.or && drivers > 1 && drivers == q.of {
 		top, matches, stopped, err = idx.scan(q, opt, true)
 		if err != nil {
 			return nil, err
@@ -271,6 +367,8 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	if err := idx.tableErr(); err != nil { // a rank or entry the scores read
 		return nil, err
 	}
+	top = top[min(opt.Offset, len(top)):]
+	top = top[:min(want, len(top))]
 	for _, s := range top {
 		r := Result{Doc: s.doc, Score: s.score}
 		info, err := idx.docInfo(s.doc)
@@ -278,10 +376,13 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			return nil, err
 		}
 		r.URL, r.Title = info.url, info.title
-		if opt.Explain {
+		if opt.Explain || opt.Features {
 			ex := &Explain{Barrels: resp.Barrels}
-			idx.score(s.sg, s.doc, s.lists, q, opt.Weights, ex, true)
-			r.Explain = ex
+			idx.score(s.sg, s.doc, s.lists, q, opt.Weights, opt.Model, ex, true)
+			if opt.Explain {
+				r.Explain = ex
+			}
+			r.Matched, r.Prior, r.Features = ex.Matched, ex.Prior, ex.feats
 		}
 		if !opt.NoSnippets {
 			e, _, err := idx.doc(s.doc)
@@ -297,6 +398,120 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		resp.Results = append(resp.Results, r)
 	}
 	return resp, nil
+}
+
+// startsUpper reports whether a query word begins with a capital letter:
+// the capitalisation bit of the hits then tells the pages that write it
+// so (a class name, a constant) from those that use the common word.
+func startsUpper(w string) bool {
+	for _, r := range w {
+		return unicode.IsUpper(r)
+	}
+	return false
+}
+
+// addKey adds a known term to the query's lists.
+func (q *parsedQuery) addKey(term string, id uint32, driver bool, group int) int {
+	q.ids = append(q.ids, id)
+	q.keys = append(q.keys, term)
+	q.count = append(q.count, 1)
+	q.driver = append(q.driver, driver)
+	q.neg = append(q.neg, false)
+	q.capital = append(q.capital, false)
+	q.group = append(q.group, group)
+	return len(q.keys) - 1
+}
+
+// phraseTerms is the sequence of terms a phrase must hold word after
+// word (identifier wholes sit at their first part's position: left out).
+func phraseTerms(ts []queryTerm) []string {
+	var out []string
+	for _, t := range ts {
+		if !t.whole {
+			out = append(out, t.term)
+		}
+	}
+	return out
+}
+
+// phraseKeys maps a phrase's terms to the query's lists, adding the terms
+// the words did not bring as lists that neither drive nor score; ok is
+// false when a term is in no page.
+func (idx *Index) phraseKeys(q *parsedQuery, terms []string) ([]int, bool, error) {
+	var ks []int
+	for _, t := range terms {
+		i := slices.Index(q.keys, t)
+		if i < 0 {
+			id, ok, err := idx.lex.Lookup([]byte(t))
+			if err != nil || !ok {
+				return nil, false, err
+			}
+			i = q.addKey(t, id, false, -1)
+			q.neg[i] = true // read for the filter only
+		}
+		ks = append(ks, i)
+	}
+	return ks, true, nil
+}
+
+// keep reports whether the current match passes the query's filters: it
+// holds every phrase, no excluded word or phrase, and is on a site: host.
+func (idx *Index) keep(doc uint32, lists [][]byte, q *parsedQuery) bool {
+	for _, p := range q.phrases {
+		if !hasPhrase(lists, p) {
+			return false
+		}
+	}
+	for _, p := range q.minus {
+		if hasPhrase(lists, p) {
+			return false
+		}
+	}
+	if len(q.sites) > 0 {
+		info, err := idx.docInfo(doc)
+		if err != nil || !onSite(info.url, q.sites) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasPhrase reports whether the lists hold the words ks at consecutive
+// positions of one kind of text (the body, the title, the URL, one
+// page's anchors). Body positions past 4,095 are all stored as 4,095, so
+// words there match as if adjacent.
+func hasPhrase(lists [][]byte, ks []int) bool {
+	first := lists[ks[0]]
+	if len(first) == 0 {
+		return false
+	}
+	if len(ks) == 1 {
+		return true
+	}
+	for j := range len(first) / 2 {
+		h := hit.At(first, j)
+		ok := true
+		for k, w := range ks[1:] {
+			if !hasHitAt(lists[w], h.Class(), h.Pos()+k+1) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func hasHitAt(l []byte, class, pos int) bool {
+	for j := range len(l) / 2 {
+		h := hit.At(l, j)
+		if h.Class() == class && (h.Pos() == pos || pos > hit.MaxPlainPos && h.Pos() == hit.MaxPlainPos && class == 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // intersectFirst enables the walk of the pages holding every word first
@@ -366,7 +581,7 @@ type docStat struct {
 	words      uint32
 	titleWords uint16
 	rank       float32
-	rankLog    float32 // log2(1 + rank * N): PageRank scaled so the mean page has 1
+	prior      float32 // p = r/(1+r) of r = log2(1 + rank * N), PageRank scaled so the mean page has r = 1
 }
 
 // maxDocStats bounds the cache of docStats (about 24 bytes an entry).
@@ -386,7 +601,7 @@ func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 	e, _, _ := sg.entry(doc)
 	rank, _ := idx.rank(doc)
 	st = docStat{words: e.Words, titleWords: e.TitleWords, rank: rank,
-		rankLog: float32(math.Log2(1 + float64(rank)*float64(idx.m.Docs)))}
+		prior: float32(priorOf(math.Log2(1 + float64(rank)*float64(idx.m.Docs))))}
 	idx.statsMu.Lock()
 	if idx.stats == nil {
 		idx.stats = map[uint32]docStat{}
@@ -454,9 +669,23 @@ type parsedQuery struct {
 	idf    []float64
 	count  []int  // occurrences in the query
 	driver []bool // a match needs one of these (stop words do not drive)
-	of     int    // the words coordination counts (known or not)
+	of     int    // the units coordination counts (words known or not, OR groups)
 	seq    []int
 	avgLen float64
+
+	neg     []bool  // lists read only by the filters: they neither drive nor score
+	capital []bool  // the query wrote the word with a capital letter
+	fields  bool    // the model reads the per-field features
+	group   []int   // each list's coordination unit
+	or      bool    // some unit is an OR group
+	phrases [][]int // lists that must hold these words in a row
+	minus   [][]int // lists that must not
+	sites   []string
+}
+
+// filtered reports whether matches must pass keep.
+func (q *parsedQuery) filtered() bool {
+	return len(q.phrases) > 0 || len(q.minus) > 0 || len(q.sites) > 0
 }
 
 // segCursor walks one segment's matches of a query in docID order: the
@@ -638,10 +867,21 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	matches := 0
 	for len(h) > 0 && matches < opt.MaxMatches {
 		c := h[0]
+		if q.filtered() && !idx.keep(c.doc, c.lists, q) {
+			if err := c.advance(); err != nil {
+				return nil, 0, false, err
+			}
+			if !c.ok {
+				h[0] = h[len(h)-1]
+				h = h[:len(h)-1]
+			}
+			down(0)
+			continue
+		}
 		matches++
-		s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, nil, !rerank)
+		s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank)
 		cand := scored{doc: c.doc, matched: m, score: s, sg: c.sg}
-		if n := len(top); n < depth || better(cand, top[n-1]) {
+		if len(top) < depth || better(cand, top[0]) {
 			cand.lists = make([][]byte, len(c.lists))
 			for i, l := range c.lists {
 				cand.lists[i] = slices.Clone(l)
@@ -659,35 +899,56 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	}
 	if rerank {
 		for i := range top {
-			top[i].score, _ = idx.score(top[i].sg, top[i].doc, top[i].lists, q, opt.Weights, nil, true)
+			top[i].score, _ = idx.score(top[i].sg, top[i].doc, top[i].lists, q, opt.Weights, opt.Model, nil, true)
 		}
-		slices.SortFunc(top, func(a, b scored) int {
-			switch {
-			case better(a, b):
-				return -1
-			case better(b, a):
-				return 1
-			}
-			return 0
-		})
 	}
+	slices.SortFunc(top, func(a, b scored) int {
+		switch {
+		case better(a, b):
+			return -1
+		case better(b, a):
+			return 1
+		}
+		return 0
+	})
 	return top[:min(len(top), opt.N)], matches, matches >= opt.MaxMatches, nil
 }
 
-// keepTop inserts s into top (best first) keeping n.
+// keepTop adds s to top, a heap of at most n results with the worst at
+// its root, dropping the worst when full: a match enters in O(log n),
+// where a sorted insertion moved up to n.
 func keepTop(top []scored, s scored, n int) []scored {
-	if len(top) == n && !better(s, top[n-1]) {
+	worse := func(i, j int) bool { return better(top[j], top[i]) }
+	if len(top) < n {
+		top = append(top, s)
+		for i := len(top) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !worse(i, p) {
+				break
+			}
+			top[i], top[p] = top[p], top[i]
+			i = p
+		}
 		return top
 	}
-	i := len(top)
-	for i > 0 && better(s, top[i-1]) {
-		i--
+	if !better(s, top[0]) {
+		return top
 	}
-	if len(top) < n {
-		top = append(top, scored{})
+	top[0] = s
+	for i := 0; ; {
+		k := 2*i + 1
+		if k >= len(top) {
+			break
+		}
+		if k+1 < len(top) && worse(k+1, k) {
+			k++
+		}
+		if !worse(k, i) {
+			break
+		}
+		top[i], top[k] = top[k], top[i]
+		i = k
 	}
-	copy(top[i+1:], top[i:len(top)-1])
-	top[i] = s
 	return top
 }
 
@@ -742,16 +1003,24 @@ func window(lists [][]byte, words []int) (span, held int) {
 	return best, held
 }
 
+// fieldK1 saturates the per-field counts of a model's field features.
+const fieldK1 = 1.2
+
 // score scores one page for the query, and says how many of the query's
-// words it holds. Each word's hits are counted by type and weighted by
-// the type-weights (relative font size for plain hits, then URL, title,
-// anchor, meta), and the weighted count is saturated and normalised by the
-// page's length as BM25F does, times the word's idf. Proximity adds the
-// smallest window of text holding all the words the page has; the title
-// match and PageRank are added.
-func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, ex *Explain, withProx bool) (float64, int) {
+// coordination units it holds. Each word's hits are counted by type and
+// weighted by the type-weights (relative font size for plain hits, then
+// URL, title, anchor, meta), and the weighted count is saturated and
+// normalised by the page's length as BM25F does, times the word's idf.
+// Proximity adds the smallest window of text holding all the words the
+// page has; the title match and the title's lead are added. The model
+// combines these (and, if it reads them, per-field scores) into the text
+// score, which the prior then lifts by a bounded share.
+func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, m *Model, ex *Explain, withProx bool) (float64, int) {
 	st := idx.docStats(sg, doc)
 	norm := w.K1 * (1 - w.B + w.B*float64(st.words)/q.avgLen)
+	fields := ex != nil || q.fields
+	bodyNorm := 0.25 + 0.75*float64(st.words)/q.avgLen
+	var f [NumFeatures]float64
 	var titleBuf [16]int
 	var titleHits []int
 	if len(lists) > len(titleBuf) {
@@ -759,21 +1028,37 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	} else {
 		titleHits = titleBuf[:len(lists)]
 	}
-	matched := 0
-	ir1 := 0.0
+	// A title "begins with" the query when its words sit in the title's
+	// first len+1 places (one more for a leading article).
+	leadMax := len(q.seq) + 1
+	var units uint64
+	ir1, lead := 0.0, 0.0
 	if ex != nil {
 		ex.Counts = map[string]map[string]int{}
 	}
 	for i, l := range lists {
-		if len(l) == 0 {
+		if len(l) == 0 || q.neg[i] {
 			continue
 		}
 		if q.driver[i] {
-			matched++
+			units |= 1 << (q.group[i] & 63) // a query of over 64 units (the tools clip at 32 terms) may count two as one
 		}
 		var counts [numTypes]int
+		leads, caps := false, 0
 		for j := range len(l) / 2 {
-			counts[typeOf(hit.At(l, j))]++
+			h := hit.At(l, j)
+			t := typeOf(h)
+			counts[t]++
+			if t == TypeTitle && h.Pos() < leadMax {
+				leads = true
+			}
+		}
+		if fields && q.capital[i] { // read again only for a model that weighs them
+			for j := range len(l) / 2 {
+				if hit.At(l, j).Capital() {
+					caps++
+				}
+			}
 		}
 		tf := 0.0
 		for t, c := range counts {
@@ -787,9 +1072,27 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 				}
 			}
 		}
-		ir1 += q.idf[i] * tf * (w.K1 + 1) / (tf + norm)
+		idf := q.idf[i]
+		ir1 += idf * tf * (w.K1 + 1) / (tf + norm)
 		titleHits[i] = counts[TypeTitle]
+		if leads {
+			lead += idf
+		}
+		if fields {
+			bm := func(c int, nrm float64) float64 {
+				return idf * float64(c) * (fieldK1 + 1) / (float64(c) + fieldK1*nrm)
+			}
+			f[FeatTitle] += bm(counts[TypeTitle], 1)
+			f[FeatAnchor] += bm(counts[TypeAnchor], 1)
+			f[FeatHeading] += bm(counts[2]+counts[3]+counts[4]+counts[5]+counts[6], 1)
+			f[FeatBody] += bm(counts[0]+counts[1], bodyNorm)
+			f[FeatURL] += bm(counts[TypeURL], 1)
+			if q.capital[i] {
+				f[FeatCapital] += bm(caps, 1)
+			}
+		}
 	}
+	matched := bits.OnesCount64(units)
 	ir2, span := 0.0, 0
 	if withProx && len(q.seq) > 1 {
 		var wbuf [16]int
@@ -811,13 +1114,16 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			// The mean gap between the words, binned as the paper bins the
 			// distance of two hits.
 			gap := 1 + (span-held)/(held-1)
-			ir2 = w.ProxScale * w.Prox[proxBin(gap)] * idfSum
+			ir2 = w.Prox[proxBin(gap)] * idfSum
 		}
 	}
 	// Title match: the idf-weighted share of query words in the title
 	// times the share of title words (with repeats) the query holds.
 	inTitle, qw, tw := 0, 0.0, 0.0
 	for i := range lists {
+		if q.neg[i] {
+			continue
+		}
 		qw += q.idf[i]
 		if n := titleHits[i]; n > 0 {
 			tw += q.idf[i]
@@ -827,14 +1133,32 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	tm := 0.0
 	if inTitle > 0 && qw > 0 {
 		words := max(int(st.titleWords), inTitle)
-		tm = w.TitleMatch * tw / qw * float64(inTitle) / float64(words)
+		tm = tw / qw * float64(inTitle) / float64(words)
 	}
-	rank := st.rank
-	rankPart := w.Rank * float64(st.rankLog)
+	if qw > 0 {
+		lead /= qw
+	}
+	p := float64(st.prior)
+	var s float64
+	if fields {
+		f[FeatText], f[FeatProximity], f[FeatTitleMatch], f[FeatTitleLead] = ir1, ir2, tm, lead
+		if q.of > 0 {
+			f[FeatCoord] = float64(matched) / float64(q.of)
+		}
+		s = m.Score(&f, p)
+	} else { // the hand weights' model: four features, and no loop over the others
+		s = (m.W[FeatText]*ir1 + m.W[FeatProximity]*ir2 + m.W[FeatTitleMatch]*tm + m.W[FeatTitleLead]*lead) * (1 + m.Prior*p)
+	}
 	if ex != nil {
 		ex.Matched, ex.Of, ex.Window = matched, q.of, span
-		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.IR = ir1, ir2, tm, ir1+ir2+tm
-		ex.Rank, ex.RankPart = float64(rank), rankPart
+		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.TitleLead = ir1, m.W[FeatProximity]*ir2, m.W[FeatTitleMatch]*tm, m.W[FeatTitleLead]*lead
+		ex.IR = s / (1 + m.Prior*p)
+		ex.Rank, ex.Prior, ex.RankPart = float64(st.rank), p, ex.IR*m.Prior*p
+		ex.feats = f
+		ex.Features = map[string]float64{}
+		for i, v := range f {
+			ex.Features[FeatureNames[i]] = v
+		}
 	}
-	return ir1 + ir2 + tm + rankPart, matched
+	return s, matched
 }

@@ -37,10 +37,12 @@ var indexFlag = &cli.StringFlag{Name: "index", Aliases: []string{"i"}, Required:
 func App() *cli.App {
 	app := clikit.New("barrel", "the 1998 Google repository, barrels, lexicon, sorter and searcher",
 		"barrel build --index DIR [--batch ID] [--pagerank-every N] [--warc FILE... | --html-dir DIR --base-url URL | RECORDS...]\n"+
-			"   barrel search --index DIR [--n 10] [--explain] QUERY\n"+
+			"   barrel search --index DIR [--n 10] [--offset 0] [--model FILE] [--explain] QUERY\n"+
 			"   barrel search --index DIR [--n 10] [--queries FILE] < queries.txt\n"+
-			"   barrel serve --index DIR [--addr 127.0.0.1:8080]\n"+
+			"   barrel serve --index DIR [--addr 127.0.0.1:8080] [--model FILE]\n"+
 			"   barrel get --index DIR URL|DOCID\n   barrel stats --index DIR [--segments]\n"+
+			"   barrel eval --index DIR [--model FILE] [--genindex DIR | --judgments FILE]\n"+
+			"   barrel train --index DIR (--genindex DIR | --judgments FILE) --out FILE\n"+
 			"   barrel pagerank --index DIR\n   barrel merge --index DIR\n   barrel rebuild --index DIR")
 	app.Description = `barrel stores crawled pages in a repository of compressed documents (S2, or
 the paper's zlib) and indexes them as section 4 of "The Anatomy of a
@@ -57,7 +59,7 @@ Example:
    {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — Python 3.11.2
     documentation","score":318.0599,"snippet":"Table of Contents <b>json</b> — <b>JSON</b> <b>encoder</b> and decoder ..."}`
 	app.Commands = []*cli.Command{buildCommand(), rebuildCommand(), searchCommand(), serveCommand(), getCommand(), statsCommand(), evalCommand(),
-		pagerankCommand(), mergeCommand()}
+		trainCommand(), pagerankCommand(), mergeCommand()}
 	return app
 }
 
@@ -517,7 +519,7 @@ func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "search",
 		Usage: "rank the pages holding the words of a query, or of each query of a batch",
-		UsageText: "barrel search --index DIR [--n 10] [--explain] QUERY...\n" +
+		UsageText: "barrel search --index DIR [--n 10] [--offset 0] [--model FILE] [--explain] QUERY...\n" +
 			"   barrel search --index DIR [--n 10] [--queries FILE] [--strict] [--timing] < queries.txt",
 		Description: `Analyses the query as the pages were analysed (case folding, ё as е,
 Russian and English stemming, identifiers whole and split); every page
@@ -526,10 +528,23 @@ all its hits in the full barrels, stopping after 40,000 matches. Pages
 holding more of the query's words rank first (coordination), then by
 score: type-weights with BM25-style saturation and length normalisation,
 the proximity of all the words (the smallest window holding them), a
-title match, and PageRank. Prints one NDJSON hit per result: doc_id, url,
+title match and the title's lead; PageRank then lifts that text score by
+at most a quarter (a prior: it orders pages of similar evidence, and
+cannot carry a weak match over a strong one). --model ranks with weights
+learnt by barrel train instead. Prints one NDJSON hit per result: doc_id, url,
 title, score and a snippet with the query words marked <b>so</b>.
 --explain adds the score's parts. A word not in the lexicon matches
-nothing (reported on stderr); the other words still search.
+nothing (reported on stderr); the other words still search. --offset N
+skips the first N results (the ranking does not depend on it).
+
+The query syntax: "exact phrase" (the words in a row, in the text, the
+title, the URL or one page's anchors), -word or -"phrase" (pages holding
+it are left out), site:host (pages of that host or its subdomains), and
+a OR b (either word satisfies the query's coordination). A malformed
+query (an unbalanced quote, an OR with no word on a side, only excluded
+words) is an error, exit 2; in a batch, a note naming the line. Quote a
+query holding -word, or end the flags with --, so that -word is not read
+as a flag: barrel search --index idx -- json -pickle.
 
 With no QUERY, runs a batch: one query per line of standard input (or of
 --queries FILE), the index opened once. Each hit is one NDJSON line as
@@ -546,6 +561,8 @@ Example:
    $ barrel search --index idx --n 2 'json encoder'
    {"doc_id":307,"url":"http://docs.test/library/json.html","title":"json — JSON encoder and decoder — ...",...}
    {"doc_id":525,"url":"http://docs.test/whatsnew/3.6.html",...}
+   $ barrel search --index idx --n 10 --offset 10 json          # the second page
+   $ barrel search --index idx '"json encoder" -pickle site:docs.test'
    $ printf 'json encoder\n?!\nmarshal\n' > queries.txt
    $ barrel search --index idx --n 2 --timing < queries.txt
    {"query_line":1,"query":"json encoder","position":1,"doc_id":307,"url":"http://docs.test/library/json.html",...}
@@ -558,6 +575,8 @@ Example:
    $ barrel search --index idx --queries queries.txt | fetch --warc again/   # re-fetch every hit`,
 		Flags: []cli.Flag{indexFlag,
 			&cli.IntFlag{Name: "n", Value: 10, Usage: "number of results (per query)"},
+			&cli.IntFlag{Name: "offset", Usage: "skip the first `N` results: --offset 10 --n 10 is the second page"},
+			modelFlag,
 			&cli.BoolFlag{Name: "explain", Usage: "add the parts of each score (hit counts by type, words matched, window, IR, PageRank)"},
 			&cli.BoolFlag{Name: "no-snippets", Usage: "skip snippets (faster: no repository reads)"},
 			&cli.StringFlag{Name: "queries", Usage: "with no QUERY, read the batch's queries from `FILE` instead of stdin"},
@@ -572,7 +591,14 @@ func searchOptions(c *cli.Context) (barrel.SearchOptions, error) {
 	if c.Int("n") < 1 {
 		return barrel.SearchOptions{}, clikit.Usagef("--n %d: want at least 1", c.Int("n"))
 	}
-	return barrel.SearchOptions{N: c.Int("n"), Explain: c.Bool("explain"), NoSnippets: c.Bool("no-snippets")}, nil
+	if c.Int("offset") < 0 {
+		return barrel.SearchOptions{}, clikit.Usagef("--offset %d: want 0 or more", c.Int("offset"))
+	}
+	model, err := readModel(c)
+	if err != nil {
+		return barrel.SearchOptions{}, err
+	}
+	return barrel.SearchOptions{N: c.Int("n"), Offset: c.Int("offset"), Model: model, Explain: c.Bool("explain"), NoSnippets: c.Bool("no-snippets")}, nil
 }
 
 func search(c *cli.Context) error {
@@ -596,6 +622,10 @@ func search(c *cli.Context) error {
 	}
 	defer idx.Close()
 	resp, err := idx.Search(q, opt)
+	var qe *barrel.QueryError
+	if errors.As(err, &qe) {
+		return clikit.Usagef("%v (the syntax: %s)", qe, barrel.QuerySyntaxHelp)
+	}
 	if err != nil {
 		return err
 	}
@@ -811,50 +841,6 @@ func stats(c *cli.Context) error {
 		return err
 	}
 	return clikit.Output(c).WriteLine(b)
-}
-
-func evalCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "eval",
-		Usage:     "measure ranking quality: does a page's title find the page first?",
-		UsageText: "barrel eval --index DIR [--misses]",
-		Description: `For every stored page with a title, searches the title and counts how often
-the page comes first (the quality measure of docs/barrel.md). Prints one JSON
-object; --misses adds one NDJSON line per page that did not come first, with
-the URL that did.
-
-Example:
-   $ barrel eval --index idx
-   {"first":490,"no_title":0,"pages":530,"ratio":0.9245}`,
-		Flags: []cli.Flag{indexFlag,
-			&cli.BoolFlag{Name: "misses", Usage: "list the pages not returned first"},
-		},
-		Action: func(c *cli.Context) error {
-			idx, err := barrel.Open(c.String("index"))
-			if err != nil {
-				return err
-			}
-			defer idx.Close()
-			q := barrel.TitleQuality(idx)
-			out := clikit.Output(c)
-			b, _ := json.Marshal(map[string]any{"pages": q.Pages, "first": q.First,
-				"ratio": math.Round(q.Ratio()*1e4) / 1e4, "no_title": q.NoTitle})
-			if err := out.WriteLine(b); err != nil {
-				return err
-			}
-			if c.Bool("misses") {
-				for _, m := range q.Misses {
-					rec := record.New(m.Want)
-					rec.SetString("title", m.Title)
-					rec.SetString("first", m.Got)
-					if err := out.Write(rec); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		},
-	}
 }
 
 // entryRobots lists the directives a document entry keeps.

@@ -98,6 +98,10 @@ func searchLine(idx *barrel.Index, out *record.Writer, in *record.Input, name st
 		return nil
 	}
 	resp, err := idx.Search(q.Text, opt)
+	var qe *barrel.QueryError
+	if errors.As(err, &qe) {
+		return in.Report(name, &record.DataError{Line: n, Err: qe})
+	}
 	if err != nil {
 		return err
 	}
@@ -115,7 +119,7 @@ func searchLine(idx *barrel.Index, out *record.Writer, in *record.Input, name st
 		err := out.AppendLine(func(b []byte) []byte {
 			b = fmt.Appendf(b, `{"query_line":%d,"query":`, n)
 			b = record.AppendString(b, q.Text)
-			b = fmt.Appendf(b, `,"position":%d,`, i+1)
+			b = fmt.Appendf(b, `,"position":%d,`, opt.Offset+i+1)
 			return appendHit(b, r, opt)
 		})
 		if err != nil {

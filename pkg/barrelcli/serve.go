@@ -22,26 +22,31 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
 		Usage:     "answer searches over HTTP: a JSON API and a search page",
-		UsageText: "barrel serve --index DIR [--addr 127.0.0.1:8080] [--max-n 100]",
+		UsageText: "barrel serve --index DIR [--addr 127.0.0.1:8080] [--max-n 100] [--model FILE]",
 		Description: `Opens the index once and answers HTTP requests, searching it concurrently:
 
-   GET /search?q=QUERY&n=10   the results as JSON: query (as searched),
-                              n, problems, unknown, matches, results
+   GET /search?q=QUERY&n=10&start=0
+                              the results as JSON: query (as searched),
+                              n, start, problems, unknown, matches, results
                               (position, doc_id, url, title, score,
-                              snippet), elapsed_ms
-   GET /?q=QUERY              a search page (an HTML form and the results
-                              with their snippets, rendered on the server)
+                              snippet), elapsed_ms; start skips that many
+   GET /?q=QUERY&start=0      a search page (an HTML form, a line of query
+                              syntax help, the results with their snippets
+                              and links to the previous and next pages,
+                              rendered on the server)
    GET /healthz               {"status":"ok","pages":...,"doc_ids":...}
 
+Queries take the syntax of barrel search ("phrase", -word, site:host, OR).
 A bad query is answered, empty or clipped, with its problems listed (as
-batch search notes them); an n that is not a whole number of at least 1 is
-a 400; a larger n than --max-n is clipped. Prints the address it listens
-on to stderr. On SIGINT or SIGTERM it stops accepting connections, lets
-the requests in flight finish (2 seconds at most) and exits 130, as every
-tool of the toolkit does on a signal. It follows builds: each
-request checks the index's MANIFEST and, when a build has committed a
-new batch, searches the new generation (requests already running finish
-on the old one).
+batch search notes them; a malformed query's syntax error among them); an n
+that is not a whole number of at least 1, or a start that is not one of 0
+to 40000, is a 400; a larger n than --max-n is clipped. --model ranks with
+a learnt model. Prints the address it listens on to stderr. On SIGINT or
+SIGTERM it stops accepting connections, lets the requests in flight finish
+(2 seconds at most) and exits 130, as every tool of the toolkit does on a
+signal. It follows builds: each request checks the index's MANIFEST and,
+when a build has committed a new batch, searches the new generation
+(requests already running finish on the old one).
 
 Example:
    $ barrel serve --index idx --addr 127.0.0.1:8080 --max-n 50 &
@@ -55,6 +60,7 @@ Example:
 		Flags: []cli.Flag{indexFlag,
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "listen on `HOST:PORT` (port 0: any free port)"},
 			&cli.IntFlag{Name: "max-n", Value: serve.DefaultMaxN, Usage: "the most results one request gets"},
+			modelFlag,
 		},
 		Action: serveIndex,
 	}
@@ -66,6 +72,10 @@ func serveIndex(c *cli.Context) error {
 	}
 	if c.Int("max-n") < 1 {
 		return clikit.Usagef("--max-n %d: want at least 1", c.Int("max-n"))
+	}
+	model, err := readModel(c)
+	if err != nil {
+		return err
 	}
 	env := clikit.EnvOf(c)
 	live, err := serve.OpenLive(c.String("index"), env.Stderr)
@@ -81,7 +91,7 @@ func serveIndex(c *cli.Context) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           serve.LiveHandler(live, serve.Options{MaxN: c.Int("max-n"), ErrorLog: env.Stderr}),
+		Handler:           serve.LiveHandler(live, serve.Options{MaxN: c.Int("max-n"), ErrorLog: env.Stderr, Model: model}),
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      time.Minute,
 		IdleTimeout:       2 * time.Minute,

@@ -75,7 +75,7 @@ func row(set, ranker string, m ireval.Metrics) {
 
 func barrelSearch(idx *barrel.Index, w *barrel.Weights, key func(string) string) func(string) ([]string, error) {
 	return func(q string) ([]string, error) {
-		r, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Weights: w})
+		r, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Weights: w, Literal: true})
 		if err != nil {
 			return nil, err
 		}

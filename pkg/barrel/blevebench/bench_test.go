@@ -162,7 +162,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		for i, q := range queries {
 			var r *barrel.Response
 			var err error
-			lat[i], cpu[i] = timeQuery(func() { r, err = idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true}) })
+			lat[i], cpu[i] = timeQuery(func() { r, err = idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}) })
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func BenchmarkVsBleve(b *testing.B) {
 				found++
 			}
 			t := time.Now()
-			if _, err := idx.Search(q, barrel.SearchOptions{N: 10}); err != nil {
+			if _, err := idx.Search(q, barrel.SearchOptions{N: 10, Literal: true}); err != nil {
 				b.Fatal(err)
 			}
 			latSnip[i] = time.Since(t)

@@ -77,7 +77,7 @@ func BenchmarkQueriesOnPages(b *testing.B) {
 		found, vfound := 0, 0
 		for i, q := range queries {
 			var r *barrel.Response
-			w, c := timeQuery(func() { r, err = idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true}) })
+			w, c := timeQuery(func() { r, err = idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}) })
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -86,7 +86,7 @@ func BenchmarkQueriesOnPages(b *testing.B) {
 				found++
 			}
 			if i < *snipQs {
-				w, _ = timeQuery(func() { _, err = idx.Search(q, barrel.SearchOptions{N: 10}) })
+				w, _ = timeQuery(func() { _, err = idx.Search(q, barrel.SearchOptions{N: 10, Literal: true}) })
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -13,7 +13,9 @@ package ireval
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 )
@@ -117,4 +119,34 @@ func Sample(queries []Query, n int) []Query {
 func hashOf(s string) uint64 {
 	sum := sha256.Sum256([]byte("crawlkit-ireval:" + s))
 	return binary.BigEndian.Uint64(sum[:8])
+}
+
+// LoadJudgments reads a judged query set from a text file: one query a
+// line, its text then the keys of its relevant pages (URL paths without
+// the leading "/", or whole URLs), separated by tabs; blank lines and
+// lines led by '#' are skipped.
+func LoadJudgments(name string) ([]Query, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []Query
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) < 2 || strings.TrimSpace(f[0]) == "" {
+			return nil, fmt.Errorf("%s: line %d: want a query and its relevant pages, separated by tabs", name, n+1)
+		}
+		q := Query{Text: strings.TrimSpace(f[0])}
+		for _, k := range f[1:] {
+			if k = strings.TrimSpace(k); k != "" {
+				q.Relevant = append(q.Relevant, strings.TrimPrefix(PathKey(k), "/"))
+			}
+		}
+		out = append(out, q)
+	}
+	return out, nil
 }

@@ -1,5 +1,5 @@
 // Package serve answers searches of a barrel index over HTTP: a JSON API
-// (GET /search?q=...&n=10), a health check (GET /healthz), and a search
+// (GET /search?q=...&n=10&start=0), a health check (GET /healthz), and a search
 // page (GET /?q=...) rendered on the server with html/template, so it
 // works without JavaScript. One open index serves every request (Handler),
 // or the newest generation of an index that builds keep adding batches to
@@ -16,11 +16,13 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -37,9 +39,14 @@ const DefaultMaxN = 100
 
 // Options tune a Handler.
 type Options struct {
-	MaxN     int       // the largest n a request gets (default DefaultMaxN)
-	ErrorLog io.Writer // where failed searches are reported; nil: nowhere
+	MaxN     int           // the largest n a request gets (default DefaultMaxN)
+	ErrorLog io.Writer     // where failed searches are reported; nil: nowhere
+	Model    *barrel.Model // a learnt ranking; nil: the hand-set weights
 }
+
+// MaxStart bounds the start of a request: results past the searcher's
+// scan limit do not exist.
+const MaxStart = barrel.MaxMatches
 
 // Handler returns the HTTP handler of idx, which stays as it was opened.
 func Handler(idx *barrel.Index, opt Options) http.Handler {
@@ -83,6 +90,7 @@ type Hit struct {
 type Answer struct {
 	Query     string   `json:"query"`              // as searched (checked, maybe clipped)
 	N         int      `json:"n"`                  // results asked for
+	Start     int      `json:"start"`              // results skipped before these
 	Problems  []string `json:"problems,omitempty"` // what was wrong with the query as given
 	Unknown   []string `json:"unknown,omitempty"`  // query words in no page
 	Matches   int      `json:"matches"`            // documents matching in the barrels scanned
@@ -97,7 +105,7 @@ func (e *badRequest) Error() string { return e.msg }
 
 // search answers the query of r.
 func (s *server) search(r *http.Request) (*Answer, error) {
-	start := time.Now()
+	start0 := time.Now()
 	n := DefaultN
 	if v := r.URL.Query().Get("n"); v != "" {
 		var err error
@@ -105,15 +113,28 @@ func (s *server) search(r *http.Request) (*Answer, error) {
 			return nil, &badRequest{fmt.Sprintf("n=%q: want a whole number of at least 1", v)}
 		}
 	}
+	start := 0
+	if v := r.URL.Query().Get("start"); v != "" {
+		var err error
+		if start, err = strconv.Atoi(v); err != nil || start < 0 || start > MaxStart {
+			return nil, &badRequest{fmt.Sprintf("start=%q: want a whole number from 0 to %d", v, MaxStart)}
+		}
+	}
 	q := userquery.Check(r.URL.Query().Get("q"))
-	a := &Answer{Query: q.Text, N: min(n, s.opt.MaxN), Problems: q.Problems, Results: []Hit{}}
+	a := &Answer{Query: q.Text, N: min(n, s.opt.MaxN), Start: start, Problems: q.Problems, Results: []Hit{}}
 	if n > s.opt.MaxN {
 		a.Problems = append(a.Problems, fmt.Sprintf("n=%d, clipped to %d", n, s.opt.MaxN))
 	}
 	if q.Terms > 0 {
 		idx, release := s.acquire()
 		defer release() // results may point into the generation's files
-		resp, err := idx.Search(q.Text, barrel.SearchOptions{N: a.N})
+		resp, err := idx.Search(q.Text, barrel.SearchOptions{N: a.N, Offset: start, Model: s.opt.Model})
+		var qe *barrel.QueryError
+		if errors.As(err, &qe) { // answered, with what is wrong, as other bad queries are
+			a.Problems = append(a.Problems, qe.Error())
+			a.ElapsedMS = math.Round(float64(time.Since(start0).Microseconds())) / 1000
+			return a, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -122,11 +143,11 @@ func (s *server) search(r *http.Request) (*Answer, error) {
 			a.Problems = append(a.Problems, "no word of the query is searchable")
 		}
 		for i, res := range resp.Results {
-			a.Results = append(a.Results, Hit{Position: i + 1, DocID: res.Doc, URL: res.URL, Title: res.Title,
+			a.Results = append(a.Results, Hit{Position: start + i + 1, DocID: res.Doc, URL: res.URL, Title: res.Title,
 				Score: math.Round(res.Score*1e4) / 1e4, Snippet: res.Snippet})
 		}
 	}
-	a.ElapsedMS = math.Round(float64(time.Since(start).Microseconds())) / 1000
+	a.ElapsedMS = math.Round(float64(time.Since(start0).Microseconds())) / 1000
 	return a, nil
 }
 
@@ -175,17 +196,46 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 //go:embed page.html
 var pageFS embed.FS
 
-var pageTmpl = template.Must(template.New("page.html").Funcs(template.FuncMap{"snippet": snippetHTML}).ParseFS(pageFS, "page.html"))
+var pageTmpl = template.Must(template.New("page.html").Funcs(template.FuncMap{"snippet": snippetHTML, "add": func(a, b int) int { return a + b }}).ParseFS(pageFS, "page.html"))
 
 // pageData is what the search page shows.
 type pageData struct {
-	Asked  bool // a query was given
-	Answer *Answer
-	Error  string
+	Asked      bool // a query was given
+	Answer     *Answer
+	Error      string
+	Help       string
+	First      int    // position of the first result shown
+	Prev, Next string // links to the pages of results before and after, if any
+}
+
+// pageLinks sets the previous and next links of d, for the request's
+// query and n.
+func (d *pageData) pageLinks(r *http.Request) {
+	a := d.Answer
+	if a == nil || len(a.Results) == 0 {
+		return
+	}
+	d.First = a.Start + 1
+	link := func(start int) string {
+		v := url.Values{"q": {r.URL.Query().Get("q")}}
+		if r.URL.Query().Has("n") {
+			v.Set("n", strconv.Itoa(a.N))
+		}
+		if start > 0 {
+			v.Set("start", strconv.Itoa(start))
+		}
+		return "/?" + v.Encode()
+	}
+	if a.Start > 0 {
+		d.Prev = link(max(0, a.Start-a.N))
+	}
+	if end := a.Start + len(a.Results); len(a.Results) == a.N && end < a.Matches && end < MaxStart {
+		d.Next = link(end)
+	}
 }
 
 func (s *server) page(w http.ResponseWriter, r *http.Request) {
-	d := pageData{Asked: r.URL.Query().Has("q")}
+	d := pageData{Asked: r.URL.Query().Has("q"), Help: barrel.QuerySyntaxHelp}
 	status := http.StatusOK
 	if d.Asked {
 		a, err := s.search(r)
@@ -193,6 +243,7 @@ func (s *server) page(w http.ResponseWriter, r *http.Request) {
 			status, d.Error = s.fail(r, err), err.Error()
 		}
 		d.Answer = a
+		d.pageLinks(r)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -264,19 +265,7 @@ func TestPageInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal("chromium is needed (scripts/deps.sh installs it):", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	home := t.TempDir()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--user-data-dir="+home, "--dump-dom", srv.URL+"/?q=gravel")
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	cmd.Dir = home
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	dom, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
+	dom := chromiumDOM(t, chromium, srv.URL+"/?q=gravel")
 	hits := regexp.MustCompile(`(?s)<li class="hit"><a href="([^"]+)">([^<]*)</a>.*?<p class="snippet">(.*?)</p></li>`).FindAllStringSubmatch(string(dom), -1)
 	if len(hits) != 2 {
 		t.Fatalf("the rendered page shows %d hits, want 2:\n%s", len(hits), dom)
@@ -293,6 +282,119 @@ func TestPageInChromium(t *testing.T) {
 	}
 	if !regexp.MustCompile(`<input [^>]*name="q"[^>]*value="gravel"`).Match(dom) {
 		t.Errorf("the form does not show the query:\n%s", dom)
+	}
+}
+
+// chromiumDOM loads u in headless chromium, with a fresh profile, and
+// returns the DOM it built.
+func chromiumDOM(t *testing.T, chromium, u string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	home := t.TempDir()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+home, "--dump-dom", u)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.Dir = home
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	return dom
+}
+
+// The query syntax and the pages of results in a browser: chromium
+// follows the page's own next and previous links, and shows a malformed
+// query's error and the syntax help.
+func TestPagingAndSyntaxInChromium(t *testing.T) {
+	srv, _, _ := testServer(t)
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is needed (scripts/deps.sh installs it):", err)
+	}
+	hitRe := regexp.MustCompile(`<li class="hit"><a href="([^"]+)">`)
+	hrefOf := func(dom []byte, id string) string {
+		m := regexp.MustCompile(`<a id="` + id + `" href="([^"]+)">`).FindSubmatch(dom)
+		if m == nil {
+			return ""
+		}
+		return html.UnescapeString(string(m[1]))
+	}
+	all := urls(search(t, srv, "garden", ""))
+	if len(all) != 2 {
+		t.Fatalf("garden: %v, want 2 pages", all)
+	}
+	dom := chromiumDOM(t, chromium, srv.URL+"/?q=garden&n=1")
+	hits := hitRe.FindAllSubmatch(dom, -1)
+	if len(hits) != 1 || string(hits[0][1]) != all[0] || !bytes.Contains(dom, []byte("1–1 of 2 matches")) {
+		t.Fatalf("page 1 of garden, n=1:\n%s", dom)
+	}
+	if !bytes.Contains(dom, []byte(`id="help"`)) || !bytes.Contains(dom, []byte("site:host")) {
+		t.Errorf("no syntax help line:\n%s", dom)
+	}
+	next := hrefOf(dom, "next")
+	if next == "" || hrefOf(dom, "prev") != "" {
+		t.Fatalf("page 1: next %q, and a previous link:\n%s", next, dom)
+	}
+	dom = chromiumDOM(t, chromium, srv.URL+next)
+	hits = hitRe.FindAllSubmatch(dom, -1)
+	if len(hits) != 1 || string(hits[0][1]) != all[1] || !bytes.Contains(dom, []byte("2–2 of 2 matches")) ||
+		!bytes.Contains(dom, []byte(`<ol id="results" start="2">`)) {
+		t.Fatalf("page 2 (%s):\n%s", next, dom)
+	}
+	if hrefOf(dom, "next") != "" || hrefOf(dom, "prev") == "" {
+		t.Fatalf("page 2: want a previous link and no next:\n%s", dom)
+	}
+	dom = chromiumDOM(t, chromium, srv.URL+hrefOf(dom, "prev"))
+	if hits = hitRe.FindAllSubmatch(dom, -1); len(hits) != 1 || string(hits[0][1]) != all[0] {
+		t.Fatalf("back to page 1:\n%s", dom)
+	}
+	// -word, site: and a phrase, typed as a person types them.
+	q := url.Values{"q": {`garden -roses`}}.Encode()
+	if hits = hitRe.FindAllSubmatch(chromiumDOM(t, chromium, srv.URL+"/?"+q), -1); len(hits) != 1 || string(hits[0][1]) != pages[2].url {
+		t.Errorf("garden -roses: %q", hits)
+	}
+	q = url.Values{"q": {`"rock garden" site:docs.test`}}.Encode()
+	if hits = hitRe.FindAllSubmatch(chromiumDOM(t, chromium, srv.URL+"/?"+q), -1); len(hits) != 1 || string(hits[0][1]) != pages[1].url {
+		t.Errorf(`"rock garden" site:docs.test: %q`, hits)
+	}
+	q = url.Values{"q": {`"rock garden site:docs.test`}}.Encode()
+	dom = chromiumDOM(t, chromium, srv.URL+"/?"+q)
+	if !bytes.Contains(dom, []byte(`<p class="note">query: unbalanced quote`)) || hitRe.Match(dom) {
+		t.Errorf("unbalanced quote: no error shown:\n%s", dom)
+	}
+}
+
+// The JSON API takes start and the query syntax; a malformed query is
+// answered with its error, a bad start refused.
+func TestStartAndSyntaxJSON(t *testing.T) {
+	srv, _, _ := testServer(t)
+	all := urls(search(t, srv, "garden", ""))
+	status, _, body := get(t, srv.URL+"/search?q=garden&n=1&start=1")
+	var a serve.Answer
+	if err := json.Unmarshal(body, &a); err != nil || status != http.StatusOK {
+		t.Fatalf("start=1: %d %v %s", status, err, body)
+	}
+	if len(a.Results) != 1 || a.Results[0].URL != all[1] || a.Results[0].Position != 2 || a.Start != 1 {
+		t.Errorf("start=1: %+v, want %s at position 2", a, all[1])
+	}
+	for _, bad := range []string{"-1", "x", "40001"} {
+		if status, _, body := get(t, srv.URL+"/search?q=garden&start="+bad); status != http.StatusBadRequest || !strings.Contains(string(body), "start=") {
+			t.Errorf("start=%s: %d %s", bad, status, body)
+		}
+	}
+	a = search(t, srv, "gravel -stones", "")
+	if got := urls(a); len(got) != 1 || got[0] != pages[1].url {
+		t.Errorf("gravel -stones: %v", got)
+	}
+	for q, want := range map[string]string{`"gravel`: "unbalanced quote", `-gravel`: "only excluded words", `gravel OR`: "OR needs a word after it"} {
+		a = search(t, srv, q, "")
+		if len(a.Results) != 0 || len(a.Problems) != 1 || !strings.Contains(a.Problems[0], want) {
+			t.Errorf("%s: %+v, want the problem %q", q, a, want)
+		}
 	}
 }
 

@@ -1,0 +1,162 @@
+package ireval
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/sekitei/crawlkit/pkg/barrel"
+)
+
+// Candidates are the pages one judged query retrieves, with what a
+// model ranks them by.
+type Candidates struct {
+	Relevant []string
+	Keys     []string
+	Matched  []int
+	Prior    []float64
+	F        [][barrel.NumFeatures]float64
+}
+
+// TrainDepth is how many results of each query the training re-ranks:
+// the searcher's re-ranking depth, what a model orders at query time.
+const TrainDepth = barrel.RerankDepth
+
+// Collect searches each query (its words only, as the judged sets are
+// plain text) and keeps the first TrainDepth results with their features.
+func Collect(idx *barrel.Index, qs []Query, key func(string) string) ([]Candidates, error) {
+	var out []Candidates
+	for _, q := range qs {
+		r, err := idx.Search(q.Text, barrel.SearchOptions{N: TrainDepth, NoSnippets: true, Literal: true, Features: true})
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", q.Text, err)
+		}
+		c := Candidates{Relevant: q.Relevant}
+		for _, res := range r.Results {
+			c.Keys = append(c.Keys, key(res.URL))
+			c.Matched = append(c.Matched, res.Matched)
+			c.Prior = append(c.Prior, res.Prior)
+			c.F = append(c.F, res.Features)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// MRR is the mean reciprocal rank at 10 of the candidates ordered by m
+// (coordination first, as the searcher orders them).
+func MRR(cs []Candidates, m *barrel.Model) float64 {
+	if len(cs) == 0 {
+		return 0
+	}
+	sum := 0.0
+	var order []int
+	var score []float64
+	var ranked []string
+	for _, c := range cs {
+		order, score, ranked = order[:0], score[:0], ranked[:0]
+		for i := range c.Keys {
+			order = append(order, i)
+			score = append(score, m.Score(&c.F[i], c.Prior[i]))
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch {
+			case c.Matched[a] != c.Matched[b]:
+				return c.Matched[b] - c.Matched[a]
+			case score[a] > score[b]:
+				return -1
+			case score[a] < score[b]:
+				return 1
+			}
+			return 0
+		})
+		for _, i := range order[:min(10, len(order))] {
+			ranked = append(ranked, c.Keys[i])
+		}
+		rr, _, _ := Judge(ranked, c.Relevant, 10)
+		sum += rr
+	}
+	return sum / float64(len(cs))
+}
+
+// Objective is the mean over the sets of their MRR@10: each set weighs
+// the same whatever its size.
+func Objective(sets [][]Candidates, m *barrel.Model) float64 {
+	sum := 0.0
+	for _, cs := range sets {
+		sum += MRR(cs, m)
+	}
+	return sum / float64(max(1, len(sets)))
+}
+
+// KnownItemQueries are the known-item queries of idx (each page's title
+// and short queries, barrel.KnownItems) as judged queries whose one
+// relevant page is the page they name.
+func KnownItemQueries(idx *barrel.Index, key func(string) string) ([]Query, error) {
+	items, err := barrel.KnownItems(idx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Query
+	for _, it := range items {
+		out = append(out, Query{Text: it.Query, Relevant: []string{key(it.URL)}})
+	}
+	return out, nil
+}
+
+// Train learns a model by coordinate ascent on Objective, as RankLib does:
+// one weight at a time (in an order drawn from the seed) is set to the
+// best of a few steps around it, until a pass over every weight gains
+// nothing; restarts begin from start and from seeded perturbations of
+// it, and the best model found is kept. Weights stay at 0 or above and
+// the prior's between 0 and 1, so the prior stays bounded. The result
+// depends only on the candidates, start and seed.
+func Train(sets [][]Candidates, start barrel.Model, seed uint64, restarts int) (barrel.Model, float64) {
+	rng := rand.New(rand.NewPCG(seed, 0x7261_6e6b))
+	const nParams = barrel.NumFeatures + 1
+	get := func(m *barrel.Model, i int) float64 {
+		if i == barrel.NumFeatures {
+			return m.Prior
+		}
+		return m.W[i]
+	}
+	set := func(m *barrel.Model, i int, v float64) {
+		v = max(0, v)
+		if i == barrel.NumFeatures {
+			m.Prior = min(1, v)
+			return
+		}
+		m.W[i] = v
+	}
+	best, bestMRR := start, Objective(sets, &start)
+	for r := range max(1, restarts) {
+		m := start
+		if r > 0 {
+			for i := range nParams {
+				set(&m, i, get(&m, i)*(0.5+rng.Float64())+0.2*rng.Float64())
+			}
+		}
+		cur := Objective(sets, &m)
+		for pass := 0; pass < 20; pass++ {
+			gained := false
+			for _, i := range rng.Perm(nParams) {
+				v0 := get(&m, i)
+				bestV := v0
+				for _, v := range []float64{0, v0 * 0.5, v0 * 0.8, v0 * 1.25, v0 * 2, v0 - 0.1, v0 + 0.1, v0 + 0.5, v0 + 2} {
+					set(&m, i, v)
+					if s := Objective(sets, &m); s > cur+1e-9 {
+						cur, bestV, gained = s, get(&m, i), true
+					}
+				}
+				set(&m, i, bestV)
+			}
+			if !gained {
+				break
+			}
+		}
+		if cur > bestMRR+1e-9 {
+			best, bestMRR = m, cur
+		}
+	}
+	return best, bestMRR
+}

@@ -1,0 +1,149 @@
+package barrel
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// The features of a page for a query, the inputs of a learnt ranking.
+const (
+	FeatText       = iota // the hand-weighted BM25F over every hit type (IR1)
+	FeatProximity         // proximity bin weight times the words' idf (IR2 before ProxScale)
+	FeatTitleMatch        // title match before TitleMatch
+	FeatTitleLead         // query words among the title's first words, idf share
+	FeatTitle             // BM25 of the title hits alone
+	FeatAnchor            // BM25 of the anchor hits alone
+	FeatHeading           // BM25 of the heading and bold hits alone
+	FeatBody              // BM25 of the plain text hits, length-normalised
+	FeatURL               // BM25 of the URL hits alone
+	FeatCoord             // share of the query's words the page holds
+	FeatCapital           // BM25 of the capitalised hits of the words the query capitalises
+	NumFeatures
+)
+
+// FeatureNames name the features in model files and --explain.
+var FeatureNames = [NumFeatures]string{"text", "proximity", "title_match", "title_lead", "title", "anchor", "heading", "body", "url", "coordination", "capital"}
+
+// Model is a learnt ranking: the text score is the weighted sum of the
+// features, multiplied by 1 + Prior·p as with Weights.Rank (the prior
+// stays bounded in a learnt model too).
+type Model struct {
+	W     [NumFeatures]float64
+	Prior float64
+	Note  string // a comment saying how the model was made
+}
+
+// HandModel is the model the hand-set weights w amount to.
+func HandModel(w *Weights) Model {
+	var m Model
+	m.W[FeatText] = 1
+	m.W[FeatProximity] = w.ProxScale
+	m.W[FeatTitleMatch] = w.TitleMatch
+	m.W[FeatTitleLead] = w.TitleLead
+	m.Prior = w.Rank
+	return m
+}
+
+// fields reports whether the model reads the per-field features, which
+// cost a little more to compute.
+func (m *Model) fields() bool {
+	for f := FeatTitle; f < NumFeatures; f++ {
+		if m.W[f] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Score combines a page's features and prior p (in [0, 1)).
+func (m *Model) Score(f *[NumFeatures]float64, p float64) float64 {
+	s := 0.0
+	for i, w := range m.W {
+		s += w * f[i]
+	}
+	return s * (1 + m.Prior*p)
+}
+
+// WriteTo writes m as text: a comment, then one "name weight" line per
+// feature and the prior, in a fixed order.
+func (m *Model) WriteTo(w io.Writer) (int64, error) {
+	var b strings.Builder
+	b.WriteString("# barrel ranking model: score = (sum of weight·feature) · (1 + prior·p)\n")
+	if m.Note != "" {
+		for _, l := range strings.Split(m.Note, "\n") {
+			b.WriteString("# " + l + "\n")
+		}
+	}
+	for i, name := range FeatureNames {
+		fmt.Fprintf(&b, "%s %s\n", name, strconv.FormatFloat(m.W[i], 'g', -1, 64))
+	}
+	fmt.Fprintf(&b, "prior %s\n", strconv.FormatFloat(m.Prior, 'g', -1, 64))
+	n, err := io.WriteString(w, b.String())
+	return int64(n), err
+}
+
+// ReadModel reads a model file written by WriteTo: "name weight" lines,
+// comments led by '#'. A feature not named weighs 0.
+func ReadModel(path string) (*Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := &Model{}
+	sc := bufio.NewScanner(f)
+	seen := map[string]bool{}
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, val, ok := strings.Cut(line, " ")
+		v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if !ok || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: line %d: want \"name weight\", got %q", path, n, line)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%s: line %d: %s given twice", path, n, name)
+		}
+		seen[name] = true
+		if name == "prior" {
+			if v < 0 || v > 1 {
+				return nil, fmt.Errorf("%s: line %d: prior %g: want 0 to 1 (the prior lifts a score by at most that share)", path, n, v)
+			}
+			m.Prior = v
+			continue
+		}
+		i := featureIndex(name)
+		if i < 0 {
+			return nil, fmt.Errorf("%s: line %d: unknown feature %q (known: %s, prior)", path, n, name, strings.Join(FeatureNames[:], ", "))
+		}
+		m.W[i] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(seen) == 0 {
+		return nil, fmt.Errorf("%s: no weights", path)
+	}
+	return m, nil
+}
+
+func featureIndex(name string) int {
+	for i, n := range FeatureNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// priorOf maps log2(1 + PageRank·N) into [0, 1).
+func priorOf(rankLog float64) float64 {
+	return rankLog / (1 + rankLog)
+}
