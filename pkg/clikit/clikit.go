@@ -21,6 +21,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -88,7 +89,9 @@ func New(name, usage, usageText string) *cli.App {
 	app.UsageText = usageText
 	app.Version = Version
 	app.HideHelpCommand = true
-	app.EnableBashCompletion = false
+	// urfave/cli's hidden --generate-bash-completion lists a command's
+	// subcommands and flags for the scripts of `TOOL completion bash|zsh`.
+	app.EnableBashCompletion = true
 	app.Metadata = map[string]any{}
 	app.ExitErrHandler = func(*cli.Context, error) {} // Run maps errors to exit codes
 	app.OnUsageError = onUsageError
@@ -124,6 +127,15 @@ type state struct {
 	env     Env
 	mu      sync.Mutex
 	writers []*record.Writer
+	// path is the running command's name with the tool's ("urlfeat
+	// sample"), for the hint of a usage error.
+	path string
+	// readerGone is set when the reader of a pipe on stdout went away: the
+	// run ends with a quiet exit 0.
+	readerGone atomic.Bool
+	// cmd is the deepest command context seen, for the help of a bare
+	// command whose first read would wait on a terminal.
+	cmd *cli.Context
 }
 
 func stateOf(c *cli.Context) *state {
@@ -137,17 +149,19 @@ func EnvOf(c *cli.Context) Env { return stateOf(c).env }
 // ends, including on an interrupt.
 func Output(c *cli.Context) *record.Writer {
 	s := stateOf(c)
-	w := record.NewWriter(s.env.Stdout)
-	s.mu.Lock()
-	s.writers = append(s.writers, w)
-	s.mu.Unlock()
-	return w
+	return s.newWriter(s.env.Stdout)
 }
 
 // OutputTo returns a record writer on w, flushed like Output's.
 func OutputTo(c *cli.Context, w io.Writer) *record.Writer {
-	s := stateOf(c)
+	return stateOf(c).newWriter(w)
+}
+
+// newWriter makes a record writer on w: line-buffered on a terminal, so a
+// user sees each record as it is made.
+func (s *state) newWriter(w io.Writer) *record.Writer {
 	rw := record.NewWriter(w)
+	rw.LineBuffered = isTerminal(w)
 	s.mu.Lock()
 	s.writers = append(s.writers, rw)
 	s.mu.Unlock()
@@ -272,7 +286,7 @@ func Run(app *cli.App, args []string, env Env) int {
 	ballast := make([]byte, gcBallast)
 	defer runtime.KeepAlive(ballast)
 	defer StartProfiles(app.Name, env.Stderr)()
-	st := &state{env: env}
+	st := &state{env: env, path: app.Name}
 	app.Metadata["clikit"] = st
 	app.Writer = env.Stdout
 	app.ErrWriter = env.Stderr
@@ -280,9 +294,23 @@ func Run(app *cli.App, args []string, env Env) int {
 		setUsageHandler(cmd)
 	}
 	prepareCommands(app)
+	addDocCommands(app)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if isCompletion(args) {
+		// the completion scripts' request: urfave/cli answers it as given
+		return exitCode(st, app.RunContext(ctx, args), ctx, env.Stderr)
+	}
+	st.path = commandPath(app, args)
+	if err := checkCommand(app, args); err != nil {
+		return exitCode(st, err, ctx, env.Stderr)
+	}
+	st.env.Stdin = interruptibleStdin(ctx, st, env.Stdin)
+	stopWatch := watchStdout(env.Stdout, st, cancel)
+	defer stopWatch()
+	stopFlush := st.flushEverySecond()
+	defer stopFlush()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -313,11 +341,12 @@ func Run(app *cli.App, args []string, env Env) int {
 	}()
 
 	err := app.RunContext(ctx, permute(app, args))
+	stopFlush()
 	ferr := st.flush()
 	if err == nil && ferr != nil && !isBrokenPipe(ferr) {
 		err = ferr
 	}
-	return exitCode(app.Name, err, ctx, env.Stderr)
+	return exitCode(st, err, ctx, env.Stderr)
 }
 
 // prepareCommands gives every subcommand a --version flag, and takes over
@@ -348,11 +377,13 @@ func prepareCommands(app *cli.App) {
 	if len(rootRequired) > 0 {
 		app.Before = checkRequired(rootRequired, app.Before)
 	}
+	app.Before = remember(app.Before)
 	for _, j := range jobs {
 		if !hasFlag(j.cmd.Flags, "version") {
 			j.cmd.Flags = append(j.cmd.Flags, &cli.BoolFlag{Name: "version", Usage: "print the version"})
 			j.cmd.Before = showVersion(j.cmd.Before)
 		}
+		j.cmd.Before = remember(j.cmd.Before)
 		if len(j.required) > 0 {
 			j.cmd.Before = checkRequired(j.required, j.cmd.Before)
 		}
@@ -423,7 +454,6 @@ func checkRequired(names []string, next cli.BeforeFunc) cli.BeforeFunc {
 			}
 		}
 		if len(missing) > 0 {
-			HelpToStderr(c)
 			if len(missing) == 1 {
 				return Usagef("Required flag %q not set", missing[0])
 			}
@@ -445,7 +475,14 @@ func setUsageHandler(cmd *cli.Command) {
 	}
 }
 
-func exitCode(name string, err error, ctx context.Context, stderr io.Writer) int {
+func exitCode(st *state, err error, ctx context.Context, stderr io.Writer) int {
+	name, _, _ := strings.Cut(st.path, " ")
+	if st.readerGone.Load() {
+		return ExitOK // the reader of stdout went away: `tool | head` is normal use
+	}
+	if errors.As(err, new(helpShown)) {
+		return ExitUsage // the help is on stderr
+	}
 	if err == nil && ctx.Err() != nil {
 		// The signal came after the tool had read its input and it
 		// finished its work: still an interrupted run for the caller.
@@ -464,7 +501,8 @@ func exitCode(name string, err error, ctx context.Context, stderr io.Writer) int
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) || isFlagError(err) {
-		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)
+		// One line: the mistake and where the command's flags are told.
+		fmt.Fprintf(stderr, "%s: %s; see '%s --help'\n", st.path, strings.TrimSpace(err.Error()), st.path)
 		return ExitUsage
 	}
 	if errors.Is(err, record.ErrStrict) {
