@@ -136,6 +136,11 @@ type state struct {
 	// cmd is the deepest command context seen, for the help of a bare
 	// command whose first read would wait on a terminal.
 	cmd *cli.Context
+	// helpShown is set when the command's help answered the run.
+	helpShown atomic.Bool
+	// bare is set when the command line names a command and nothing else,
+	// with stdin on a terminal: a usage error then comes with the help.
+	bare bool
 }
 
 func stateOf(c *cli.Context) *state {
@@ -303,6 +308,7 @@ func Run(app *cli.App, args []string, env Env) int {
 		return exitCode(st, app.RunContext(ctx, args), ctx, env.Stderr)
 	}
 	st.path = commandPath(app, args)
+	st.bare = len(strings.Fields(st.path)) == len(args) && isTerminal(env.Stdin)
 	if err := checkCommand(app, args); err != nil {
 		return exitCode(st, err, ctx, env.Stderr)
 	}
@@ -454,6 +460,11 @@ func checkRequired(names []string, next cli.BeforeFunc) cli.BeforeFunc {
 			}
 		}
 		if len(missing) > 0 {
+			if c.NumFlags() == 0 && c.NArg() == 0 && stdinIsTerminal(c) {
+				// the bare command typed at a terminal: its help
+				HelpToStderr(c)
+				return helpShown{}
+			}
 			if len(missing) == 1 {
 				return Usagef("Required flag %q not set", missing[0])
 			}
@@ -480,8 +491,14 @@ func exitCode(st *state, err error, ctx context.Context, stderr io.Writer) int {
 	if st.readerGone.Load() {
 		return ExitOK // the reader of stdout went away: `tool | head` is normal use
 	}
-	if errors.As(err, new(helpShown)) {
+	if st.helpShown.Load() || errors.As(err, new(helpShown)) {
 		return ExitUsage // the help is on stderr
+	}
+	if err != nil && ctx.Err() != nil {
+		// Whatever the tool made of its cancelled work (some wrap the
+		// error as text), the run was interrupted.
+		fmt.Fprintf(stderr, "%s: interrupted\n", name)
+		return ExitInterrupted
 	}
 	if err == nil && ctx.Err() != nil {
 		// The signal came after the tool had read its input and it
@@ -492,15 +509,15 @@ func exitCode(st *state, err error, ctx context.Context, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stderr, "%s: interrupted\n", name)
-		return ExitInterrupted
-	}
 	if isBrokenPipe(err) {
 		return ExitOK // the reader went away: `tool | head` is normal use
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) || isFlagError(err) {
+		if st.bare && st.cmd != nil {
+			// the bare command typed at a terminal: its help first
+			HelpToStderr(st.cmd)
+		}
 		// One line: the mistake and where the command's flags are told.
 		fmt.Fprintf(stderr, "%s: %s; see '%s --help'\n", st.path, strings.TrimSpace(err.Error()), st.path)
 		return ExitUsage
@@ -551,15 +568,21 @@ var errHelpShown = cli.Exit("", ExitUsage)
 // waiting for them to type records. It prints the help on stderr and
 // returns an error for exit status 2; it returns nil when there is input.
 func NoInput(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return nil
-	}
-	f, ok := EnvOf(c).Stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if c.NArg() > 0 || !stdinIsTerminal(c) {
 		return nil
 	}
 	HelpToStderr(c)
 	return errHelpShown
+}
+
+func stdinIsTerminal(c *cli.Context) bool {
+	switch in := EnvOf(c).Stdin.(type) {
+	case *termStdin:
+		return true
+	case *os.File:
+		return term.IsTerminal(int(in.Fd()))
+	}
+	return false
 }
 
 // noCommand is the action of an app without a default command: the help

@@ -195,6 +195,7 @@ func (t *termStdin) Read(p []byte) (int, error) {
 		t.asked = true
 		if c := t.st.cmd; c != nil && c.NArg() == 0 {
 			HelpToStderr(c)
+			t.st.helpShown.Store(true)
 			return 0, helpShown{}
 		}
 	}
