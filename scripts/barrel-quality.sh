@@ -5,6 +5,8 @@
 # index from the WARC, and reports how often a page's title, as a query,
 # returns that page first.
 #   scripts/barrel-quality.sh [DOCROOT]
+# Usage: scripts/barrel-quality.sh [DOCROOT]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=${1:-/usr/share/doc/python3.11/html}

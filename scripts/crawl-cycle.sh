@@ -63,6 +63,7 @@
 # that can take little gets its pages spread by value. HOST_PINS names a file
 # of rates set by hand (host<TAB>30/h; 0: do not crawl); HOST_RATES, a file
 # of limits in crawls a day, replaces the estimates for recrawl.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -Eeuo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)

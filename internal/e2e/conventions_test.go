@@ -191,7 +191,7 @@ func TestScriptsAnswerHelp(t *testing.T) {
 	}
 	for _, s := range scripts {
 		src, _ := os.ReadFile(s)
-		if !strings.Contains(string(src), `"${1:-}" == --help`) {
+		if !strings.Contains(string(src), "-h | --help)") {
 			t.Errorf("%s: no --help", filepath.Base(s))
 			continue
 		}
