@@ -166,8 +166,17 @@ func TestConventions(t *testing.T) {
 				}
 			}
 			code, out, errs := runTool(t, bin, "", tool, "man")
-			if code != 0 || !strings.Contains(out, ".TH "+tool) || !strings.Contains(out, "Example") {
+			if code != 0 || !strings.Contains(out, ".TH "+tool+" 1\n") || !strings.Contains(out, "Example") {
 				t.Errorf("%s man: exit %d, %d bytes, %q", tool, code, len(out), errs)
+			}
+			// The README's way: source the script, complete "TOOL s".
+			bash := exec.Command("bash", "-c", `source <(`+tool+` completion bash) && COMP_WORDS=(`+tool+` s) COMP_CWORD=1 && _`+tool+`_complete && echo "${COMPREPLY[*]}"`)
+			bash.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+			words, err := bash.CombinedOutput()
+			for _, c := range cmds {
+				if len(c.path) == 2 && c.path[0] == tool && strings.HasPrefix(c.path[1], "s") && !strings.Contains(string(words), c.path[1]) {
+					t.Errorf("bash completion of %q: %q (%v), no %s", tool+" s", words, err, c.path[1])
+				}
 			}
 			// What the completion scripts ask: the commands, then a command's flags.
 			code, out, _ = runTool(t, bin, "", tool, "--generate-bash-completion")

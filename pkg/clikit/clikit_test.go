@@ -294,7 +294,7 @@ func TestDocCommands(t *testing.T) {
 		t.Errorf("completion fish: %d %q", code, errs)
 	}
 	code, out, errs := run(t, "", "man")
-	if code != 0 || !strings.Contains(out, ".TH echo") || !strings.Contains(out, "need") {
+	if code != 0 || !strings.Contains(out, ".TH echo 1\n") || !strings.Contains(out, "need") {
 		t.Errorf("man: %d %q %q", code, out, errs)
 	}
 }

@@ -313,7 +313,7 @@ func addDocCommands(app *cli.App) {
 				if c.NArg() != 0 {
 					return Usagef("man takes no argument")
 				}
-				page, err := c.App.ToMan()
+				page, err := c.App.ToManWithSection(1) // a user command
 				if err != nil {
 					return err
 				}
