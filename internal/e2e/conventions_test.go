@@ -131,6 +131,26 @@ func TestConventions(t *testing.T) {
 					t.Errorf("%s with --no-such-flag before the command: exit %d, %q", name, code, errs)
 				}
 			}
+			// A parent's flag before a command that does not take it is
+			// refused, not set where the command never reads it.
+			if len(c.path) == 2 {
+				for _, p := range cmds {
+					if len(p.path) != 1 || p.path[0] != c.path[0] {
+						continue
+					}
+					for _, f := range p.flags {
+						n := f.Names()[0]
+						if n == "help" || n == "version" || hasFlagNamed(c.flags, n) {
+							continue
+						}
+						code, out, errs := runTool(t, bin, "", c.path[0], "--"+n+"=1", c.path[1])
+						if code != 2 || out != "" || !strings.Contains(errs, "--"+n+" is a flag of '"+c.path[0]+"', not of '"+name+"'") {
+							t.Errorf("%s --%s=1 %s: exit %d, %q %q; want it refused", c.path[0], n, c.path[1], code, out, errs)
+						}
+						break
+					}
+				}
+			}
 			// A missing required flag: one line naming it and the help.
 			if len(c.required) > 0 {
 				code, out, errs := runTool(t, bin, "", append(args, "--version=false")...)

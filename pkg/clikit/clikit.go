@@ -312,6 +312,9 @@ func Run(app *cli.App, args []string, env Env) int {
 	if err := checkCommand(app, args); err != nil {
 		return exitCode(st, err, ctx, env.Stderr)
 	}
+	if err := checkStrayFlags(app, args); err != nil {
+		return exitCode(st, err, ctx, env.Stderr)
+	}
 	st.env.Stdin = interruptibleStdin(ctx, st, env.Stdin)
 	stopWatch := watchStdout(env.Stdout, st, cancel)
 	defer stopWatch()

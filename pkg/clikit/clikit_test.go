@@ -298,3 +298,15 @@ func TestDocCommands(t *testing.T) {
 		t.Errorf("man: %d %q %q", code, out, errs)
 	}
 }
+
+// A flag before a command that does not take it is refused; one it takes
+// is moved to it.
+func TestStrayFlags(t *testing.T) {
+	code, _, errs := run(t, "", "--tsv", "need", "--state", "x")
+	if code != ExitUsage || errs != "echo need: --tsv is a flag of 'echo', not of 'echo need'; see 'echo need --help'\n" {
+		t.Errorf("--tsv need: %d %q", code, errs)
+	}
+	if code, out, errs := run(t, "", "--state", "s.db", "need"); code != 0 || out != "s.db\n" {
+		t.Errorf("--state s.db need: %d %q %q", code, out, errs)
+	}
+}

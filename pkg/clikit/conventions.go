@@ -358,3 +358,42 @@ _PROG() {
 compdef _PROG PROG
 `,
 }
+
+// checkStrayFlags refuses a flag written before a command name that the
+// command does not take (`fetch --workers 8 stats`): the parent's flag
+// would be set and the command would go on without it. A flag the command
+// takes is moved to it by permute.
+func checkStrayFlags(app *cli.App, args []string) error {
+	path := []string{app.Name}
+	flags, cmds := app.Flags, app.Commands
+	var seen []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		if len(a) > 1 && a[0] == '-' {
+			seen = append(seen, flagName(a))
+			if !strings.Contains(a, "=") && takesValueAt(flags, cmds, a) {
+				i++
+			}
+			continue
+		}
+		cmd := findCommand(cmds, a)
+		if cmd == nil {
+			return nil
+		}
+		for _, name := range seen {
+			switch name {
+			case "help", "h", "version", "generate-bash-completion":
+				continue
+			}
+			if !hasFlag(cmd.Flags, name) {
+				return Usagef("--%s is a flag of '%s', not of '%s %s'", name, strings.Join(path, " "), strings.Join(path, " "), cmd.Name)
+			}
+		}
+		path = append(path, cmd.Name)
+		flags, cmds, seen = cmd.Flags, cmd.Subcommands, nil
+	}
+	return nil
+}
