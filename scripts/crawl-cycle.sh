@@ -341,13 +341,14 @@ each_shard() {
 }
 
 # local_shards F: background jobs that stay in the turn's process group,
-# so that killing the turn kills them.
+# so that killing the turn kills them. A background job of a script ignores
+# SIGINT: the job takes it back, so that Ctrl-C stops the shards too.
 local_shards() {
   local fn=$1 i rc=0
   local pids=()
   for ((i = 0; i < SHARDS; i++)); do
     (
-      trap - ERR
+      trap - ERR INT QUIT
       "$fn" "$i"
     ) &
     pids+=($!)

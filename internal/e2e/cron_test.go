@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // smallSite serves a home page linking five pages, each linking three, and
@@ -272,5 +274,66 @@ func TestSeedsEveryTurnAndInject(t *testing.T) {
 		if i != 1 && slices.Contains(urls, base+"/orphan1") && i != 3 {
 			t.Errorf("turn %d fetched orphan1 again", i+1)
 		}
+	}
+}
+
+// TestCrawlCycleInterrupted: a turn stopped by Ctrl-C (SIGINT to its
+// process group, as a terminal sends it) ends with 128+2 and the next run
+// resumes it.
+func TestCrawlCycleInterrupted(t *testing.T) {
+	w, _ := loopbackSite(t, func(base string, mux *http.ServeMux) {
+		inner := http.NewServeMux()
+		smallSite(base, inner)
+		mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
+			time.Sleep(time.Second) // slow pages: the turn is caught fetching
+			inner.ServeHTTP(rw, r)
+		})
+	})
+	os.WriteFile(filepath.Join(w.crawl, "crawl.conf"), []byte("FETCH_ARGS=\"--allow-private --delay 0\"\nHOST_ESTIMATES=0\n"), 0o644)
+	cmd := w.cycle()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		todo, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*", "todo.ndjson"))
+		if len(todo) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	}
+	if code != 130 {
+		t.Errorf("a turn stopped by SIGINT: exit %d (%v); want 130, 128+2", code, err)
+	}
+	// The shards' tools stop too (they hold the lock until they have):
+	// a fetch finishes its requests in flight.
+	lock, err := os.OpenFile(filepath.Join(w.crawl, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	stopped := time.Now()
+	for syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Since(stopped) > 5*time.Second {
+			t.Fatal("the turn's tools still run 5 s after Ctrl-C")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	t.Logf("the turn's tools stopped %v after the turn exited", time.Since(stopped).Round(10*time.Millisecond))
+	out := w.turn(t, "the turn resumed")
+	if !strings.Contains(out, ": resume") || !strings.Contains(out, ": complete in ") {
+		t.Errorf("the next run did not resume the turn:\n%s", out)
 	}
 }
