@@ -464,6 +464,7 @@ func TestOnATerminal(t *testing.T) {
 	root, _ := filepath.Abs("../..")
 	bin := tools(t, root)
 	waited := 0
+	var slowest time.Duration
 	for _, c := range allCommands() {
 		t.Run(strings.Join(c.path, "_"), func(t *testing.T) {
 			o := startOnTerminal(t, bin, c.path...)
@@ -497,12 +498,13 @@ func TestOnATerminal(t *testing.T) {
 			}
 			took := time.Since(start)
 			waited++
+			slowest = max(slowest, took)
 			if took > 200*time.Millisecond || o.code != 130 {
 				t.Errorf("%s -: Ctrl-C took %v, exit %d; want at most 0.2 s and 130", c, took, o.code)
 			}
 		})
 	}
-	t.Logf("%d commands waited on the terminal and stopped at Ctrl-C", waited)
+	t.Logf("%d commands waited on the terminal and stopped at Ctrl-C, the slowest in %v", waited, slowest.Round(time.Millisecond))
 	if waited < 10 {
 		t.Errorf("only %d commands waited on the terminal for Ctrl-C to stop", waited)
 	}
@@ -530,7 +532,8 @@ func TestOnATerminal(t *testing.T) {
 	}
 }
 
-// Through a pipe, a slow producer's records come at least every second.
+// Through a pipe, a slow producer's records come within a quarter of a
+// second (the test allows a second).
 func TestSlowProducerFlushes(t *testing.T) {
 	root, _ := filepath.Abs("../..")
 	bin := tools(t, root)
@@ -550,7 +553,7 @@ func TestSlowProducerFlushes(t *testing.T) {
 	}()
 	select {
 	case line := <-got:
-		if took := time.Since(start); !strings.Contains(line, fast.URL) || took > 2*time.Second {
+		if took := time.Since(start); !strings.Contains(line, fast.URL) || took > time.Second {
 			t.Errorf("first record %q after %v", line, took)
 		}
 		t.Logf("the first record came through the pipe after %v, with the slow page still fetching", time.Since(start).Round(time.Millisecond))

@@ -318,7 +318,7 @@ func Run(app *cli.App, args []string, env Env) int {
 	st.env.Stdin = interruptibleStdin(ctx, st, env.Stdin)
 	stopWatch := watchStdout(env.Stdout, st, cancel)
 	defer stopWatch()
-	stopFlush := st.flushEverySecond()
+	stopFlush := st.flushEvery()
 	defer stopFlush()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)

@@ -267,13 +267,18 @@ func watchStdout(w io.Writer, st *state, cancel func()) (stop func()) {
 	return func() { once.Do(func() { close(done) }) }
 }
 
-// flushEverySecond writes out the records of a slow producer (fetch) at
-// least every second, so a reader downstream sees them while they come.
-func (s *state) flushEverySecond() (stop func()) {
+// flushInterval bounds how long a record waits in an output buffer: a slow
+// producer's (fetch's) records reach the reader downstream while they come,
+// and `fetch | head -1` ends after a few requests, not a buffer's worth. A
+// fast producer fills its buffer long before: the extra writes cost nothing.
+const flushInterval = 250 * time.Millisecond
+
+// flushEvery writes out buffered records every flushInterval.
+func (s *state) flushEvery() (stop func()) {
 	done := make(chan struct{})
 	var once sync.Once
 	go func() {
-		tick := time.NewTicker(time.Second)
+		tick := time.NewTicker(flushInterval)
 		defer tick.Stop()
 		for {
 			select {
