@@ -3,7 +3,13 @@
 // --progress, --tsv, --header, --shard), exit codes (0 success, 1 data or I/O
 // error, 2 usage error, 130 interrupted), clean shutdown on SIGINT/SIGTERM
 // without a torn output line, and progress bars on stderr through
-// github.com/schollz/progressbar/v3.
+// github.com/schollz/progressbar/v3. conventions.go holds the rest of what
+// every command line shares: http(s) URL arguments read as records, flags
+// before a command name moved to it (or refused), one-line usage errors
+// naming the command's help, "did you mean" for a mistyped command, the
+// help for a bare command at a terminal, output line by line on a terminal
+// and flushed every quarter second elsewhere, a stop as soon as the reader
+// of stdout goes away, and the completion and man commands.
 //
 // A tool's CLI package builds a *cli.App with New, and its main calls
 // os.Exit(Run(app, os.Args, StdEnv())).
