@@ -482,7 +482,7 @@ seed_queue() {
     --weights "$batch/seed-$weights_name" --weight-field "$weight_field" "${recrawl_args[@]}" "${now_args[@]}" "$batch/seeds.new"
 }
 seed() {
-  # A crawl seeded before seeds.done was kept queued all of seeds.txt then.
+  # A crawl seeded before seeds.done existed queued all of seeds.txt then.
   if [[ -f "$state/seeded" && ! -f "$state/seeds.done" ]]; then
     seed_lines "$dir/seeds.txt" | LC_ALL=C sort -u > "$state/seeds.done"
   fi
