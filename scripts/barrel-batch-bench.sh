@@ -10,6 +10,8 @@
 # and maximum, each query's search, snippets and output); then
 # BenchmarkQueriesOnPages (pkg/barrel/blevebench) times the same queries
 # on barrel's Go API and on bleve in one process.
+# Usage: scripts/barrel-batch-bench.sh [DOCROOT]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=${1:-/usr/share/doc/python3.11/html}

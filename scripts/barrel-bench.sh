@@ -6,6 +6,8 @@
 # Synthetic pages are generated with a fixed seed (pkg/barrel/internal/synth):
 # Zipf-distributed words from a 50,000-word vocabulary, titles, headings,
 # bold words, paragraphs, links skewed towards some pages.
+# Usage: scripts/barrel-bench.sh
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 DOCS=${DOCS:-100000}

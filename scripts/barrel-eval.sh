@@ -15,6 +15,8 @@
 # HALF=tuning|held-out|both picks the half reported; KEEP=DIR keeps the
 # WARC file and the learnt model.txt there (for tuning runs of
 # internal/cmd/barreleval).
+# Usage: scripts/barrel-eval.sh [DOCROOT]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=${1:-/usr/share/doc/python3.11/html}

@@ -6,6 +6,8 @@
 # returns that page first, and how often the short queries (the leading
 # words of a title or first heading) return it first and in the top 3.
 #   scripts/barrel-quality.sh [DOCROOT]
+# Usage: scripts/barrel-quality.sh [DOCROOT]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=${1:-/usr/share/doc/python3.11/html}

@@ -22,9 +22,15 @@
 #   index    add it to the barrel index as a new segment (barrel build)
 #   archive  keep the batch in DIR/state/history (gzip): nobody reads it
 #
-# Usage: scripts/crawl-cycle.sh DIR
+# Usage: scripts/crawl-cycle.sh DIR              one turn
+#        scripts/crawl-cycle.sh inject DIR FILE...  add the URLs of FILE (- stdin) to DIR/seeds.txt
 #
-# DIR holds seeds.txt (read on the first turn), optionally good.txt (URLs
+# The tools are taken from CRAWLKIT_BIN, else from PATH, else from bin/ of
+# this checkout; the loop never builds them (install them once: go install
+# ./cmd/... or scripts/install.sh PREFIX).
+#
+# DIR holds seeds.txt (read every turn: a line not queued before is queued
+# once, and state/seeds.done keeps those queued), optionally good.txt (URLs
 # users visit, for sekitei's quotas) and crawl.conf (shell variables that
 # override the defaults below). Every tool keeps its own state in DIR/state
 # and updates it from the turn's batch alone, so a turn costs the same in the
@@ -34,10 +40,14 @@
 # again. A lock keeps turns from overlapping. Each step logs what it did to
 # stderr and DIR/logs/cycle.log, and a failing step logs why.
 #
-# Exit status: 0 the turn completed and fetched pages; 3 it completed but made
-# no progress (nothing to fetch, or nothing could be fetched: the log says
-# why); 75 another turn holds the lock; anything else, a step failed (the log
-# names it) and the next run resumes it.
+# Exit status: 0 the turn completed and fetched pages; 1 a step failed (a
+# tool's error, a full disk: the log names the step, the failing command's
+# exit status and its message) and the next run resumes the turn; 2 a set-up
+# the loop cannot use, found before anything changed (no seeds, tools not
+# found, another SHARDS, an ORDER or QUOTA_RULE the tools refuse, RUNNER or
+# MACHINES unusable); 3 the turn completed but made no progress (nothing to
+# fetch, or nothing could be fetched: the log says why); 75 another turn
+# holds the lock; 128+N killed by signal N.
 #
 # With SHARDS=N the per-host work runs as N host shards (--shard I/N, a hash
 # of the host, so no host is split), each with its own states: recrawl's
@@ -63,16 +73,51 @@
 # that can take little gets its pages spread by value. HOST_PINS names a file
 # of rates set by hand (host<TAB>30/h; 0: do not crawl); HOST_RATES, a file
 # of limits in crawls a day, replaces the estimates for recrawl.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -Eeuo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=turn
+# inject DIR FILE...: the URLs of FILE that seeds.txt lacks are appended to
+# it (by a rename, so a turn reading it sees the old file or the new one);
+# the next turn queues them.
+if [[ "${1:-}" == inject ]]; then
+  if (($# < 2)); then
+    echo "usage: crawl-cycle.sh inject DIR FILE... (- or none: stdin)" >&2
+    exit 2
+  fi
+  idir=$2
+  shift 2
+  if [[ ! -d "$idir" ]]; then
+    echo "crawl-cycle inject: $idir: no such directory" >&2
+    exit 2
+  fi
+  (($# > 0)) || set -- -
+  seeds=$idir/seeds.txt
+  touch "$seeds"
+  sed 's/^[[:space:]]*//; s/[[:space:]]*$//' -- "$@" | grep -v '^$' > "$seeds.in.$$" || true
+  bad=$(grep -ivc '^https\?://' "$seeds.in.$$" || true)
+  grep -i '^https\?://' "$seeds.in.$$" | awk -v seeds="$seeds" '
+    BEGIN { while ((getline l < seeds) > 0) { gsub(/^[ \t]+|[ \t\r]+$/, "", l); have[l] = 1 } }
+    !($0 in have) { have[$0] = 1; print }' > "$seeds.new.$$" || true
+  n=$(grep -c . "$seeds.new.$$" || true)
+  awk 1 "$seeds" "$seeds.new.$$" > "$seeds.tmp.$$" # awk 1: a last line without its newline gets one
+  rm -f "$seeds.new.$$" "$seeds.in.$$"
+  mv "$seeds.tmp.$$" "$seeds"
+  ((bad == 0)) || echo "crawl-cycle inject: $bad lines are not http(s) URLs: skipped" >&2
+  echo "crawl-cycle inject: $n new URLs in $seeds; the next turn queues them" >&2
+  exit 0
+fi
 if [[ "${1:-}" == --shard-step ]]; then
   mode=shard shard_fn=${2:?} shard=${3:?} id=${4:?}
   shift 4
   mkdir -p "${1:?usage: crawl-cycle.sh --shard-step F I ID DIR}"
 fi
-dir=${1:?usage: crawl-cycle.sh DIR}
+if (($# != 1)); then
+  echo "usage: crawl-cycle.sh DIR, or crawl-cycle.sh inject DIR FILE... (--help: the whole usage)" >&2
+  exit 2
+fi
+dir=$1
 if [[ ! -d "$dir" ]]; then
   echo "crawl-cycle: $dir: no such directory (make it and put seeds.txt in it)" >&2
   exit 2
@@ -125,25 +170,29 @@ log=$dir/logs/cycle.log
 say() { printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" | { tee -a "$log" >&2 || true; }; }
 lines() { if [[ -f "$1" ]]; then grep -c . "$1" || true; else echo 0; fi; }
 
-# The tools: CRAWLKIT_BIN, or bin/ of this checkout (built when missing).
+# The tools: CRAWLKIT_BIN, else the directory on PATH that holds sekitei
+# (all five must be there: another program may be called fetch), else bin/
+# of this checkout. Nothing is built here: cron has no go on its PATH.
+tools="fetch opic recrawl sekitei barrel"
+has_tools() {
+  local t
+  for t in $tools; do [[ -x "$1/$t" ]] || return 1; done
+}
 if [[ -n "${CRAWLKIT_BIN:-}" ]]; then
   BIN=$CRAWLKIT_BIN
-  for tool in fetch opic recrawl sekitei barrel; do
+  for tool in $tools; do
     if [[ ! -x "$BIN/$tool" ]]; then
-      say "CRAWLKIT_BIN=$BIN has no $tool: build the tools there (go build -o $BIN/ ./cmd/...) or unset CRAWLKIT_BIN"
+      say "CRAWLKIT_BIN=$BIN has no $tool: install the tools there (scripts/install.sh PREFIX puts them in PREFIX/bin) or unset CRAWLKIT_BIN"
       exit 2
     fi
   done
-elif [[ $mode == shard ]]; then
-  BIN=$here/bin # a shard step builds nothing: the turn did
-else
+elif onpath=$(command -v sekitei) && has_tools "$(dirname "$onpath")"; then
+  BIN=$(dirname "$onpath")
+elif has_tools "$here/bin"; then
   BIN=$here/bin
-  for tool in fetch opic recrawl sekitei barrel; do
-    if [[ ! -x "$BIN/$tool" ]]; then
-      say "building $tool into $BIN"
-      (cd "$here" && go build -o "$BIN/$tool" "./cmd/$tool")
-    fi
-  done
+else
+  say "the tools ($tools) are not on PATH ($PATH) nor in $here/bin: install them once, from the checkout, with scripts/install.sh PREFIX (then PATH=PREFIX/bin:\$PATH or CRAWLKIT_BIN=PREFIX/bin), or go install ./cmd/... (into \$(go env GOPATH)/bin)"
+  exit 2
 fi
 
 # ORDER and QUOTA_RULE are checked by the tools before anything changes:
@@ -161,6 +210,19 @@ if [[ $mode == turn ]]; then
     exit 2
   fi
   rm -f "$dir/logs/check.err"
+fi
+case "$RUNNER" in
+local | ssh | slurm) ;;
+*)
+  say "RUNNER=$RUNNER: not local, ssh or slurm"
+  exit 2
+  ;;
+esac
+# seed_lines FILE: its URLs, trimmed, one a line, without blanks and comments.
+seed_lines() { if [[ -f "$1" ]]; then sed 's/^[[:space:]]*//; s/[[:space:]]*$//' "$1" | grep -v '^\(#\|$\)' || true; fi; }
+if [[ $mode == turn && ! -f "$state/seeded" && -z "$(seed_lines "$dir/seeds.txt" | head -n 1)" ]]; then
+  say "no seeds: put the first URLs, one a line, in $dir/seeds.txt (or scripts/crawl-cycle.sh inject $dir FILE)"
+  exit 2
 fi
 mkdir -p "$state/history" "$dir/batches" "$dir/warc"
 
@@ -218,7 +280,8 @@ begin_shard_step() {
 }
 if [[ $mode == turn ]]; then begin_turn; else begin_shard_step; fi
 
-# A failing command stops the turn; the log says which step and why.
+# A failing command stops the turn with exit status 1 (128+N for a signal);
+# the log says which step, the command's own status and why.
 current=""
 failed() {
   local rc=$1
@@ -230,6 +293,7 @@ failed() {
   else
     say "turn $id: failed (exit $rc) at line $2 of $0"
   fi
+  ((rc > 128)) || rc=1
   exit "$rc"
 }
 trap 'failed $? $LINENO' ERR
@@ -253,6 +317,10 @@ step() {
   ) 2>&1 1>&3 3>&- | { tee "$batch/$name.err" >&2 || true; }; } 3>&1
   current=""
   touch "$batch/$name.done"
+  # What the step said (its counts, the tools' summaries) goes to the log too.
+  if [[ -s "$batch/$name.err" ]]; then
+    sed "s/^/$(date -u +%Y-%m-%dT%H:%M:%SZ) /" "$batch/$name.err" >> "$log" || true
+  fi
   say "$name: took $(awk -v d=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", d / 1e9 }') s"
 }
 
@@ -267,19 +335,20 @@ each_shard() {
   slurm) slurm_shards "$1" ;;
   *)
     echo "RUNNER=$RUNNER: not local, ssh or slurm" >&2
-    return 2
+    return 1
     ;;
   esac
 }
 
 # local_shards F: background jobs that stay in the turn's process group,
-# so that killing the turn kills them.
+# so that killing the turn kills them. A background job of a script ignores
+# SIGINT: the job takes it back, so that Ctrl-C stops the shards too.
 local_shards() {
   local fn=$1 i rc=0
   local pids=()
   for ((i = 0; i < SHARDS; i++)); do
     (
-      trap - ERR
+      trap - ERR INT QUIT
       "$fn" "$i"
     ) &
     pids+=($!)
@@ -390,43 +459,59 @@ if [[ $RUNNER == ssh && $mode == turn ]]; then
   REMOTE_DIR=${REMOTE_DIR:-$dir}
 fi
 
-# The first turn puts the seeds into opic (they share the first cash) and
-# into the queue, as batch 000000-seeds.
+# Every turn puts the lines of seeds.txt not queued before (the turn's
+# seeds.new, kept for a resumed turn) into opic (they share cash) and into
+# the queue: the first turn as batch 000000-seeds, a later one as batch
+# NNNNNN-0seeds, which sorts between the last turn's batch and this one's.
+seed_batch=000000-seeds
 seed_shard() {
   local i=$1
   # shellcheck disable=SC2046
-  "$BIN/opic" update --state "$(shard_state opic "$i")" --batch 000000-seeds $(shard_flag "$i") $(outbox_flag seed-out "$i") \
-    --changes "$batch/seed-weights.$i.u.ndjson" "${opic_args[@]}" "$dir/seeds.txt"
+  "$BIN/opic" update --state "$(shard_state opic "$i")" --batch "$seed_batch" $(shard_flag "$i") $(outbox_flag seed-out "$i") \
+    --changes "$batch/seed-weights.$i.u.ndjson" "${opic_args[@]}" "$batch/seeds.new"
 }
 seed_exchange() {
   local i=$1
-  "$BIN/opic" exchange --state "$(shard_state opic "$i")" --batch 000000-seeds \
+  "$BIN/opic" exchange --state "$(shard_state opic "$i")" --batch "$seed_batch" \
     --changes "$batch/seed-weights.$i.x.ndjson" "$batch"/seed-out.*.ndjson
 }
 seed_queue() {
   local i=$1
   # shellcheck disable=SC2046
-  "$BIN/recrawl" update --state "$(shard_state recrawl "$i")" --batch 000000-seeds $(shard_flag "$i") \
-    --weights "$batch/seed-$weights_name" --weight-field "$weight_field" "${recrawl_args[@]}" "${now_args[@]}" "$dir/seeds.txt"
+  "$BIN/recrawl" update --state "$(shard_state recrawl "$i")" --batch "$seed_batch" $(shard_flag "$i") \
+    --weights "$batch/seed-$weights_name" --weight-field "$weight_field" "${recrawl_args[@]}" "${now_args[@]}" "$batch/seeds.new"
 }
 seed() {
-  if [[ ! -s "$dir/seeds.txt" ]]; then
-    echo "no seeds: put the first URLs, one a line, in $dir/seeds.txt" >&2
-    return 1
+  # A crawl seeded before seeds.done existed queued all of seeds.txt then.
+  if [[ -f "$state/seeded" && ! -f "$state/seeds.done" ]]; then
+    seed_lines "$dir/seeds.txt" | LC_ALL=C sort -u > "$state/seeds.done"
   fi
+  if [[ ! -f "$batch/seeds.new" ]]; then
+    touch "$state/seeds.done"
+    if [[ -f "$state/seeded" ]]; then echo "${id%%-*}-0seeds"; else echo 000000-seeds; fi > "$batch/seeds.batch"
+    seed_lines "$dir/seeds.txt" | LC_ALL=C sort -u | LC_ALL=C comm -23 - "$state/seeds.done" > "$batch/seeds.tmp"
+    mv "$batch/seeds.tmp" "$batch/seeds.new"
+  fi
+  if [[ ! -s "$batch/seeds.new" ]]; then
+    echo "seed: no new line in seeds.txt" >&2
+    return
+  fi
+  read -r seed_batch < "$batch/seeds.batch"
   if ((SHARDS > 1)); then
-    each_shard seed_shard seeds.txt "$b/seed-out.{}.ndjson $b/seed-weights.{}.u.ndjson"
+    each_shard seed_shard "$b/seeds.new" "$b/seed-out.{}.ndjson $b/seed-weights.{}.u.ndjson"
     each_shard seed_exchange "$b/seed-out.*.ndjson" "$b/seed-weights.{}.x.ndjson"
   else
-    each_shard seed_shard seeds.txt "$b/seed-weights.{}.u.ndjson"
+    each_shard seed_shard "$b/seeds.new" "$b/seed-weights.{}.u.ndjson"
   fi
   cat "$batch"/seed-weights.*.ndjson > "$batch/seed-weights.ndjson"
   # With ORDER the seeds' weights are the order's (its seeds' scores).
-  [[ -n "$ORDER" ]] && order_weights seed-order-weights.ndjson "$dir/seeds.txt"
-  each_shard seed_queue "seeds.txt $b/seed-$weights_name"
+  [[ -n "$ORDER" ]] && order_weights seed-order-weights.ndjson "$batch/seeds.new"
+  each_shard seed_queue "$b/seeds.new $b/seed-$weights_name"
   rm -f "$batch"/seed-out.*.ndjson "$batch"/seed-weights.* "$batch"/seed-order-weights.*
+  LC_ALL=C sort -u "$state/seeds.done" "$batch/seeds.new" > "$state/seeds.done.tmp"
+  mv "$state/seeds.done.tmp" "$state/seeds.done"
   touch "$state/seeded"
-  echo "seed: $(lines "$dir/seeds.txt") seed URLs in the queue" >&2
+  echo "seed: $(lines "$batch/seeds.new") new seed URLs in the queue" >&2
 }
 
 # slot_days prints SLOT (a duration: 90s, 30m, 1h, 1d) in days.
@@ -514,6 +599,7 @@ fetch_pages() {
   fi
   rm -f "$batch"/fetched.*.partial
   "$BIN/fetch" stats "$batch/fetched.ndjson" > "$batch/fetch-stats.tsv"
+  "$BIN/fetch" stats --failed "$batch/fetched.ndjson" > "$batch/failed.tsv"
 }
 
 new_sites_shard() {
@@ -674,7 +760,7 @@ if [[ $RUNNER == ssh ]]; then
     failed 1
   fi
 fi
-[[ -f "$state/seeded" ]] || step seed seed
+step seed seed
 step select select_pages
 step filter filter_pages
 step fetch fetch_pages
@@ -693,12 +779,30 @@ stat() { awk -F'\t' -v k="$1" '$1 == k { print $2 }' "$batch/fetch-stats.tsv"; }
 candidates=$(lines "$batch/candidates.ndjson")
 fetched=$(stat fetched)
 say "fetch: $(stat records) URLs tried, $fetched fetched, $(stat failed) failed$(awk -F'\t' 'NR > 3 { printf "%s %s %s", (NR == 4 ? ":" : ","), $1, $2 }' "$batch/fetch-stats.tsv")"
+# Why a URL failed, one line each: the seeds of the turn that failed, or
+# when nothing was fetched the first ten failures.
+if [[ -f "$batch/failed.tsv" ]]; then
+  if ((fetched == 0)); then
+    head -n 10 "$batch/failed.tsv"
+  elif [[ -s "$batch/seeds.new" ]]; then
+    awk -F'\t' 'NR == FNR { seed[$0] = 1; next } $1 in seed' "$batch/seeds.new" "$batch/failed.tsv" | head -n 10
+  fi | while IFS=$'\t' read -r url _ why; do say "fetch: $url failed: $why"; done
+fi
+if ((fetched > 0)); then touch "$state/fetched-some"; fi
 if ((candidates == 0)); then
-  say "turn $id: no progress: the crawl queue offered no page (every known page is fetched and none is due again yet)"
+  if [[ -f "$state/fetched-some" ]]; then
+    say "turn $id: no progress: nothing fetched: the crawl queue offered no page (every known page is fetched and none is due again yet)"
+  else
+    say "turn $id: no progress: nothing fetched: no page of this crawl has been fetched yet, every URL tried failed (the reasons are in the log's earlier fetch lines) and none is due again yet; add URLs to $dir/seeds.txt"
+  fi
   exit 3
 fi
 if ((fetched == 0)); then
-  say "turn $id: no progress: none of the $(stat records) URLs tried could be fetched (see the reasons above; for a site on this machine or a private network, FETCH_ARGS needs --allow-private)"
+  hint=""
+  if grep -q '^error:blocked' "$batch/fetch-stats.tsv"; then
+    hint="; a site on this machine or a private network needs --allow-private in FETCH_ARGS"
+  fi
+  say "turn $id: no progress: nothing fetched: none of the $(stat records) URLs tried could be fetched$hint"
   exit 3
 fi
 if [[ -f "$batch/moved" ]]; then

@@ -9,6 +9,7 @@
 #     pages, the segments found, the next pages of the crawl queue and the
 #     answer to a search query.
 # Usage: scripts/demo.sh [OUTDIR]   (default: out/demo; TURNS=5, PORT=18080)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out/demo}

@@ -2,6 +2,8 @@
 # Installs what the tools and their tests need on a fresh Debian machine:
 # the Debian packages listed in scripts/debian-packages.txt (only those
 # missing) and the Go modules of go.mod. Safe to run again.
+# Usage: scripts/deps.sh
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

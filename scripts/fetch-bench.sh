@@ -9,6 +9,7 @@
 #      (default 10,000) of tiny pages, peak RSS (target < 500 MB).
 # Usage: scripts/fetch-bench.sh [site|docs|memory ...]   (default: all)
 # Environment: PAGES (generated pages, default 20000), WORKERS, PER_HOST.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

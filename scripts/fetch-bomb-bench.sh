@@ -6,6 +6,8 @@
 #
 #   scripts/fetch-bomb-bench.sh            # N = 1, 3, 6
 #   BASE=7b4c22c scripts/fetch-bomb-bench.sh 6
+# Usage: [BASE=REV] scripts/fetch-bomb-bench.sh [N...]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 base=${BASE:-main}

@@ -12,6 +12,7 @@
 # ageing where it stopped, and a run whose ages are all kept only measures.
 # -ages 10,100,1000 is the quick form.
 # Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-reps 3] [-keep DIR]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec go run ./internal/cmd/lifebench "$@"

@@ -10,6 +10,7 @@
 # received, pages per host per virtual hour, most requests a host received
 # within one virtual second. Takes about 6 minutes.
 # Usage: scripts/rates-bench.sh [-turns 24] [-warmup 8] [-n 60] [-speed 5] [-seed 1] [-v]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec go run ./internal/cmd/ratesbench "$@"

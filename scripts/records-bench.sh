@@ -22,6 +22,7 @@
 #   default: 50,000 fetch records, 1,000,000 URLs, 1,000,000 pages and the
 #            10,000,000-page row (a few minutes)
 #   --full:  500,000 fetch records, 10,000,000 URLs, 10,000,000 pages
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0

@@ -3,6 +3,8 @@
 # CLI benchmarks (docs/recrawl.md): 10,000 hosts, log-normal weights, change
 # rates log-uniform in 0.05..5 a day, last fetches up to 10 days before
 # 2026-11-21T00:00:00Z, a host_rate on two hosts of three.
+# Usage: scripts/recrawl-genpages.sh N > pages.ndjson
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 exec python3 - "${1:-1000000}" <<'PY'
 import datetime, math, random, sys
 random.seed(1)

@@ -2,7 +2,7 @@
 # Serves a static site directory over HTTP on loopback with nginx (Debian
 # package), for the demo and the end-to-end tests. The server runs as the
 # current user with all its files under STATEDIR.
-#
+# Usage:
 #   scripts/serve-site.sh start ROOT PORT STATEDIR   # 127.0.0.1:PORT, returns when ready
 #   scripts/serve-site.sh stop STATEDIR
 #
@@ -10,6 +10,7 @@
 # file "index.html?k=v" (or "name?k=v"), the layout internal/sitegen writes.
 # Each subdirectory of ROOT whose name holds a dot (chronicle.test) is also
 # served as a virtual host of that name; other names get ROOT itself.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 
 cmd=${1:-}

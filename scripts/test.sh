@@ -3,6 +3,7 @@
 # staticcheck (a tool of the module, pinned in go.mod), and runs every test
 # (fuzz seed corpora included) of the module.
 # Usage: scripts/test.sh [go test flags...]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

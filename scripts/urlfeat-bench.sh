@@ -4,6 +4,7 @@
 # must not grow with input in per-URL mode), and the time of one homework
 # `sample` call (average of 100).
 # Usage: scripts/urlfeat-bench.sh
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bin

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"fmt"
@@ -232,6 +231,9 @@ func TestCrawlCycleDiskFull(t *testing.T) {
 			if code == 0 {
 				t.Fatalf("the turn fitted in %d bytes more: give the test less room\n%s", room, out)
 			}
+			if code != 1 {
+				t.Errorf("a full disk: exit %d; want 1, a failed step (2 is a set-up the loop cannot use)", code)
+			}
 			if !strings.Contains(out, "no space left on device") && !strings.Contains(out, "No space left on device") {
 				t.Errorf("the turn failed (exit %d) without saying the disk is full:\n%s", code, out)
 			}
@@ -270,50 +272,20 @@ func TestCrawlCycleSaysWhyNoProgress(t *testing.T) {
 			os.WriteFile(filepath.Join(x.crawl, "seeds.txt"), []byte(c.seeds), 0o644)
 			os.WriteFile(filepath.Join(x.crawl, "crawl.conf"), []byte("FETCH_ARGS=\""+c.fetchArgs+"\"\n"), 0o644)
 			code, out := exitOf(t, x.cycle())
-			if code != 3 || !strings.Contains(out, "no progress: none of the 1 URLs tried could be fetched") || !strings.Contains(x.log(t), c.reason) {
+			if code != 3 || !strings.Contains(out, "no progress: nothing fetched: none of the 1 URLs tried could be fetched") || !strings.Contains(x.log(t), c.reason) {
 				t.Fatalf("exit %d; want 3 and the reason %s in the log:\n%s\nlog:\n%s", code, c.reason, out, x.log(t))
 			}
-			if c.name == "private" && !strings.Contains(x.log(t), "--allow-private") {
-				t.Errorf("no hint at --allow-private:\n%s", x.log(t))
+			if hint := strings.Contains(x.log(t), "--allow-private"); hint != (c.name == "private") {
+				t.Errorf("the hint at --allow-private is there: %v; want it for a private address alone:\n%s", hint, x.log(t))
+			}
+			if !strings.Contains(x.log(t), "fetch: "+strings.TrimSpace(c.seeds)+" failed: ") {
+				t.Errorf("the seed's failure is not told in a line of its own:\n%s", x.log(t))
 			}
 			code, out = exitOf(t, x.cycle())
-			if code != 3 || !strings.Contains(x.log(t), "no progress: the crawl queue offered no page") {
+			if code != 3 || !strings.Contains(x.log(t), "no progress: nothing fetched: no page of this crawl has been fetched yet") {
 				t.Fatalf("second turn: exit %d\n%s", code, out)
 			}
 		})
-	}
-}
-
-// TestCronLineOfTheREADME runs the README's crontab line, as cron would,
-// on a new crawl directory.
-func TestCronLineOfTheREADME(t *testing.T) {
-	w := setup(t)
-	readme, err := os.ReadFile(filepath.Join(w.root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var line string
-	sc := bufio.NewScanner(strings.NewReader(string(readme)))
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "*/30 * * * * ") {
-			line = strings.TrimPrefix(sc.Text(), "*/30 * * * * ")
-		}
-	}
-	if line == "" {
-		t.Fatal("no crontab line in the README")
-	}
-	cmd := strings.NewReplacer("/opt/crawlkit", w.root, "/var/crawl", w.crawl).Replace(line)
-	sh := exec.Command("/bin/sh", "-c", cmd)
-	sh.Env = append(os.Environ(), "CRAWLKIT_BIN="+w.bin)
-	if out, err := sh.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", cmd, err, out)
-	}
-	logs, _ := filepath.Glob(filepath.Join(w.crawl, "*.log"))
-	if len(logs) != 1 {
-		t.Fatalf("the cron line wrote no log in %s: %v", w.crawl, logs)
-	}
-	if data, _ := os.ReadFile(logs[0]); !strings.Contains(string(data), ": complete in ") {
-		t.Fatalf("%s:\n%s", logs[0], data)
 	}
 }
 

@@ -3,7 +3,13 @@
 // --progress, --tsv, --header, --shard), exit codes (0 success, 1 data or I/O
 // error, 2 usage error, 130 interrupted), clean shutdown on SIGINT/SIGTERM
 // without a torn output line, and progress bars on stderr through
-// github.com/schollz/progressbar/v3.
+// github.com/schollz/progressbar/v3. conventions.go holds the rest of what
+// every command line shares: http(s) URL arguments read as records, flags
+// before a command name moved to it (or refused), one-line usage errors
+// naming the command's help, "did you mean" for a mistyped command, the
+// help for a bare command at a terminal, output line by line on a terminal
+// and flushed every quarter second elsewhere, a stop as soon as the reader
+// of stdout goes away, and the completion and man commands.
 //
 // A tool's CLI package builds a *cli.App with New, and its main calls
 // os.Exit(Run(app, os.Args, StdEnv())).
@@ -21,6 +27,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -88,7 +95,9 @@ func New(name, usage, usageText string) *cli.App {
 	app.UsageText = usageText
 	app.Version = Version
 	app.HideHelpCommand = true
-	app.EnableBashCompletion = false
+	// urfave/cli's hidden --generate-bash-completion lists a command's
+	// subcommands and flags for the scripts of `TOOL completion bash|zsh`.
+	app.EnableBashCompletion = true
 	app.Metadata = map[string]any{}
 	app.ExitErrHandler = func(*cli.Context, error) {} // Run maps errors to exit codes
 	app.OnUsageError = onUsageError
@@ -124,6 +133,20 @@ type state struct {
 	env     Env
 	mu      sync.Mutex
 	writers []*record.Writer
+	// path is the running command's name with the tool's ("urlfeat
+	// sample"), for the hint of a usage error.
+	path string
+	// readerGone is set when the reader of a pipe on stdout went away: the
+	// run ends with a quiet exit 0.
+	readerGone atomic.Bool
+	// cmd is the deepest command context seen, for the help of a bare
+	// command whose first read would wait on a terminal.
+	cmd *cli.Context
+	// helpShown is set when the command's help answered the run.
+	helpShown atomic.Bool
+	// bare is set when the command line names a command and nothing else,
+	// with stdin on a terminal: a usage error then comes with the help.
+	bare bool
 }
 
 func stateOf(c *cli.Context) *state {
@@ -137,17 +160,19 @@ func EnvOf(c *cli.Context) Env { return stateOf(c).env }
 // ends, including on an interrupt.
 func Output(c *cli.Context) *record.Writer {
 	s := stateOf(c)
-	w := record.NewWriter(s.env.Stdout)
-	s.mu.Lock()
-	s.writers = append(s.writers, w)
-	s.mu.Unlock()
-	return w
+	return s.newWriter(s.env.Stdout)
 }
 
 // OutputTo returns a record writer on w, flushed like Output's.
 func OutputTo(c *cli.Context, w io.Writer) *record.Writer {
-	s := stateOf(c)
+	return stateOf(c).newWriter(w)
+}
+
+// newWriter makes a record writer on w: line-buffered on a terminal, so a
+// user sees each record as it is made.
+func (s *state) newWriter(w io.Writer) *record.Writer {
 	rw := record.NewWriter(w)
+	rw.LineBuffered = isTerminal(w)
 	s.mu.Lock()
 	s.writers = append(s.writers, rw)
 	s.mu.Unlock()
@@ -272,7 +297,7 @@ func Run(app *cli.App, args []string, env Env) int {
 	ballast := make([]byte, gcBallast)
 	defer runtime.KeepAlive(ballast)
 	defer StartProfiles(app.Name, env.Stderr)()
-	st := &state{env: env}
+	st := &state{env: env, path: app.Name}
 	app.Metadata["clikit"] = st
 	app.Writer = env.Stdout
 	app.ErrWriter = env.Stderr
@@ -280,9 +305,27 @@ func Run(app *cli.App, args []string, env Env) int {
 		setUsageHandler(cmd)
 	}
 	prepareCommands(app)
+	addDocCommands(app)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if isCompletion(args) {
+		// the completion scripts' request: urfave/cli answers it as given
+		return exitCode(st, app.RunContext(ctx, args), ctx, env.Stderr)
+	}
+	st.path = commandPath(app, args)
+	st.bare = len(strings.Fields(st.path)) == len(args) && isTerminal(env.Stdin)
+	if err := checkCommand(app, args); err != nil {
+		return exitCode(st, err, ctx, env.Stderr)
+	}
+	if err := checkStrayFlags(app, args); err != nil {
+		return exitCode(st, err, ctx, env.Stderr)
+	}
+	st.env.Stdin = interruptibleStdin(ctx, st, env.Stdin)
+	stopWatch := watchStdout(env.Stdout, st, cancel)
+	defer stopWatch()
+	stopFlush := st.flushEvery()
+	defer stopFlush()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -313,11 +356,12 @@ func Run(app *cli.App, args []string, env Env) int {
 	}()
 
 	err := app.RunContext(ctx, permute(app, args))
+	stopFlush()
 	ferr := st.flush()
 	if err == nil && ferr != nil && !isBrokenPipe(ferr) {
 		err = ferr
 	}
-	return exitCode(app.Name, err, ctx, env.Stderr)
+	return exitCode(st, err, ctx, env.Stderr)
 }
 
 // prepareCommands gives every subcommand a --version flag, and takes over
@@ -348,11 +392,13 @@ func prepareCommands(app *cli.App) {
 	if len(rootRequired) > 0 {
 		app.Before = checkRequired(rootRequired, app.Before)
 	}
+	app.Before = remember(app.Before)
 	for _, j := range jobs {
 		if !hasFlag(j.cmd.Flags, "version") {
 			j.cmd.Flags = append(j.cmd.Flags, &cli.BoolFlag{Name: "version", Usage: "print the version"})
 			j.cmd.Before = showVersion(j.cmd.Before)
 		}
+		j.cmd.Before = remember(j.cmd.Before)
 		if len(j.required) > 0 {
 			j.cmd.Before = checkRequired(j.required, j.cmd.Before)
 		}
@@ -423,7 +469,11 @@ func checkRequired(names []string, next cli.BeforeFunc) cli.BeforeFunc {
 			}
 		}
 		if len(missing) > 0 {
-			HelpToStderr(c)
+			if c.NumFlags() == 0 && c.NArg() == 0 && stdinIsTerminal(c) {
+				// the bare command typed at a terminal: its help
+				HelpToStderr(c)
+				return helpShown{}
+			}
 			if len(missing) == 1 {
 				return Usagef("Required flag %q not set", missing[0])
 			}
@@ -445,7 +495,20 @@ func setUsageHandler(cmd *cli.Command) {
 	}
 }
 
-func exitCode(name string, err error, ctx context.Context, stderr io.Writer) int {
+func exitCode(st *state, err error, ctx context.Context, stderr io.Writer) int {
+	name, _, _ := strings.Cut(st.path, " ")
+	if st.readerGone.Load() {
+		return ExitOK // the reader of stdout went away: `tool | head` is normal use
+	}
+	if st.helpShown.Load() || errors.As(err, new(helpShown)) {
+		return ExitUsage // the help is on stderr
+	}
+	if err != nil && ctx.Err() != nil {
+		// Whatever the tool made of its cancelled work (some wrap the
+		// error as text), the run was interrupted.
+		fmt.Fprintf(stderr, "%s: interrupted\n", name)
+		return ExitInterrupted
+	}
 	if err == nil && ctx.Err() != nil {
 		// The signal came after the tool had read its input and it
 		// finished its work: still an interrupted run for the caller.
@@ -455,16 +518,17 @@ func exitCode(name string, err error, ctx context.Context, stderr io.Writer) int
 	if err == nil {
 		return ExitOK
 	}
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stderr, "%s: interrupted\n", name)
-		return ExitInterrupted
-	}
 	if isBrokenPipe(err) {
 		return ExitOK // the reader went away: `tool | head` is normal use
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) || isFlagError(err) {
-		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)
+		if st.bare && st.cmd != nil {
+			// the bare command typed at a terminal: its help first
+			HelpToStderr(st.cmd)
+		}
+		// One line: the mistake and where the command's flags are told.
+		fmt.Fprintf(stderr, "%s: %s; see '%s --help'\n", st.path, strings.TrimSpace(err.Error()), st.path)
 		return ExitUsage
 	}
 	if errors.Is(err, record.ErrStrict) {
@@ -513,15 +577,21 @@ var errHelpShown = cli.Exit("", ExitUsage)
 // waiting for them to type records. It prints the help on stderr and
 // returns an error for exit status 2; it returns nil when there is input.
 func NoInput(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return nil
-	}
-	f, ok := EnvOf(c).Stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if c.NArg() > 0 || !stdinIsTerminal(c) {
 		return nil
 	}
 	HelpToStderr(c)
 	return errHelpShown
+}
+
+func stdinIsTerminal(c *cli.Context) bool {
+	switch in := EnvOf(c).Stdin.(type) {
+	case *termStdin:
+		return true
+	case *os.File:
+		return term.IsTerminal(int(in.Fd()))
+	}
+	return false
 }
 
 // noCommand is the action of an app without a default command: the help

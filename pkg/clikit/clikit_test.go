@@ -80,9 +80,10 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-// Every subcommand answers --version; a missing required flag prints the
-// help on stderr (never stdout, where it would flow into the next tool) and
-// exits 2, also for a flag shared by two commands.
+// Every subcommand answers --version; a missing required flag is one line
+// on stderr (never stdout, where it would flow into the next tool) naming
+// the flag and the command's help, and exits 2, also for a flag shared by
+// two commands.
 func TestSubcommandVersionAndRequiredFlags(t *testing.T) {
 	for _, sub := range []string{"fail", "need", "also"} {
 		if code, out, errs := run(t, "", sub, "--version"); code != 0 || out != "echo version "+Version+"\n" || errs != "" {
@@ -91,7 +92,8 @@ func TestSubcommandVersionAndRequiredFlags(t *testing.T) {
 	}
 	for _, sub := range []string{"need", "also"} {
 		code, out, errs := run(t, "", sub)
-		if code != ExitUsage || out != "" || !strings.Contains(errs, `Required flag "state" not set`) || !strings.Contains(errs, "USAGE:") {
+		want := "echo " + sub + `: Required flag "state" not set; see 'echo ` + sub + " --help'\n"
+		if code != ExitUsage || out != "" || errs != want {
 			t.Errorf("%s without --state: %d stdout %q stderr %q", sub, code, out, errs)
 		}
 	}
@@ -163,6 +165,8 @@ func TestLateFlagsAreRead(t *testing.T) {
 		{"echo --strict count x.txt --n 5 --header y.txt", "echo --strict count --n 5 --header x.txt y.txt"},
 		{"echo count x.txt -- --n 5", "echo count x.txt -- --n 5"},
 		{"echo a.txt - --tsv", "echo --tsv a.txt -"},
+		{"echo --header --strict count x.txt", "echo --strict count --header x.txt"},
+		{"echo --n 5 count", "echo count --n 5"},
 	} {
 		if got := strings.Join(permute(app, strings.Fields(tc.in)), " "); got != tc.want {
 			t.Errorf("permute(%q) = %q, want %q", tc.in, got, tc.want)
@@ -245,5 +249,64 @@ func TestReportCompaction(t *testing.T) {
 		if b.String() != tc.want {
 			t.Errorf("%+v, %v: %q, want %q", tc.c, tc.err, b.String(), tc.want)
 		}
+	}
+}
+
+// A word near a command's name that is no file is a mistyped command; a
+// file of that name is read.
+func TestDidYouMean(t *testing.T) {
+	code, out, errs := run(t, "", "nede", "--state", "x")
+	if code != ExitUsage || out != "" || errs != "echo: unknown command \"nede\"; did you mean \"need\"?; see 'echo --help'\n" {
+		t.Errorf("nede: %d %q %q", code, out, errs)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.WriteFile("nede", []byte("http://a/\n"), 0o644)
+	if code, out, errs := run(t, "", "nede"); code != 0 || !strings.Contains(out, "http://a/") {
+		t.Errorf("a file named like a command: %d %q %q", code, out, errs)
+	}
+	for _, tc := range []struct {
+		a, b string
+		d    int
+	}{{"segmnts", "segments", 1}, {"serach", "search", 1}, {"", "abc", 3}, {"abc", "abc", 0}, {"fetch", "sitemaps", 7}} {
+		if got := editDistance(tc.a, tc.b); got != tc.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
+		}
+	}
+}
+
+// An http(s) URL argument is a URL record, not a file name.
+func TestURLArgument(t *testing.T) {
+	code, out, errs := run(t, "", "http://a.test/p.html", "HTTPS://b.test/")
+	if code != 0 || out != "{\"url\":\"http://a.test/p.html\",\"seen\":true}\n{\"url\":\"HTTPS://b.test/\",\"seen\":true}\n" {
+		t.Errorf("URL arguments: %d %q %q", code, out, errs)
+	}
+}
+
+// The completion scripts and the manual page are made from the app.
+func TestDocCommands(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "complete -o bashdefault -o default -F _echo_complete echo", "zsh": "compdef _echo echo"} {
+		if code, out, errs := run(t, "", "completion", shell); code != 0 || !strings.Contains(out, want) {
+			t.Errorf("completion %s: %d %q %q", shell, code, out, errs)
+		}
+	}
+	if code, _, errs := run(t, "", "completion", "fish"); code != ExitUsage || !strings.Contains(errs, "bash or zsh") {
+		t.Errorf("completion fish: %d %q", code, errs)
+	}
+	code, out, errs := run(t, "", "man")
+	if code != 0 || !strings.Contains(out, ".TH echo 1\n") || !strings.Contains(out, "need") {
+		t.Errorf("man: %d %q %q", code, out, errs)
+	}
+}
+
+// A flag before a command that does not take it is refused; one it takes
+// is moved to it.
+func TestStrayFlags(t *testing.T) {
+	code, _, errs := run(t, "", "--tsv", "need", "--state", "x")
+	if code != ExitUsage || errs != "echo need: --tsv is a flag of 'echo', not of 'echo need'; see 'echo need --help'\n" {
+		t.Errorf("--tsv need: %d %q", code, errs)
+	}
+	if code, out, errs := run(t, "", "--state", "s.db", "need"); code != 0 || out != "s.db\n" {
+		t.Errorf("--state s.db need: %d %q %q", code, out, errs)
 	}
 }

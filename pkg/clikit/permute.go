@@ -19,8 +19,13 @@ func permute(app *cli.App, args []string) []string {
 	}
 	flags, cmds := app.Flags, app.Commands
 	out := []string{args[0]}
+	// pending holds the flags of the current level, each with its value:
+	// those a subcommand named next defines move after its name, so that
+	// `fetch --allow-private sitemaps` means what `fetch sitemaps
+	// --allow-private` does instead of setting the parent's flag alone.
+	var pending [][]string
 	var positional []string
-	late := false
+	late, moved := false, false
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -34,19 +39,30 @@ func permute(app *cli.App, args []string) []string {
 			if name, v, ok := strings.Cut(a, "="); ok && isDuration(flags, name) {
 				a = name + "=" + seconds(v)
 			}
-			out = append(out, a)
-			if takesValue(flags, a) && !strings.Contains(a, "=") && i+1 < len(args) {
+			group := []string{a}
+			if takesValueAt(flags, cmds, a) && !strings.Contains(a, "=") && i+1 < len(args) {
 				i++
 				v := args[i]
 				if isDuration(flags, a) {
 					v = seconds(v)
 				}
-				out = append(out, v)
+				group = append(group, v)
 			}
+			pending = append(pending, group)
 		default:
 			if len(positional) == 0 {
 				if cmd := findCommand(cmds, a); cmd != nil {
+					var move [][]string
+					for _, g := range pending {
+						if hasFlag(cmd.Flags, flagName(g[0])) {
+							move = append(move, g)
+							moved = true
+						} else {
+							out = append(out, g...)
+						}
+					}
 					out = append(out, a)
+					pending = move
 					flags, cmds = cmd.Flags, cmd.Subcommands
 					continue
 				}
@@ -54,11 +70,34 @@ func permute(app *cli.App, args []string) []string {
 			positional = append(positional, a)
 		}
 	}
-	if !late {
+	for _, g := range pending {
+		out = append(out, g...)
+	}
+	if !late && !moved {
 		// Only the durations may have been rewritten: keep the order.
 		return rewriteDurations(app, args)
 	}
 	return append(out, positional...)
+}
+
+func flagName(arg string) string {
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	return name
+}
+
+// takesValueAt reports whether a flag takes a value at a level: by the
+// level's own flags, or, for a flag the level does not define, by the
+// commands below it that do.
+func takesValueAt(flags []cli.Flag, cmds []*cli.Command, arg string) bool {
+	if hasFlag(flags, flagName(arg)) {
+		return takesValue(flags, arg)
+	}
+	for _, c := range cmds {
+		if hasFlag(c.Flags, flagName(arg)) {
+			return takesValue(c.Flags, arg)
+		}
+	}
+	return false
 }
 
 func takesValue(flags []cli.Flag, arg string) bool {
@@ -129,7 +168,7 @@ func rewriteDurations(app *cli.App, args []string) []string {
 				}
 				continue
 			}
-			if takesValue(flags, a) && i+1 < len(out) {
+			if takesValueAt(flags, cmds, a) && i+1 < len(out) {
 				if isDuration(flags, a) {
 					out[i+1] = seconds(out[i+1])
 				}

@@ -97,7 +97,7 @@ Example:
    # private.example	0 do not crawl
    news.example	226800
    slow.example	720
-   $ fetch host-rates --host-rates state/host-rates.json --tsv
+   $ fetch host-rates --host-rates state/host-rates.json --tsv --header
    host	rate	smoothed	limit	pinned	crawl_delay	failures	resting_until
    dead.example	0.5	0.5	0	false	0	5	2026-11-23T12:10:00Z
    news.example	2.25	2	3	false	0	0	`,
@@ -105,6 +105,7 @@ Example:
 			&cli.StringFlag{Name: "host-rates", Required: true, Usage: "the state `FILE` of fetch --host-rates"},
 			&cli.StringFlag{Name: "pins", Usage: "host rates set by hand in `FILE`"},
 			&cli.BoolFlag{Name: "tsv", Usage: "a table of each host's state instead"},
+			clikit.HeaderFlag,
 		},
 		Action: func(c *cli.Context) error {
 			if _, err := os.Stat(c.String("host-rates")); err != nil {
@@ -118,7 +119,9 @@ Example:
 			if !c.Bool("tsv") {
 				return est.WriteHostRates(w)
 			}
-			fmt.Fprintln(w, "host\trate\tsmoothed\tlimit\tpinned\tcrawl_delay\tfailures\tresting_until")
+			if c.Bool("header") {
+				fmt.Fprintln(w, "host\trate\tsmoothed\tlimit\tpinned\tcrawl_delay\tfailures\tresting_until")
+			}
 			for _, h := range est.Hosts() {
 				until := ""
 				if !h.RestUntil.IsZero() {

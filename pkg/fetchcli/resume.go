@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sekitei/crawlkit/pkg/fetch"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
@@ -42,14 +43,35 @@ func openResume(path, warcDir, warcPrefix string, stderr io.Writer) (*resumption
 	}
 	r := &resumption{done: map[string]bool{}}
 	if prev, err := os.Open(path); err == nil {
+		// A run stopped by a signal wrote the URLs it did not fetch with
+		// error "interrupted": those are fetched now, and their records
+		// dropped, so that the batch holds one record a URL.
+		var kept []byte
+		dropped := 0
 		in := &record.Input{Tool: "fetch", Stderr: stderr}
-		err := in.Each(context.Background(), []string{path}, func(rec *record.Record) error {
+		err := in.EachLine(context.Background(), []string{path}, func(_ string, line []byte, _ int) error {
+			rec, err := record.Parse(line)
+			if err != nil {
+				kept = append(append(kept, line...), '\n') // not this run's to judge: kept
+				return nil
+			}
+			if msg, _ := rec.String("error"); strings.HasPrefix(msg, fetch.CodeInterrupted+":") || msg == fetch.CodeInterrupted {
+				dropped++
+				return nil
+			}
 			r.done[strings.TrimSpace(rec.URL())] = true
+			kept = append(append(kept, line...), '\n')
 			return nil
 		})
 		prev.Close()
 		if err != nil {
 			return nil, err
+		}
+		if dropped > 0 {
+			if err := replaceFile(path, kept); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(stderr, "fetch: %s: %d URLs the interrupted run did not fetch are fetched now\n", path, dropped)
 		}
 	} else if !os.IsNotExist(err) {
 		return nil, err
@@ -67,6 +89,29 @@ func (r *resumption) close() error {
 	err := r.file.Sync()
 	if cerr := r.file.Close(); err == nil {
 		err = cerr
+	}
+	return err
+}
+
+// replaceFile writes data to a file beside path, syncs it and renames it
+// over path: a kill leaves the old file or the new one.
+func replaceFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
 	}
 	return err
 }

@@ -15,14 +15,16 @@ func statsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "stats",
 		Usage:     "count fetch records by outcome: fetched, failed, and why",
-		UsageText: "fetch stats [FILE...]",
+		UsageText: "fetch stats [--failed] [FILE...]",
 		Description: `Reads fetch records and prints one "name<TAB>count" line per outcome, so
 that a script can tell whether a batch made progress, and why not, without
 reading JSON: "records" (all), "fetched" (status 2xx, 3xx or 304 and no
 error), "failed" (the rest), then "error:CODE" for each error code (the text
 before the first colon of "error": robots, dns, blocked, connect, timeout,
 ...) and "status:NNN" for each 4xx or 5xx status, most frequent first (ties by
-name). The first three lines are always there, zero or not.
+name). The first three lines are always there, zero or not. --failed prints
+instead each failed record as "url<TAB>reason<TAB>why", why being its error
+message or its status line.
 
 Example:
    $ fetch --warc out/ urls.txt > fetched.ndjson
@@ -31,8 +33,12 @@ Example:
    fetched	1
    failed	2
    error:dns	1
-   status:404	1`,
-		Flags:  clikit.InputFlags(),
+   status:404	1
+   $ fetch stats --failed fetched.ndjson
+   http://no-such-host.invalid/	error:dns	dns: lookup no-such-host.invalid: no such host
+   http://a.example/gone	status:404	HTTP status 404`,
+		Flags: append(clikit.InputFlags(), &cli.BoolFlag{Name: "failed",
+			Usage: "print each failed record as url<TAB>reason<TAB>why instead of the counts"}),
 		Action: stats,
 	}
 }
@@ -64,10 +70,22 @@ func stats(c *cli.Context) error {
 	}
 	records, fetched := 0, 0
 	reasons := map[string]int{}
+	out := clikit.Output(c)
+	failed := c.Bool("failed")
 	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
 		ok, why, err := Outcome(r)
 		if err != nil {
 			return r.Errorf("%v", err)
+		}
+		if failed {
+			if ok {
+				return nil
+			}
+			msg, _ := r.String("error")
+			if msg == "" {
+				msg = "HTTP status " + strings.TrimPrefix(why, "status:")
+			}
+			return out.WriteLine(fmt.Appendf(nil, "%s\t%s\t%s", r.URL(), why, strings.Join(strings.Fields(msg), " ")))
 		}
 		records++
 		if ok {
@@ -77,10 +95,9 @@ func stats(c *cli.Context) error {
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil || failed {
 		return err
 	}
-	out := clikit.Output(c)
 	line := func(name string, n int) error { return out.WriteLine(fmt.Appendf(nil, "%s\t%d", name, n)) }
 	for _, l := range []struct {
 		name string

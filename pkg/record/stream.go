@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -161,6 +162,8 @@ func (in *Input) eachIn(ctx context.Context, name string, fn func(string, []byte
 		if r == nil {
 			r = os.Stdin
 		}
+	} else if IsURLArg(name) {
+		r = strings.NewReader(name + "\n")
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
@@ -357,4 +360,11 @@ func (w *Writer) flush() error {
 	}
 	w.err = err
 	return err
+}
+
+// IsURLArg reports whether a command-line argument is an http(s) URL,
+// which a tool reads as a URL record rather than as a file name.
+func IsURLArg(arg string) bool {
+	lower := strings.ToLower(arg)
+	return strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://")
 }
