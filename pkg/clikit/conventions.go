@@ -360,7 +360,13 @@ _PROG() {
     _files
   fi
 }
-compdef _PROG PROG
+# Autoloaded from fpath this file is _PROG's body: complete now. Sourced,
+# register the function.
+if [[ "${funcstack[1]}" == "_PROG" ]]; then
+  _PROG "$@"
+else
+  compdef _PROG PROG
+fi
 `,
 }
 
