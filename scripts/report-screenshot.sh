@@ -7,6 +7,7 @@
 # Usage: scripts/report-screenshot.sh [CRAWL_DIR] [PNG]
 #   (default: a new demo crawl in out/report-demo/crawl; docs/img/report.png;
 #    WIDTH=1280 HEIGHT=2000 the window in pixels)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 crawl=${1:-}
