@@ -4,7 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,9 +24,10 @@ func docFiles(t *testing.T) []string {
 
 // docExample is one command of a document's fenced shell example.
 type docExample struct {
-	file string
-	line int
-	cmd  string
+	file   string
+	line   int
+	cmd    string
+	output []string // the lines shown after a "$ " command, up to the next
 }
 
 // shellFence is an opening fence whose block is a shell example: no info
@@ -94,9 +95,22 @@ func docExamples(t *testing.T, file, doc string) []docExample {
 			cur.WriteString(strings.TrimSuffix(text, `\`))
 			cur.WriteByte(' ')
 			if !continued {
-				c := normalizeCommand(trailingComment.ReplaceAllString(strings.TrimSpace(cur.String()), ""))
+				c := normalizeExample(stripComment(cur.String()))
 				out = append(out, docExample{file: strings.TrimPrefix(file, "../../"), line: at, cmd: c})
 				cur.Reset()
+			}
+		}
+		if prompted {
+			// The output shown after each command.
+			k := len(out) - 1
+			for j := len(block) - 1; j >= 0 && k >= 0; j-- {
+				if start+j+1 == out[k].line {
+					k--
+					continue
+				}
+				if start+j+1 > out[k].line && !strings.HasPrefix(block[j], "$ ") {
+					out[k].output = append([]string{block[j]}, out[k].output...)
+				}
 			}
 		}
 	}
@@ -105,8 +119,9 @@ func docExamples(t *testing.T, file, doc string) []docExample {
 
 // scriptCommands returns the commands every txtar script of the module
 // runs, one a line, normalised: testscript's exec and negation dropped,
-// sh -c's quoted script unwrapped (a doubled single quote undone).
-func scriptCommands(t *testing.T) []string {
+// sh -c's quoted script unwrapped (a doubled single quote undone); and the
+// files the scripts hold, by name.
+func scriptCommands(t *testing.T) (cmds []string, held map[string][]string) {
 	t.Helper()
 	var files []string
 	for _, g := range []string{"testdata/script/*.txtar", "../../cmd/*/testdata/script/*.txtar"} {
@@ -117,11 +132,14 @@ func scriptCommands(t *testing.T) []string {
 		files = append(files, m...)
 	}
 	prefix := regexp.MustCompile(`^(\[[^\]]*\]\s*)*!?\s*(exec\s+)?`)
-	var cmds []string
+	held = map[string][]string{}
 	for _, f := range files {
 		ar, err := txtar.ParseFile(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, af := range ar.Files {
+			held[af.Name] = append(held[af.Name], string(af.Data))
 		}
 		for _, l := range strings.Split(string(ar.Comment), "\n") {
 			l = prefix.ReplaceAllString(strings.TrimSpace(l), "")
@@ -129,16 +147,49 @@ func scriptCommands(t *testing.T) []string {
 				l = strings.ReplaceAll(l[len("sh -c '"):len(l)-1], "''", "'")
 			}
 			if l != "" && !strings.HasPrefix(l, "#") {
-				cmds = append(cmds, normalizeCommand(l))
+				cmds = append(cmds, normalizeExample(l))
 			}
 		}
 	}
-	return cmds
+	return cmds, held
+}
+
+// stripComment drops a shell comment from a command line: a # that
+// starts a word outside quotes, and what follows it.
+func stripComment(s string) string {
+	var quote rune
+	prev := ' '
+	for i, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == '#' && (prev == ' ' || prev == '\t'):
+			return strings.TrimSpace(s[:i])
+		}
+		prev = r
+	}
+	return strings.TrimSpace(s)
+}
+
+// loopbackFlags are the flags a script adds to reach the test's site on
+// loopback quickly and quietly, where a doc's example reaches a public one:
+// they are dropped from both before the two are compared.
+var loopbackFlags = regexp.MustCompile(` --(allow-private|quiet|delay 0)\b`)
+
+// normalizeExample is a command in the form docs and scripts are compared
+// in: runs of white space as one space, the loopback flags dropped.
+func normalizeExample(s string) string {
+	return normalizeCommand(loopbackFlags.ReplaceAllString(normalizeCommand(s), ""))
 }
 
 // runsIn reports whether the script line s runs the command c as a whole
 // command: c is s, or a command of its list or pipeline (between ;, &&, ||,
-// | and the line's ends), with its own arguments and redirections.
+// | and the line's ends), with its own arguments; the script may send its
+// output to a file (>, >>, 2>) to check it.
 func runsIn(c, s string) bool {
 	for from := 0; ; {
 		i := strings.Index(s[from:], c)
@@ -153,17 +204,98 @@ func runsIn(c, s string) bool {
 			strings.HasSuffix(before, "&&") || strings.HasSuffix(before, "(")
 		a := strings.TrimLeft(after, " ")
 		okAfter := a == "" || strings.HasPrefix(a, ";") || strings.HasPrefix(a, "|") || strings.HasPrefix(a, "&&") ||
-			strings.HasPrefix(a, ")")
+			strings.HasPrefix(a, ")") || strings.HasPrefix(a, ">") || strings.HasPrefix(a, "2>")
 		if okBefore && okAfter {
 			return true
 		}
 	}
 }
 
-// notRunHere lists the doc examples that no txtar script runs, each with
-// where it is run or why it cannot be: keep it short. A key is a document
-// and a command, as extracted.
-var notRunHere = map[string]string{}
+var (
+	catCommand = regexp.MustCompile(`^cat ([^ |;&<>]+)$`)
+	assignment = regexp.MustCompile(`^[A-Z_]+=[^ ]*$`)
+)
+
+// shownAsHeld reports whether the lines a doc shows after "cat FILE" are
+// one of the scripts' files of that name (${VAR} of the script written
+// $VAR in the doc).
+func shownAsHeld(shown []string, held []string) bool {
+	braces := regexp.MustCompile(`\$\{([A-Z_]+)\}`)
+	for _, h := range held {
+		if strings.Join(shown, "\n") == strings.TrimSuffix(braces.ReplaceAllString(h, "$$$1"), "\n") {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeBlocks are the examples a Go test reads from the document and runs
+// as a whole, block by block: a block of the file holding every marker.
+var wholeBlocks = []struct {
+	file    string
+	markers []string
+	test    string
+}{
+	{"README.md", []string{"scripts/install.sh", "crawl-cycle.sh"}, "TestCronStepsOfTheREADME (internal/e2e) pastes the README's cron steps into sh with PATH=/usr/bin:/bin and Go, on a loopback site"},
+	{"README.md", []string{"$ bin/recrawl report"}, "TestReportOfAShardedCrawl (internal/e2e) runs the commands of the README's \"Read the results\" on a crawl made as the demo makes its own"},
+}
+
+// wholeBlockCommands returns the commands of the wholeBlocks, each with
+// the test that runs it; the same command elsewhere in the docs is run by
+// that test too.
+func wholeBlockCommands(t *testing.T) map[string]string {
+	t.Helper()
+	cmds := map[string]string{}
+	for _, w := range wholeBlocks {
+		doc, err := os.ReadFile("../../" + w.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, block := range strings.Split(string(doc), "```")[1:] {
+			all := true
+			for _, m := range w.markers {
+				all = all && strings.Contains(block, m)
+			}
+			if !all {
+				continue
+			}
+			found = true
+			for _, ex := range docExamples(t, w.file, "```"+block+"```") {
+				cmds[ex.cmd] = w.test
+			}
+		}
+		if !found {
+			t.Errorf("%s has no block holding %q, which %s runs", w.file, w.markers, w.test)
+		}
+	}
+	return cmds
+}
+
+// notRunHere are the doc examples no test runs, each with the reason: keep
+// it short. A document and a regular expression of its commands (as
+// extracted: a line, continuations joined, comment dropped).
+var notRunHere = exemptions{
+	{"docs/benchmarks.md", `^(go (test|run) .*|cd pkg/barrel/blevebench && go test .*|([A-Z_]+=[^ ]+ )*scripts/[a-z-]+-bench\.sh.*|recrawl simulate --markdown --seed 1)$`,
+		"measurements: they take minutes and print figures, not output to compare (go test's are the suite's own tests and benchmarks)"},
+	{"docs/fetch.md", `^(BASE=[^ ]+ )?scripts/fetch(-bomb)?-bench\.sh.*$`, "measurements, as docs/benchmarks.md's"},
+	{"docs/barrel.md", `^scripts/barrel-eval\.sh$`, "a measurement: crawls the Python docs and prints MRR figures"},
+	{"docs/recrawl.md", `^go run ./internal/cmd/changebench$`, "a measurement: prints the change-detection table"},
+	{"docs/scaleout.md", `^(printf .*|go build .*&& parallel .*|parallel rsync .*|scripts/crawl-cycle.sh /(var|scratch)/crawl)$`,
+		"needs machines reached over ssh or a Slurm cluster: TestClusterSSHAgrees and TestClusterSlurmAgrees (internal/e2e) run the same RUNNER settings on test machines"},
+}
+
+type exemptions []struct{ file, cmd, reason string }
+
+// match returns the index of the exemption of ex, or -1.
+func (es exemptions) match(ex docExample) int {
+	for i, e := range es {
+		if e.file == ex.file && regexp.MustCompile(e.cmd).MatchString(ex.cmd) {
+			return i
+		}
+	}
+	return -1
+}
 
 // TestEveryDocExampleRuns holds the docs to their promise that every
 // command example runs in a test: each command of a fenced shell example of
@@ -173,8 +305,9 @@ var notRunHere = map[string]string{}
 // cannot run. A new example without a test fails here, and so does an entry
 // of the list that no document has any more.
 func TestEveryDocExampleRuns(t *testing.T) {
-	scripts := scriptCommands(t)
-	used := map[string]bool{}
+	scripts, held := scriptCommands(t)
+	whole := wholeBlockCommands(t)
+	used := map[int]bool{}
 	n := 0
 	for _, f := range docFiles(t) {
 		doc, err := os.ReadFile(f)
@@ -183,9 +316,23 @@ func TestEveryDocExampleRuns(t *testing.T) {
 		}
 		for _, ex := range docExamples(t, f, string(doc)) {
 			n++
-			key := ex.file + ": " + ex.cmd
-			if _, ok := notRunHere[key]; ok {
-				used[key] = true
+			if whole[ex.cmd] != "" {
+				continue
+			}
+			if i := notRunHere.match(ex); i >= 0 {
+				used[i] = true
+				continue
+			}
+			if m := catCommand.FindStringSubmatch(ex.cmd); m != nil && !slices.Contains(scripts, ex.cmd) {
+				if !shownAsHeld(ex.output, held[m[1]]) {
+					t.Errorf("%s:%d: %q shows what no script holds as %s (%d held)", ex.file, ex.line, ex.cmd, m[1], len(held[m[1]]))
+				}
+				continue
+			}
+			if m := assignment.FindStringSubmatch(ex.cmd); m != nil {
+				if !slices.Contains(scripts, "env "+ex.cmd) {
+					t.Errorf("%s:%d: no script sets %q (env %s)", ex.file, ex.line, ex.cmd, ex.cmd)
+				}
 				continue
 			}
 			run := false
@@ -200,15 +347,10 @@ func TestEveryDocExampleRuns(t *testing.T) {
 			}
 		}
 	}
-	var stale []string
-	for k := range notRunHere {
-		if !used[k] {
-			stale = append(stale, k)
+	for i, e := range notRunHere {
+		if !used[i] {
+			t.Errorf("notRunHere's %s %q matches no example of the docs: remove it", e.file, e.cmd)
 		}
-	}
-	sort.Strings(stale)
-	for _, k := range stale {
-		t.Errorf("notRunHere lists %q, which no document shows", k)
 	}
 	t.Logf("%d doc examples checked", n)
 }
