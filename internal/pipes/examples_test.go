@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/rogpeppe/go-internal/txtar"
 )
@@ -359,4 +360,77 @@ func TestEveryDocExampleRuns(t *testing.T) {
 		}
 	}
 	t.Logf("%d doc examples checked", n)
+}
+
+// TestDocLinks checks the links between the documents: every relative link
+// of README.md and docs/*.md names a file that exists, and its #anchor a
+// heading of that file (GitHub's anchors: lower case, punctuation dropped,
+// spaces as hyphens).
+func TestDocLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	heading := regexp.MustCompile(`(?m)^#+ (.+)$`)
+	slug := func(h string) string {
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ' || r == '-':
+				b.WriteRune('-')
+			case r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	anchors := func(path string) map[string]bool {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		// Headings inside code blocks are not headings.
+		var text strings.Builder
+		in := false
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, "```") {
+				in = !in
+				continue
+			}
+			if !in {
+				text.WriteString(l + "\n")
+			}
+		}
+		m := map[string]bool{}
+		for _, h := range heading.FindAllStringSubmatch(text.String(), -1) {
+			m[slug(strings.TrimSpace(h[1]))] = true
+		}
+		return m
+	}
+	checked := 0
+	for _, f := range docFiles(t) {
+		doc, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(doc), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			path := f
+			if file != "" {
+				path = filepath.Join(filepath.Dir(f), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: link %q: %v", f, target, err)
+					continue
+				}
+			}
+			if anchor != "" && !anchors(path)[anchor] {
+				t.Errorf("%s: link %q: %s has no heading #%s", f, target, path, anchor)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("no links found")
+	}
 }
