@@ -17,9 +17,6 @@ cd "$(dirname "$0")/.."
 out=${1:-out/demo}
 turns=${TURNS:-5}
 port=${PORT:-18080}
-mkdir -p "$out" bin
-out=$(cd "$out" && pwd)
-
 missing=()
 command -v go >/dev/null || missing+=("Go (https://go.dev/dl/; the version in go.mod)")
 command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=("nginx (Debian: sudo apt-get install nginx)")
@@ -28,6 +25,9 @@ if ((${#missing[@]})); then
   echo "demo: the demo needs only Go and nginx; install the above and run it again" >&2
   exit 2
 fi
+mkdir -p "$out" bin
+out=$(cd "$out" && pwd)
+
 echo "== building the tools into bin/"
 for tool in cmd/*/; do
   go build -o "bin/$(basename "$tool")" "./$tool"
