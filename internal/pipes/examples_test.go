@@ -315,7 +315,7 @@ func TestEveryDocExampleRuns(t *testing.T) {
 	scripts, held := scriptCommands(t)
 	whole := wholeBlockCommands(t)
 	used := map[int]bool{}
-	n := 0
+	n, byGo, notRun := 0, 0, 0
 	for _, f := range docFiles(t) {
 		doc, err := os.ReadFile(f)
 		if err != nil {
@@ -324,10 +324,12 @@ func TestEveryDocExampleRuns(t *testing.T) {
 		for _, ex := range docExamples(t, f, string(doc)) {
 			n++
 			if whole[ex.cmd] != "" {
+				byGo++
 				continue
 			}
 			if i := notRunHere.match(ex); i >= 0 {
 				used[i] = true
+				notRun++
 				continue
 			}
 			if m := catCommand.FindStringSubmatch(ex.cmd); m != nil && !slices.Contains(scripts, ex.cmd) {
@@ -359,7 +361,7 @@ func TestEveryDocExampleRuns(t *testing.T) {
 			t.Errorf("notRunHere's %s %q matches no example of the docs: remove it", e.file, e.cmd)
 		}
 	}
-	t.Logf("%d doc examples checked", n)
+	t.Logf("%d doc examples checked: %d run by txtar scripts, %d by Go tests that read them from the doc, %d listed in notRunHere", n, n-byGo-notRun, byGo, notRun)
 }
 
 // TestDocLinks checks the links between the documents: every relative link
