@@ -55,7 +55,7 @@ func TestDocCommandsRun(t *testing.T) {
 func TestDocOutputsShown(t *testing.T) {
 	cmpLine := regexp.MustCompile(`(?m)^cmp (\S+) (\S+)$`)
 	braces := regexp.MustCompile(`\$\{([A-Z_]+)\}`)
-	for _, tool := range []string{"fetch", "opic", "recrawl", "sekitei", "urlfeat", "readme", "barrel"} {
+	for _, tool := range []string{"fetch", "opic", "recrawl", "sekitei", "urlfeat", "readme", "barrel", "benchmarks"} {
 		doc, err := os.ReadFile(docOf(tool))
 		if err != nil {
 			t.Fatal(err)
