@@ -7,5 +7,5 @@
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh >/dev/null
+scripts/deps.sh nginx
 exec go run ./internal/cmd/loopbench "$@"

@@ -8,6 +8,8 @@
 #     sekitei and barrel updates), then the pages fetched, the most important
 #     pages, the segments found, the next pages of the crawl queue and the
 #     answer to a search query.
+# Needs Go (go.mod says which version) and nginx (Debian package nginx),
+# nothing else: it installs nothing, and says what is missing.
 # Usage: scripts/demo.sh [OUTDIR]   (default: out/demo; TURNS=5, PORT=18080)
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
@@ -15,10 +17,17 @@ cd "$(dirname "$0")/.."
 out=${1:-out/demo}
 turns=${TURNS:-5}
 port=${PORT:-18080}
+missing=()
+command -v go >/dev/null || missing+=("Go (https://go.dev/dl/; the version in go.mod)")
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=("nginx (Debian: sudo apt-get install nginx)")
+if ((${#missing[@]})); then
+  for m in "${missing[@]}"; do echo "demo: missing: $m" >&2; done
+  echo "demo: the demo needs only Go and nginx; install the above and run it again" >&2
+  exit 2
+fi
 mkdir -p "$out" bin
 out=$(cd "$out" && pwd)
 
-scripts/deps.sh >/dev/null
 echo "== building the tools into bin/"
 for tool in cmd/*/; do
   go build -o "bin/$(basename "$tool")" "./$tool"

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Installs what the tools and their tests need on a fresh Debian machine:
+# Installs what the tests need on a fresh Debian machine (the test lab):
 # the Debian packages listed in scripts/debian-packages.txt (only those
-# missing) and the Go modules of go.mod. Safe to run again.
-# Usage: scripts/deps.sh
+# missing), the Go modules of go.mod and warcio (npm). scripts/test.sh runs
+# it; the demo does not (it needs Go and nginx only, and says so). With
+# package names, installs only those of them that are missing, and nothing
+# else (a benchmark's own needs). Safe to run again.
+# Usage: scripts/deps.sh [PACKAGE...]
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+wanted=("$@")
+if ((${#wanted[@]} == 0)); then
+  while read -r pkg _; do
+    [[ -z "$pkg" || "$pkg" == \#* ]] && continue
+    wanted+=("$pkg")
+  done < scripts/debian-packages.txt
+fi
 missing=()
-while read -r pkg _; do
-  [[ -z "$pkg" || "$pkg" == \#* ]] && continue
+for pkg in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
-done < scripts/debian-packages.txt
+done
 
 if ((${#missing[@]})); then
   echo "deps: installing Debian packages: ${missing[*]}" >&2
@@ -26,6 +35,7 @@ if ((${#missing[@]})); then
 fi
 
 go mod download
+(($# == 0)) || exit 0
 
 # warcio, the Webrecorder WARC reader from the npm registry, reads fetch's
 # WARC files back in pkg/fetch's integration test (.deps/ is gitignored).

@@ -40,8 +40,23 @@ func TestReportOfAShardedCrawl(t *testing.T) {
 	}
 	var text string
 	for c, out := range outputs {
-		if !strings.Contains(c, "--json") && !strings.Contains(c, "--html") {
+		if strings.Contains(c, "recrawl report") && !strings.Contains(c, "--json") && !strings.Contains(c, "--html") {
 			text = out
+		}
+	}
+	// The search finds pages of the crawl, and the CDXJ index lists the
+	// WARC files' responses.
+	for c, out := range outputs {
+		switch {
+		case strings.Contains(c, "barrel search"):
+			if n := strings.Count(out, `{"doc_id":`); n == 0 {
+				t.Errorf("%s: no hit:\n%s", c, out)
+			}
+		case strings.Contains(c, "fetch cdx"):
+			cdx, err := os.ReadFile(filepath.Join(work, "index.cdxj"))
+			if err != nil || !strings.Contains(string(cdx), `"status":"200"`) {
+				t.Errorf("%s: index.cdxj %v:\n%.400s", c, err, cdx)
+			}
 		}
 	}
 	for _, want := range []string{"shard 0/2", "shard 1/2", "QLinks:", "fetch outcomes by turn", "seconds a step", "000004-", "k_i/day"} {
@@ -111,7 +126,7 @@ func TestReportOfAShardedCrawl(t *testing.T) {
 }
 
 // readmeReportCommands are the commands of the README's "Read the results"
-// section: the report's.
+// section: the report's, the search's and the WARC index's.
 func readmeReportCommands(t *testing.T, root string) []string {
 	t.Helper()
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -124,10 +139,10 @@ func readmeReportCommands(t *testing.T, root string) []string {
 	for sc.Scan() {
 		l := sc.Text()
 		if strings.HasPrefix(l, "#") {
-			in = strings.HasPrefix(l, "### Read the results")
+			in = strings.HasPrefix(strings.TrimLeft(l, "# "), "Read the results")
 			continue
 		}
-		if in && strings.HasPrefix(l, "$ bin/recrawl report") {
+		if in && strings.HasPrefix(l, "$ bin/") {
 			c := strings.TrimPrefix(l, "$ ")
 			if i := strings.Index(c, "  #"); i >= 0 {
 				c = c[:i]
@@ -135,8 +150,8 @@ func readmeReportCommands(t *testing.T, root string) []string {
 			cmds = append(cmds, strings.TrimSpace(c))
 		}
 	}
-	if len(cmds) < 3 {
-		t.Fatalf("the README's \"Read the results\" section has %d report commands, want the text, --json and --html ones: %q", len(cmds), cmds)
+	if n := strings.Count(strings.Join(cmds, "\n"), "bin/recrawl report"); n < 3 {
+		t.Fatalf("the README's \"Read the results\" section has %d report commands, want the text, --json and --html ones: %q", n, cmds)
 	}
 	return cmds
 }

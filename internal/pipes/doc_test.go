@@ -55,8 +55,8 @@ func TestDocCommandsRun(t *testing.T) {
 func TestDocOutputsShown(t *testing.T) {
 	cmpLine := regexp.MustCompile(`(?m)^cmp (\S+) (\S+)$`)
 	braces := regexp.MustCompile(`\$\{([A-Z_]+)\}`)
-	for _, tool := range []string{"fetch", "opic", "recrawl", "sekitei"} {
-		doc, err := os.ReadFile("../../docs/" + tool + ".md")
+	for _, tool := range []string{"fetch", "opic", "recrawl", "sekitei", "urlfeat", "readme", "barrel", "benchmarks"} {
+		doc, err := os.ReadFile(docOf(tool))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestDocOutputsShown(t *testing.T) {
 					checked++
 					for _, l := range strings.Split(strings.TrimSuffix(string(f.Data), "\n"), "\n") {
 						if l = braces.ReplaceAllString(l, "$$$1"); !docLines[l] {
-							t.Errorf("docs/%s.md does not show %s's line %q", tool, f.Name, l)
+							t.Errorf("%s does not show %s's line %q", docOf(tool), f.Name, l)
 						}
 					}
 				}
@@ -88,6 +88,17 @@ func TestDocOutputsShown(t *testing.T) {
 			t.Errorf("doc-%s.txtar compares no output with a file", tool)
 		}
 	}
+}
+
+// docOf is the document whose examples the script doc-NAME.txtar runs.
+func docOf(name string) string {
+	switch name {
+	case "readme":
+		return "../../README.md"
+	case "barrel-batch":
+		return "../../docs/barrel.md"
+	}
+	return "../../docs/" + name + ".md"
 }
 
 var trailingComment = regexp.MustCompile(`\s+#[^'"]*$`)
