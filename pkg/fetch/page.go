@@ -138,13 +138,26 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 		extra = conditional(it.rec)
 	}
 	prev := previousCapture(it.rec) // read before the item is queued again
+	// --timeout bounds the URL's whole time: its requests (every retry and
+	// redirect hop) and the backoff waits between retries.
+	left := f.cfg.Timeout - it.elapsed - it.waited
+	if left <= 0 {
+		f.done(j, nil, "", 0, 0)
+		defer f.itemDone()
+		return f.finish(it.rec, it, f.spentError(it))
+	}
+	rctx, rcancel := context.WithTimeout(ctx, left)
+	defer rcancel()
 	start := f.cfg.Clock.Now()
-	x := f.do(ctx, it.u, extra, f.cfg.MaxSize, f.acceptType)
+	x := f.do(rctx, it.u, extra, f.cfg.MaxSize, f.acceptType)
 	defer x.release()
 	f.observe(j.host.key, start, x)
 	f.stats.requests.Add(1)
 	f.stats.bytes.Add(int64(len(x.body)))
 	it.elapsed += x.elapsed
+	if x.err != nil && x.err.code == CodeTimeout && errors.Is(rctx.Err(), context.DeadlineExceeded) && left < f.cfg.Timeout {
+		x.err = f.spentError(it) // the budget ran out on a retry or a later hop
+	}
 
 	stopping := f.stopping.Load()
 
@@ -173,7 +186,11 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 				wait = -1 // too long to wait: the answer stands
 			}
 		}
+		if wait >= 0 && it.elapsed+it.waited+wait >= f.cfg.Timeout {
+			wait = -1 // no time left in --timeout for another try: the answer stands
+		}
 		if wait >= 0 {
+			it.waited += wait
 			it.attempt++
 			f.stats.retries.Add(1)
 			f.done(j, it, j.host.key, f.cfg.Clock.Real(wait), 0)
@@ -220,6 +237,12 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 		cerr = x.err
 	}
 	return f.finishResponse(it, x, loc, haveLoc, cerr)
+}
+
+// spentError is the error of a URL whose --timeout ran out over several
+// requests.
+func (f *Fetcher) spentError(it *item) *codedError {
+	return errorf(CodeTimeout, "--timeout %v spent over %d requests and %v of backoff", f.cfg.Timeout, it.attempt+len(it.chain)+1, it.waited.Round(time.Millisecond))
 }
 
 func (f *Fetcher) backoff(attempt int) time.Duration {

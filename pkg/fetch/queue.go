@@ -19,8 +19,9 @@ type item struct {
 	chain    []hop       // redirects so far
 	attempt  int         // retries of the current hop
 	keyTaken bool        // the URL's key is taken (see Fetcher.duplicate)
-	elapsed  time.Duration
-	size     int64 // bytes accounted in queue memory
+	elapsed  time.Duration // in requests, every hop and retry
+	waited   time.Duration // in backoff before retries: with elapsed, bounded by Config.Timeout
+	size     int64         // bytes accounted in queue memory
 }
 
 type hop struct {

@@ -129,7 +129,7 @@ func fetchFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-crawl-delay", Value: 30 * time.Second, Usage: "cap on a robots.txt Crawl-delay"},
 		&cli.BoolFlag{Name: "ignore-robots", Usage: "do not fetch or obey robots.txt (only for your own sites)"},
 		&cli.DurationFlag{Name: "robots-ttl", Value: 24 * time.Hour, Usage: "how long a robots.txt is cached"},
-		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "limit on one whole exchange"},
+		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "limit on a URL's whole time: its requests, retries and redirect hops, and the backoff between retries"},
 		&cli.DurationFlag{Name: "connect-timeout", Value: 10 * time.Second, Usage: "limit on DNS, connect and TLS"},
 		&cli.DurationFlag{Name: "read-timeout", Value: 15 * time.Second, Usage: "limit on waiting for headers or more body bytes"},
 		&cli.StringFlag{Name: "max-size", Value: "10MiB", Usage: "keep at most `SIZE` of a body; the rest is cut off and marked"},
