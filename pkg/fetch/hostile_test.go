@@ -3,6 +3,7 @@ package fetch
 import (
 	"bufio"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -172,5 +173,23 @@ func TestProtocolErrorsNotRetried(t *testing.T) {
 		if errCode(r) != want || n != wantN {
 			t.Errorf("%s: error %q after %d requests, want %s after %d", name, str(r, "error"), n, want, wantN)
 		}
+	}
+}
+
+// TestInvalidUTF8Title: a page served as UTF-8 whose title holds bytes
+// that are not UTF-8 gets U+FFFD for them, as the HTML standard decodes a
+// declared encoding, not a windows-1252 reading ("Caf\xe9" is not "Café").
+func TestInvalidUTF8Title(t *testing.T) {
+	h := newHost(t, "127.0.32.16", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte("<title>Caf\xe9 \xc3\xa9t\xe9</title><p>Men\xfc du jour</p>"))
+	}))
+	cfg := testConfig()
+	cfg.IgnoreRobots = true
+	cfg.Terms = 10
+	out := runFetch(t, cfg, h.url("/"))
+	r := out[h.url("/")].rec
+	if str(r, "title") != "Caf\uFFFD ét\uFFFD" || str(r, "charset") != "utf-8" || str(r, "charset_source") != "header" {
+		t.Errorf("%s", r.AppendJSON(nil))
 	}
 }
