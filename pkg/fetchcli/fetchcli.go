@@ -309,6 +309,7 @@ func run(c *cli.Context) error {
 		return err
 	}
 	env := clikit.EnvOf(c)
+	defer routeNetLog(env.Stderr)()
 	cfg, err := config(c)
 	if err != nil {
 		return err
@@ -685,6 +686,7 @@ Example:
 
 func sitemaps(c *cli.Context) error {
 	env := clikit.EnvOf(c)
+	defer routeNetLog(env.Stderr)()
 	cfg, err := config(c)
 	if err != nil {
 		return err
