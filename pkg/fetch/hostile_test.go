@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
 // rawHost is a hostile HTTP server written on a bare listener: for every
@@ -191,5 +193,39 @@ func TestInvalidUTF8Title(t *testing.T) {
 	r := out[h.url("/")].rec
 	if str(r, "title") != "Caf\uFFFD ét\uFFFD" || str(r, "charset") != "utf-8" || str(r, "charset_source") != "header" {
 		t.Errorf("%s", r.AppendJSON(nil))
+	}
+}
+
+// TestWARCProtocolHTTP1: the records of a plain HTTP/1.1 exchange say
+// WARC-Protocol http/1.1 and nothing more, and keep the reason phrase.
+func TestWARCProtocolHTTP1(t *testing.T) {
+	h := newHost(t, "127.0.32.17", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<title>one</title>"))
+	}))
+	w, err := warc.Create(warc.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.IgnoreRobots = true
+	cfg.WARC = w
+	runFetch(t, cfg, h.url("/"))
+	w.Close()
+	n := 0
+	for _, r := range warcRecords(t, w.Files()) {
+		if r.Type() != warc.TypeResponse && r.Type() != warc.TypeRequest {
+			continue
+		}
+		n++
+		if got := protocolsOf(r); len(got) != 1 || got[0] != "http/1.1" {
+			t.Errorf("%s: WARC-Protocol %q, want http/1.1", r.Type(), got)
+		}
+		if r.Type() == warc.TypeResponse && firstLine(t, r) != "HTTP/1.1 200 OK" {
+			t.Errorf("status line %q", firstLine(t, r))
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d exchange records, want a request and a response", n)
 	}
 }

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -588,9 +589,11 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 	target := x.url.String()
 
 	// The response as received; HTTP/2 is written in HTTP/1.1 form, which is
-	// what WARC readers expect.
-	proto := x.proto
-	if !strings.HasPrefix(proto, "HTTP/1.") {
+	// what WARC readers expect, with an empty reason phrase (HTTP/2 has
+	// none), and every record of the exchange names the protocol used in
+	// WARC-Protocol fields, as the IIPC's WARC extensions for HTTP/2 say.
+	proto, h2 := x.proto, !strings.HasPrefix(x.proto, "HTTP/1.")
+	if h2 {
 		proto = "HTTP/1.1"
 	}
 	head := make([]byte, 0, 1024)
@@ -598,7 +601,9 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 	head = append(head, ' ')
 	head = strconv.AppendInt(head, int64(x.status), 10)
 	head = append(head, ' ')
-	head = append(head, http.StatusText(x.status)...)
+	if !h2 {
+		head = append(head, http.StatusText(x.status)...)
+	}
 	head = append(head, "\r\n"...)
 	head = appendHeaders(head, x.header)
 	ref, profile, revisit := f.revisitOf(x, prev)
@@ -634,6 +639,10 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 			resp.Header.Add(warc.FieldTruncated, x.truncated)
 		}
 	}
+	protocols := x.protocols()
+	for _, p := range protocols {
+		resp.Header.Add(fieldProtocol, p)
+	}
 	if x.ip != "" {
 		resp.Header.Add(warc.FieldIPAddress, x.ip)
 	}
@@ -653,6 +662,9 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 		{Name: warc.FieldConcurrentTo, Value: respID},
 		{Name: warc.FieldContentType, Value: warc.ContentTypeHTTPRequest},
 	}, Body: bytesReader(reqHead)}
+	for _, p := range protocols {
+		req.Header.Add(fieldProtocol, p)
+	}
 	if x.ip != "" {
 		req.Header.Add(warc.FieldIPAddress, x.ip)
 	}
@@ -664,6 +676,41 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 		f.payloads.add(capture{digest: x.digest(), uri: target, date: date})
 	}
 	return archived{loc: locs[0], id: respID, revisit: revisit, refers: ref}, nil
+}
+
+// fieldProtocol is the WARC-Protocol field (IIPC warc-specifications
+// issue 42 and "WARC Extensions for HTTP/2"): one field per protocol of the
+// exchange, by its ALPN name: "h2" or "http/1.1", then "tls/1.3" or the
+// like when the connection was encrypted.
+const fieldProtocol = "WARC-Protocol"
+
+// protocols returns the WARC-Protocol values of an exchange.
+func (x *exchange) protocols() []string {
+	var ps []string
+	switch {
+	case strings.HasPrefix(x.proto, "HTTP/2"):
+		if x.tls != 0 {
+			ps = append(ps, "h2")
+		} else {
+			ps = append(ps, "h2c")
+		}
+	case x.proto == "HTTP/1.0":
+		ps = append(ps, "http/1.0")
+	default:
+		ps = append(ps, "http/1.1")
+	}
+	switch x.tls {
+	case 0:
+	case tls.VersionTLS10:
+		ps = append(ps, "tls/1.0")
+	case tls.VersionTLS11:
+		ps = append(ps, "tls/1.1")
+	case tls.VersionTLS12:
+		ps = append(ps, "tls/1.2")
+	case tls.VersionTLS13:
+		ps = append(ps, "tls/1.3")
+	}
+	return ps
 }
 
 // appendHeaders writes header fields sorted by name (Go does not keep the
