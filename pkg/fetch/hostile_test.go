@@ -2,6 +2,9 @@ package fetch
 
 import (
 	"bufio"
+	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -9,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
@@ -227,5 +231,38 @@ func TestWARCProtocolHTTP1(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d exchange records, want a request and a response", n)
+	}
+}
+
+// TestGetTimeoutBoundsRedirects: Get (the sitemap reader's fetch) follows
+// a chain of five redirects whose every answer takes a second; with
+// --timeout 2.5s the chain is cut as a timeout before its end, where each
+// hop with a timeout of its own would have reached the page.
+func TestGetTimeoutBoundsRedirects(t *testing.T) {
+	h := newHost(t, "127.0.32.18", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Second)
+		var n int
+		fmt.Sscanf(r.URL.Path, "/r%d", &n)
+		if n < 5 {
+			http.Redirect(w, r, fmt.Sprintf("/r%d", n+1), http.StatusFound)
+			return
+		}
+		w.Write([]byte("end"))
+	}))
+	cfg := testConfig()
+	cfg.Timeout = 2500 * time.Millisecond
+	cfg.ReadTimeout = 2 * time.Second
+	cfg.Emit = func(*record.Record) error { return nil }
+	f, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body, err := f.Get(context.Background(), h.url("/r0"), 1<<20)
+	var ce *codedError
+	if !errors.As(err, &ce) || ce.code != CodeTimeout || status != 0 || body != nil {
+		t.Errorf("Get: %d %q %v, want a timeout", status, body, err)
+	}
+	if n := len(h.log()); n >= 6 {
+		t.Errorf("%d requests: the chain was followed to its end", n)
 	}
 }
