@@ -266,3 +266,29 @@ func TestGetTimeoutBoundsRedirects(t *testing.T) {
 		t.Errorf("%d requests: the chain was followed to its end", n)
 	}
 }
+
+// TestTimeoutBoundsRedirectHops: a page's redirect hops share --timeout:
+// five hops of a second each with --timeout 2.5s end in a timeout naming
+// the requests made, before the chain's end.
+func TestTimeoutBoundsRedirectHops(t *testing.T) {
+	h := newHost(t, "127.0.32.19", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Second)
+		var n int
+		fmt.Sscanf(r.URL.Path, "/r%d", &n)
+		if n < 5 {
+			http.Redirect(w, r, fmt.Sprintf("/r%d", n+1), http.StatusFound)
+			return
+		}
+		w.Write([]byte("end"))
+	}))
+	cfg := testConfig()
+	cfg.IgnoreRobots = true
+	cfg.Timeout = 2500 * time.Millisecond
+	cfg.ReadTimeout = 2 * time.Second
+	out := runFetch(t, cfg, h.url("/r0"))
+	r := out[h.url("/r0")].rec
+	n := len(h.log())
+	if errCode(r) != CodeTimeout || n >= 6 || !strings.Contains(str(r, "error"), fmt.Sprintf("spent over %d requests", n)) {
+		t.Errorf("after %d requests: %s", n, r.AppendJSON(nil))
+	}
+}

@@ -145,7 +145,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	if left <= 0 {
 		f.done(j, nil, "", 0, 0)
 		defer f.itemDone()
-		return f.finish(it.rec, it, f.spentError(it))
+		return f.finish(it.rec, it, f.spentError(it, it.attempt+len(it.chain)))
 	}
 	rctx, rcancel := context.WithTimeout(ctx, left)
 	defer rcancel()
@@ -157,7 +157,7 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	f.stats.bytes.Add(int64(len(x.body)))
 	it.elapsed += x.elapsed
 	if x.err != nil && x.err.code == CodeTimeout && errors.Is(rctx.Err(), context.DeadlineExceeded) && left < f.cfg.Timeout {
-		x.err = f.spentError(it) // the budget ran out on a retry or a later hop
+		x.err = f.spentError(it, it.attempt+len(it.chain)+1) // the budget ran out on a retry or a later hop
 	}
 
 	stopping := f.stopping.Load()
@@ -240,10 +240,10 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 	return f.finishResponse(it, x, loc, haveLoc, cerr)
 }
 
-// spentError is the error of a URL whose --timeout ran out over several
+// spentError is the error of a URL whose --timeout ran out over n
 // requests.
-func (f *Fetcher) spentError(it *item) *codedError {
-	return errorf(CodeTimeout, "--timeout %v spent over %d requests and %v of backoff", f.cfg.Timeout, it.attempt+len(it.chain)+1, it.waited.Round(time.Millisecond))
+func (f *Fetcher) spentError(it *item, n int) *codedError {
+	return errorf(CodeTimeout, "--timeout %v spent over %d requests and %v of backoff", f.cfg.Timeout, n, it.waited.Round(time.Millisecond))
 }
 
 func (f *Fetcher) backoff(attempt int) time.Duration {
