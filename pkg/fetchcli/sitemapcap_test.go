@@ -118,9 +118,6 @@ func TestSitemapsCappedPerSiteAndInAll(t *testing.T) {
 // URLs is read up to the default 50,000 URLs of the site (25 sitemaps);
 // --max-sitemaps bounds the files of a site whose sitemaps are empty.
 func TestSitemapsDefaultsBoundAFlood(t *testing.T) {
-	if testing.Short() {
-		t.Skip("serves a 50,000-sitemap index")
-	}
 	a := serveFlood(t, "127.0.32.4", 50000, 2000)
 	out, stderr := runSitemaps(t, a.base+"/\n")
 	if n := strings.Count(out, "\n"); n != 50000 {
