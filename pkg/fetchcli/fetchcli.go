@@ -678,7 +678,7 @@ Example:
 		Flags: append(append(clikit.InputFlags(), fetchFlags()...),
 			&cli.IntFlag{Name: "max-urls-per-site", Value: 50000, Usage: "most URLs listed for one site (host) in a run; 0: no cap"},
 			&cli.IntFlag{Name: "max-urls", Value: 1000000, Usage: "most URLs listed in a run; 0: no cap"},
-			&cli.IntFlag{Name: "max-sitemaps", Value: 1000, Usage: "most sitemap files (indexes included) read for one site"},
+			&cli.IntFlag{Name: "max-sitemaps", Value: 1000, Usage: "most sitemap files (indexes included) read for one site in a run; 0: no cap"},
 		),
 		Action: sitemaps,
 	}
