@@ -17,9 +17,10 @@
 // windows-1252: the guess tells windows-1251 and KOI8-R (still common on
 // Russian sites) from windows-1252 by how high bytes cluster into words and
 // which Russian letters they would be; and a declaration that lies is
-// caught: UTF-8 declared on bytes that are not UTF-8, or a single-byte
-// charset declared on bytes that are valid multi-byte UTF-8, is replaced by
-// the guess, with Source "sniffed".
+// caught: UTF-8 declared on Cyrillic single-byte text (more invalid UTF-8
+// than valid), or a single-byte charset declared on bytes that are valid
+// multi-byte UTF-8, is replaced by the guess, with Source "sniffed". Other
+// invalid bytes in a page declared UTF-8 become U+FFFD.
 package charset
 
 import (
@@ -136,7 +137,15 @@ func declared(label, source string, body []byte) (Decision, bool) {
 	sample := clipUTF8(body, sniffLimit)
 	switch {
 	case d.Name == "utf-8" && !utf8.Valid(sample):
-		return Sniff(body), true
+		// A UTF-8 page with a few bad bytes is UTF-8, read with U+FFFD for
+		// them, as the HTML standard reads a declared encoding. Only a page
+		// whose high bytes are whole words of Cyrillic in a single-byte
+		// charset, with less valid UTF-8 in it than invalid, is taken for
+		// the lie it is.
+		if g := Sniff(body); (g.Name == "windows-1251" || g.Name == "koi8-r") && mostlyInvalidUTF8(sample) {
+			return g, true
+		}
+		return d, true
 	case singleByte(d.Name) && hasMultibyte(sample) && utf8.Valid(sample):
 		return Decision{Name: "utf-8", Source: SourceSniffed}, true
 	case strings.HasPrefix(d.Name, "utf-16"):
@@ -147,6 +156,26 @@ func declared(label, source string, body []byte) (Decision, bool) {
 		}
 	}
 	return d, true
+}
+
+// mostlyInvalidUTF8 reports whether b holds more invalid UTF-8 bytes than
+// valid multi-byte sequences.
+func mostlyInvalidUTF8(b []byte) bool {
+	valid, invalid := 0, 0
+	for len(b) > 0 {
+		if b[0] < utf8.RuneSelf {
+			b = b[1:]
+			continue
+		}
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			invalid++
+		} else {
+			valid++
+		}
+		b = b[n:]
+	}
+	return invalid > valid
 }
 
 func singleByte(name string) bool {

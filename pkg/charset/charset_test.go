@@ -51,6 +51,11 @@ func TestDecide(t *testing.T) {
 		{"meta says cp1251 on utf-8", page(`<meta charset="windows-1251">`, []byte(russianText)), "", "utf-8", SourceSniffed, russianText},
 		{"unknown name", page(`<meta charset="x-no-such">`, cp1251), "text/html; charset=bogus", "windows-1251", SourceSniffed, russianText},
 		{"ascii", page("", []byte("plain")), "", "utf-8", SourceSniffed, "plain"},
+		// Declared UTF-8 with invalid bytes: UTF-8, each bad run as U+FFFD,
+		// not a single-byte guess (windows-1252 would read "caf\xe9" as "café").
+		{"header utf-8, a bad byte", page("", []byte("Le caf\xe9 est ferm\xe9.")), "text/html; charset=utf-8", "utf-8", SourceHeader, "Le caf\uFFFD est ferm\uFFFD."},
+		{"meta utf-8, bad bytes in Russian", page(`<meta charset="utf-8">`, []byte("Новости \xff\xfe дня")), "", "utf-8", SourceMeta, "Новости \uFFFD дня"},
+		{"header utf-8 on latin", page("", latin), "text/html; charset=utf-8", "utf-8", SourceHeader, "Le caf\uFFFD de la gare"},
 	} {
 		got, d := Decode(c.body, c.ct)
 		if d.Name != c.want || d.Source != c.src {

@@ -31,6 +31,7 @@ type exchange struct {
 	reqHeader http.Header
 	status    int
 	proto     string
+	tls       uint16 // the TLS version of the connection, 0 without TLS
 	header    http.Header
 	body      []byte // payload as received: transfer coding removed, content coding kept
 	truncated string // WARC-Truncated reason: "length", "time", "disconnect" or ""
@@ -269,6 +270,9 @@ func (f *Fetcher) do(ctx context.Context, u *weburl.URL, extra http.Header, limi
 	}
 	defer resp.Body.Close()
 	x.status, x.proto, x.header = resp.StatusCode, resp.Proto, resp.Header
+	if resp.TLS != nil {
+		x.tls = resp.TLS.Version
+	}
 	if accept != nil && x.status >= 200 && x.status < 300 {
 		if cerr := accept(x.header); cerr != nil {
 			x.err, x.refused = cerr, true

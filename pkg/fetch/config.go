@@ -36,7 +36,7 @@ type Config struct {
 	IgnoreRobots bool
 	RobotsTTL    time.Duration // how long a robots.txt is cached: 24h
 
-	Timeout        time.Duration // whole exchange, headers and body: 30s
+	Timeout        time.Duration // a URL's whole time, every request (retries, hops) and backoff: 30s
 	ConnectTimeout time.Duration // DNS, TCP and TLS: 10s
 	ReadTimeout    time.Duration // waiting for headers or the next body bytes: 15s
 

@@ -86,14 +86,33 @@ func classify(err error, timedOut, stopped bool) *codedError {
 		return errorf(CodeConnect, "%s", msg)
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return errorf(CodeConnect, "%s", msg)
+	case protocolError(msg):
+		// Before the network cases: net/http wraps some of these around
+		// the EOF of the connection it then closed.
+		return errorf(CodeHTTP, "%s", msg)
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.EPIPE), strings.Contains(msg, "server closed"):
 		return errorf(CodeNetwork, "%s", msg)
-	case strings.Contains(msg, "malformed HTTP"), strings.Contains(msg, "invalid"):
-		return errorf(CodeHTTP, "%s", msg)
 	default:
 		return errorf(CodeNetwork, "%s", msg)
 	}
+}
+
+// protocolError reports whether a transport error message is a server's
+// breach of HTTP, which trying again would only repeat: a malformed status
+// line or header, a header past the size limit, a bad or doubled
+// Content-Length, an unknown transfer coding, an HTTP/2 protocol error.
+func protocolError(msg string) bool {
+	for _, s := range []string{
+		"malformed HTTP", "malformed MIME", "invalid", "headers exceeded", "header exceeded",
+		"bad Content-Length", "multiple Content-Length", "transfer encoding", "unsupported transfer",
+		"PROTOCOL_ERROR", "FRAME_SIZE_ERROR", "COMPRESSION_ERROR",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // retryable reports whether an exchange that failed with code may be tried

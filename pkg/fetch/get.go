@@ -17,18 +17,26 @@ const maxGetRedirects = 5
 // like: through the same transport (address check, TLS options, proxy),
 // following up to five redirects, waiting the delay between two requests
 // to one host, and returning the body with its content coding undone, at
-// most limit bytes of each. The exchange is archived when WARC is set.
+// most limit bytes of each. Its requests together take at most Timeout. The exchange is archived when WARC is set.
 func (f *Fetcher) Get(ctx context.Context, rawURL string, limit int64) (int, []byte, error) {
 	// Requested as written, in the URL Standard's serialisation.
 	u, err := weburl.Parse(rawURL)
 	if err != nil {
 		return 0, nil, err
 	}
+	var spent time.Duration // in requests: all hops within --timeout
 	for hops := 0; ; hops++ {
 		if err := f.politeWait(ctx, hostKey(u)); err != nil {
 			return 0, nil, err
 		}
-		x := f.do(ctx, u, nil, limit, nil)
+		left := f.cfg.Timeout - spent
+		if left <= 0 {
+			return 0, nil, errorf(CodeTimeout, "--timeout %v spent over %d requests", f.cfg.Timeout, hops)
+		}
+		rctx, cancel := context.WithTimeout(ctx, left)
+		x := f.do(rctx, u, nil, limit, nil)
+		cancel()
+		spent += x.elapsed
 		f.politeDone(hostKey(u))
 		f.stats.requests.Add(1)
 		f.stats.bytes.Add(int64(len(x.body)))

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -9,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -19,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
 // selfSigned writes a self-signed certificate for ip and its key into dir
@@ -151,8 +155,13 @@ http {
 		t.Fatalf("nginx did not start: %s %s", nout, errs)
 	}
 
+	w, err := warc.Create(warc.Options{Dir: filepath.Join(dir, "warc")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := testConfig()
 	cfg.CAFile = cert
+	cfg.WARC = w
 	base := fmt.Sprintf("https://%s:%d", ip, port)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -163,6 +172,28 @@ http {
 	for _, u := range []string{base + "/", base + "/a.html"} {
 		if r := out[u].rec; num(r, "status") != 200 {
 			t.Fatalf("%s: %s", u, r.AppendJSON(nil))
+		}
+	}
+	w.Close()
+	// The WARC says what was spoken: every request and response record
+	// names h2 and the TLS version in WARC-Protocol fields, and the
+	// response is in HTTP/1.1 form without a reason phrase, which HTTP/2
+	// does not carry (IIPC, WARC Extensions for HTTP/2).
+	for _, r := range warcRecords(t, w.Files()) {
+		if r.Type() != warc.TypeResponse && r.Type() != warc.TypeRequest {
+			continue
+		}
+		if got := protocolsOf(r); len(got) != 2 || got[0] != "h2" || (got[1] != "tls/1.3" && got[1] != "tls/1.2") {
+			t.Errorf("%s %s: WARC-Protocol %q, want h2 and the TLS version", r.Type(), r.TargetURI(), got)
+		}
+		if r.Type() == warc.TypeResponse {
+			want := "HTTP/1.1 200 "
+			if strings.HasSuffix(r.TargetURI(), "/robots.txt") {
+				want = "HTTP/1.1 404 " // nginx has none
+			}
+			if line := firstLine(t, r); line != want {
+				t.Errorf("%s: status line %q, want %q", r.TargetURI(), line, want)
+			}
 		}
 	}
 	logData, err := os.ReadFile(accessLog)
@@ -178,4 +209,27 @@ http {
 			t.Errorf("not HTTP/2: %q", l)
 		}
 	}
+}
+
+// protocolsOf returns a record's WARC-Protocol values in order.
+func protocolsOf(r *warc.Record) []string {
+	var ps []string
+	for _, f := range r.Header {
+		if strings.EqualFold(f.Name, "WARC-Protocol") {
+			ps = append(ps, f.Value)
+		}
+	}
+	return ps
+}
+
+// firstLine returns the first line of a record's block (read again after).
+func firstLine(t *testing.T, r *warc.Record) string {
+	t.Helper()
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body = bytes.NewReader(b)
+	line, _, _ := strings.Cut(string(b), "\r\n")
+	return line
 }

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -138,13 +139,26 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 		extra = conditional(it.rec)
 	}
 	prev := previousCapture(it.rec) // read before the item is queued again
+	// --timeout bounds the URL's whole time: its requests (every retry and
+	// redirect hop) and the backoff waits between retries.
+	left := f.cfg.Timeout - it.elapsed - it.waited
+	if left <= 0 {
+		f.done(j, nil, "", 0, 0)
+		defer f.itemDone()
+		return f.finish(it.rec, it, f.spentError(it, it.attempt+len(it.chain)))
+	}
+	rctx, rcancel := context.WithTimeout(ctx, left)
+	defer rcancel()
 	start := f.cfg.Clock.Now()
-	x := f.do(ctx, it.u, extra, f.cfg.MaxSize, f.acceptType)
+	x := f.do(rctx, it.u, extra, f.cfg.MaxSize, f.acceptType)
 	defer x.release()
 	f.observe(j.host.key, start, x)
 	f.stats.requests.Add(1)
 	f.stats.bytes.Add(int64(len(x.body)))
 	it.elapsed += x.elapsed
+	if x.err != nil && x.err.code == CodeTimeout && errors.Is(rctx.Err(), context.DeadlineExceeded) && left < f.cfg.Timeout {
+		x.err = f.spentError(it, it.attempt+len(it.chain)+1) // the budget ran out on a retry or a later hop
+	}
 
 	stopping := f.stopping.Load()
 
@@ -173,7 +187,11 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 				wait = -1 // too long to wait: the answer stands
 			}
 		}
+		if wait >= 0 && it.elapsed+it.waited+wait >= f.cfg.Timeout {
+			wait = -1 // no time left in --timeout for another try: the answer stands
+		}
 		if wait >= 0 {
+			it.waited += wait
 			it.attempt++
 			f.stats.retries.Add(1)
 			f.done(j, it, j.host.key, f.cfg.Clock.Real(wait), 0)
@@ -220,6 +238,12 @@ func (f *Fetcher) fetchPage(ctx context.Context, j job) error {
 		cerr = x.err
 	}
 	return f.finishResponse(it, x, loc, haveLoc, cerr)
+}
+
+// spentError is the error of a URL whose --timeout ran out over n
+// requests.
+func (f *Fetcher) spentError(it *item, n int) *codedError {
+	return errorf(CodeTimeout, "--timeout %v spent over %d requests and %v of backoff", f.cfg.Timeout, n, it.waited.Round(time.Millisecond))
 }
 
 func (f *Fetcher) backoff(attempt int) time.Duration {
@@ -565,9 +589,11 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 	target := x.url.String()
 
 	// The response as received; HTTP/2 is written in HTTP/1.1 form, which is
-	// what WARC readers expect.
-	proto := x.proto
-	if !strings.HasPrefix(proto, "HTTP/1.") {
+	// what WARC readers expect, with an empty reason phrase (HTTP/2 has
+	// none), and every record of the exchange names the protocol used in
+	// WARC-Protocol fields, as the IIPC's WARC extensions for HTTP/2 say.
+	proto, h2 := x.proto, !strings.HasPrefix(x.proto, "HTTP/1.")
+	if h2 {
 		proto = "HTTP/1.1"
 	}
 	head := make([]byte, 0, 1024)
@@ -575,7 +601,9 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 	head = append(head, ' ')
 	head = strconv.AppendInt(head, int64(x.status), 10)
 	head = append(head, ' ')
-	head = append(head, http.StatusText(x.status)...)
+	if !h2 {
+		head = append(head, http.StatusText(x.status)...)
+	}
 	head = append(head, "\r\n"...)
 	head = appendHeaders(head, x.header)
 	ref, profile, revisit := f.revisitOf(x, prev)
@@ -611,6 +639,10 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 			resp.Header.Add(warc.FieldTruncated, x.truncated)
 		}
 	}
+	protocols := x.protocols()
+	for _, p := range protocols {
+		resp.Header.Add(fieldProtocol, p)
+	}
 	if x.ip != "" {
 		resp.Header.Add(warc.FieldIPAddress, x.ip)
 	}
@@ -630,6 +662,9 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 		{Name: warc.FieldConcurrentTo, Value: respID},
 		{Name: warc.FieldContentType, Value: warc.ContentTypeHTTPRequest},
 	}, Body: bytesReader(reqHead)}
+	for _, p := range protocols {
+		req.Header.Add(fieldProtocol, p)
+	}
 	if x.ip != "" {
 		req.Header.Add(warc.FieldIPAddress, x.ip)
 	}
@@ -641,6 +676,41 @@ func (f *Fetcher) writeWARC(x *exchange, prev *capture) (archived, error) {
 		f.payloads.add(capture{digest: x.digest(), uri: target, date: date})
 	}
 	return archived{loc: locs[0], id: respID, revisit: revisit, refers: ref}, nil
+}
+
+// fieldProtocol is the WARC-Protocol field (IIPC warc-specifications
+// issue 42 and "WARC Extensions for HTTP/2"): one field per protocol of the
+// exchange, by its ALPN name: "h2" or "http/1.1", then "tls/1.3" or the
+// like when the connection was encrypted.
+const fieldProtocol = "WARC-Protocol"
+
+// protocols returns the WARC-Protocol values of an exchange.
+func (x *exchange) protocols() []string {
+	var ps []string
+	switch {
+	case strings.HasPrefix(x.proto, "HTTP/2"):
+		if x.tls != 0 {
+			ps = append(ps, "h2")
+		} else {
+			ps = append(ps, "h2c")
+		}
+	case x.proto == "HTTP/1.0":
+		ps = append(ps, "http/1.0")
+	default:
+		ps = append(ps, "http/1.1")
+	}
+	switch x.tls {
+	case 0:
+	case tls.VersionTLS10:
+		ps = append(ps, "tls/1.0")
+	case tls.VersionTLS11:
+		ps = append(ps, "tls/1.1")
+	case tls.VersionTLS12:
+		ps = append(ps, "tls/1.2")
+	case tls.VersionTLS13:
+		ps = append(ps, "tls/1.3")
+	}
+	return ps
 }
 
 // appendHeaders writes header fields sorted by name (Go does not keep the

@@ -15,12 +15,13 @@ import (
 // hops into a redirect chain.
 type item struct {
 	rec      *record.Record
-	u        *weburl.URL // the URL of the next request (a hop of the chain), as requested
-	chain    []hop       // redirects so far
-	attempt  int         // retries of the current hop
-	keyTaken bool        // the URL's key is taken (see Fetcher.duplicate)
-	elapsed  time.Duration
-	size     int64 // bytes accounted in queue memory
+	u        *weburl.URL   // the URL of the next request (a hop of the chain), as requested
+	chain    []hop         // redirects so far
+	attempt  int           // retries of the current hop
+	keyTaken bool          // the URL's key is taken (see Fetcher.duplicate)
+	elapsed  time.Duration // in requests, every hop and retry
+	waited   time.Duration // in backoff before retries: with elapsed, bounded by Config.Timeout
+	size     int64         // bytes accounted in queue memory
 }
 
 type hop struct {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -128,7 +129,7 @@ func fetchFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-crawl-delay", Value: 30 * time.Second, Usage: "cap on a robots.txt Crawl-delay"},
 		&cli.BoolFlag{Name: "ignore-robots", Usage: "do not fetch or obey robots.txt (only for your own sites)"},
 		&cli.DurationFlag{Name: "robots-ttl", Value: 24 * time.Hour, Usage: "how long a robots.txt is cached"},
-		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "limit on one whole exchange"},
+		&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "limit on a URL's whole time: its requests, retries and redirect hops, and the backoff between retries"},
 		&cli.DurationFlag{Name: "connect-timeout", Value: 10 * time.Second, Usage: "limit on DNS, connect and TLS"},
 		&cli.DurationFlag{Name: "read-timeout", Value: 15 * time.Second, Usage: "limit on waiting for headers or more body bytes"},
 		&cli.StringFlag{Name: "max-size", Value: "10MiB", Usage: "keep at most `SIZE` of a body; the rest is cut off and marked"},
@@ -308,6 +309,7 @@ func run(c *cli.Context) error {
 		return err
 	}
 	env := clikit.EnvOf(c)
+	defer routeNetLog(env.Stderr)()
 	cfg, err := config(c)
 	if err != nil {
 		return err
@@ -651,13 +653,20 @@ that listed it), and when given "lastmod" (RFC 3339, UTC), "changefreq" and
 "priority".
 
 The protocol's limits hold: 50,000 URLs and 50 MB (uncompressed) per file,
-an index inside an index is not read, at most 1000 sitemaps per site, and a
-sitemap may list URLs of its own host under its own directory, and any URL
+an index inside an index is not read, and a sitemap may list URLs of its own host under its own directory, and any URL
 of the site whose robots.txt named it (or the index that lists it), on
 whatever host the sitemap lies. What breaks these rules, malformed entries
 (no URL, a bad date), sitemaps that are not sitemaps, gzip bombs and loops
 are reported on stderr as "fetch: sitemaps: URL: what is wrong"; the rest
-goes on. Requests go through
+goes on.
+
+One run is bounded whatever the sites list: at most --max-sitemaps files
+(1000) and --max-urls-per-site URLs (50,000) per site, and --max-urls URLs
+(1,000,000) in all; 0 lifts a cap. A site that reaches its cap is left
+there ("fetch: sitemaps: HOST: --max-urls-per-site 50000 reached: the rest
+of its sitemaps not read"), and once --max-urls is reached the sites still
+to come are counted, not read. An input line longer than 1 MiB is reported
+and skipped. Requests go through
 fetch's transport (address check, --ca-file, --proxy, --resolve) with --delay
 between two requests to one host.
 
@@ -666,13 +675,18 @@ Example:
    {"url":"https://example.com/news/1","host":"example.com","sitemap":"https://example.com/sitemap-news.xml.gz",
     "lastmod":"2026-11-20T07:30:00Z","changefreq":"hourly","priority":0.9}
    $ fetch sitemaps sites.txt | fetch --warc crawl/ > fetched.ndjson`,
-		Flags:  append(clikit.InputFlags(), fetchFlags()...),
+		Flags: append(append(clikit.InputFlags(), fetchFlags()...),
+			&cli.IntFlag{Name: "max-urls-per-site", Value: 50000, Usage: "most URLs listed for one site (host) in a run; 0: no cap"},
+			&cli.IntFlag{Name: "max-urls", Value: 1000000, Usage: "most URLs listed in a run; 0: no cap"},
+			&cli.IntFlag{Name: "max-sitemaps", Value: 1000, Usage: "most sitemap files (indexes included) read for one site in a run; 0: no cap"},
+		),
 		Action: sitemaps,
 	}
 }
 
 func sitemaps(c *cli.Context) error {
 	env := clikit.EnvOf(c)
+	defer routeNetLog(env.Stderr)()
 	cfg, err := config(c)
 	if err != nil {
 		return err
@@ -686,11 +700,23 @@ func sitemaps(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	in.MaxLine = maxSitesLine
 	out := clikit.Output(c)
 	warn := func(s string) { fmt.Fprintf(env.Stderr, "fetch: sitemaps: %s\n", s) }
-	opt := sitemap.Options{Warn: warn}
+	for _, n := range []string{"max-urls-per-site", "max-urls", "max-sitemaps"} {
+		if c.Int(n) < 0 {
+			return clikit.Usagef("--%s %d: want a number >= 0", n, c.Int(n))
+		}
+	}
+	perSite, total := c.Int("max-urls-per-site"), c.Int("max-urls")
+	opt := sitemap.Options{Warn: warn, MaxSitemaps: c.Int("max-sitemaps")}
+	if opt.MaxSitemaps == 0 {
+		opt.MaxSitemaps = math.MaxInt
+	}
 	g := getter{f}
 	listed := 0
+	site := ""                 // the host of the site being read
+	bySite := map[string]int{} // URLs listed per site in this run
 	emit := func(fd sitemap.Found) error {
 		rec := record.New(fd.Loc)
 		if h, err := urlx.Host(fd.Loc); err == nil {
@@ -707,17 +733,35 @@ func sitemaps(c *cli.Context) error {
 			rec.SetFloat("priority", fd.Priority)
 		}
 		listed++
+		bySite[site]++
 		if err := out.Write(rec); err != nil {
 			return outputError{err}
 		}
+		// Stopped at the cap itself, so that no sitemap is fetched for
+		// nothing after it.
+		if total > 0 && listed >= total {
+			return errTotalCap
+		}
+		if perSite > 0 && bySite[site] >= perSite {
+			return errSiteCap
+		}
 		return nil
 	}
-	sites := 0
+	sites, unread := 0, 0
 	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
 		u := strings.TrimSpace(r.URL())
 		p, err := weburl.Parse(u)
 		if err != nil {
 			warn(fmt.Sprintf("%s: %v", u, err))
+			return nil
+		}
+		if total > 0 && listed >= total {
+			unread++
+			return nil
+		}
+		site = p.Hostname
+		if perSite > 0 && bySite[site] >= perSite {
+			warn(fmt.Sprintf("%s: --max-urls-per-site %d reached: %s not read", site, perSite, u))
 			return nil
 		}
 		sites++
@@ -726,6 +770,14 @@ func sitemaps(c *cli.Context) error {
 			derr = sitemap.Discover(c.Context, g, u, opt, emit)
 		} else {
 			derr = sitemap.Read(c.Context, g, u, opt, emit)
+		}
+		switch {
+		case errors.Is(derr, errSiteCap):
+			warn(fmt.Sprintf("%s: --max-urls-per-site %d reached: the rest of its sitemaps not read", site, perSite))
+			return nil
+		case errors.Is(derr, errTotalCap):
+			warn(fmt.Sprintf("%s: --max-urls %d reached: the rest of its sitemaps not read", site, total))
+			return nil
 		}
 		var oe outputError
 		if derr != nil && c.Context.Err() == nil && !errors.As(derr, &oe) {
@@ -740,8 +792,22 @@ func sitemaps(c *cli.Context) error {
 	if !c.Bool("quiet") {
 		fmt.Fprintf(env.Stderr, "fetch: sitemaps: %d sites or sitemaps read, %d URLs listed\n", sites, listed)
 	}
+	if unread > 0 {
+		warn(fmt.Sprintf("--max-urls %d reached: %d sites or sitemaps after it not read", total, unread))
+	}
 	return err
 }
+
+// maxSitesLine is the longest input line fetch sitemaps reads: a site's
+// record is a URL and a few fields.
+const maxSitesLine = 1 << 20
+
+// errSiteCap and errTotalCap stop the reading of a site at
+// --max-urls-per-site and --max-urls.
+var (
+	errSiteCap  = errors.New("--max-urls-per-site reached")
+	errTotalCap = errors.New("--max-urls reached")
+)
 
 // outputError is a failure to write a record: it ends the command.
 type outputError struct{ err error }

@@ -21,6 +21,20 @@ type LineReader struct {
 	// data is the input not yet read, for a reader over memory.
 	data     []byte
 	inMemory bool
+	// Max, when above 0, is the longest line kept: a longer one is read
+	// through and dropped, and Next returns a LineTooLongError for it, so
+	// that one huge line costs no more memory than Max.
+	Max int
+}
+
+// A LineTooLongError is Next's error for a line longer than the reader's
+// Max: the line was skipped and reading may go on.
+type LineTooLongError struct {
+	Max int
+}
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("line longer than %d bytes: skipped", e.Max)
 }
 
 // NewLineReader returns a LineReader reading from r.
@@ -39,6 +53,17 @@ func (lr *LineReader) Next() ([]byte, int, error) {
 		lr.long = append(lr.long[:0], b...)
 		for err == bufio.ErrBufferFull {
 			b, err = lr.br.ReadSlice('\n')
+			if lr.Max > 0 && len(lr.long)+len(b) > lr.Max+2 { // +2: "\r\n"
+				for err == bufio.ErrBufferFull {
+					_, err = lr.br.ReadSlice('\n')
+				}
+				lr.long = nil
+				if err != nil && err != io.EOF {
+					return nil, lr.line, err
+				}
+				lr.line++
+				return nil, lr.line, &LineTooLongError{Max: lr.Max}
+			}
 			lr.long = append(lr.long, b...)
 		}
 		b = lr.long
@@ -50,6 +75,9 @@ func (lr *LineReader) Next() ([]byte, int, error) {
 		return nil, lr.line, io.EOF
 	}
 	b = lr.trim(bytes.TrimSuffix(b, []byte("\n")))
+	if lr.Max > 0 && len(b) > lr.Max {
+		return nil, lr.line, &LineTooLongError{Max: lr.Max}
+	}
 	// Do not keep a huge buffer alive after a huge line.
 	if cap(lr.long) > 16<<20 && len(b) < 1<<20 {
 		lr.long = nil
@@ -105,6 +133,10 @@ type Input struct {
 	Bad int
 	// Counted is called after each line with the bytes read, for progress.
 	Counted func(n int)
+	// MaxLine, when above 0, is the longest line read from a stream: a
+	// longer one is reported as a bad line and skipped without being held
+	// in memory (see LineReader.Max).
+	MaxLine int
 }
 
 // Each calls fn for every record of every input in order. fn may return a
@@ -172,7 +204,9 @@ func (in *Input) eachIn(ctx context.Context, name string, fn func(string, []byte
 		defer f.Close()
 		r = f
 	}
-	return in.eachLineOf(ctx, name, NewLineReader(r), fn)
+	lr := NewLineReader(r)
+	lr.Max = in.MaxLine
+	return in.eachLineOf(ctx, name, lr, fn)
 }
 
 func (in *Input) eachLineOf(ctx context.Context, name string, lr *LineReader, fn func(string, []byte, int) error) error {
@@ -186,6 +220,13 @@ func (in *Input) eachLineOf(ctx context.Context, name string, lr *LineReader, fn
 		line, n, err := lr.Next()
 		if err == io.EOF {
 			return nil
+		}
+		var tooLong *LineTooLongError
+		if errors.As(err, &tooLong) {
+			if rerr := in.Report(name, &DataError{Line: n, Err: tooLong}); rerr != nil {
+				return rerr
+			}
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", displayName(name), err)
