@@ -84,8 +84,13 @@ var (
 		Usage: "process only shard `I/N` of the input, by a hash of the host (no host is split)"}
 )
 
+// MaxLineFlag bounds an input line: a longer one is reported as bad and
+// skipped, read through without being held in memory.
+var MaxLineFlag = &cli.IntFlag{Name: "max-line", Value: record.DefaultMaxLine,
+	Usage: "the longest input line read as a record, in `BYTES`; a longer one is reported and skipped"}
+
 // InputFlags are the flags of a tool that reads records.
-func InputFlags() []cli.Flag { return []cli.Flag{StrictFlag, ProgressFlag, ShardFlag} }
+func InputFlags() []cli.Flag { return []cli.Flag{StrictFlag, ProgressFlag, ShardFlag, MaxLineFlag} }
 
 // New returns an app with the toolkit's conventions. The caller adds flags,
 // commands and actions.
@@ -203,11 +208,12 @@ func Input(c *cli.Context) (*record.Input, error) {
 	}
 	env := EnvOf(c)
 	return &record.Input{
-		Tool:   c.App.Name,
-		Strict: c.Bool("strict"),
-		Stderr: env.Stderr,
-		Stdin:  env.Stdin,
-		Shard:  shard,
+		Tool:    c.App.Name,
+		Strict:  c.Bool("strict"),
+		Stderr:  env.Stderr,
+		Stdin:   env.Stdin,
+		Shard:   shard,
+		MaxLine: c.Int("max-line"), // 0 without the flag: the default
 	}, nil
 }
 
