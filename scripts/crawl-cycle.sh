@@ -796,7 +796,7 @@ index_pages() {
   if [[ $RUNNER == ssh ]]; then
     each_shard index_shard "$b/fetched.ndjson"
   else
-    "$BIN/barrel" build --index "$dir/index" --batch "$id" "$batch/fetched.ndjson"
+    "$BIN/barrel" build --index "$dir/index" --batch "$id" --warc-dir "$dir/warc" "$batch/fetched.ndjson"
   fi
 }
 index_shard() {

@@ -173,4 +173,3 @@ func TestKilledCreateLeavesNoneOrWhole(t *testing.T) {
 		t.Errorf("%d of %d kills landed, %d before the state was in place: the test did not test", landed, kills, absent)
 	}
 }
-
