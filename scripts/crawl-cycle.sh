@@ -119,22 +119,25 @@ if [[ "${1:-}" == --watchdog ]]; then
   turn_pid=${2:?} token=${3:?} wlog=${4:?} wssh=${5:-ssh}
   shift 5 || shift $#
   tail --pid="$turn_pid" -s 0.1 -f /dev/null 2> /dev/null || true
-  ended=$("$0" --end-turn "$token" 5 | paste -sd ';' - | sed 's/;/; /g')
-  for login in "$@"; do
-    # shellcheck disable=SC2086
-    # A connection of its own: a shared one (ControlMaster) may be gone
-    # with the turn, and a new master would hold the output open.
-    remote=$(timeout 30 $wssh -o ControlMaster=no -o ControlPath=none "$login" -- "$0" --end-turn "$token" < /dev/null 2> /dev/null | paste -sd ';' - | sed 's/;/; /g') || true
-    [[ -n "$remote" ]] && ended+="${ended:+; }on $login: $remote"
-  done
+  # The turn's Slurm jobs first: Slurm ends their steps on every node.
+  slurm_jobs=""
   if command -v squeue > /dev/null && command -v scancel > /dev/null; then
     jobs=$(squeue -h -o '%i %j' 2> /dev/null | awk -v t="-$token" 'substr($2, length($2) - length(t) + 1) == t { print $1 }') || true
     if [[ -n "$jobs" ]]; then
       # shellcheck disable=SC2086
       scancel $jobs 2> /dev/null || true
-      ended+="${ended:+; }Slurm jobs $(echo $jobs)"
+      slurm_jobs="Slurm jobs $(echo $jobs)"
     fi
   fi
+  ended=$("$0" --end-turn "$token" 5 | paste -sd ';' - | sed 's/;/; /g')
+  [[ -n "$slurm_jobs" ]] && ended="$slurm_jobs${ended:+; }$ended"
+  for login in "$@"; do
+    # A connection of its own: a shared one (ControlMaster) may be gone
+    # with the turn, and a new master would hold the output open.
+    # shellcheck disable=SC2086
+    remote=$(timeout 30 $wssh -o ControlMaster=no -o ControlPath=none "$login" -- "$0" --end-turn "$token" < /dev/null 2> /dev/null | paste -sd ';' - | sed 's/;/; /g') || true
+    [[ -n "$remote" ]] && ended+="${ended:+; }on $login: $remote"
+  done
   if [[ -n "$ended" ]]; then
     printf '%s watchdog: turn process %s ended, leaving running: %s: ended them\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$turn_pid" "$ended" >> "$wlog"
   fi

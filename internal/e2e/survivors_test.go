@@ -16,18 +16,24 @@ import (
 // A turn killed with kill -9 of its whole process group, as cron's job is,
 // mid-fetch in 2 shards, leaves nothing running, with the local runner and
 // with RUNNER=ssh (GNU parallel gives every job a process group of its own,
-// which the kill does not reach; the machines' shard jobs run under sshd):
+// which the kill does not reach; the machines' shard jobs run under sshd)
+// and with RUNNER=slurm (the array job runs under Slurm's daemons):
 // the turn's watchdog ends what is left, and the next turn runs. A turn
 // that finds the lock held names the holder, PID and command.
 func TestKilledTurnLeavesNothingRunning(t *testing.T) {
 	w := setupCluster(t)
 	ms, sshConf := w.machinesFor(t, 2, cluster.Options{})
+	slurm := cluster.StartSlurm(t, 2)
 	for _, runner := range []struct{ name, conf string }{
 		{"local", "SHARDS=2\nRUNNER=local\n"},
 		{"ssh", sshConf},
+		{"slurm", "SHARDS=2\nRUNNER=slurm\n"},
 	} {
 		t.Run(runner.name, func(t *testing.T) {
 			c := w.fresh(t)
+			if runner.name == "slurm" {
+				c.env = append(c.env, slurm.Env())
+			}
 			// The tools, with a fetch that, while "armed" exists, says it
 			// got there and holds (a sleep started from the tools'
 			// directory, so that its command line names it).
@@ -82,6 +88,18 @@ exec %[1]s "$@"
 				t.Fatalf("20 s after the kill, still running:\n%s\nlog:\n%s\nps:\n%s", strings.Join(left, "\n"), c.log(t), ps)
 			}
 			t.Logf("survivors: 0; the watchdog: %s", lastLine(c.log(t), "watchdog:"))
+			if runner.name == "slurm" {
+				queue := exec.Command("squeue", "-h", "-o", "%i %j")
+				queue.Env = append(os.Environ(), slurm.Env())
+				jobs, err := queue.Output()
+				noErr(t, err)
+				if strings.Contains(string(jobs), "crawl-") {
+					t.Errorf("Slurm jobs of the turn still queued or running:\n%s", jobs)
+				}
+				if !strings.Contains(lastLine(c.log(t), "watchdog:"), "Slurm jobs ") {
+					t.Errorf("the watchdog did not cancel the turn's Slurm jobs: %s", lastLine(c.log(t), "watchdog:"))
+				}
+			}
 
 			os.Remove(armed)
 			code, msg := exitOf(t, c.cycle())
