@@ -543,9 +543,13 @@ if [[ $RUNNER == ssh && $mode == turn ]]; then
 fi
 # The watchdog ends what the turn leaves running once the turn's shell is
 # gone, kill -9 of its process group included (--watchdog above).
+# A turn that ends by itself (exit, a step's failure, a signal bash sees)
+# ends the watchdog instead: its tools have ended or are ending.
 if [[ $mode == turn ]]; then
   env -u CRAWLKIT_TURN setsid "$here/scripts/crawl-cycle.sh" --watchdog "$$" "$CRAWLKIT_TURN" "$log" "$SSH" \
     ${hosts[@]+"${hosts[@]}"} < /dev/null > /dev/null 2>> "$log" 9>&- &
+  watchdog=$!
+  trap 'kill "$watchdog" 2> /dev/null || true' EXIT
 fi
 
 # Every turn puts the lines of seeds.txt not queued before (the turn's
