@@ -47,7 +47,10 @@
 # found, another SHARDS, an ORDER or QUOTA_RULE the tools refuse, RUNNER or
 # MACHINES unusable); 3 the turn completed but made no progress (nothing to
 # fetch, or nothing could be fetched: the log says why); 75 another turn
-# holds the lock; 128+N killed by signal N.
+# holds the lock (the message names its processes, PID and command); 128+N
+# killed by signal N. A turn killed whole (kill -9 of its process group)
+# leaves nothing running: a watchdog ends what it started, here and on the
+# machines (docs/scaleout.md, Faults).
 #
 # With SHARDS=N the per-host work runs as N host shards (--shard I/N, a hash
 # of the host, so no host is split), each with its own states: recrawl's
@@ -78,6 +81,68 @@ set -Eeuo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=turn
+# --end-turn TOKEN [GRACE] ends, on this machine, every process marked with
+# a turn's TOKEN (CRAWLKIT_TURN in its environment: all a turn starts, and
+# its shard steps on the machines) that is still running after GRACE
+# seconds (a tool stopped by a signal finishes its requests in flight) with
+# SIGTERM, then SIGKILL, and prints each one it ended: PID and command.
+if [[ "${1:-}" == --end-turn ]]; then
+  token=${2:?usage: crawl-cycle.sh --end-turn TOKEN [GRACE]} grace=${3:-0}
+  marked() {
+    grep -lzxF "CRAWLKIT_TURN=$token" /proc/[0-9]*/environ 2> /dev/null | sed 's|^/proc/||; s|/environ$||' || true
+  }
+  until [[ -z "$(marked)" ]] || ((SECONDS >= grace)); do sleep 0.2; done
+  ended=" "
+  for sig in TERM TERM KILL KILL; do
+    pids=$(marked)
+    [[ -z "$pids" ]] && break
+    for pid in $pids; do
+      if [[ $ended != *" $pid "* ]]; then
+        echo "PID $pid ($(tr '\0' ' ' 2> /dev/null < "/proc/$pid/cmdline" | cut -c1-160))"
+        ended+="$pid "
+      fi
+      kill -s "$sig" "$pid" 2> /dev/null || true
+    done
+    sleep 1
+  done
+  exit 0
+fi
+# --watchdog PID TOKEN LOG SSH [LOGIN...]: started for a turn in a session
+# of its own, so that a kill of the turn's process group does not reach it.
+# It waits for the turn's shell PID to end, then ends what the turn left
+# running (--end-turn): here (GNU parallel gives each job, an ssh client,
+# an rsync, a process group of its own, which the kill does not reach), on
+# each machine of RUNNER=ssh over SSH (a shard step outlives its ssh client
+# when the connection is shared, ControlMaster), and the turn's Slurm jobs
+# (named for the token). What it ended goes to LOG.
+if [[ "${1:-}" == --watchdog ]]; then
+  turn_pid=${2:?} token=${3:?} wlog=${4:?} wssh=${5:-ssh}
+  shift 5 || shift $#
+  tail --pid="$turn_pid" -s 0.1 -f /dev/null 2> /dev/null || true
+  # The turn's Slurm jobs first: Slurm ends their steps on every node.
+  slurm_jobs=""
+  if command -v squeue > /dev/null && command -v scancel > /dev/null; then
+    jobs=$(squeue -h -o '%i %j' 2> /dev/null | awk -v t="-$token" 'substr($2, length($2) - length(t) + 1) == t { print $1 }') || true
+    if [[ -n "$jobs" ]]; then
+      # shellcheck disable=SC2086
+      scancel $jobs 2> /dev/null || true
+      slurm_jobs="Slurm jobs $(echo $jobs)"
+    fi
+  fi
+  ended=$("$0" --end-turn "$token" 5 | paste -sd ';' - | sed 's/;/; /g')
+  [[ -n "$slurm_jobs" ]] && ended="$slurm_jobs${ended:+; }$ended"
+  for login in "$@"; do
+    # A connection of its own: a shared one (ControlMaster) may be gone
+    # with the turn, and a new master would hold the output open.
+    # shellcheck disable=SC2086
+    remote=$(timeout 30 $wssh -o ControlMaster=no -o ControlPath=none "$login" -- "$0" --end-turn "$token" < /dev/null 2> /dev/null | paste -sd ';' - | sed 's/;/; /g') || true
+    [[ -n "$remote" ]] && ended+="${ended:+; }on $login: $remote"
+  done
+  if [[ -n "$ended" ]]; then
+    printf '%s watchdog: turn process %s ended, leaving running: %s: ended them\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$turn_pid" "$ended" >> "$wlog"
+  fi
+  exit 0
+fi
 # inject DIR FILE...: the URLs of FILE that seeds.txt lacks are appended to
 # it (by a rename, so a turn reading it sees the old file or the new one);
 # the next turn queues them.
@@ -226,13 +291,31 @@ if [[ $mode == turn && ! -f "$state/seeded" && -z "$(seed_lines "$dir/seeds.txt"
 fi
 mkdir -p "$state/history" "$dir/batches" "$dir/warc"
 
+# lock_holders names the processes that hold DIR/lock: PID and command.
+lock_holders() {
+  local p fd held="" lock
+  lock=$(readlink -f "$dir/lock")
+  for p in /proc/[0-9]*; do
+    for fd in "$p"/fd/*; do
+      if [[ "$(readlink "$fd" 2> /dev/null)" == "$lock" ]]; then
+        held+="PID ${p#/proc/} ($(tr '\0' ' ' 2> /dev/null < "$p/cmdline" | cut -c1-160)); "
+        break
+      fi
+    done
+  done
+  echo "${held:-its holder is gone}" | sed 's/; $//'
+}
+
 # begin_turn takes the lock and starts or resumes a turn.
 begin_turn() {
   exec 9>"$dir/lock"
   if ! flock -n 9; then
-    say "another turn is running on $dir"
+    say "another turn is running on $dir: $(lock_holders)"
     exit 75
   fi
+  # Everything the turn starts carries its token (start_watchdog).
+  CRAWLKIT_TURN="$$-$(date +%s%N)"
+  export CRAWLKIT_TURN
 
   # The number of shards is fixed for a crawl's life: a state holds its
   # shard's hosts only.
@@ -384,7 +467,7 @@ ssh_shards() {
   for f in $outs; do args+=(--return "$f"); done
   local jobs=()
   for ((i = 0; i < SHARDS; i++)); do jobs+=("$i@m$((i % ${#hosts[@]}))"); done
-  parallel "${args[@]}" "CRAWLKIT_BIN=$BIN $here/scripts/crawl-cycle.sh --shard-step $fn {} $id $REMOTE_DIR" ::: "${jobs[@]}" || rc=$?
+  parallel "${args[@]}" "CRAWLKIT_TURN=$CRAWLKIT_TURN CRAWLKIT_BIN=$BIN $here/scripts/crawl-cycle.sh --shard-step $fn {} $id $REMOTE_DIR" ::: "${jobs[@]}" || rc=$?
   if ((rc != 0)); then
     # The joblog's lines are in shard order: Seq Host ... Exitval Signal.
     awk -F'\t' -v fn="$fn" 'NR > 1 && ($7 != 0 || $8 != 0) {
@@ -408,7 +491,7 @@ slurm_shards() {
   local fn=$1 rc=0 out i
   mkdir -p "$batch/slurm"
   read -r -a sbatch_args <<< "$SBATCH_ARGS"
-  sbatch --wait --quiet --array="0-$((SHARDS - 1))" --job-name "crawl-$fn" --output "$batch/slurm/$fn.%a.out" \
+  sbatch --wait --quiet --array="0-$((SHARDS - 1))" --job-name "crawl-$fn-$CRAWLKIT_TURN" --output "$batch/slurm/$fn.%a.out" \
     ${sbatch_args[@]+"${sbatch_args[@]}"} \
     --wrap "CRAWLKIT_BIN=$BIN exec $here/scripts/crawl-cycle.sh --shard-step $fn \$SLURM_ARRAY_TASK_ID $id $dir" || rc=$?
   for ((i = 0; i < SHARDS; i++)); do
@@ -457,6 +540,16 @@ if [[ $RUNNER == ssh && $mode == turn ]]; then
   fi
   mapfile -t hosts < <(grep -v '^[[:space:]]*#' "$MACHINES" | grep .)
   REMOTE_DIR=${REMOTE_DIR:-$dir}
+fi
+# The watchdog ends what the turn leaves running once the turn's shell is
+# gone, kill -9 of its process group included (--watchdog above).
+# A turn that ends by itself (exit, a step's failure, a signal bash sees)
+# ends the watchdog instead: its tools have ended or are ending.
+if [[ $mode == turn ]]; then
+  env -u CRAWLKIT_TURN setsid "$here/scripts/crawl-cycle.sh" --watchdog "$$" "$CRAWLKIT_TURN" "$log" "$SSH" \
+    ${hosts[@]+"${hosts[@]}"} < /dev/null > /dev/null 2>> "$log" 9>&- &
+  watchdog=$!
+  trap 'kill "$watchdog" 2> /dev/null || true' EXIT
 fi
 
 # Every turn puts the lines of seeds.txt not queued before (the turn's
@@ -710,7 +803,7 @@ index_pages() {
   if [[ $RUNNER == ssh ]]; then
     each_shard index_shard "$b/fetched.ndjson"
   else
-    "$BIN/barrel" build --index "$dir/index" --batch "$id" "$batch/fetched.ndjson"
+    "$BIN/barrel" build --index "$dir/index" --batch "$id" --warc-dir "$dir/warc" "$batch/fetched.ndjson"
   fi
 }
 index_shard() {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ and its page is the capture it refers to, indexed when that was. A damaged
 WARC record is skipped with a warning naming its file and offset, and the
 records after it are indexed. Relative warc_file names are
 looked up under --warc-dir (default: the records file's directory, then
-the current one). Ranks are PageRank over the links found, or, with
+the current one); a warc_file outside those directories is refused. Ranks are PageRank over the links found, or, with
 --importance, opic's importance field (records with url and importance).
 The new batch is committed atomically: an interrupted build leaves the
 previous index intact.
@@ -399,6 +400,7 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 		return err
 	}
 	warcDir := c.String("warc-dir")
+	roots := warcRoots(warcDir, files)
 	bar := clikit.Progress(c, clikit.InputSize(files), "barrel build", true)
 	defer bar.Finish()
 	clikit.TrackInput(in, bar)
@@ -429,10 +431,18 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 			return r.Errorf("bad or missing warc_offset")
 		}
 		path := resolveWARC(wf, warcDir, in, files)
+		if !underAny(path, roots) {
+			return r.Errorf("warc_file %q is outside the WARC directories (%s): refused; --warc-dir names the one to read", wf, strings.Join(roots, ", "))
+		}
 		pg, err := barrel.WARCPageAt(path, int64(off))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return r.Errorf("WARC file %s: %v", wf, err)
+			}
+			if errors.Is(err, warc.ErrFormat) {
+				// The reader's message quotes the bytes it found: a
+				// file's content is not echoed.
+				return r.Errorf("%s@%d: not a readable WARC record (a damaged record, or not a WARC file)", wf, int64(off))
 			}
 			return r.Errorf("%s@%d: %v", wf, int64(off), err)
 		}
@@ -455,6 +465,54 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 		}
 		return nil
 	})
+}
+
+// warcRoots are the directories barrel build reads WARC files under:
+// --warc-dir, or else the records files' directories and the current one,
+// where resolveWARC looks.
+func warcRoots(warcDir string, files []string) []string {
+	dirs := []string{warcDir}
+	if warcDir == "" {
+		dirs = []string{"."}
+		for _, f := range files {
+			if f != "-" && !record.IsURLArg(f) {
+				dirs = append(dirs, filepath.Dir(f))
+			}
+		}
+	}
+	var roots []string
+	for _, d := range dirs {
+		if r := realPath(d); !slices.Contains(roots, r) {
+			roots = append(roots, r)
+		}
+	}
+	return roots
+}
+
+// realPath is path made absolute, its symbolic links resolved as far as
+// they exist.
+func realPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+// underAny reports whether path, its links resolved, lies under one of
+// roots: a record's warc_file cannot make barrel read another file.
+func underAny(path string, roots []string) bool {
+	p := realPath(path)
+	for _, root := range roots {
+		rel, err := filepath.Rel(root, p)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return true
+		}
+	}
+	return false
 }
 
 func resolveWARC(name, warcDir string, in *record.Input, files []string) string {

@@ -63,7 +63,8 @@ func httpGet(t *testing.T, u string) string {
 }
 
 // barrel serve answers on the address it prints, and SIGTERM (or SIGINT)
-// stops it cleanly: the process exits 130 and says it was interrupted.
+// stops it cleanly: the process exits 128 plus the signal's number (143,
+// 130) and says it was interrupted.
 func TestServeStopsOnSignal(t *testing.T) {
 	idx := smallIndex(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
@@ -101,8 +102,12 @@ func TestServeStopsOnSignal(t *testing.T) {
 			}
 			err = cmd.Wait()
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != clikit.ExitInterrupted || rest.String() != "barrel: interrupted\n" {
-				t.Errorf("exit %v, stderr %q; want status 130 and one line barrel: interrupted", err, rest.String())
+			want := clikit.ExitInterrupted
+			if sig == syscall.SIGTERM {
+				want = clikit.ExitTerminated
+			}
+			if !errors.As(err, &ee) || ee.ExitCode() != want || rest.String() != "barrel: interrupted\n" {
+				t.Errorf("exit %v, stderr %q; want status %d and one line barrel: interrupted", err, rest.String(), want)
 			}
 		})
 	}

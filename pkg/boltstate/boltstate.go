@@ -126,6 +126,13 @@ func Open(path string, o Options) (db *DB, err error) {
 	if err := Sniff(path, o.Kind); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	if !o.ReadOnly {
+		// A new state is made beside the path and linked into place
+		// whole (create.go): a kill never leaves a half-made one.
+		if err := Create(path, o, nil); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case o.Timeout == 0:
 		o.Timeout = 30 * time.Second
@@ -146,6 +153,17 @@ func Open(path string, o Options) (db *DB, err error) {
 		if err := d.checkBuckets(o.Buckets); err != nil {
 			b.Close()
 			return nil, err
+		}
+	}
+	if !o.ReadOnly {
+		removeStaleNew(path) // a creator killed after its link
+	}
+	if !o.ReadOnly && removeStaleCompaction(path) {
+		// A compaction was killed before its rename: its copy is gone,
+		// and the state, as sparse as it was, is compacted now rather
+		// than after the next batch.
+		if c, err := d.CompactIfSparse(); err != nil && c.Done {
+			return nil, err // compacted, but not reopened
 		}
 	}
 	return d, nil

@@ -1,7 +1,7 @@
 // Package clikit holds the command-line conventions every tool of the toolkit
 // shares, on top of github.com/urfave/cli/v2: the common flags (--strict,
 // --progress, --tsv, --header, --shard), exit codes (0 success, 1 data or I/O
-// error, 2 usage error, 130 interrupted), clean shutdown on SIGINT/SIGTERM
+// error, 2 usage error, 130 after SIGINT and 143 after SIGTERM), clean shutdown on SIGINT/SIGTERM
 // without a torn output line, and progress bars on stderr through
 // github.com/schollz/progressbar/v3. conventions.go holds the rest of what
 // every command line shares: http(s) URL arguments read as records, flags
@@ -47,7 +47,8 @@ const (
 	ExitOK          = 0
 	ExitFailure     = 1 // a data error under --strict, or an I/O failure
 	ExitUsage       = 2
-	ExitInterrupted = 130
+	ExitInterrupted = 130 // 128 + SIGINT
+	ExitTerminated  = 143 // 128 + SIGTERM
 )
 
 // Env is where a tool reads and writes; tests give their own.
@@ -83,8 +84,13 @@ var (
 		Usage: "process only shard `I/N` of the input, by a hash of the host (no host is split)"}
 )
 
+// MaxLineFlag bounds an input line: a longer one is reported as bad and
+// skipped, read through without being held in memory.
+var MaxLineFlag = &cli.IntFlag{Name: "max-line", Value: record.DefaultMaxLine,
+	Usage: "the longest input line read as a record, in `BYTES`; a longer one is reported and skipped"}
+
 // InputFlags are the flags of a tool that reads records.
-func InputFlags() []cli.Flag { return []cli.Flag{StrictFlag, ProgressFlag, ShardFlag} }
+func InputFlags() []cli.Flag { return []cli.Flag{StrictFlag, ProgressFlag, ShardFlag, MaxLineFlag} }
 
 // New returns an app with the toolkit's conventions. The caller adds flags,
 // commands and actions.
@@ -144,6 +150,9 @@ type state struct {
 	cmd *cli.Context
 	// helpShown is set when the command's help answered the run.
 	helpShown atomic.Bool
+	// signal is the first SIGINT or SIGTERM the run received (0: none):
+	// the run then ends with 128 plus its number.
+	signal atomic.Int32
 	// bare is set when the command line names a command and nothing else,
 	// with stdin on a terminal: a usage error then comes with the help.
 	bare bool
@@ -199,11 +208,12 @@ func Input(c *cli.Context) (*record.Input, error) {
 	}
 	env := EnvOf(c)
 	return &record.Input{
-		Tool:   c.App.Name,
-		Strict: c.Bool("strict"),
-		Stderr: env.Stderr,
-		Stdin:  env.Stdin,
-		Shard:  shard,
+		Tool:    c.App.Name,
+		Strict:  c.Bool("strict"),
+		Stderr:  env.Stderr,
+		Stdin:   env.Stdin,
+		Shard:   shard,
+		MaxLine: c.Int("max-line"), // 0 without the flag: the default
 	}, nil
 }
 
@@ -329,6 +339,12 @@ func Run(app *cli.App, args []string, env Env) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// probe receives the same signals and is read by nobody: at the end of
+	// the run, stopping it waits until every signal the process has taken
+	// is delivered, so that a signal that came just before the input's end
+	// is not lost to the race with the goroutine below (see settleSignals).
+	probe := make(chan os.Signal, 2)
+	signal.Notify(probe, syscall.SIGINT, syscall.SIGTERM)
 	// With SIGPIPE caught, a write to a closed stdout returns EPIPE instead
 	// of killing the process (status 141), and exitCode makes it the quiet
 	// exit 0 that `tool | head` should end with.
@@ -339,7 +355,8 @@ func Run(app *cli.App, args []string, env Env) int {
 	defer close(done)
 	go func() {
 		select {
-		case <-sigs:
+		case sig := <-sigs:
+			st.noteSignal(sig)
 		case <-done:
 			return
 		}
@@ -352,10 +369,11 @@ func Run(app *cli.App, args []string, env Env) int {
 		}
 		st.flush()
 		fmt.Fprintf(env.Stderr, "%s: interrupted\n", app.Name)
-		os.Exit(ExitInterrupted)
+		os.Exit(st.interruptedCode())
 	}()
 
 	err := app.RunContext(ctx, permute(app, args))
+	st.settleSignals(probe)
 	stopFlush()
 	ferr := st.flush()
 	if err == nil && ferr != nil && !isBrokenPipe(ferr) {
@@ -503,17 +521,13 @@ func exitCode(st *state, err error, ctx context.Context, stderr io.Writer) int {
 	if st.helpShown.Load() || errors.As(err, new(helpShown)) {
 		return ExitUsage // the help is on stderr
 	}
-	if err != nil && ctx.Err() != nil {
+	if st.signal.Load() != 0 || ctx.Err() != nil {
 		// Whatever the tool made of its cancelled work (some wrap the
-		// error as text), the run was interrupted.
+		// error as text, some finish it when the input ends just after
+		// the signal), the run was interrupted: 130 after SIGINT, 143
+		// after SIGTERM.
 		fmt.Fprintf(stderr, "%s: interrupted\n", name)
-		return ExitInterrupted
-	}
-	if err == nil && ctx.Err() != nil {
-		// The signal came after the tool had read its input and it
-		// finished its work: still an interrupted run for the caller.
-		fmt.Fprintf(stderr, "%s: interrupted\n", name)
-		return ExitInterrupted
+		return st.interruptedCode()
 	}
 	if err == nil {
 		return ExitOK
@@ -543,6 +557,53 @@ func exitCode(st *state, err error, ctx context.Context, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	return ExitFailure
+}
+
+// noteSignal records the run's first SIGINT or SIGTERM.
+func (s *state) noteSignal(sig os.Signal) {
+	if n, ok := sig.(syscall.Signal); ok {
+		s.signal.CompareAndSwap(0, int32(n))
+	}
+}
+
+// interruptedCode is the exit status of an interrupted run: 128 plus the
+// signal's number (130 for SIGINT, 143 for SIGTERM); 130 when the run was
+// cancelled some other way.
+func (s *state) interruptedCode() int {
+	if n := s.signal.Load(); n != 0 {
+		return 128 + int(n)
+	}
+	return ExitInterrupted
+}
+
+// settleSignals is called when the command has returned: a SIGINT or
+// SIGTERM the process received before then must decide the exit status
+// even if the goroutine that reads the signals has not run yet (the input
+// ended just after the signal, and the tool finished its work). Stopping
+// probe waits until every signal the Go runtime has taken is delivered to
+// the channels; a signal the kernel holds pending for the process, not
+// yet taken by the runtime, is read from /proc.
+func (s *state) settleSignals(probe chan os.Signal) {
+	signal.Stop(probe)
+	select {
+	case sig := <-probe:
+		s.noteSignal(sig)
+	default:
+	}
+	// A thread may have taken the signal from the kernel and not yet
+	// handed it to the runtime (it was preempted in between, on a busy
+	// machine): look again a moment later. The goroutine reading sigs
+	// records what reaches it meanwhile.
+	for range 3 {
+		if s.signal.Load() != 0 {
+			return
+		}
+		if sig := pendingSignal(); sig != 0 {
+			s.signal.CompareAndSwap(0, int32(sig))
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }

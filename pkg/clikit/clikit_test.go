@@ -103,8 +103,8 @@ func TestSubcommandVersionAndRequiredFlags(t *testing.T) {
 }
 
 // A signal that arrives after the input is read, while the tool finishes its
-// work, still ends the run with status 130.
-func TestSignalAfterInputExits130(t *testing.T) {
+// work, still ends the run with status 143 (128 + SIGTERM).
+func TestSignalAfterInputExits143(t *testing.T) {
 	app := New("late", "", "")
 	app.Action = func(c *cli.Context) error {
 		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
@@ -119,8 +119,8 @@ func TestSignalAfterInputExits130(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := Run(app, []string{"late"}, Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr})
-	if code != ExitInterrupted || !strings.Contains(stderr.String(), "late: interrupted") {
-		t.Errorf("exit %d, stderr %q; want %d and interrupted", code, stderr.String(), ExitInterrupted)
+	if code != ExitTerminated || !strings.Contains(stderr.String(), "late: interrupted") {
+		t.Errorf("exit %d, stderr %q; want %d and interrupted", code, stderr.String(), ExitTerminated)
 	}
 }
 

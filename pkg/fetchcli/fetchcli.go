@@ -700,7 +700,9 @@ func sitemaps(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	in.MaxLine = maxSitesLine
+	if !c.IsSet("max-line") { // a site per line: a line of a MiB is no site
+		in.MaxLine = maxSitesLine
+	}
 	out := clikit.Output(c)
 	warn := func(s string) { fmt.Fprintf(env.Stderr, "fetch: sitemaps: %s\n", s) }
 	for _, n := range []string{"max-urls-per-site", "max-urls", "max-sitemaps"} {

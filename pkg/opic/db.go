@@ -290,19 +290,15 @@ func Open(path string, o DBOptions) (*DB, error) {
 	return openBolt(path, o.ReadOnly)
 }
 
+// create makes the state at path with its buckets and settings in one
+// file linked into place whole (boltstate.Create): a kill at any moment
+// leaves no state or a complete one, never a file opic refuses.
 func create(path string, o DBOptions) (*DB, error) {
-	d, err := openBoltFile(path, false)
-	if err != nil {
+	d := &DB{path: path, meta: dbMeta{Damping: o.Damping, Window: o.Window, ShardI: o.ShardI, ShardN: o.ShardN, VirtCash: 1}}
+	if err := boltstate.Create(path, boltstate.Options{Kind: "opic state"}, d.initBuckets); err != nil {
 		return nil, err
 	}
-	d.meta = dbMeta{Damping: o.Damping, Window: o.Window, ShardI: o.ShardI, ShardN: o.ShardN, VirtCash: 1}
-	err = d.bolt.Update(func(tx *boltstate.Tx) error { return d.initBuckets(tx) })
-	if err != nil {
-		d.bolt.Close()
-		os.Remove(path)
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return d, nil
+	return openBolt(path, false)
 }
 
 func (d *DB) initBuckets(tx *boltstate.Tx) error {

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // ReadWhole returns the rest of f's content (from its current offset) in
@@ -16,6 +19,25 @@ import (
 // page cache holds the bytes; anything else (a pipe) is read into a
 // buffer. release unmaps; the data must not be used after it.
 func ReadWhole(f *os.File) (data []byte, release func(), err error) {
+	data, release, err = readWhole(f)
+	if err != nil || !IsGzip(data) {
+		return data, release, err
+	}
+	// A gzip file (records.ndjson.gz) is read as what it holds.
+	defer release()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, func() {}, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	defer zr.Close()
+	data, err = io.ReadAll(zr)
+	if err != nil {
+		return nil, func() {}, fmt.Errorf("%s: gzip: %w", f.Name(), err)
+	}
+	return data, func() {}, nil
+}
+
+func readWhole(f *os.File) (data []byte, release func(), err error) {
 	if st, serr := f.Stat(); serr == nil && st.Mode().IsRegular() {
 		if off, serr := f.Seek(0, io.SeekCurrent); serr == nil {
 			if st.Size() <= off {
@@ -35,7 +57,7 @@ func ReadWhole(f *os.File) (data []byte, release func(), err error) {
 // NewBytesLineReader returns a LineReader over data held in memory: its
 // lines are slices of data, not copies.
 func NewBytesLineReader(data []byte) *LineReader {
-	return &LineReader{data: data, inMemory: true}
+	return &LineReader{data: data, inMemory: true, max: DefaultMaxLine}
 }
 
 // nextInMemory is Next for a reader over data held in memory.
@@ -49,6 +71,9 @@ func (lr *LineReader) nextInMemory() ([]byte, int, error) {
 	} else {
 		lr.data = nil
 	}
+	if len(b) > lr.max && len(bytes.TrimSuffix(b, []byte("\r"))) > lr.max {
+		return lr.tooLong(len(b), false)
+	}
 	return lr.trim(b), lr.line, nil
 }
 
@@ -56,7 +81,9 @@ func (lr *LineReader) nextInMemory() ([]byte, int, error) {
 // ReadWhole), named name in messages ("-" for standard input): fn's lines
 // are slices of data.
 func (in *Input) EachLineIn(ctx context.Context, name string, data []byte, fn func(name string, line []byte, n int) error) error {
-	return in.eachLineOf(ctx, name, NewBytesLineReader(data), fn)
+	lr := NewBytesLineReader(data)
+	lr.SetMax(in.MaxLine)
+	return in.eachLineOf(ctx, name, lr, fn)
 }
 
 // EstimateLines guesses the number of lines in data from its first

@@ -12,34 +12,58 @@ import (
 	"sync"
 )
 
-// LineReader reads lines of any length. It strips the newline, a trailing
-// carriage return and, on the first line, a UTF-8 byte order mark.
+// DefaultMaxLine is the longest line a record may be, in bytes, unless a
+// tool is told otherwise (--max-line): a longer line is reported as a bad
+// line and skipped, read through without being held, so that one huge
+// line cannot make a tool's memory grow with it.
+const DefaultMaxLine = 16 << 20
+
+// A LineTooLongError is a line longer than the reader's maximum; the line
+// was skipped.
+type LineTooLongError struct {
+	Len, Max int
+}
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("a line of %d bytes, longer than a record may be (%d bytes; --max-line raises it): skipped", e.Len, e.Max)
+}
+
+// LineReader reads lines up to a maximum length (DefaultMaxLine, or
+// SetMax's). It strips the newline, a trailing carriage return and, on
+// the first line, a UTF-8 byte order mark. A longer line is returned as a
+// *LineTooLongError with its number, and reading goes on after it.
 type LineReader struct {
 	br   *bufio.Reader
 	long []byte // holds a line that did not fit the bufio buffer
 	line int
+	max  int
 	// data is the input not yet read, for a reader over memory.
 	data     []byte
 	inMemory bool
-	// Max, when above 0, is the longest line kept: a longer one is read
-	// through and dropped, and Next returns a LineTooLongError for it, so
-	// that one huge line costs no more memory than Max.
-	Max int
-}
-
-// A LineTooLongError is Next's error for a line longer than the reader's
-// Max: the line was skipped and reading may go on.
-type LineTooLongError struct {
-	Max int
-}
-
-func (e *LineTooLongError) Error() string {
-	return fmt.Sprintf("line longer than %d bytes: skipped", e.Max)
 }
 
 // NewLineReader returns a LineReader reading from r.
 func NewLineReader(r io.Reader) *LineReader {
-	return &LineReader{br: bufio.NewReaderSize(r, 256<<10)}
+	return &LineReader{br: bufio.NewReaderSize(r, 256<<10), max: DefaultMaxLine}
+}
+
+// SetMax sets the longest line the reader returns, in bytes (without its
+// newline); 0 or less means DefaultMaxLine.
+func (lr *LineReader) SetMax(n int) {
+	if n <= 0 {
+		n = DefaultMaxLine
+	}
+	lr.max = n
+}
+
+// tooLong counts a skipped line of n bytes, its newline included if any,
+// and returns its error.
+func (lr *LineReader) tooLong(n int, nl bool) ([]byte, int, error) {
+	lr.line++
+	if nl {
+		n--
+	}
+	return nil, lr.line, &LineTooLongError{Len: n, Max: lr.max}
 }
 
 // Next returns the next line and its 1-based number. The slice is valid until
@@ -53,16 +77,18 @@ func (lr *LineReader) Next() ([]byte, int, error) {
 		lr.long = append(lr.long[:0], b...)
 		for err == bufio.ErrBufferFull {
 			b, err = lr.br.ReadSlice('\n')
-			if lr.Max > 0 && len(lr.long)+len(b) > lr.Max+2 { // +2: "\r\n"
+			if len(lr.long)+len(b) > lr.max+2 { // the line, and "\r\n"
+				// Too long: read through the rest of it, holding nothing.
+				n := len(lr.long) + len(b)
 				for err == bufio.ErrBufferFull {
-					_, err = lr.br.ReadSlice('\n')
+					b, err = lr.br.ReadSlice('\n')
+					n += len(b)
 				}
 				lr.long = nil
 				if err != nil && err != io.EOF {
 					return nil, lr.line, err
 				}
-				lr.line++
-				return nil, lr.line, &LineTooLongError{Max: lr.Max}
+				return lr.tooLong(n, err == nil)
 			}
 			lr.long = append(lr.long, b...)
 		}
@@ -74,10 +100,10 @@ func (lr *LineReader) Next() ([]byte, int, error) {
 	if err == io.EOF && len(b) == 0 {
 		return nil, lr.line, io.EOF
 	}
-	b = lr.trim(bytes.TrimSuffix(b, []byte("\n")))
-	if lr.Max > 0 && len(b) > lr.Max {
-		return nil, lr.line, &LineTooLongError{Max: lr.Max}
+	if b = bytes.TrimSuffix(b, []byte("\n")); len(b) > lr.max && len(bytes.TrimSuffix(b, []byte("\r"))) > lr.max {
+		return lr.tooLong(len(b), false)
 	}
+	b = lr.trim(b)
 	// Do not keep a huge buffer alive after a huge line.
 	if cap(lr.long) > 16<<20 && len(b) < 1<<20 {
 		lr.long = nil
@@ -129,14 +155,14 @@ type Input struct {
 	// from URL, String and Decode are its own and may be kept.
 	Reuse bool
 
+	// MaxLine is the longest line read as a record, in bytes (0:
+	// DefaultMaxLine); a longer one is reported as bad and skipped.
+	MaxLine int
+
 	// Bad counts the bad lines seen so far.
 	Bad int
 	// Counted is called after each line with the bytes read, for progress.
 	Counted func(n int)
-	// MaxLine, when above 0, is the longest line read from a stream: a
-	// longer one is reported as a bad line and skipped without being held
-	// in memory (see LineReader.Max).
-	MaxLine int
 }
 
 // Each calls fn for every record of every input in order. fn may return a
@@ -204,8 +230,13 @@ func (in *Input) eachIn(ctx context.Context, name string, fn func(string, []byte
 		defer f.Close()
 		r = f
 	}
+	r, closeGz, err := Decompressed(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", displayName(name), err)
+	}
+	defer closeGz()
 	lr := NewLineReader(r)
-	lr.Max = in.MaxLine
+	lr.SetMax(in.MaxLine)
 	return in.eachLineOf(ctx, name, lr, fn)
 }
 
@@ -221,9 +252,12 @@ func (in *Input) eachLineOf(ctx context.Context, name string, lr *LineReader, fn
 		if err == io.EOF {
 			return nil
 		}
-		var tooLong *LineTooLongError
-		if errors.As(err, &tooLong) {
-			if rerr := in.Report(name, &DataError{Line: n, Err: tooLong}); rerr != nil {
+		var tl *LineTooLongError
+		if errors.As(err, &tl) {
+			if in.Counted != nil {
+				in.Counted(tl.Len + 1)
+			}
+			if rerr := in.Report(name, &DataError{Line: n, Err: tl}); rerr != nil {
 				return rerr
 			}
 			continue

@@ -1,40 +1,74 @@
 package urlfeat
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
+
+	"github.com/sekitei/crawlkit/pkg/record"
 )
 
 // A LineFile is a text file of URLs held in memory, one per line, for
 // drawing samples without reading it again.
 type LineFile struct {
-	Name  string
-	text  []byte
-	lines []int // start offset of each line; a sentinel end at len(text)+1
+	Name string
+	// MaxLine is the longest line used, in bytes (0: record.DefaultMaxLine);
+	// a longer one drawn is reported bad and skipped.
+	MaxLine int
+	text    []byte
+	lines   []int // start offset of each line; a sentinel end at len(text)+1
 }
 
-// ReadLineFile reads a whole file of lines.
-func ReadLineFile(name string) (*LineFile, error) {
-	data, err := os.ReadFile(name)
+// ReadLineFile reads a whole file of lines (a gzip file as the text it
+// holds). A line longer than record.DefaultMaxLine is kept as a blank line;
+// see ReadLineFileMax.
+func ReadLineFile(name string) (*LineFile, error) { return ReadLineFileMax(name, 0, nil) }
+
+// ReadLineFileMax is ReadLineFile with the longest line kept, in bytes (0:
+// record.DefaultMaxLine): a longer line is read through without being held,
+// kept as a blank line (so that line numbers stay), and passed to bad
+// (which may be nil). The memory held is the file's kept lines.
+func ReadLineFileMax(name string, maxLine int, bad func(*LineError)) (*LineFile, error) {
+	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
-	lf := &LineFile{Name: name, text: data}
+	defer f.Close()
+	r, done, err := record.Decompressed(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer done()
+	lr := record.NewLineReader(r)
+	lr.SetMax(maxLine)
+	lf := &LineFile{Name: name, MaxLine: maxLine}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		lf.text = make([]byte, 0, st.Size()+1)
+	}
 	lf.lines = append(lf.lines, 0)
-	for off := 0; ; {
-		k := bytes.IndexByte(data[off:], '\n')
-		if k < 0 {
+	for {
+		line, n, err := lr.Next()
+		if err == io.EOF {
 			break
 		}
-		off += k + 1
-		lf.lines = append(lf.lines, off)
+		var tl *record.LineTooLongError
+		if errors.As(err, &tl) {
+			if bad != nil {
+				bad(&LineError{File: name, Line: n, Err: tl})
+			}
+			line = nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		lf.text = append(append(lf.text, line...), '\n')
+		lf.lines = append(lf.lines, len(lf.text))
 	}
-	if len(data) == 0 || data[len(data)-1] != '\n' {
-		lf.lines = append(lf.lines, len(data)+1)
+	if len(lf.lines) == 1 { // an empty file: one blank line
+		lf.text = append(lf.text, '\n')
+		lf.lines = append(lf.lines, 1)
 	}
 	return lf, nil
 }
@@ -99,7 +133,17 @@ func CountSample(files []*LineFile, n int, rng *rand.Rand, bad func(*LineError))
 		if len(idx) > size {
 			size = len(idx)
 		}
+		maxLine := lf.MaxLine
+		if maxLine <= 0 {
+			maxLine = record.DefaultMaxLine
+		}
 		for _, i := range idx {
+			if n := lf.lines[i+1] - 1 - lf.lines[i]; n > maxLine {
+				if bad != nil {
+					bad(&LineError{File: lf.Name, Line: i + 1, Err: &record.LineTooLongError{Len: n, Max: maxLine}})
+				}
+				continue
+			}
 			u := strings.TrimSpace(lf.Line(i))
 			if u == "" {
 				continue

@@ -240,6 +240,7 @@ Example:
 			&cli.Uint64Flag{Name: "seed", Usage: "random seed (default: a new sample each call)"},
 			clikit.StrictFlag,
 			clikit.HeaderFlag,
+			clikit.MaxLineFlag,
 		},
 		Action: sample,
 	}
@@ -253,27 +254,31 @@ func sample(c *cli.Context) error {
 	if a := c.Float64("alpha"); a < 0 || a > 1 {
 		return clikit.Usagef("--alpha %v: want a fraction in [0, 1]", a)
 	}
+	env := clikit.EnvOf(c)
+	var strictErr error
+	bad := func(e *urlfeat.LineError) {
+		fmt.Fprintf(env.Stderr, "urlfeat: %v\n", e)
+		if c.Bool("strict") && strictErr == nil {
+			strictErr = record.ErrStrict
+		}
+	}
 	var files []*urlfeat.LineFile
 	for _, name := range []string{c.String("good"), c.String("general")} {
-		lf, err := urlfeat.ReadLineFile(name)
+		lf, err := urlfeat.ReadLineFileMax(name, c.Int("max-line"), bad)
 		if err != nil {
 			return err
 		}
 		files = append(files, lf)
+	}
+	if strictErr != nil {
+		return strictErr
 	}
 	seed := c.Uint64("seed")
 	if !c.IsSet("seed") {
 		seed = uint64(time.Now().UnixNano())
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5e417e1))
-	env := clikit.EnvOf(c)
-	var strictErr error
-	counter, size := urlfeat.CountSample(files, n, rng, func(e *urlfeat.LineError) {
-		fmt.Fprintf(env.Stderr, "urlfeat: %v\n", e)
-		if c.Bool("strict") && strictErr == nil {
-			strictErr = record.ErrStrict
-		}
-	})
+	counter, size := urlfeat.CountSample(files, n, rng, bad)
 	if strictErr != nil {
 		return strictErr
 	}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package clikit
+
+import "syscall"
+
+// pendingSignal is only known on Linux (see pending_linux.go).
+func pendingSignal() syscall.Signal { return 0 }
