@@ -150,7 +150,7 @@ func TestSitemapsSkipsAHugeInputLine(t *testing.T) {
 	if n := strings.Count(out, "\n"); n != 3 || !strings.Contains(stderr, "fetch: sitemaps: 2 sites or sitemaps read, 3 URLs listed") {
 		t.Errorf("%d records, want the site's 3, and both other lines read:\n%s\n%s", n, out, stderr)
 	}
-	if !strings.Contains(stderr, "line 2: line longer than 1048576 bytes: skipped") {
+	if !strings.Contains(stderr, "line 2: a line of 3145752 bytes, longer than a record may be (1048576 bytes") {
 		t.Errorf("stderr: %s", stderr)
 	}
 }
