@@ -208,7 +208,8 @@ SHARDS=1          # per-host steps run as this many shards
 KEEP_BATCHES=48   # turn directories kept (older ones are removed: their fetch records are in state/history)
 NOW=""            # the turn's time for recrawl and opic (RFC 3339; default: now)
 FETCH_ARGS=""     # e.g. --delay 1s --workers 64; a local site: --allow-private --hosts-file FILE
-SITEMAPS=1        # read a site's robots.txt sitemaps on its first visit (0: never); fetch sitemaps gets FETCH_ARGS
+SITEMAPS=1        # read a site's robots.txt sitemaps on its first visit (0: never); fetch sitemaps gets FETCH_ARGS; what its caps leave (state/sitemaps.todo) is read in the next turns
+SITEMAP_ARGS=""   # fetch sitemaps' own caps, e.g. "--max-urls-per-site 10000 --max-urls 200000" (defaults 50,000 and 1,000,000)
 OPIC_ARGS="--window 720h"
 RECRAWL_ARGS="--default-change-rate 0.2"   # flags of recrawl update (the prior change rate, --recrawl-canonicalised, ...)
 NEXT_ARGS=""      # flags of recrawl next (e.g. --host-rate 240)
@@ -530,6 +531,7 @@ read -r -a recrawl_args <<< "$RECRAWL_ARGS"
 read -r -a next_args <<< "$NEXT_ARGS"
 read -r -a opic_args <<< "$OPIC_ARGS"
 read -r -a fetch_args <<< "$FETCH_ARGS"
+read -r -a sitemap_args <<< "$SITEMAP_ARGS"
 # b: the turn's directory under DIR, for the files each_shard moves.
 b=batches/$id
 hosts=()
@@ -706,12 +708,20 @@ read_sitemaps() {
     cat "$batch"/new-sites.*.tmp > "$batch/new-sites.tmp"
     rm -f "$batch"/new-sites.*.tmp
     mv "$batch/new-sites.tmp" "$batch/new-sites.ndjson"
-    "$BIN/fetch" sitemaps "${fetch_args[@]}" "$batch/new-sites.ndjson" > "$batch/sitemaps.tmp"
+    # What the caps of earlier turns left unread (state/sitemaps.todo) is
+    # read first; the turn starts from its own copy, so a step run again
+    # after a kill lists the same URLs.
+    [[ -f "$batch/sitemaps.todo.in" ]] || { cat "$state/sitemaps.todo" 2>/dev/null || true; } > "$batch/sitemaps.todo.in"
+    cp "$batch/sitemaps.todo.in" "$batch/sitemaps.todo"
+    "$BIN/fetch" sitemaps "${fetch_args[@]}" ${sitemap_args[@]+"${sitemap_args[@]}"} --continue "$batch/sitemaps.todo" "$batch/new-sites.ndjson" > "$batch/sitemaps.tmp"
   else
     : > "$batch/new-sites.ndjson"
     : > "$batch/sitemaps.tmp"
   fi
   mv "$batch/sitemaps.tmp" "$batch/sitemaps.ndjson"
+  if [[ -f "$batch/sitemaps.todo" ]]; then
+    mv "$batch/sitemaps.todo" "$state/sitemaps.todo"
+  fi
   echo "sitemaps: $(lines "$batch/new-sites.ndjson") sites on their first visit, $(lines "$batch/sitemaps.ndjson") sitemap URLs" >&2
 }
 

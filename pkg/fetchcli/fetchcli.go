@@ -666,7 +666,12 @@ One run is bounded whatever the sites list: at most --max-sitemaps files
 there ("fetch: sitemaps: HOST: --max-urls-per-site 50000 reached: the rest
 of its sitemaps not read"), and once --max-urls is reached the sites still
 to come are counted, not read. An input line longer than 1 MiB is reported
-and skipped. Requests go through
+and skipped. With --continue FILE, what a cap leaves is not lost: FILE
+(tab-separated: the site or sitemap URL and how many of its URLs earlier runs
+listed) is read first, each of its URLs read again past those listed, and
+FILE is rewritten with what this run's caps leave; the crawl loop keeps it
+in state/sitemaps.todo, so a large site's sitemaps enter a turn at a time.
+Requests go through
 fetch's transport (address check, --ca-file, --proxy, --resolve) with --delay
 between two requests to one host.
 
@@ -679,6 +684,7 @@ Example:
 			&cli.IntFlag{Name: "max-urls-per-site", Value: 50000, Usage: "most URLs listed for one site (host) in a run; 0: no cap"},
 			&cli.IntFlag{Name: "max-urls", Value: 1000000, Usage: "most URLs listed in a run; 0: no cap"},
 			&cli.IntFlag{Name: "max-sitemaps", Value: 1000, Usage: "most sitemap files (indexes included) read for one site in a run; 0: no cap"},
+			&cli.StringFlag{Name: "continue", Usage: "`FILE` of what a cap left unread: read first, then rewritten with what this run's caps leave (for later runs)"},
 		),
 		Action: sitemaps,
 	}
@@ -716,10 +722,21 @@ func sitemaps(c *cli.Context) error {
 		opt.MaxSitemaps = math.MaxInt
 	}
 	g := getter{f}
+	todo, err := readSitemapTodo(c.String("continue"))
+	if err != nil {
+		return err
+	}
+	var left []sitemapTodo // what this run's caps leave, for --continue
+	skip, fromURL := 0, 0  // of the URL being read: listed by earlier runs, and by this one
 	listed := 0
 	site := ""                 // the host of the site being read
 	bySite := map[string]int{} // URLs listed per site in this run
 	emit := func(fd sitemap.Found) error {
+		if skip > 0 { // an earlier run listed it
+			skip--
+			fromURL++
+			return nil
+		}
 		rec := record.New(fd.Loc)
 		if h, err := urlx.Host(fd.Loc); err == nil {
 			rec.SetString("host", h)
@@ -735,6 +752,7 @@ func sitemaps(c *cli.Context) error {
 			rec.SetFloat("priority", fd.Priority)
 		}
 		listed++
+		fromURL++
 		bySite[site]++
 		if err := out.Write(rec); err != nil {
 			return outputError{err}
@@ -750,8 +768,11 @@ func sitemaps(c *cli.Context) error {
 		return nil
 	}
 	sites, unread := 0, 0
-	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
-		u := strings.TrimSpace(r.URL())
+	queued := map[string]bool{} // the URLs --continue's file holds
+	for _, t := range todo {
+		queued[t.url] = true
+	}
+	read := func(u string, already int) error {
 		p, err := weburl.Parse(u)
 		if err != nil {
 			warn(fmt.Sprintf("%s: %v", u, err))
@@ -759,14 +780,17 @@ func sitemaps(c *cli.Context) error {
 		}
 		if total > 0 && listed >= total {
 			unread++
+			left = append(left, sitemapTodo{u, already})
 			return nil
 		}
 		site = p.Hostname
 		if perSite > 0 && bySite[site] >= perSite {
 			warn(fmt.Sprintf("%s: --max-urls-per-site %d reached: %s not read", site, perSite, u))
+			left = append(left, sitemapTodo{u, already})
 			return nil
 		}
 		sites++
+		skip, fromURL = already, 0
 		var derr error
 		if p.Path == "/" || p.Path == "/robots.txt" {
 			derr = sitemap.Discover(c.Context, g, u, opt, emit)
@@ -776,9 +800,11 @@ func sitemaps(c *cli.Context) error {
 		switch {
 		case errors.Is(derr, errSiteCap):
 			warn(fmt.Sprintf("%s: --max-urls-per-site %d reached: the rest of its sitemaps not read", site, perSite))
+			left = append(left, sitemapTodo{u, fromURL})
 			return nil
 		case errors.Is(derr, errTotalCap):
 			warn(fmt.Sprintf("%s: --max-urls %d reached: the rest of its sitemaps not read", site, total))
+			left = append(left, sitemapTodo{u, fromURL})
 			return nil
 		}
 		var oe outputError
@@ -790,7 +816,22 @@ func sitemaps(c *cli.Context) error {
 			return oe.err
 		}
 		return derr
+	}
+	for _, t := range todo {
+		if err := read(t.url, t.listed); err != nil {
+			return err
+		}
+	}
+	err = in.Each(c.Context, c.Args().Slice(), func(r *record.Record) error {
+		u := strings.TrimSpace(r.URL())
+		if queued[u] { // read above, from where earlier runs stopped
+			return nil
+		}
+		return read(u, 0)
 	})
+	if err == nil && c.IsSet("continue") {
+		err = writeSitemapTodo(c.String("continue"), left)
+	}
 	if !c.Bool("quiet") {
 		fmt.Fprintf(env.Stderr, "fetch: sitemaps: %d sites or sitemaps read, %d URLs listed\n", sites, listed)
 	}
