@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -232,16 +233,258 @@ func SimHash(features []uint64) uint64 {
 
 // MaxPage is how much of a page Signature reads: the main text of a page
 // is in its first megabytes, and a bounded read keeps a decompression bomb
-// from costing more.
+// from costing more. A Signer fed by a scanner of its own is given the
+// text and tags of a page's first MaxPage bytes.
 const MaxPage = 2 << 20
 
 // Signature is the SimHash of the main text of a UTF-8 HTML page (of its
-// first MaxPage bytes).
+// first MaxPage bytes): SimHash(Features(Words(MainText(page)))), computed
+// by a Signer fed by the x/net/html tokenizer.
 func Signature(page []byte) uint64 {
 	if len(page) > MaxPage {
 		page = page[:MaxPage]
 	}
-	return SimHash(Features(Words(MainText(page))))
+	var s Signer
+	z := html.NewTokenizer(bytes.NewReader(page))
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return s.Sum()
+		case html.TextToken:
+			s.Text(z.Text())
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			s.Tag(name, tt == html.EndTagToken, tt == html.SelfClosingTagToken)
+		}
+	}
+}
+
+// A Signer computes Signature from a page given to it token by token, so
+// that a tokenizer that reads the page for something else (links) signs it
+// in the same pass. It keeps the text of the current block only and
+// allocates nothing per word: words are hashed as they are found and their
+// pair features summed into SimHash's bit counts at once. The zero Signer
+// is ready; Reset makes one ready again.
+type Signer struct {
+	skip, inLink int
+	block        []byte // the current block's text, text tokens separated by ' '
+	// Fields of the block's text and of its link text, as strings.Fields
+	// counts them: bytes in fields and fields.
+	blockBytes, blockFields, linkBytes, linkFields int
+	word                                           []byte // the current word, lower-cased
+	ones                                           [64]int32
+	features                                       int32
+	words                                          int
+	prev, first                                    uint64 // FNV-1a states after a word and the zero byte
+}
+
+// Reset forgets everything the Signer was given, keeping its buffers.
+func (s *Signer) Reset() {
+	block, word := s.block[:0], s.word[:0]
+	*s = Signer{block: block, word: word}
+}
+
+// Text takes a text token (character references decoded).
+func (s *Signer) Text(t []byte) {
+	if s.skip > 0 {
+		return
+	}
+	s.block = append(s.block, t...)
+	s.block = append(s.block, ' ')
+	n, f := fields(t)
+	s.blockBytes += n
+	s.blockFields += f
+	if s.inLink > 0 {
+		s.linkBytes += n
+		s.linkFields += f
+	}
+}
+
+// Tag takes a start tag (end false), an end tag (end true) or a
+// self-closing tag by its lower-case name.
+func (s *Signer) Tag(name []byte, end, selfClosing bool) {
+	a := atom.Lookup(name)
+	if blocks[a] {
+		s.flush()
+	}
+	if selfClosing {
+		return
+	}
+	delta := 1
+	if end {
+		delta = -1
+	}
+	switch {
+	case skipped[a]:
+		s.skip = max(0, s.skip+delta)
+	case a == atom.A:
+		s.inLink = max(0, s.inLink+delta)
+	}
+}
+
+// Sum ends the page and returns its signature.
+func (s *Signer) Sum() uint64 {
+	s.flush()
+	if s.words == 1 {
+		return s.first // the one feature, of the one word
+	}
+	var sig uint64
+	for i, c := range s.ones {
+		if 2*c > s.features {
+			sig |= 1 << uint(i)
+		}
+	}
+	return sig
+}
+
+// fields returns the bytes in the fields of t and their number, as
+// strings.Fields splits it.
+func fields(t []byte) (n, f int) {
+	in := false
+	for i := 0; i < len(t); {
+		c := t[i]
+		var space bool
+		size := 1
+		if c < utf8.RuneSelf {
+			space = asciiSpace[c]
+		} else {
+			var r rune
+			r, size = utf8.DecodeRune(t[i:])
+			space = unicode.IsSpace(r)
+		}
+		if !space {
+			n += size
+			if !in {
+				f++
+			}
+		}
+		in = !space
+		i += size
+	}
+	return n, f
+}
+
+var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// flush ends a block: it is main text unless most of it is link text.
+func (s *Signer) flush() {
+	if s.blockFields > 0 {
+		text := s.blockBytes + s.blockFields - 1
+		linked := 0
+		if s.linkFields > 0 {
+			linked = s.linkBytes + s.linkFields - 1
+		}
+		if float64(linked) <= maxLinkDensity*float64(text) {
+			s.words1(s.block)
+		}
+	}
+	s.block = s.block[:0]
+	s.blockBytes, s.blockFields, s.linkBytes, s.linkFields = 0, 0, 0, 0
+}
+
+// words1 hashes the words of a kept block as Words splits them.
+func (s *Signer) words1(t []byte) {
+	start := -1
+	for i := 0; i <= len(t); {
+		sep, size := true, 1
+		if i < len(t) {
+			r := rune(t[i])
+			if r >= utf8.RuneSelf {
+				r, size = utf8.DecodeRune(t[i:])
+				if r == utf8.RuneError && size == 1 {
+					r = -1 // invalid: a separator, as strings.FieldsFunc sees U+FFFD
+				}
+			}
+			sep = r < 0 || isSeparator(r)
+		}
+		switch {
+		case !sep && start < 0:
+			start = i
+		case sep && start >= 0:
+			s.word1(t[start:i])
+			start = -1
+		}
+		i += size
+	}
+}
+
+// word1 takes one field: trimmed of apostrophes, without digits, not a
+// calendar word, it is hashed.
+func (s *Signer) word1(w []byte) {
+	for len(w) > 0 {
+		if w[0] == '\'' {
+			w = w[1:]
+		} else if bytes.HasPrefix(w, apostrophe) {
+			w = w[len(apostrophe):]
+		} else {
+			break
+		}
+	}
+	for len(w) > 0 {
+		if w[len(w)-1] == '\'' {
+			w = w[:len(w)-1]
+		} else if bytes.HasSuffix(w, apostrophe) {
+			w = w[:len(w)-len(apostrophe)]
+		} else {
+			break
+		}
+	}
+	if len(w) == 0 {
+		return
+	}
+	lw := s.word[:0]
+	for i := 0; i < len(w); {
+		c := w[i]
+		if c < utf8.RuneSelf {
+			if c >= '0' && c <= '9' {
+				return
+			}
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			lw = append(lw, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(w[i:])
+		if unicode.IsDigit(r) {
+			return
+		}
+		lw = utf8.AppendRune(lw, lower(r))
+		i += size
+	}
+	s.word = lw
+	if calendar[string(lw)] {
+		return
+	}
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	p := s.prev
+	for _, c := range lw {
+		h = (h ^ uint64(c)) * prime
+		p = (p ^ uint64(c)) * prime
+	}
+	h *= prime // the zero byte after the word
+	if s.words == 0 {
+		s.first = h
+	} else {
+		s.add(p)
+	}
+	s.prev = h
+	s.words++
+}
+
+var apostrophe = []byte("’")
+
+// add counts a feature's bits.
+func (s *Signer) add(f uint64) {
+	s.features++
+	for f != 0 {
+		i := bits.TrailingZeros64(f)
+		s.ones[i]++
+		f &= f - 1
+	}
 }
 
 // Distance is the number of bits in which two signatures differ.
