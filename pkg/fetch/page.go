@@ -420,7 +420,7 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 	text, cs := charset.Decode(body, ct)
 	rec.SetString("charset", cs.Name)
 	rec.SetString("charset_source", cs.Source)
-	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks, Agent: f.agent, Encoding: cs.Encoding()})
+	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks, Agent: f.agent, Encoding: cs.Encoding(), Signature: true})
 	for _, d := range p.Robots {
 		robotsSet.Meta("robots", d)
 	}
@@ -445,7 +445,11 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 		rec.SetString("refresh", f.normalize(p.Refresh))
 		rec.SetInt("refresh_delay", int64(p.RefreshDelay))
 	}
-	rec.SetString("text_simhash", textsig.Hex(textsig.Signature(text)))
+	if p.Cut > 0 {
+		rec.SetInt("links_cut", int64(p.Cut))
+		f.stats.linksCut.Add(int64(p.Cut))
+	}
+	rec.SetString("text_simhash", textsig.Hex(p.TextSig))
 	if f.cfg.Terms > 0 {
 		base, _ := url.Parse(it.u.String())
 		rec.SetStrings("terms", pageTerms(text, base, f.cfg.Terms))

@@ -56,8 +56,9 @@ type Page struct {
 	// NoIndex say whether they hold nofollow and noindex.
 	Robots                []string
 	NoFollowPage, NoIndex bool
-	// Cut counts the links left out by Options.MaxLinks: distinct link
-	// references past the scan's cap and resolved links past MaxLinks.
+	// Cut counts the links left out by Options.MaxLinks: resolved links
+	// past MaxLinks, and link references past the scan's cap (each time
+	// one appears: the scan no longer remembers them).
 	Cut int
 	// TextSig is the page's main-text signature (package textsig), when
 	// Options.Signature asks for it; it equals textsig.Signature(body).
