@@ -117,7 +117,20 @@ func MainText(page []byte) string {
 // common forms and abbreviations): dates are not content.
 var calendar = map[string]bool{}
 
+// maxCalendar is the longest calendar word in bytes, calendarFirst their
+// first bytes: most words need no look-up.
+var (
+	maxCalendar   int
+	calendarFirst [256]bool
+)
+
 func init() {
+	defer func() {
+		for w := range calendar {
+			maxCalendar = max(maxCalendar, len(w))
+			calendarFirst[w[0]] = true
+		}
+	}()
 	for _, w := range strings.Fields(`january february march april may june july august september
 		october november december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday
 		wednesday thursday friday saturday sunday mon tue wed thu fri sat sun am pm today yesterday
@@ -152,12 +165,19 @@ func Words(text string) []string {
 func isSeparator(r rune) bool {
 	switch {
 	case r < 0x80:
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '\'')
+		return asciiSeparator[r]
 	case r >= 0x400 && r <= 0x4ff:
 		return false
 	}
 	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '’'
 }
+
+var asciiSeparator = func() (t [128]bool) {
+	for r := range t {
+		t[r] = !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '\'')
+	}
+	return t
+}()
 
 func isDigit(r rune) bool {
 	if r < 0x80 {
@@ -274,9 +294,13 @@ type Signer struct {
 	blockBytes, blockFields, linkBytes, linkFields int
 	word                                           []byte // the current word, lower-cased
 	ones                                           [64]int32
-	features                                       int32
-	words                                          int
-	prev, first                                    uint64 // FNV-1a states after a word and the zero byte
+	// lanes count features' bits 8 to a word (byte k of lanes[j] is bit
+	// 8k+j), up to 255 features before they are added to ones.
+	lanes       [8]uint64
+	inLanes     int
+	features    int32
+	words       int
+	prev, first uint64 // FNV-1a states after a word and the zero byte
 }
 
 // Reset forgets everything the Signer was given, keeping its buffers.
@@ -326,6 +350,7 @@ func (s *Signer) Tag(name []byte, end, selfClosing bool) {
 // Sum ends the page and returns its signature.
 func (s *Signer) Sum() uint64 {
 	s.flush()
+	s.spill()
 	if s.words == 1 {
 		return s.first // the one feature, of the one word
 	}
@@ -455,7 +480,7 @@ func (s *Signer) word1(w []byte) {
 		i += size
 	}
 	s.word = lw
-	if calendar[string(lw)] {
+	if len(lw) <= maxCalendar && calendarFirst[lw[0]] && calendar[string(lw)] {
 		return
 	}
 	const offset, prime = 14695981039346656037, 1099511628211
@@ -477,14 +502,26 @@ func (s *Signer) word1(w []byte) {
 
 var apostrophe = []byte("’")
 
-// add counts a feature's bits.
+// add counts a feature's bits: bit 8k+j of f adds one to byte k of
+// lanes[j], eight additions a feature whatever its bits.
 func (s *Signer) add(f uint64) {
 	s.features++
-	for f != 0 {
-		i := bits.TrailingZeros64(f)
-		s.ones[i]++
-		f &= f - 1
+	for j := range s.lanes {
+		s.lanes[j] += (f >> uint(j)) & 0x0101010101010101
 	}
+	if s.inLanes++; s.inLanes == 255 {
+		s.spill()
+	}
+}
+
+// spill adds the lanes' counts to ones.
+func (s *Signer) spill() {
+	for j, l := range s.lanes {
+		for k := 0; k < 8; k++ {
+			s.ones[8*k+j] += int32(l >> uint(8*k) & 0xff)
+		}
+	}
+	s.lanes, s.inLanes = [8]uint64{}, 0
 }
 
 // Distance is the number of bits in which two signatures differ.
