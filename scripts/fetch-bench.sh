@@ -208,11 +208,12 @@ if "wget" in pps and "base" in pps:
     print("  fetch / wget --warc-file: %.1fx (target >= 3x); fetch / base: %.2fx (target >= 1); fetch / wget2: %.2fx"
           % (pps["fetch"] / pps["wget"], pps["fetch"] / pps["base"], pps["fetch"] / pps["wget2"]))
 # CPU by kind of work, from the profile's stacks: a sample counts for the
-# first kind found from the root of its stack.
-kinds = [("links scan + main-text signature", ("pkg/fetch/links", "pkg/textsig")),
-         ("charset", ("pkg/charset",)), ("content decoding", ("pkg/fetch/content",)),
+# first kind in this list that a frame of its stack names.
+kinds = [("main-text signature", ("pkg/textsig",)),
          ("URL resolution, normalisation", ("pkg/weburl", "pkg/urlnorm")),
+         ("charset", ("pkg/charset",)), ("content decoding", ("pkg/fetch/content",)),
          ("records (JSON)", ("pkg/record",)), ("WARC writing (gzip)", ("pkg/warc",)),
+         ("links scan (tags, attributes)", ("pkg/fetch/links",)),
          ("HTTP client, network", ("net/http", "net.", "crypto/")),
          ("garbage collection", ("runtime.gcBgMarkWorker",))]
 tot, acc, stack, val = 0.0, {}, [], None
@@ -226,12 +227,8 @@ def flush():
     if val is None:
         return
     tot += val
-    kind = "other (scheduler, queues, output)"
-    for fn in reversed(stack):
-        k = next((k for k, pats in kinds if any(p in fn for p in pats)), None)
-        if k:
-            kind = k
-            break
+    kind = next((k for k, pats in kinds if any(p in fn for fn in stack for p in pats)),
+                "other (scheduler, queues, output)")
     acc[kind] = acc.get(kind, 0) + val
 for line in open(traces):
     if line.startswith("-----"):

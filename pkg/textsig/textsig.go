@@ -257,9 +257,17 @@ func SimHash(features []uint64) uint64 {
 // text and tags of a page's first MaxPage bytes.
 const MaxPage = 2 << 20
 
+// MaxText bounds the main text signed: the blocks of MainText up to the
+// one that brings it to MaxText bytes (a newline counted after each). The
+// work per page is bounded by it; a change past the first MaxText bytes of
+// a page's main text does not move its signature.
+const MaxText = 32 << 10
+
 // Signature is the SimHash of the main text of a UTF-8 HTML page (of its
-// first MaxPage bytes): SimHash(Features(Words(MainText(page)))), computed
-// by a Signer fed by the x/net/html tokenizer.
+// first MaxPage bytes, and of the first MaxText bytes of its main text):
+// SimHash(Features(Words(MainText(page)))), MainText cut after the block
+// that reaches MaxText bytes; computed by a Signer fed by the x/net/html
+// tokenizer.
 func Signature(page []byte) uint64 {
 	if len(page) > MaxPage {
 		page = page[:MaxPage]
@@ -299,6 +307,7 @@ type Signer struct {
 	lanes       [8]uint64
 	inLanes     int
 	features    int32
+	kept        int // bytes of main text signed, a newline after each block
 	words       int
 	prev, first uint64 // FNV-1a states after a word and the zero byte
 }
@@ -311,7 +320,7 @@ func (s *Signer) Reset() {
 
 // Text takes a text token (character references decoded).
 func (s *Signer) Text(t []byte) {
-	if s.skip > 0 {
+	if s.skip > 0 || s.kept >= MaxText {
 		return
 	}
 	s.block = append(s.block, t...)
@@ -328,6 +337,9 @@ func (s *Signer) Text(t []byte) {
 // Tag takes a start tag (end false), an end tag (end true) or a
 // self-closing tag by its lower-case name.
 func (s *Signer) Tag(name []byte, end, selfClosing bool) {
+	if s.kept >= MaxText {
+		return
+	}
 	a := atom.Lookup(name)
 	if blocks[a] {
 		s.flush()
@@ -346,6 +358,10 @@ func (s *Signer) Tag(name []byte, end, selfClosing bool) {
 		s.inLink = max(0, s.inLink+delta)
 	}
 }
+
+// Full says whether the Signer has MaxText bytes of main text: it takes
+// nothing more.
+func (s *Signer) Full() bool { return s.kept >= MaxText }
 
 // Sum ends the page and returns its signature.
 func (s *Signer) Sum() uint64 {
@@ -402,6 +418,7 @@ func (s *Signer) flush() {
 		}
 		if float64(linked) <= maxLinkDensity*float64(text) {
 			s.words1(s.block)
+			s.kept += text + 1
 		}
 	}
 	s.block = s.block[:0]

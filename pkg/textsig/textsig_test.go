@@ -168,7 +168,16 @@ func reference(page []byte) uint64 {
 	if len(page) > MaxPage {
 		page = page[:MaxPage]
 	}
-	return SimHash(Features(Words(MainText(page))))
+	text := MainText(page)
+	kept := 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			if kept = i + 1; kept >= MaxText {
+				break
+			}
+		}
+	}
+	return SimHash(Features(Words(text[:kept])))
 }
 
 var signerPages = []string{

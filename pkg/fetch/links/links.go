@@ -60,6 +60,9 @@ type Page struct {
 	// past MaxLinks, and link references past the scan's cap (each time
 	// one appears: the scan no longer remembers them).
 	Cut int
+	// LinkURLs and NofollowURLs are Links and Nofollow parsed (the same
+	// order), so that a caller needs not parse them again.
+	LinkURLs, NofollowURLs []*weburl.URL
 	// TextSig is the page's main-text signature (package textsig), when
 	// Options.Signature asks for it; it equals textsig.Signature(body).
 	TextSig uint64
@@ -165,6 +168,8 @@ func (e *extractor) finish() Page {
 	e.p.NoFollowPage = e.robots.Has(directives.NoFollow)
 	if e.p.NoFollowPage {
 		e.p.Nofollow = append(e.p.Links, e.p.Nofollow...)
+		e.p.NofollowURLs = append(e.p.LinkURLs, e.p.NofollowURLs...)
+		e.p.LinkURLs = nil
 		e.p.Links = nil
 	}
 	return e.p
@@ -311,7 +316,7 @@ func (e *extractor) scan(b []byte) {
 // newlines normalised and character references decoded unless the text is
 // raw (script, style...), as the tokenizer's Text does.
 func (e *extractor) sigText(b []byte, from, to int, raw bool) {
-	if e.sig == nil {
+	if e.sig == nil || e.sig.Full() {
 		return
 	}
 	to = min(to, e.sigLimit)
@@ -336,7 +341,7 @@ func (e *extractor) sigText(b []byte, from, to int, raw bool) {
 
 // sigTag gives the signer a tag ending at end, by its name as written.
 func (e *extractor) sigTag(name []byte, end, selfClosing bool, tagEnd int) {
-	if e.sig == nil || tagEnd > e.sigLimit || tagEnd <= e.mute {
+	if e.sig == nil || tagEnd > e.sigLimit || tagEnd <= e.mute || e.sig.Full() {
 		return
 	}
 	var low [16]byte
@@ -426,13 +431,21 @@ func (e *extractor) resolveAll() {
 	sameDoc := base == e.page
 	// Parsed once for the references the fast path leaves to the parser.
 	base = base.Prepared()
-	resolved := map[string]string{} // pages repeat their links
+	type ref struct {
+		abs string
+		u   *weburl.URL
+	}
+	resolved := map[string]ref{} // pages repeat their links
 	for _, f := range e.found {
-		abs, done := resolved[f.ref]
+		r, done := resolved[f.ref]
 		if !done {
-			abs = resolve(base, httpBase, sameDoc, f.ref, e.opt.Encoding)
-			resolved[f.ref] = abs
+			r.u = resolve(base, httpBase, sameDoc, f.ref, e.opt.Encoding)
+			if r.u != nil {
+				r.abs = r.u.String()
+			}
+			resolved[f.ref] = r
 		}
+		abs := r.abs
 		if abs == "" {
 			continue
 		}
@@ -444,15 +457,15 @@ func (e *extractor) resolveAll() {
 		case 'r':
 			if e.p.Refresh == "" {
 				e.p.Refresh, e.p.RefreshDelay = abs, f.delay
-				e.link(abs, "")
+				e.link(abs, r.u, "")
 			}
 		default:
-			e.link(abs, f.rel)
+			e.link(abs, r.u, f.rel)
 		}
 	}
 }
 
-func (e *extractor) link(abs, rel string) {
+func (e *extractor) link(abs string, u *weburl.URL, rel string) {
 	if _, dup := e.seen[abs]; dup {
 		return
 	}
@@ -463,8 +476,10 @@ func (e *extractor) link(abs, rel string) {
 	e.seen[abs] = struct{}{}
 	if hasWord(rel, "nofollow") {
 		e.p.Nofollow = append(e.p.Nofollow, abs)
+		e.p.NofollowURLs = append(e.p.NofollowURLs, u)
 	} else {
 		e.p.Links = append(e.p.Links, abs)
+		e.p.LinkURLs = append(e.p.LinkURLs, u)
 	}
 }
 
@@ -642,10 +657,10 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
 
 // resolve makes ref absolute against base as the URL Standard does, in
-// the page's encoding, and returns its request form (no fragment); "" for
-// anything that is not an http(s) URL, and for a reference to the page
+// the page's encoding (its String is the request form, no fragment); nil
+// for anything that is not an http(s) URL, and for a reference to the page
 // itself ("", "#top") when the base is the page.
-func resolve(base *weburl.URL, httpBase, sameDoc bool, ref string, enc encoding.Encoding) string {
+func resolve(base *weburl.URL, httpBase, sameDoc bool, ref string, enc encoding.Encoding) *weburl.URL {
 	if sameDoc {
 		r := strings.Map(func(c rune) rune {
 			if c == '\t' || c == '\n' || c == '\r' {
@@ -654,7 +669,7 @@ func resolve(base *weburl.URL, httpBase, sameDoc bool, ref string, enc encoding.
 			return c
 		}, strings.TrimFunc(ref, func(c rune) bool { return c <= ' ' }))
 		if r == "" || r[0] == '#' {
-			return ""
+			return nil
 		}
 	}
 	var u *weburl.URL
@@ -665,9 +680,9 @@ func resolve(base *weburl.URL, httpBase, sameDoc bool, ref string, enc encoding.
 		u, err = weburl.Parse(ref)
 	}
 	if err != nil {
-		return ""
+		return nil
 	}
-	return u.String()
+	return u
 }
 
 func hasWord(list, w string) bool {
