@@ -48,6 +48,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$tmp/fetch" ./cmd/fetch
+COMMIT="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- pkg cmd || echo +changes)" # what was built
 FETCH="$tmp/fetch"
 
 # A generated site: pages of about 10 KB, each linking to 20 others (only
@@ -179,7 +180,7 @@ docs)
     --cpuprofile "$tmp/docs.prof" "$tmp/docs-urls.txt" > /dev/null
   go tool pprof -traces "$FETCH" "$tmp/docs.prof" > "$tmp/docs.traces" 2>/dev/null
   printf 'docs: %d pages, %d MB of HTML on %d hosts; fetch at %s, base %s; %d runs alternated; load average before: %s, after: %s\n' \
-    "$n" "$mb" "${#docs_hosts[@]}" "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- pkg cmd || echo +changes)" \
+    "$n" "$mb" "${#docs_hosts[@]}" "$COMMIT" \
     "$(git rev-parse --short "$BASE")" "$RUNS" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)"
   printf '  fetch %s --per-host %s --workers %s --delay 0, links + signature + WARC: %d status 200, %d with text_simhash; WARC responses: %s\n' \
     "$DOCS_FLAGS" "$PER_HOST" "$WORKERS" "$fok" "$fsig" "$(warc_responses "$tmp/warc-docs")"
