@@ -3,12 +3,17 @@
 #   1. a generated site of 10 KB pages on 8 virtual hosts: pages/s with
 #      links extracted and WARC written (target >= 5,000 pages/s);
 #   2. the Python 3.11 documentation (python3.11-doc) on 4 hosts: fetch vs
-#      wget --warc-file on the same URL list (target >= 3x), wget2 without
-#      WARC as the ceiling; peak memory of each; every WARC read back;
+#      wget --warc-file on the same URL list (target >= 3x), vs fetch built
+#      at BASE (default 7b4c22c; target >= its pages/s), wget2 without WARC
+#      as the ceiling; RUNS (default 3) alternated runs, median and range of
+#      pages/s and of user CPU per page, peak memory, the commit and the
+#      load average; fetch's CPU per page by kind of work from a profile;
 #   3. memory: MEM_URLS URLs (default 1,000,000) over MEM_HOSTS hosts
 #      (default 10,000) of tiny pages, peak RSS (target < 500 MB).
 # Usage: scripts/fetch-bench.sh [site|docs|memory ...]   (default: all)
-# Environment: PAGES (generated pages, default 20000), WORKERS, PER_HOST.
+# Environment: PAGES (generated pages, default 20000), WORKERS, PER_HOST,
+# RUNS, BASE, DOCS_FLAGS (fetch's extra flags in the docs part, default
+# --backoff=false: the base has no backoff).
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +24,12 @@ MEM_HOSTS=${MEM_HOSTS:-10000}
 WORKERS=${WORKERS:-64}
 PER_HOST=${PER_HOST:-1}
 PORT=${PORT:-18480}
+RUNS=${RUNS:-3}
+BASE=${BASE:-7b4c22c}
+# The base has no backoff: fetch is paced as it is (--delay alone), for
+# on a loaded machine the CPU's queueing reads as a slow host to --backoff.
+DOCS_FLAGS=${DOCS_FLAGS---backoff=false}
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 DOCS=/usr/share/doc/python3.11/html
 parts=("$@")
 ((${#parts[@]})) || parts=(site docs memory)
@@ -37,6 +48,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$tmp/fetch" ./cmd/fetch
+COMMIT="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- pkg cmd || echo +changes)" # what was built
 FETCH="$tmp/fetch"
 
 # A generated site: pages of about 10 KB, each linking to 20 others (only
@@ -100,6 +112,7 @@ timed() {
 readtime() {
   WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$tmp/$1.time")
   CPU=$(awk -F': ' '/User time|System time/ {s+=$2} END {print s}' "$tmp/$1.time")
+  USER_CPU=$(awk -F': ' '/User time/ {print $2}' "$tmp/$1.time")
   RSS=$(awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2/1024}' "$tmp/$1.time")
 }
 
@@ -136,27 +149,105 @@ docs)
   for h in "${docs_hosts[@]}"; do sed "s|^|http://$h:$PORT/|" "$tmp/docs-paths.txt"; done > "$tmp/docs-urls.txt"
   n=$(wc -l < "$tmp/docs-urls.txt")
   mb=$(( $(cd "$DOCS" && find . -name '*.html' -type f -print0 | du -cb --files0-from=- | tail -1 | cut -f1) * ${#docs_hosts[@]} / 1000000 ))
-  timed docs-fetch "$FETCH" --allow-private --delay 0 --per-host "$PER_HOST" --workers "$WORKERS" \
-    --warc "$tmp/warc-docs" --quiet "$tmp/docs-urls.txt" > "$tmp/docs.ndjson"
-  fw=$WALL fr=$RSS fc=$CPU
+  # fetch as it was at BASE, built from its tree.
+  mkdir -p "$tmp/base-src"
+  git archive "$BASE" | tar -x -C "$tmp/base-src"
+  (cd "$tmp/base-src" && go build -o "$tmp/fetch-base" ./cmd/fetch)
+  : > "$tmp/docs-runs.txt"
+  for ((r = 1; r <= RUNS; r++)); do
+    # Alternated, so that the load of the machine falls on all alike.
+    rm -rf "$tmp/warc-docs" "$tmp/warc-base" "$tmp/wget" "$tmp/wget2"; mkdir -p "$tmp/wget" "$tmp/wget2"
+    timed docs-fetch "$FETCH" --allow-private --delay 0 --per-host "$PER_HOST" --workers "$WORKERS" $DOCS_FLAGS \
+      --warc "$tmp/warc-docs" --quiet "$tmp/docs-urls.txt" > "$tmp/docs.ndjson"
+    echo "fetch $WALL $USER_CPU $CPU $RSS" >> "$tmp/docs-runs.txt"
+    timed docs-base "$tmp/fetch-base" --allow-private --delay 0 --per-host "$PER_HOST" --workers "$WORKERS" \
+      --warc "$tmp/warc-base" --quiet "$tmp/docs-urls.txt" > "$tmp/docs-base.ndjson"
+    echo "base $WALL $USER_CPU $CPU $RSS" >> "$tmp/docs-runs.txt"
+    (cd "$tmp/wget" && timed docs-wget wget -q -e robots=off --warc-file=wget -O /dev/null -i "$tmp/docs-urls.txt")
+    readtime docs-wget
+    echo "wget $WALL $USER_CPU $CPU $RSS" >> "$tmp/docs-runs.txt"
+    (cd "$tmp/wget2" && timed docs-wget2 wget2 -q --robots=off --max-threads=8 --delete-after -i "$tmp/docs-urls.txt")
+    readtime docs-wget2
+    echo "wget2 $WALL $USER_CPU $CPU $RSS" >> "$tmp/docs-runs.txt"
+  done
   fok=$(grep -c '"status":200' "$tmp/docs.ndjson" || true)
-  mkdir -p "$tmp/wget"
-  (cd "$tmp/wget" && timed docs-wget wget -q -e robots=off --warc-file=wget -O /dev/null -i "$tmp/docs-urls.txt")
-  readtime docs-wget
-  ww=$WALL wr=$RSS wc=$CPU
-  mkdir -p "$tmp/wget2"
-  (cd "$tmp/wget2" && timed docs-wget2 wget2 -q --robots=off --max-threads=8 --delete-after -i "$tmp/docs-urls.txt")
-  readtime docs-wget2
-  w2w=$WALL w2r=$RSS w2c=$CPU
+  fsig=$(grep -c '"text_simhash"' "$tmp/docs.ndjson" || true)
   mkdir -p "$tmp/warc-wget" && mv "$tmp/wget/wget.warc.gz" "$tmp/warc-wget/"
-  printf 'docs: %d pages, %d MB of HTML on %d hosts\n' "$n" "$mb" "${#docs_hosts[@]}"
-  printf '  fetch --per-host %s --workers %s --delay 0, links + WARC: %.2f s (%.0f pages/s), CPU %.2f s, peak RSS %d MB, %d status 200, WARC responses: %s\n' \
-    "$PER_HOST" "$WORKERS" "$fw" "$(echo "$n / $fw" | bc -l)" "$fc" "$fr" "$fok" "$(warc_responses "$tmp/warc-docs")"
-  printf '  wget --warc-file (1 connection):               %.2f s (%.0f pages/s), CPU %.2f s, peak RSS %d MB, WARC responses: %s\n' \
-    "$ww" "$(echo "$n / $ww" | bc -l)" "$wc" "$wr" "$(warc_responses "$tmp/warc-wget")"
-  printf '  wget2 --max-threads=8, no WARC (ceiling):      %.2f s (%.0f pages/s), CPU %.2f s, peak RSS %d MB\n' \
-    "$w2w" "$(echo "$n / $w2w" | bc -l)" "$w2c" "$w2r"
-  printf '  fetch / wget throughput: %.1fx; fetch / wget2: %.2fx\n' "$(echo "$ww / $fw" | bc -l)" "$(echo "$w2w / $fw" | bc -l)"
+  # One more run of fetch with a CPU profile (not timed): CPU per page by
+  # kind of work.
+  rm -rf "$tmp/warc-docs"
+  "$FETCH" --allow-private --delay 0 --per-host "$PER_HOST" --workers "$WORKERS" $DOCS_FLAGS --warc "$tmp/warc-docs" --quiet \
+    --cpuprofile "$tmp/docs.prof" "$tmp/docs-urls.txt" > /dev/null
+  go tool pprof -traces "$FETCH" "$tmp/docs.prof" > "$tmp/docs.traces" 2>/dev/null
+  printf 'docs: %d pages, %d MB of HTML on %d hosts; fetch at %s, base %s; %d runs alternated; load average before: %s, after: %s\n' \
+    "$n" "$mb" "${#docs_hosts[@]}" "$COMMIT" \
+    "$(git rev-parse --short "$BASE")" "$RUNS" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '  fetch %s --per-host %s --workers %s --delay 0, links + signature + WARC: %d status 200, %d with text_simhash; WARC responses: %s\n' \
+    "$DOCS_FLAGS" "$PER_HOST" "$WORKERS" "$fok" "$fsig" "$(warc_responses "$tmp/warc-docs")"
+  python3 - "$tmp/docs-runs.txt" "$n" "$tmp/docs.traces" "$PER_HOST" "$WORKERS" <<'PY'
+import statistics, sys
+runs, n, traces, per_host, workers = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+by = {}
+for line in open(runs):
+    name, wall, user, cpu, rss = line.split()
+    by.setdefault(name, []).append((float(wall), float(user), float(cpu), int(rss)))
+label = {"fetch": "fetch (this tree)", "base": "fetch at base", "wget": "wget --warc-file (1 conn.)",
+         "wget2": "wget2 -8 threads, no WARC"}
+def med(xs): return statistics.median(xs)
+print("  %-27s %22s %24s %10s %8s" % ("", "pages/s median (range)", "user CPU us/page (range)", "CPU s", "RSS MB"))
+pps = {}
+for name in ("fetch", "base", "wget", "wget2"):
+    rs = by.get(name, [])
+    if not rs:
+        continue
+    p = [n / w for w, _, _, _ in rs]
+    u = [1e6 * x / n for _, x, _, _ in rs]
+    pps[name] = med(p)
+    print("  %-27s %8.0f (%5.0f-%5.0f) %10.0f (%5.0f-%5.0f) %10.2f %8d" % (label[name], med(p), min(p), max(p),
+          med(u), min(u), max(u), med([c for _, _, c, _ in rs]), max(r for _, _, _, r in rs)))
+if "wget" in pps and "base" in pps:
+    print("  fetch / wget --warc-file: %.1fx (target >= 3x); fetch / base: %.2fx (target >= 1); fetch / wget2: %.2fx"
+          % (pps["fetch"] / pps["wget"], pps["fetch"] / pps["base"], pps["fetch"] / pps["wget2"]))
+# CPU by kind of work, from the profile's stacks: a sample counts for the
+# first kind in this list that a frame of its stack names.
+kinds = [("main-text signature", ("pkg/textsig",)),
+         ("URL resolution, normalisation", ("pkg/weburl", "pkg/urlnorm")),
+         ("charset", ("pkg/charset",)), ("content decoding", ("pkg/fetch/content",)),
+         ("records (JSON)", ("pkg/record",)), ("WARC writing (gzip)", ("pkg/warc",)),
+         ("links scan (tags, attributes)", ("pkg/fetch/links",)),
+         ("HTTP client, network", ("net/http", "net.", "crypto/")),
+         ("garbage collection", ("runtime.gcBgMarkWorker",))]
+tot, acc, stack, val = 0.0, {}, [], None
+def unit(v):
+    for suf, m in (("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("ns", 1e-9), ("s", 1.0)):
+        if v.endswith(suf):
+            return float(v[:-len(suf)]) * m
+    return float(v)
+def flush():
+    global tot
+    if val is None:
+        return
+    tot += val
+    kind = next((k for k, pats in kinds if any(p in fn for fn in stack for p in pats)),
+                "other (scheduler, queues, output)")
+    acc[kind] = acc.get(kind, 0) + val
+for line in open(traces):
+    if line.startswith("-----"):
+        flush(); stack, val = [], None
+        continue
+    parts = line.split()
+    if not parts or line.startswith(("File:", "Type:", "Time:", "Duration:", "Build")):
+        continue
+    if not line.startswith(" " * 12) and len(parts) >= 2:
+        val = unit(parts[0]); stack.append(parts[1])
+    elif parts:
+        stack.append(parts[0])
+flush()
+if tot > 0:
+    print("  fetch CPU per page by kind of work (one profiled run, %.2f s sampled):" % tot)
+    for k, v in sorted(acc.items(), key=lambda kv: -kv[1]):
+        print("    %-36s %6.0f us/page %5.1f%%" % (k, 1e6 * v / n, 100 * v / tot))
+PY
   ;;
 memory)
   python3 - "$tmp" "$MEM_URLS" "$MEM_HOSTS" "$PORT" <<'PY'

@@ -288,6 +288,10 @@ func (f *Fetcher) do(ctx context.Context, u *weburl.URL, extra http.Header, limi
 	b := (*bp)[:0]
 	if resp.ContentLength > 0 && resp.ContentLength <= limit && int64(cap(b)) < resp.ContentLength {
 		b = make([]byte, 0, resp.ContentLength+1)
+	} else if resp.ContentLength > limit && int64(cap(b)) <= limit {
+		// A body announced over the limit is cut at it: one buffer of the
+		// limit, not a quarter more and the garbage of growing to it.
+		b = make([]byte, 0, limit+1)
 	}
 	for {
 		if int64(len(b)) > limit {

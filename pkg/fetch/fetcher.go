@@ -62,6 +62,7 @@ type Stats struct {
 	Bytes       int64 // body bytes received
 	Retries     int64
 	Interrupted int64 // records not fetched because the run stopped
+	LinksCut    int64 // links left out of records by Config.MaxLinks
 	ErrorCodes  map[string]int64
 }
 
@@ -100,9 +101,9 @@ type Fetcher struct {
 	stopping atomic.Bool
 
 	stats struct {
-		input, done, ok, errors, requests, bytes, retries, interrupted atomic.Int64
-		mu                                                             sync.Mutex
-		codes                                                          map[string]int64
+		input, done, ok, errors, requests, bytes, retries, interrupted, linksCut atomic.Int64
+		mu                                                                       sync.Mutex
+		codes                                                                    map[string]int64
 	}
 }
 
@@ -156,7 +157,7 @@ func (f *Fetcher) Stats() Stats {
 	s := Stats{
 		Input: f.stats.input.Load(), Done: f.stats.done.Load(), OK: f.stats.ok.Load(),
 		Errors: f.stats.errors.Load(), Requests: f.stats.requests.Load(), Bytes: f.stats.bytes.Load(),
-		Retries: f.stats.retries.Load(), Interrupted: f.stats.interrupted.Load(),
+		Retries: f.stats.retries.Load(), Interrupted: f.stats.interrupted.Load(), LinksCut: f.stats.linksCut.Load(),
 		ErrorCodes: map[string]int64{},
 	}
 	f.stats.mu.Lock()
@@ -943,13 +944,13 @@ func (f *Fetcher) count(code string, ok bool) {
 
 // ownedFields are the fields fetch writes; a new fetch replaces them all.
 var ownedFields = []string{"host", "status", "final_url", "fetched_at", "content_type", "length", "digest",
-	"charset", "charset_source", "title", "links", "nofollow_links", "canonical", "refresh", "refresh_delay", "robots", "noindex",
+	"charset", "charset_source", "title", "links", "links_cut", "nofollow_links", "canonical", "refresh", "refresh_delay", "robots", "noindex",
 	"text_simhash", "terms", "redirects", "error", "truncated", "warc_file", "warc_offset", "warc_type", "warc_refers_to",
 	"warc_refers_to_date", "elapsed_ms", "etag", "last_modified"}
 
 // keptOn304 are the fields that still describe the page after a 304.
 var keptOn304 = map[string]bool{"content_type": true, "length": true, "digest": true, "title": true,
-	"links": true, "nofollow_links": true, "canonical": true, "noindex": true, "etag": true, "last_modified": true,
+	"links": true, "links_cut": true, "nofollow_links": true, "canonical": true, "noindex": true, "etag": true, "last_modified": true,
 	"charset": true, "charset_source": true, "refresh": true, "refresh_delay": true, "robots": true, "text_simhash": true}
 
 // ownedKeys are ownedFields quoted, as they appear in a JSON line.

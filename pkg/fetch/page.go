@@ -444,14 +444,14 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 	text, cs := charset.Decode(body, ct)
 	rec.SetString("charset", cs.Name)
 	rec.SetString("charset_source", cs.Source)
-	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks, Agent: f.agent, Encoding: cs.Encoding()})
+	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks, Agent: f.agent, Encoding: cs.Encoding(), Signature: true})
 	for _, d := range p.Robots {
 		robotsSet.Meta("robots", d)
 	}
 	if p.Title != "" {
 		rec.SetString("title", p.Title)
 	}
-	ls, nf := f.normalizeAll(p.Links), f.normalizeAll(p.Nofollow)
+	ls, nf := f.normalizeAll(p.Links, p.LinkURLs), f.normalizeAll(p.Nofollow, p.NofollowURLs)
 	if robotsSet.Has(directives.NoFollow) {
 		ls, nf = nil, append(ls, nf...)
 	}
@@ -469,7 +469,11 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 		rec.SetString("refresh", f.normalize(p.Refresh))
 		rec.SetInt("refresh_delay", int64(p.RefreshDelay))
 	}
-	rec.SetString("text_simhash", textsig.Hex(textsig.Signature(text)))
+	if p.Cut > 0 {
+		rec.SetInt("links_cut", int64(p.Cut))
+		f.stats.linksCut.Add(int64(p.Cut))
+	}
+	rec.SetString("text_simhash", textsig.Hex(p.TextSig))
 	if f.cfg.Terms > 0 {
 		base, _ := url.Parse(it.u.String())
 		rec.SetStrings("terms", pageTerms(text, base, f.cfg.Terms))
@@ -541,16 +545,23 @@ func (f *Fetcher) normalize(u string) string {
 // a key already listed (urlnorm's: another order of the query, a tracking
 // tag), keeping the first spelling; what the Standard rejects (or is no
 // http(s) URL) is dropped.
-func (f *Fetcher) normalizeAll(ls []string) []string {
+//
+// us, when not nil, are ls parsed (the link extractor's), spared a parse.
+func (f *Fetcher) normalizeAll(ls []string, us []*weburl.URL) []string {
 	if len(ls) == 0 {
 		return ls
 	}
 	seen := make(map[string]struct{}, len(ls))
 	out := ls[:0]
-	for _, l := range ls {
-		w, err := weburl.Parse(l)
-		if err != nil {
-			continue
+	for i, l := range ls {
+		var w *weburl.URL
+		if us != nil && us[i] != nil {
+			w = us[i]
+		} else {
+			var err error
+			if w, err = weburl.Parse(l); err != nil {
+				continue
+			}
 		}
 		k := f.norm.Key(w)
 		if _, dup := seen[k]; dup {

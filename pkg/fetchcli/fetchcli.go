@@ -524,6 +524,9 @@ func summary(s fetch.Stats, d time.Duration) string {
 		b.WriteString(")")
 	}
 	fmt.Fprintf(&b, "; %d requests, %d retries, %s", s.Requests, s.Retries, humanBytes(s.Bytes))
+	if s.LinksCut > 0 {
+		fmt.Fprintf(&b, "; %d links over --max-links left out", s.LinksCut)
+	}
 	return b.String()
 }
 

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -116,7 +117,20 @@ func MainText(page []byte) string {
 // common forms and abbreviations): dates are not content.
 var calendar = map[string]bool{}
 
+// maxCalendar is the longest calendar word in bytes, calendarFirst their
+// first bytes: most words need no look-up.
+var (
+	maxCalendar   int
+	calendarFirst [256]bool
+)
+
 func init() {
+	defer func() {
+		for w := range calendar {
+			maxCalendar = max(maxCalendar, len(w))
+			calendarFirst[w[0]] = true
+		}
+	}()
 	for _, w := range strings.Fields(`january february march april may june july august september
 		october november december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday
 		wednesday thursday friday saturday sunday mon tue wed thu fri sat sun am pm today yesterday
@@ -151,12 +165,19 @@ func Words(text string) []string {
 func isSeparator(r rune) bool {
 	switch {
 	case r < 0x80:
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '\'')
+		return asciiSeparator[r]
 	case r >= 0x400 && r <= 0x4ff:
 		return false
 	}
 	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '’'
 }
+
+var asciiSeparator = func() (t [128]bool) {
+	for r := range t {
+		t[r] = !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '\'')
+	}
+	return t
+}()
 
 func isDigit(r rune) bool {
 	if r < 0x80 {
@@ -232,16 +253,292 @@ func SimHash(features []uint64) uint64 {
 
 // MaxPage is how much of a page Signature reads: the main text of a page
 // is in its first megabytes, and a bounded read keeps a decompression bomb
-// from costing more.
+// from costing more. A Signer fed by a scanner of its own is given the
+// text and tags of a page's first MaxPage bytes.
 const MaxPage = 2 << 20
 
+// MaxText bounds the main text signed: the blocks of MainText up to the
+// one that brings it to MaxText bytes (a newline counted after each). The
+// work per page is bounded by it; a change past the first MaxText bytes of
+// a page's main text does not move its signature.
+const MaxText = 32 << 10
+
 // Signature is the SimHash of the main text of a UTF-8 HTML page (of its
-// first MaxPage bytes).
+// first MaxPage bytes, and of the first MaxText bytes of its main text):
+// SimHash(Features(Words(MainText(page)))), MainText cut after the block
+// that reaches MaxText bytes; computed by a Signer fed by the x/net/html
+// tokenizer.
 func Signature(page []byte) uint64 {
 	if len(page) > MaxPage {
 		page = page[:MaxPage]
 	}
-	return SimHash(Features(Words(MainText(page))))
+	var s Signer
+	z := html.NewTokenizer(bytes.NewReader(page))
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return s.Sum()
+		case html.TextToken:
+			s.Text(z.Text())
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			s.Tag(name, tt == html.EndTagToken, tt == html.SelfClosingTagToken)
+		}
+	}
+}
+
+// A Signer computes Signature from a page given to it token by token, so
+// that a tokenizer that reads the page for something else (links) signs it
+// in the same pass. It keeps the text of the current block only and
+// allocates nothing per word: words are hashed as they are found and their
+// pair features summed into SimHash's bit counts at once. The zero Signer
+// is ready; Reset makes one ready again.
+type Signer struct {
+	skip, inLink int
+	block        []byte // the current block's text, text tokens separated by ' '
+	// Fields of the block's text and of its link text, as strings.Fields
+	// counts them: bytes in fields and fields.
+	blockBytes, blockFields, linkBytes, linkFields int
+	word                                           []byte // the current word, lower-cased
+	ones                                           [64]int32
+	// lanes count features' bits 8 to a word (byte k of lanes[j] is bit
+	// 8k+j), up to 255 features before they are added to ones.
+	lanes       [8]uint64
+	inLanes     int
+	features    int32
+	kept        int // bytes of main text signed, a newline after each block
+	words       int
+	prev, first uint64 // FNV-1a states after a word and the zero byte
+}
+
+// Reset forgets everything the Signer was given, keeping its buffers.
+func (s *Signer) Reset() {
+	block, word := s.block[:0], s.word[:0]
+	*s = Signer{block: block, word: word}
+}
+
+// Text takes a text token (character references decoded).
+func (s *Signer) Text(t []byte) {
+	if s.skip > 0 || s.kept >= MaxText {
+		return
+	}
+	s.block = append(s.block, t...)
+	s.block = append(s.block, ' ')
+	n, f := fields(t)
+	s.blockBytes += n
+	s.blockFields += f
+	if s.inLink > 0 {
+		s.linkBytes += n
+		s.linkFields += f
+	}
+}
+
+// Tag takes a start tag (end false), an end tag (end true) or a
+// self-closing tag by its lower-case name.
+func (s *Signer) Tag(name []byte, end, selfClosing bool) {
+	if s.kept >= MaxText {
+		return
+	}
+	a := atom.Lookup(name)
+	if blocks[a] {
+		s.flush()
+	}
+	if selfClosing {
+		return
+	}
+	delta := 1
+	if end {
+		delta = -1
+	}
+	switch {
+	case skipped[a]:
+		s.skip = max(0, s.skip+delta)
+	case a == atom.A:
+		s.inLink = max(0, s.inLink+delta)
+	}
+}
+
+// Full says whether the Signer has MaxText bytes of main text: it takes
+// nothing more.
+func (s *Signer) Full() bool { return s.kept >= MaxText }
+
+// Sum ends the page and returns its signature.
+func (s *Signer) Sum() uint64 {
+	s.flush()
+	s.spill()
+	if s.words == 1 {
+		return s.first // the one feature, of the one word
+	}
+	var sig uint64
+	for i, c := range s.ones {
+		if 2*c > s.features {
+			sig |= 1 << uint(i)
+		}
+	}
+	return sig
+}
+
+// fields returns the bytes in the fields of t and their number, as
+// strings.Fields splits it.
+func fields(t []byte) (n, f int) {
+	in := false
+	for i := 0; i < len(t); {
+		c := t[i]
+		var space bool
+		size := 1
+		if c < utf8.RuneSelf {
+			space = asciiSpace[c]
+		} else {
+			var r rune
+			r, size = utf8.DecodeRune(t[i:])
+			space = unicode.IsSpace(r)
+		}
+		if !space {
+			n += size
+			if !in {
+				f++
+			}
+		}
+		in = !space
+		i += size
+	}
+	return n, f
+}
+
+var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// flush ends a block: it is main text unless most of it is link text.
+func (s *Signer) flush() {
+	if s.blockFields > 0 {
+		text := s.blockBytes + s.blockFields - 1
+		linked := 0
+		if s.linkFields > 0 {
+			linked = s.linkBytes + s.linkFields - 1
+		}
+		if float64(linked) <= maxLinkDensity*float64(text) {
+			s.words1(s.block)
+			s.kept += text + 1
+		}
+	}
+	s.block = s.block[:0]
+	s.blockBytes, s.blockFields, s.linkBytes, s.linkFields = 0, 0, 0, 0
+}
+
+// words1 hashes the words of a kept block as Words splits them.
+func (s *Signer) words1(t []byte) {
+	start := -1
+	for i := 0; i <= len(t); {
+		sep, size := true, 1
+		if i < len(t) {
+			r := rune(t[i])
+			if r >= utf8.RuneSelf {
+				r, size = utf8.DecodeRune(t[i:])
+				if r == utf8.RuneError && size == 1 {
+					r = -1 // invalid: a separator, as strings.FieldsFunc sees U+FFFD
+				}
+			}
+			sep = r < 0 || isSeparator(r)
+		}
+		switch {
+		case !sep && start < 0:
+			start = i
+		case sep && start >= 0:
+			s.word1(t[start:i])
+			start = -1
+		}
+		i += size
+	}
+}
+
+// word1 takes one field: trimmed of apostrophes, without digits, not a
+// calendar word, it is hashed.
+func (s *Signer) word1(w []byte) {
+	for len(w) > 0 {
+		if w[0] == '\'' {
+			w = w[1:]
+		} else if bytes.HasPrefix(w, apostrophe) {
+			w = w[len(apostrophe):]
+		} else {
+			break
+		}
+	}
+	for len(w) > 0 {
+		if w[len(w)-1] == '\'' {
+			w = w[:len(w)-1]
+		} else if bytes.HasSuffix(w, apostrophe) {
+			w = w[:len(w)-len(apostrophe)]
+		} else {
+			break
+		}
+	}
+	if len(w) == 0 {
+		return
+	}
+	lw := s.word[:0]
+	for i := 0; i < len(w); {
+		c := w[i]
+		if c < utf8.RuneSelf {
+			if c >= '0' && c <= '9' {
+				return
+			}
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			lw = append(lw, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(w[i:])
+		if unicode.IsDigit(r) {
+			return
+		}
+		lw = utf8.AppendRune(lw, lower(r))
+		i += size
+	}
+	s.word = lw
+	if len(lw) <= maxCalendar && calendarFirst[lw[0]] && calendar[string(lw)] {
+		return
+	}
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	p := s.prev
+	for _, c := range lw {
+		h = (h ^ uint64(c)) * prime
+		p = (p ^ uint64(c)) * prime
+	}
+	h *= prime // the zero byte after the word
+	if s.words == 0 {
+		s.first = h
+	} else {
+		s.add(p)
+	}
+	s.prev = h
+	s.words++
+}
+
+var apostrophe = []byte("’")
+
+// add counts a feature's bits: bit 8k+j of f adds one to byte k of
+// lanes[j], eight additions a feature whatever its bits.
+func (s *Signer) add(f uint64) {
+	s.features++
+	for j := range s.lanes {
+		s.lanes[j] += (f >> uint(j)) & 0x0101010101010101
+	}
+	if s.inLanes++; s.inLanes == 255 {
+		s.spill()
+	}
+}
+
+// spill adds the lanes' counts to ones.
+func (s *Signer) spill() {
+	for j, l := range s.lanes {
+		for k := 0; k < 8; k++ {
+			s.ones[8*k+j] += int32(l >> uint(8*k) & 0xff)
+		}
+	}
+	s.lanes, s.inLanes = [8]uint64{}, 0
 }
 
 // Distance is the number of bits in which two signatures differ.

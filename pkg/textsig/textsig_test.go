@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -157,6 +159,68 @@ func BenchmarkSimHashVsReference(b *testing.B) {
 	b.Run("reference", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			refSimHash(fs)
+		}
+	})
+}
+
+// reference is the signature as the package defines it, step by step.
+func reference(page []byte) uint64 {
+	if len(page) > MaxPage {
+		page = page[:MaxPage]
+	}
+	text := MainText(page)
+	kept := 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			if kept = i + 1; kept >= MaxText {
+				break
+			}
+		}
+	}
+	return SimHash(Features(Words(text[:kept])))
+}
+
+var signerPages = []string{
+	"", "one", "<p>Word</p>", "<p>'’don’t' stop 12 me</p>", "<p>a</p><p>b</p>",
+	`<div><a href=x>link text that is long</a> short</div><div>main text here <a href=y>l</a></div>`,
+	"<nav>menu</nav><article><h1>Title</h1><p>Body&amp;soul &nbsp; text\u00a0with\u2003spaces, Январь ПРИВЕТ мир</p></article>",
+	"<p>bad \xff\xfe utf8 word\xc3</p><script>var a = '<p>x</p>'</script><style>p{}</style><noscript><div>ns</div></noscript>after",
+	"<title>T</title><textarea>no</textarea><p>Monday 5pm TODAY the World</p><br/><hr>x<a>y</a>",
+}
+
+func TestSignerAgreesWithDefinition(t *testing.T) {
+	pages := append([]string{}, signerPages...)
+	pages = append(pages, string(site("12:00, 21 ноября 2026", "1041", "Скидки на шины!", article)))
+	for _, p := range pages {
+		if got, want := Signature([]byte(p)), reference([]byte(p)); got != want {
+			t.Errorf("Signature(%q) = %016x, want %016x", p, got, want)
+		}
+	}
+	// The Python documentation, when installed (scripts/deps.sh installs it).
+	n := 0
+	filepath.WalkDir("/usr/share/doc/python3.11/html", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".html" || n >= 100 {
+			return nil
+		}
+		body, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		n++
+		if got, want := Signature(body), reference(body); got != want {
+			t.Errorf("%s: Signature %016x, want %016x", p, got, want)
+		}
+		return nil
+	})
+}
+
+func FuzzSigner(f *testing.F) {
+	for _, p := range signerPages {
+		f.Add([]byte(p))
+	}
+	f.Fuzz(func(t *testing.T, page []byte) {
+		if got, want := Signature(page), reference(page); got != want {
+			t.Fatalf("Signature(%q) = %016x, want %016x", page, got, want)
 		}
 	})
 }

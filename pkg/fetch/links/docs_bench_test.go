@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/textsig"
 )
 
 // The Python documentation (Debian's python3.11-doc, scripts/deps.sh):
@@ -56,5 +58,26 @@ func BenchmarkDocsTokenizerScan(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		e, _ := newExtractor("http://docs.test/library/x.html", Options{})
 		tokenize(e, pages[i%len(pages)])
+	}
+}
+
+// The one pass (links and signature) against the two passes fetch made
+// before: the scan, then textsig.Signature with the x/net/html tokenizer.
+func BenchmarkDocsOnePass(b *testing.B) {
+	pages := loadDocs(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Extract(pages[i%len(pages)], "http://docs.test/library/x.html", Options{Signature: true})
+	}
+}
+
+func BenchmarkDocsTwoPasses(b *testing.B) {
+	pages := loadDocs(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Extract(pages[i%len(pages)], "http://docs.test/library/x.html", Options{})
+		textsig.Signature(pages[i%len(pages)])
 	}
 }

@@ -31,8 +31,10 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/sekitei/crawlkit/pkg/directives"
+	"github.com/sekitei/crawlkit/pkg/textsig"
 	"github.com/sekitei/crawlkit/pkg/weburl"
 	"golang.org/x/net/html"
 	"golang.org/x/text/encoding"
@@ -54,11 +56,26 @@ type Page struct {
 	// NoIndex say whether they hold nofollow and noindex.
 	Robots                []string
 	NoFollowPage, NoIndex bool
+	// Cut counts the links left out by Options.MaxLinks: resolved links
+	// past MaxLinks, and link references past the scan's cap (each time
+	// one appears: the scan no longer remembers them).
+	Cut int
+	// LinkURLs and NofollowURLs are Links and Nofollow parsed (the same
+	// order), so that a caller needs not parse them again.
+	LinkURLs, NofollowURLs []*weburl.URL
+	// TextSig is the page's main-text signature (package textsig), when
+	// Options.Signature asks for it; it equals textsig.Signature(body).
+	TextSig uint64
 }
 
 // Options bound the work on one page.
 type Options struct {
-	MaxLinks int // keep at most this many links (0: 10000)
+	// MaxLinks: keep at most this many links (0: 10000). The scan keeps at
+	// most 2*MaxLinks distinct link references for resolution (a reference
+	// may resolve to nothing or to a link already kept), so that a page of
+	// a million links costs memory in proportion to MaxLinks, not to the
+	// page; Page.Cut counts what is left out.
+	MaxLinks int
 	MaxTitle int // title length in bytes (0: 1000)
 	// Agent is the robots product token whose own <meta name=...> counts
 	// besides <meta name="robots">; "" for robots only.
@@ -66,6 +83,8 @@ type Options struct {
 	// Encoding is the page's charset (nil for UTF-8): the URL Standard
 	// encodes the query of a link in it.
 	Encoding encoding.Encoding
+	// Signature: sign the page's main text (Page.TextSig) in the same pass.
+	Signature bool
 }
 
 // rawText are the elements whose content the HTML tokenizer reads as text
@@ -95,8 +114,17 @@ type extractor struct {
 	title    []byte
 	hasTitle bool
 	robots   *directives.Set
-	lower    [32]byte // tagEnd's buffer for attribute names
+	lower    [32]byte            // tagEnd's buffer for attribute names
+	refs     map[string]struct{} // distinct link references kept by the scan
+	// sig signs the main text (nil: not asked); it sees the text and tags
+	// of the first sigLimit bytes, except the content of noscript up to
+	// mute (raw text for the tokenizer Signature reads with).
+	sig      *textsig.Signer
+	sigLimit int
+	mute     int
 }
+
+var signers = sync.Pool{New: func() any { return new(textsig.Signer) }}
 
 // Extract parses the UTF-8 HTML body of the page at pageURL.
 func Extract(body []byte, pageURL string, opt Options) Page {
@@ -104,7 +132,17 @@ func Extract(body []byte, pageURL string, opt Options) Page {
 	if !ok {
 		return Page{}
 	}
+	if opt.Signature {
+		e.sig = signers.Get().(*textsig.Signer)
+		e.sig.Reset()
+		e.sigLimit = min(len(body), textsig.MaxPage)
+	}
 	e.scan(body)
+	if e.sig != nil {
+		e.p.TextSig = e.sig.Sum()
+		signers.Put(e.sig)
+		e.sig = nil
+	}
 	return e.finish()
 }
 
@@ -119,7 +157,7 @@ func newExtractor(pageURL string, opt Options) (*extractor, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return &extractor{opt: opt, page: page, seen: map[string]struct{}{}, robots: directives.For(opt.Agent)}, true
+	return &extractor{opt: opt, page: page, seen: map[string]struct{}{}, refs: map[string]struct{}{}, robots: directives.For(opt.Agent)}, true
 }
 
 func (e *extractor) finish() Page {
@@ -130,6 +168,8 @@ func (e *extractor) finish() Page {
 	e.p.NoFollowPage = e.robots.Has(directives.NoFollow)
 	if e.p.NoFollowPage {
 		e.p.Nofollow = append(e.p.Links, e.p.Nofollow...)
+		e.p.NofollowURLs = append(e.p.LinkURLs, e.p.NofollowURLs...)
+		e.p.LinkURLs = nil
 		e.p.Links = nil
 	}
 	return e.p
@@ -139,42 +179,62 @@ func (e *extractor) scan(b []byte) {
 	var attrs [4]string // href/src/content, rel, name, http-equiv
 	var got [4]bool     // the tokenizer keeps the first of duplicate attributes
 	i := 0
+	text := 0 // where the text not yet given to the signer starts
 	for {
 		if i >= len(b) {
+			e.sigText(b, text, len(b), false)
 			return
 		}
 		j := bytes.IndexByte(b[i:], '<')
 		if j < 0 {
+			e.sigText(b, text, len(b), false)
 			return
 		}
-		i += j + 1
+		lt := i + j
+		i = lt + 1
 		if i >= len(b) {
+			e.sigText(b, text, len(b), false)
 			return
 		}
 		c := b[i]
 		switch {
 		case c == '!':
+			e.sigText(b, text, lt, false)
 			if bytes.HasPrefix(b[i:], []byte("!--")) {
 				i = commentEnd(b, i+3)
 			} else { // doctype, bogus comment: up to '>'
 				i = skipTo(b, i, '>')
 			}
+			text = i
 			continue
 		case c == '?':
+			e.sigText(b, text, lt, false)
 			i = skipTo(b, i, '>')
+			text = i
 			continue
 		case c == '/':
+			e.sigText(b, text, lt, false)
 			if i+1 < len(b) && isLetter(b[i+1]) {
-				i = tagEnd(b, i+1, nil, nil) // an end tag: attributes ignored
+				k := i + 1
+				for k < len(b) && !isSpace(b[k]) && b[k] != '/' && b[k] != '>' {
+					k++
+				}
+				i = tagEnd(b, k, nil, nil) // an end tag: attributes ignored
+				if i > len(b) {
+					return
+				}
+				e.sigTag(b[lt+2:k], true, false, i)
 			} else if i+1 < len(b) && b[i+1] == '>' {
 				i += 2
 			} else {
 				i = skipTo(b, i, '>') // bogus comment
 			}
+			text = i
 			continue
 		case !isLetter(c):
 			continue // a '<' in text
 		}
+		e.sigText(b, text, lt, false)
 		// A start tag: its name, then attributes for the tags we need.
 		k := i
 		for k < len(b) && !isSpace(b[k]) && b[k] != '/' && b[k] != '>' {
@@ -183,8 +243,9 @@ func (e *extractor) scan(b []byte) {
 		name := lowerName(b[i:k])
 		want := wanted(name)
 		attrs, got = [4]string{}, [4]bool{}
+		var selfClosing bool
 		if want != "" {
-			i = tagEnd(b, k, &e.lower, func(key, val []byte) {
+			i, selfClosing = tagEndSelf(b, k, &e.lower, func(key, val []byte) {
 				n := -1
 				switch string(key) {
 				case want:
@@ -201,20 +262,43 @@ func (e *extractor) scan(b []byte) {
 				}
 			})
 		} else {
-			i = tagEnd(b, k, nil, nil)
+			i, selfClosing = tagEndSelf(b, k, nil, nil)
 		}
 		if i > len(b) {
 			return // unterminated tag: the tokenizer drops it
 		}
-		selfClosing := i >= 2 && b[i-2] == '/'
 		if want != "" {
 			e.tag(name, attrs[0], got[0], attrs[1], attrs[2], attrs[3])
 		}
+		e.sigTag(b[lt+1:k], false, selfClosing, i)
+		text = i
+		if e.sig != nil && name == "noscript" && i >= e.mute {
+			// Raw text for the tokenizer: its tags are not the signer's.
+			// The signer gets its text and end tag here and nothing of what
+			// the scanner finds up to the end of that end tag.
+			end, mute := rawEnd(b, i, name), len(b)
+			if te := tagEnd(b, end+2+len(name), nil, nil); end < len(b) && end+2+len(name) < len(b) {
+				e.sigText(b, i, end, true)
+				e.sigTag(b[end+2:end+2+len(name)], true, false, te)
+				mute = te
+			} else {
+				e.sigText(b, i, len(b), true)
+			}
+			e.mute = mute
+			text = mute
+		}
 		if rawText[name] {
 			if name == "plaintext" {
+				e.sigText(b, i, len(b), true)
 				return
 			}
 			end := rawEnd(b, i, name)
+			sigEnd := end
+			if end < len(b) && end+2+len(name) == len(b) {
+				sigEnd = len(b) // an end tag cut by the end of the page is text to the tokenizer
+			}
+			e.sigText(b, i, sigEnd, name != "title" && name != "textarea")
+			text = end
 			if name == "title" && !e.hasTitle && !selfClosing {
 				e.hasTitle = true
 				t := b[i:end]
@@ -226,6 +310,52 @@ func (e *extractor) scan(b []byte) {
 			i = end
 		}
 	}
+}
+
+// sigText gives the signer the text b[from:to] (within its limit),
+// newlines normalised and character references decoded unless the text is
+// raw (script, style...), as the tokenizer's Text does.
+func (e *extractor) sigText(b []byte, from, to int, raw bool) {
+	if e.sig == nil || e.sig.Full() {
+		return
+	}
+	to = min(to, e.sigLimit)
+	if from >= to {
+		return
+	}
+	if from < e.mute {
+		if to <= e.mute {
+			return
+		}
+		from = e.mute
+	}
+	t := b[from:to]
+	if bytes.IndexByte(t, '\r') >= 0 {
+		t = bytes.ReplaceAll(bytes.ReplaceAll(t, []byte("\r\n"), []byte("\n")), []byte("\r"), []byte("\n"))
+	}
+	if !raw && bytes.IndexByte(t, '&') >= 0 {
+		t = []byte(html.UnescapeString(string(t)))
+	}
+	e.sig.Text(t)
+}
+
+// sigTag gives the signer a tag ending at end, by its name as written.
+func (e *extractor) sigTag(name []byte, end, selfClosing bool, tagEnd int) {
+	if e.sig == nil || tagEnd > e.sigLimit || tagEnd <= e.mute || e.sig.Full() {
+		return
+	}
+	var low [16]byte
+	if len(name) > len(low) {
+		e.sig.Tag(bytes.ToLower(name), end, selfClosing)
+		return
+	}
+	n := copy(low[:], name)
+	for j := 0; j < n; j++ {
+		if c := low[j]; c >= 'A' && c <= 'Z' {
+			low[j] = c + 'a' - 'A'
+		}
+	}
+	e.sig.Tag(low[:n], end, selfClosing)
 }
 
 // wanted returns the attribute holding the URL of a tag we need, "" if we
@@ -267,9 +397,20 @@ func (e *extractor) tag(name, ref string, hasRef bool, rel, metaName, httpEquiv 
 		}
 		fallthrough
 	default:
-		if hasRef {
-			e.found = append(e.found, found{kind: 'a', ref: ref, rel: rel})
+		if !hasRef {
+			return
 		}
+		// A reference seen before resolves to a link already taken or
+		// dropped: only its first occurrence counts.
+		if _, dup := e.refs[ref]; dup {
+			return
+		}
+		if len(e.refs) >= 2*e.opt.MaxLinks {
+			e.p.Cut++
+			return
+		}
+		e.refs[ref] = struct{}{}
+		e.found = append(e.found, found{kind: 'a', ref: ref, rel: rel})
 	}
 }
 
@@ -290,13 +431,21 @@ func (e *extractor) resolveAll() {
 	sameDoc := base == e.page
 	// Parsed once for the references the fast path leaves to the parser.
 	base = base.Prepared()
-	resolved := map[string]string{} // pages repeat their links
+	type ref struct {
+		abs string
+		u   *weburl.URL
+	}
+	resolved := map[string]ref{} // pages repeat their links
 	for _, f := range e.found {
-		abs, done := resolved[f.ref]
+		r, done := resolved[f.ref]
 		if !done {
-			abs = resolve(base, httpBase, sameDoc, f.ref, e.opt.Encoding)
-			resolved[f.ref] = abs
+			r.u = resolve(base, httpBase, sameDoc, f.ref, e.opt.Encoding)
+			if r.u != nil {
+				r.abs = r.u.String()
+			}
+			resolved[f.ref] = r
 		}
+		abs := r.abs
 		if abs == "" {
 			continue
 		}
@@ -308,23 +457,29 @@ func (e *extractor) resolveAll() {
 		case 'r':
 			if e.p.Refresh == "" {
 				e.p.Refresh, e.p.RefreshDelay = abs, f.delay
-				e.link(abs, "")
+				e.link(abs, r.u, "")
 			}
 		default:
-			e.link(abs, f.rel)
+			e.link(abs, r.u, f.rel)
 		}
 	}
 }
 
-func (e *extractor) link(abs, rel string) {
-	if _, dup := e.seen[abs]; dup || len(e.p.Links)+len(e.p.Nofollow) >= e.opt.MaxLinks {
+func (e *extractor) link(abs string, u *weburl.URL, rel string) {
+	if _, dup := e.seen[abs]; dup {
+		return
+	}
+	if len(e.p.Links)+len(e.p.Nofollow) >= e.opt.MaxLinks {
+		e.p.Cut++
 		return
 	}
 	e.seen[abs] = struct{}{}
 	if hasWord(rel, "nofollow") {
 		e.p.Nofollow = append(e.p.Nofollow, abs)
+		e.p.NofollowURLs = append(e.p.NofollowURLs, u)
 	} else {
 		e.p.Links = append(e.p.Links, abs)
+		e.p.LinkURLs = append(e.p.LinkURLs, u)
 	}
 }
 
@@ -334,15 +489,24 @@ func (e *extractor) link(abs, rel string) {
 // one would escape to the heap at every tag) and its raw value (nil when
 // the attribute has no value).
 func tagEnd(b []byte, i int, lower *[32]byte, attr func(key, val []byte)) int {
+	end, _ := tagEndSelf(b, i, lower, attr)
+	return end
+}
+
+// tagEndSelf is tagEnd that also says whether the tag is self-closing as
+// the tokenizer decides it: it ends in "/>", and that '/' is not the end of
+// an unquoted attribute value (<p a=/>).
+func tagEndSelf(b []byte, i int, lower *[32]byte, attr func(key, val []byte)) (int, bool) {
+	unquotedEnd := -1
 	for {
 		for i < len(b) && (isSpace(b[i]) || b[i] == '/') {
 			i++
 		}
 		if i >= len(b) {
-			return len(b) + 1
+			return len(b) + 1, false
 		}
 		if b[i] == '>' {
-			return i + 1
+			return i + 1, b[i-1] == '/' && unquotedEnd != i
 		}
 		// The name: up to space, '/', '>' or '=' (a leading '=' belongs to it).
 		k := i + 1
@@ -361,12 +525,12 @@ func tagEnd(b []byte, i int, lower *[32]byte, attr func(key, val []byte)) int {
 				i++
 			}
 			if i >= len(b) {
-				return len(b) + 1
+				return len(b) + 1, false
 			}
 			if q := b[i]; q == '"' || q == '\'' {
 				end := bytes.IndexByte(b[i+1:], q)
 				if end < 0 {
-					return len(b) + 1
+					return len(b) + 1, false
 				}
 				val = b[i+1 : i+1+end]
 				i += end + 2
@@ -377,6 +541,7 @@ func tagEnd(b []byte, i int, lower *[32]byte, attr func(key, val []byte)) int {
 				}
 				val = b[i:k]
 				i = k
+				unquotedEnd = k
 			}
 			if val == nil {
 				val = []byte{}
@@ -492,10 +657,10 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
 
 // resolve makes ref absolute against base as the URL Standard does, in
-// the page's encoding, and returns its request form (no fragment); "" for
-// anything that is not an http(s) URL, and for a reference to the page
+// the page's encoding (its String is the request form, no fragment); nil
+// for anything that is not an http(s) URL, and for a reference to the page
 // itself ("", "#top") when the base is the page.
-func resolve(base *weburl.URL, httpBase, sameDoc bool, ref string, enc encoding.Encoding) string {
+func resolve(base *weburl.URL, httpBase, sameDoc bool, ref string, enc encoding.Encoding) *weburl.URL {
 	if sameDoc {
 		r := strings.Map(func(c rune) rune {
 			if c == '\t' || c == '\n' || c == '\r' {
@@ -504,7 +669,7 @@ func resolve(base *weburl.URL, httpBase, sameDoc bool, ref string, enc encoding.
 			return c
 		}, strings.TrimFunc(ref, func(c rune) bool { return c <= ' ' }))
 		if r == "" || r[0] == '#' {
-			return ""
+			return nil
 		}
 	}
 	var u *weburl.URL
@@ -515,9 +680,9 @@ func resolve(base *weburl.URL, httpBase, sameDoc bool, ref string, enc encoding.
 		u, err = weburl.Parse(ref)
 	}
 	if err != nil {
-		return ""
+		return nil
 	}
-	return u.String()
+	return u
 }
 
 func hasWord(list, w string) bool {
