@@ -196,11 +196,19 @@ http {
 			}
 		}
 	}
-	logData, err := os.ReadFile(accessLog)
-	if err != nil {
-		t.Fatal(err)
+	// nginx writes a request's log line after its response has gone out,
+	// so the last line may come a moment after fetch has its page.
+	var lines []string
+	for wait := 0; wait < 100; wait++ {
+		logData, err := os.ReadFile(accessLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines = strings.Split(strings.TrimSpace(string(logData)), "\n"); len(lines) >= 3 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	lines := strings.Split(strings.TrimSpace(string(logData)), "\n")
 	if len(lines) != 3 { // robots.txt and the two pages
 		t.Fatalf("access log: %q", lines)
 	}
