@@ -809,6 +809,15 @@ func AppendFloat(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
+// plainByte marks the ASCII bytes AppendString copies as they are: all but
+// control characters, '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as in
 // encoding/json; '<', '>' and '&' are not escaped since the output is not HTML.
 func AppendString(b []byte, s string) []byte {
@@ -816,6 +825,13 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Runs of bytes that go out as they are, most strings whole.
+		for i < len(s) && plainByte[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
