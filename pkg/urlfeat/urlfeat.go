@@ -386,6 +386,20 @@ func decode(dst []byte, s string, plus bool) []byte {
 // characters as %XX so that feature text is printable, valid UTF-8.
 func appendClean(dst, s []byte) []byte {
 	const hex = "0123456789ABCDEF"
+	// Nearly always the whole text is printable ASCII or valid UTF-8
+	// (a decoded path in another script): one copy.
+	ascii := true
+	k := 0
+	for ; k < len(s); k++ {
+		c := s[k]
+		if c < 0x20 || c == 0x7f {
+			break
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if k == len(s) && (ascii || utf8.Valid(s)) {
+		return append(dst, s...)
+	}
 	for k := 0; k < len(s); {
 		c := s[k]
 		if c >= 0x20 && c < 0x7f {
