@@ -531,11 +531,55 @@ func (r *Record) Float(key string) (v float64, ok bool, err error) {
 	if len(s) >= 2 && s[0] == '"' {
 		s = s[1 : len(s)-1]
 	}
-	v, perr := strconv.ParseFloat(string(s), 64)
+	v, simple := parseSimpleFloat(s)
+	var perr error
+	if !simple {
+		v, perr = strconv.ParseFloat(string(s), 64)
+	}
 	if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false, fmt.Errorf("field %q: not a finite number: %s", key, clip(raw))
 	}
 	return v, true, nil
+}
+
+// float64pow10 are the powers of ten a float64 holds exactly.
+var float64pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// parseSimpleFloat parses the common form of a number, an optional minus,
+// digits and an optional fraction, at most 15 digits in all: the digits as
+// an integer are exact in a float64, and so is the power of ten, so one
+// division gives the correctly rounded value, as strconv.ParseFloat's own
+// fast path does. ok is false for any other form, left to ParseFloat.
+func parseSimpleFloat(s []byte) (v float64, ok bool) {
+	i, neg := 0, false
+	if len(s) > 0 && s[0] == '-' {
+		i, neg = 1, true
+	}
+	var mant uint64
+	digits, frac, dot := 0, 0, false
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot && digits > 0:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 || dot && frac == 0 {
+		return 0, false
+	}
+	v = float64(mant) / float64pow10[frac]
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // Bool returns the value of key as a boolean; JSON true/false, and the
@@ -809,6 +853,15 @@ func AppendFloat(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
+// plainByte marks the ASCII bytes AppendString copies as they are: all but
+// control characters, '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as in
 // encoding/json; '<', '>' and '&' are not escaped since the output is not HTML.
 func AppendString(b []byte, s string) []byte {
@@ -816,6 +869,13 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Runs of bytes that go out as they are, most strings whole.
+		for i < len(s) && plainByte[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

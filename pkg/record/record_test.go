@@ -7,8 +7,10 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -643,6 +645,40 @@ func TestSetTimeFixedWidth(t *testing.T) {
 		if raw, _ := r.Raw("at"); string(raw) != tc.want {
 			got := string(raw)
 			t.Errorf("SetTime(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// parseSimpleFloat gives exactly strconv.ParseFloat's value on every
+// number it accepts, and declines the forms it does not handle.
+func TestParseSimpleFloatMatchesParseFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := []string{"0", "-0", "1", "0.1", "0.3", "123456789012345", "0.00000000000001", "-9.99", "1.5", "007", "2.50"}
+	for range 200000 {
+		digits := 1 + rng.IntN(15)
+		b := make([]byte, 0, 20)
+		if rng.IntN(4) == 0 {
+			b = append(b, '-')
+		}
+		dot := rng.IntN(digits + 1)
+		for d := 0; d < digits; d++ {
+			if d == dot && d > 0 {
+				b = append(b, '.')
+			}
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		cases = append(cases, string(b))
+	}
+	for _, c := range cases {
+		want, err := strconv.ParseFloat(c, 64)
+		got, ok := parseSimpleFloat([]byte(c))
+		if !ok || err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%q: got %v (ok %v), ParseFloat %v (%v)", c, got, ok, want, err)
+		}
+	}
+	for _, c := range []string{"", "-", ".5", "5.", "1e5", "1.2.3", "1234567890123456", "+1", "0x10", " 1", "NaN"} {
+		if _, ok := parseSimpleFloat([]byte(c)); ok {
+			t.Errorf("%q accepted", c)
 		}
 	}
 }

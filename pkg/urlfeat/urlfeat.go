@@ -43,6 +43,7 @@ package urlfeat
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,7 +116,7 @@ func (e *Extractor) Extract(rawURL string) (Features, error) {
 	n := 0
 	forEachSegment(e.path, func([]byte) { n++ })
 	e.buf = append(e.buf, "segments:"...)
-	e.buf = strconv.AppendInt(e.buf, int64(n), 10)
+	e.buf = appendInt(e.buf, n)
 	e.end()
 
 	// 2, 3. param_name:<name>, param:<name=value>
@@ -236,7 +237,7 @@ func eachParam(query string, fn func(string)) {
 func (e *Extractor) addSegment(i int, seg []byte) {
 	idx := func(prefix string) {
 		e.buf = append(e.buf, prefix...)
-		e.buf = strconv.AppendInt(e.buf, int64(i), 10)
+		e.buf = appendInt(e.buf, i)
 		e.buf = append(e.buf, ':')
 	}
 	idx("segment_name_")
@@ -266,8 +267,20 @@ func (e *Extractor) addSegment(i int, seg []byte) {
 		}
 	}
 	idx("segment_len_")
-	e.buf = strconv.AppendInt(e.buf, int64(len(seg)), 10)
+	e.buf = appendInt(e.buf, len(seg))
 	e.end()
+}
+
+// appendInt is strconv.AppendInt in base 10, with the one and two digit
+// numbers of segment indexes and lengths done inline.
+func appendInt(b []byte, v int) []byte {
+	switch {
+	case v >= 0 && v < 10:
+		return append(b, byte('0'+v))
+	case v >= 10 && v < 100:
+		return append(b, byte('0'+v/10), byte('0'+v%10))
+	}
+	return strconv.AppendInt(b, int64(v), 10)
 }
 
 func forEachSegment(path []byte, fn func([]byte)) {
@@ -344,28 +357,49 @@ func decode(dst []byte, s string, plus bool) []byte {
 	if strings.IndexByte(s, '%') < 0 && (!plus || strings.IndexByte(s, '+') < 0) {
 		return append(dst, s...)
 	}
+	// The decoding is never longer than s: written in place, by index.
+	n := len(dst)
+	dst = slices.Grow(dst, len(s))[:n+len(s)]
+	out := dst[n:]
+	w := 0
 	for k := 0; k < len(s); k++ {
 		c := s[k]
 		if c == '%' && k+2 < len(s) {
 			hi, ok1 := unhex(s[k+1])
 			lo, ok2 := unhex(s[k+2])
 			if ok1 && ok2 {
-				dst = append(dst, hi<<4|lo)
+				out[w] = hi<<4 | lo
+				w++
 				k += 2
 				continue
 			}
 		} else if c == '+' && plus {
 			c = ' '
 		}
-		dst = append(dst, c)
+		out[w] = c
+		w++
 	}
-	return dst
+	return dst[:n+w]
 }
 
 // appendClean appends s, writing bytes that are not valid UTF-8 and control
 // characters as %XX so that feature text is printable, valid UTF-8.
 func appendClean(dst, s []byte) []byte {
 	const hex = "0123456789ABCDEF"
+	// Nearly always the whole text is printable ASCII or valid UTF-8
+	// (a decoded path in another script): one copy.
+	ascii := true
+	k := 0
+	for ; k < len(s); k++ {
+		c := s[k]
+		if c < 0x20 || c == 0x7f {
+			break
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if k == len(s) && (ascii || utf8.Valid(s)) {
+		return append(dst, s...)
+	}
 	for k := 0; k < len(s); {
 		c := s[k]
 		if c >= 0x20 && c < 0x7f {
