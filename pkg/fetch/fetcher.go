@@ -63,6 +63,7 @@ type Stats struct {
 	Retries     int64
 	Interrupted int64 // records not fetched because the run stopped
 	ErrorCodes  map[string]int64
+	Render      RenderStats // pages rendered and the browser's requests
 }
 
 // A Fetcher fetches a stream of URL records. Make one with New and call Run
@@ -96,8 +97,9 @@ type Fetcher struct {
 	fatal    error
 	payloads payloadIndex // the payloads archived whole, for revisits
 
-	emitMu   sync.Mutex
-	stopping atomic.Bool
+	emitMu    sync.Mutex
+	rendering renderState
+	stopping  atomic.Bool
 
 	stats struct {
 		input, done, ok, errors, requests, bytes, retries, interrupted atomic.Int64
@@ -164,6 +166,7 @@ func (f *Fetcher) Stats() Stats {
 		s.ErrorCodes[k] = v
 	}
 	f.stats.mu.Unlock()
+	s.Render = f.renderStats()
 	return s
 }
 

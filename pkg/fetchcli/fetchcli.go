@@ -107,7 +107,7 @@ Example:
    $ fetch --host-rates state/host-rates.json --pins pins.txt --max-host-wait 2m \
        --write-host-rates limits.tsv --warc crawl/ urls.txt > fetched.ndjson
    $ recrawl next --state state/recrawl.db --n 700 --host-rates limits.tsv`
-	app.Flags = append(append(clikit.InputFlags(), fetchFlags()...), hostRateFlags()...)
+	app.Flags = append(append(append(clikit.InputFlags(), fetchFlags()...), hostRateFlags()...), renderFlags()...)
 	app.Action = run
 	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand(), hostRatesCommand(), cdxCommand()}
 	return app
@@ -358,6 +358,11 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	stopBrowser, err := startRender(c, &cfg)
+	if err != nil {
+		return err
+	}
+	defer stopBrowser()
 	f, err := fetch.New(cfg)
 	if err != nil {
 		return err
@@ -522,6 +527,7 @@ func summary(s fetch.Stats, d time.Duration) string {
 		b.WriteString(")")
 	}
 	fmt.Fprintf(&b, "; %d requests, %d retries, %s", s.Requests, s.Retries, humanBytes(s.Bytes))
+	b.WriteString(renderSummary(s.Render))
 	return b.String()
 }
 
