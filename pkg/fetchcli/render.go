@@ -23,8 +23,8 @@ func renderFlags() []cli.Flag {
 	}
 }
 
-// startRender starts the browser when --render asks for one; the func
-// stops it.
+// startRender makes the browser when --render asks for one (chromium
+// starts with the first page to render); the func stops it.
 func startRender(c *cli.Context, cfg *fetch.Config) (func(), error) {
 	mode, err := render.ParseMode(c.String("render"))
 	if err != nil {
@@ -35,7 +35,7 @@ func startRender(c *cli.Context, cfg *fetch.Config) (func(), error) {
 	if mode == render.Never {
 		return func() {}, nil
 	}
-	b, err := render.Start(render.Options{
+	b, err := render.New(render.Options{
 		Path: c.String("chromium"), Tabs: c.Int("render-tabs"), Budget: c.Duration("render-budget"),
 		MaxSubrequests: c.Int("render-max-subrequests"),
 	})

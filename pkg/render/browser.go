@@ -60,7 +60,8 @@ type Browser struct {
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc // of the browser
-	ctx      context.Context    // the browser's chromedp context
+	ctx      context.Context    // the browser's chromedp context; nil until started
+	closed   bool
 	restarts atomic.Int64
 }
 
@@ -76,6 +77,22 @@ func LookPath() (string, error) {
 
 // Start starts the browser.
 func Start(opt Options) (*Browser, error) {
+	b, err := New(opt)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.startLocked(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// New returns a Browser that starts chromium when it renders its first
+// page, so that a crawl that renders nothing pays nothing; it only checks
+// that the executable exists.
+func New(opt Options) (*Browser, error) {
 	if opt.Path == "" {
 		p, err := LookPath()
 		if err != nil {
@@ -95,13 +112,7 @@ func Start(opt Options) (*Browser, error) {
 	if opt.MaxSubrequests <= 0 {
 		opt.MaxSubrequests = 50
 	}
-	b := &Browser{opt: opt, tabs: make(chan struct{}, opt.Tabs)}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.startLocked(); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return &Browser{opt: opt, tabs: make(chan struct{}, opt.Tabs)}, nil
 }
 
 func (b *Browser) startLocked() error {
@@ -126,6 +137,9 @@ func (b *Browser) startLocked() error {
 func (b *Browser) PID() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.ctx == nil {
+		return 0
+	}
 	if p := chromedp.FromContext(b.ctx).Browser.Process(); p != nil {
 		return p.Pid
 	}
@@ -139,6 +153,7 @@ func (b *Browser) Restarts() int64 { return b.restarts.Load() }
 func (b *Browser) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.closed = true
 	if b.cancel != nil {
 		b.cancel()
 		b.cancel = nil
@@ -162,6 +177,7 @@ func (b *Browser) restart(bctx context.Context) error {
 		return nil
 	}
 	b.cancel()
+	b.ctx, b.cancel = nil, nil // a failed start is tried again by the next page
 	b.restarts.Add(1)
 	return b.startLocked()
 }
@@ -179,11 +195,18 @@ func (b *Browser) Render(ctx context.Context, page Page, sub SubFetcher) (Result
 	}
 	defer func() { <-b.tabs }()
 	b.mu.Lock()
-	bctx := b.ctx
-	b.mu.Unlock()
-	if bctx == nil {
+	if b.closed {
+		b.mu.Unlock()
 		return Result{}, errors.New("rendering failed: the browser is closed")
 	}
+	if b.ctx == nil {
+		if err := b.startLocked(); err != nil {
+			b.mu.Unlock()
+			return Result{}, fmt.Errorf("rendering failed: %v", err)
+		}
+	}
+	bctx := b.ctx
+	b.mu.Unlock()
 	res, err := b.render(ctx, bctx, page, sub)
 	if err != nil {
 		if !b.healthy(bctx) {
