@@ -672,7 +672,7 @@ Example:
    {"url":"https://example.com/news/1","host":"example.com","sitemap":"https://example.com/sitemap-news.xml.gz",
     "lastmod":"2026-11-20T07:30:00Z","changefreq":"hourly","priority":0.9}
    $ fetch sitemaps sites.txt | fetch --warc crawl/ > fetched.ndjson`,
-		Flags:  append(clikit.InputFlags(), fetchFlags()...),
+		Flags:  append(append(clikit.InputFlags(), fetchFlags()...), renderFlags()...),
 		Action: sitemaps,
 	}
 }
