@@ -242,7 +242,9 @@ func (b *Browser) render(ctx context.Context, bctx context.Context, page Page, s
 	if _, err := chromedp.Call(budget, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
 		return Result{}, err
 	}
+	loopDone := make(chan struct{})
 	go func() {
+		defer close(loopDone)
 		for ev, err := range paused {
 			if err != nil {
 				return
@@ -292,7 +294,13 @@ func (b *Browser) render(ctx context.Context, bctx context.Context, page Page, s
 			}(ev)
 		}
 	}()
-	defer handlers.Wait()
+	// On return: no more events, then no handler left (a handler waiting
+	// on a subrequest ends with the budget's context).
+	defer func() {
+		bcancel()
+		<-loopDone
+		handlers.Wait()
+	}()
 
 	if err := chromedp.Do(budget, chromedp.Navigate(page.URL)); err != nil {
 		return Result{}, err
