@@ -2,6 +2,8 @@ package fetch
 
 import (
 	"context"
+	"io"
+	"os"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/render"
+	"github.com/sekitei/crawlkit/pkg/warc"
 )
 
 // killFirst kills the browser before the first page it is asked to render,
@@ -134,4 +137,75 @@ func runFetchStats(t *testing.T, cfg Config, st *Stats, inputs ...string) map[st
 	}
 	*st = f.Stats()
 	return out
+}
+
+// TestRenderArchive archives a rendered page: its response, its DOM as a
+// conversion record referring to it, and with RenderArchive the responses
+// the browser got.
+func TestRenderArchive(t *testing.T) {
+	b := startBrowser(t)
+	site := newHost(t, "127.0.0.1", http.FileServer(http.Dir(filepath.Join("..", "..", "testdata", "jssite"))))
+	dir := t.TempDir()
+	w, err := warc.Create(warc.Options{Dir: dir, Prefix: "render"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.Render, cfg.Renderer, cfg.RenderArchive, cfg.WARC = render.Auto, b, true, w
+	var st Stats
+	out := runFetchStats(t, cfg, &st, site.url("/c.html"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := out[site.url("/c.html")].rec
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if len(files) != 1 {
+		t.Fatalf("WARC files %v", files)
+	}
+	conv, err := warc.ReadAt(files[0], int64(num(r, "render_warc_offset")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(conv.Body)
+	if conv.Type() != warc.TypeConversion || !strings.Contains(string(body), "velvetpangolin") {
+		t.Fatalf("render_warc_offset: a %s record:\n%s", conv.Type(), body)
+	}
+	refersTo := conv.Header.Get("WARC-Refers-To")
+	resp, err := warc.ReadAt(files[0], int64(num(r, "warc_offset")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Header.Get(warc.FieldRecordID) != refersTo || resp.Type() != warc.TypeResponse {
+		t.Errorf("the conversion record refers to %s, the page's response is %s", refersTo, resp.Header.Get(warc.FieldRecordID))
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := warc.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	responses := map[string]bool{}
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type() == warc.TypeResponse {
+			responses[strings.TrimPrefix(rec.TargetURI(), site.url(""))] = true
+		}
+	}
+	for _, p := range []string{"/c.html", "/app.js", "/api/c.json", "/robots.txt"} {
+		if !responses[p] {
+			t.Errorf("no response record for %s: %v", p, responses)
+		}
+	}
+	if responses["/private/tracker.js"] {
+		t.Error("the disallowed script is archived")
+	}
 }
