@@ -3,8 +3,8 @@ package fetch
 import (
 	"context"
 	"io"
-	"os"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
