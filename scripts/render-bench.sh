@@ -88,7 +88,7 @@ run() {
   local name=$1 mode=$2 urls=$3 start end peak=0 r pid
   start=$(date +%s.%N)
   "$tmp/fetch" --allow-private --delay 0 --workers "$WORKERS" --render "$mode" --render-tabs "$TABS" \
-    --warc "$tmp/warc-$name" --quiet "$urls" > "$tmp/$name.ndjson" 2> "$tmp/$name.err" &
+    --warc "$tmp/warc-$name" "$urls" > "$tmp/$name.ndjson" 2> "$tmp/$name.err" &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
     r=$(treerss "$pid"); ((r > peak)) && peak=$r

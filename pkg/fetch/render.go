@@ -119,10 +119,10 @@ func (f *Fetcher) subfetch(ctx context.Context, raw string) (render.Response, er
 		return fail(errorf(CodeResting, "%v", err))
 	}
 	r.stats.subs.Add(1)
-	start := f.cfg.Clock.Now()
+	// Not observed by the crawl-rate estimate: a browser's burst of
+	// requests for one page is not the host's answer to the crawl's pace.
 	x := f.do(ctx, u, nil, f.cfg.MaxSize, nil)
 	defer x.release()
-	f.observe(hostKey(u), start, x)
 	f.stats.requests.Add(1)
 	f.stats.bytes.Add(int64(len(x.body)))
 	if x.status == 0 {
@@ -204,11 +204,11 @@ func (f *Fetcher) subRobots(ctx context.Context, origin string) *robots.Group {
 	return g
 }
 
-// subWait paces subrequests: by Config.HostRates when set, else by
-// Config.Delay per host.
+// subWait paces subrequests: by Config.HostRates when set (not --backoff's
+// estimate alone), else by Config.Delay per host.
 func (f *Fetcher) subWait(ctx context.Context, u *weburl.URL) error {
 	key := hostKey(u)
-	if f.cfg.HostRates != nil {
+	if f.cfg.HostRates != nil && !f.backoffOnly {
 		return f.hostWait(ctx, key)
 	}
 	if f.cfg.Delay <= 0 {
