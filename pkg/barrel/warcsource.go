@@ -25,7 +25,20 @@ var ErrNotHTML = errors.New("not an HTML page")
 // PageFromWARC returns the page of a WARC response record: status 200, an
 // HTML (or unlabelled) content type, Content-Encoding removed, with its
 // Content-Type and X-Robots-Tag for the charset and robots decisions.
+//
+// A conversion record of text/html (the DOM fetch --render saw) is a page
+// too: its block is the HTML.
 func PageFromWARC(rec *warc.Record) (Page, error) {
+	if rec.Type() == "conversion" && isHTML(rec.Header.Get("Content-Type")) {
+		body, err := io.ReadAll(io.LimitReader(rec.Body, MaxPageBytes+1))
+		if err != nil {
+			return Page{}, fmt.Errorf("WARC conversion: %v", err)
+		}
+		if len(body) > MaxPageBytes {
+			return Page{}, fmt.Errorf("page over %d bytes", MaxPageBytes)
+		}
+		return Page{URL: rec.TargetURI(), Body: body, ContentType: rec.Header.Get("Content-Type")}, nil
+	}
 	if rec.Type() != "response" {
 		return Page{}, fmt.Errorf("WARC record is a %q, not a response", rec.Type())
 	}

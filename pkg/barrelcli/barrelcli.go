@@ -430,6 +430,15 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 		if err != nil || !ok || off < 0 || off != math.Trunc(off) {
 			return r.Errorf("bad or missing warc_offset")
 		}
+		// A page fetch rendered is indexed as the browser built it: the
+		// conversion record of its DOM (fetch --render).
+		rendered := false
+		if roff, ok, err := r.Float("render_warc_offset"); err == nil && ok && roff >= 0 && roff == math.Trunc(roff) {
+			if rf, ok := r.String("render_warc_file"); ok && rf != "" {
+				wf = rf
+			}
+			off, rendered = roff, true
+		}
 		path := resolveWARC(wf, warcDir, in, files)
 		if !underAny(path, roots) {
 			return r.Errorf("warc_file %q is outside the WARC directories (%s): refused; --warc-dir names the one to read", wf, strings.Join(roots, ", "))
@@ -453,6 +462,9 @@ func buildFromRecords(c *cli.Context, b *barrel.Builder, files []string, skipped
 		}
 		// fetch's decisions win over what the page says of itself.
 		pg.Charset, _ = r.String("charset")
+		if rendered {
+			pg.Charset = "utf-8" // the DOM as serialised
+		}
 		pg.Canonical, _ = r.String("canonical")
 		if r.Has("robots") && !r.IsNull("robots") {
 			pg.Robots = []string{}

@@ -40,8 +40,10 @@ type exchange struct {
 	elapsed   time.Duration
 	err       *codedError // nil if a response arrived in full
 	bufp      *[]byte     // pooled buffer behind body
-	sum       string      // payload digest, once computed
-	refused   bool        // the content-type policy refused the body: not read, not archived
+	warcID    string      // its response record's WARC-Record-ID and file, once archived (for the rendered DOM)
+	warcFile  string
+	sum       string // payload digest, once computed
+	refused   bool   // the content-type policy refused the body: not read, not archived
 }
 
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}

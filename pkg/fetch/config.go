@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sekitei/crawlkit/pkg/render"
 	"net/netip"
 	"time"
 
@@ -69,6 +70,12 @@ type Config struct {
 
 	DNSTTL       time.Duration // DNS cache lifetime: 5m
 	AllowPrivate bool          // allow loopback, private, link-local, multicast addresses
+
+	// Render is when an HTML page is rendered by Renderer (render.Never
+	// without one); RenderArchive archives the responses the browser got.
+	Render        render.Mode
+	Renderer      Renderer
+	RenderArchive bool
 	// LookupIP resolves host names; default the system resolver. Tests map
 	// names to loopback addresses with it.
 	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)

@@ -64,6 +64,7 @@ type Stats struct {
 	Interrupted int64 // records not fetched because the run stopped
 	LinksCut    int64 // links left out of records by Config.MaxLinks
 	ErrorCodes  map[string]int64
+	Render      RenderStats // pages rendered and the browser's requests
 }
 
 // A Fetcher fetches a stream of URL records. Make one with New and call Run
@@ -97,8 +98,9 @@ type Fetcher struct {
 	fatal    error
 	payloads payloadIndex // the payloads archived whole, for revisits
 
-	emitMu   sync.Mutex
-	stopping atomic.Bool
+	emitMu    sync.Mutex
+	rendering renderState
+	stopping  atomic.Bool
 
 	stats struct {
 		input, done, ok, errors, requests, bytes, retries, interrupted, linksCut atomic.Int64
@@ -165,6 +167,7 @@ func (f *Fetcher) Stats() Stats {
 		s.ErrorCodes[k] = v
 	}
 	f.stats.mu.Unlock()
+	s.Render = f.renderStats()
 	return s
 }
 

@@ -366,6 +366,9 @@ func (f *Fetcher) finishResponse(it *item, x *exchange, arc archived, haveLoc bo
 			if x.truncated != "" {
 				rec.SetString("truncated", x.truncated)
 			}
+			if haveLoc && !arc.revisit {
+				x.warcID, x.warcFile = arc.id, arc.loc.File
+			}
 			if perr := f.parsePage(rec, it, x, mt, ct); perr != nil && cerr == nil {
 				cerr = perr
 			}
@@ -442,6 +445,10 @@ func (f *Fetcher) parsePage(rec *record.Record, it *item, x *exchange, mt, ct st
 		return cerr
 	}
 	text, cs := charset.Decode(body, ct)
+	text, rerr := f.maybeRender(rec, it, x, body, text)
+	if rerr != nil && cerr == nil {
+		cerr = rerr
+	}
 	rec.SetString("charset", cs.Name)
 	rec.SetString("charset_source", cs.Source)
 	p := links.Extract(text, it.u.String(), links.Options{MaxLinks: f.cfg.MaxLinks, Agent: f.agent, Encoding: cs.Encoding(), Signature: true})

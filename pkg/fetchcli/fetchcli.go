@@ -108,7 +108,7 @@ Example:
    $ fetch --host-rates state/host-rates.json --pins pins.txt --max-host-wait 2m \
        --write-host-rates limits.tsv --warc crawl/ urls.txt > fetched.ndjson
    $ recrawl next --state state/recrawl.db --n 700 --host-rates limits.tsv`
-	app.Flags = append(append(clikit.InputFlags(), fetchFlags()...), hostRateFlags()...)
+	app.Flags = append(append(append(clikit.InputFlags(), fetchFlags()...), hostRateFlags()...), renderFlags()...)
 	app.Action = run
 	app.Commands = []*cli.Command{robotsCommand(), sitemapsCommand(), statsCommand(), hostRatesCommand(), cdxCommand()}
 	return app
@@ -360,6 +360,11 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	stopBrowser, err := startRender(c, &cfg)
+	if err != nil {
+		return err
+	}
+	defer stopBrowser()
 	f, err := fetch.New(cfg)
 	if err != nil {
 		return err
@@ -527,6 +532,7 @@ func summary(s fetch.Stats, d time.Duration) string {
 	if s.LinksCut > 0 {
 		fmt.Fprintf(&b, "; %d links over --max-links left out", s.LinksCut)
 	}
+	b.WriteString(renderSummary(s.Render))
 	return b.String()
 }
 
@@ -683,7 +689,7 @@ Example:
    {"url":"https://example.com/news/1","host":"example.com","sitemap":"https://example.com/sitemap-news.xml.gz",
     "lastmod":"2026-11-20T07:30:00Z","changefreq":"hourly","priority":0.9}
    $ fetch sitemaps sites.txt | fetch --warc crawl/ > fetched.ndjson`,
-		Flags: append(append(clikit.InputFlags(), fetchFlags()...),
+		Flags: append(append(append(clikit.InputFlags(), fetchFlags()...), renderFlags()...),
 			&cli.IntFlag{Name: "max-urls-per-site", Value: 50000, Usage: "most URLs listed for one site (host) in a run; 0: no cap"},
 			&cli.IntFlag{Name: "max-urls", Value: 1000000, Usage: "most URLs listed in a run; 0: no cap"},
 			&cli.IntFlag{Name: "max-sitemaps", Value: 1000, Usage: "most sitemap files (indexes included) read for one site in a run; 0: no cap"},

@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/render"
+	"github.com/sekitei/crawlkit/pkg/warc"
+)
+
+// TestRenderAutoCrawlsAJavaScriptSite crawls testdata/jssite, whose pages
+// build their links with JavaScript (from the page's own script and from
+// an XHR to a JSON endpoint; one script robots.txt disallows would add a
+// link), two hops deep from its home page with fetch --render auto, and
+// indexes what it saw with barrel.
+func TestRenderAutoCrawlsAJavaScriptSite(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := render.Start(render.Options{}); err != nil {
+		t.Skipf("chromium cannot start: %v", err)
+	} else {
+		b.Close()
+	}
+	bin := tools(t, root)
+
+	var mu sync.Mutex
+	asked := map[string]int{}
+	fs := http.FileServer(http.Dir(filepath.Join(root, "testdata", "jssite")))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked[r.URL.Path]++
+		mu.Unlock()
+		fs.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	warcDir := filepath.Join(dir, "warc")
+	all := filepath.Join(dir, "fetched.ndjson")
+	seen := map[string]bool{srv.URL + "/index.html": true}
+	frontier := []string{srv.URL + "/index.html"}
+	recs := map[string]*record.Record{}
+	for hop := 0; hop <= 2 && len(frontier) > 0; hop++ {
+		cmd := exec.Command(filepath.Join(bin, "fetch"), "--render", "auto", "--allow-private", "--delay", "0",
+			"--warc", warcDir, "--warc-prefix", "hop"+string(rune('0'+hop)), "--quiet")
+		cmd.Dir = dir
+		cmd.Stdin = strings.NewReader(strings.Join(frontier, "\n") + "\n")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("fetch, hop %d: %v\n%s", hop, err, stderr.String())
+		}
+		f, err := os.OpenFile(all, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(out)
+		f.Close()
+		frontier = nil
+		sc := bufio.NewScanner(strings.NewReader(string(out)))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			r, err := record.Parse(sc.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs[r.URL()] = r
+			var links []string
+			r.Decode("links", &links)
+			for _, l := range links {
+				if strings.HasPrefix(l, srv.URL+"/") && !seen[l] {
+					seen[l] = true
+					frontier = append(frontier, l)
+				}
+			}
+		}
+	}
+
+	var got []string
+	for u := range recs {
+		got = append(got, strings.TrimPrefix(u, srv.URL))
+	}
+	sort.Strings(got)
+	want := "/a.html /c.html /e.html /f.html /index.html /static1.html /static2.html"
+	if strings.Join(got, " ") != want {
+		t.Errorf("pages fetched %v, want %s", got, want)
+	}
+	mu.Lock()
+	if asked["/private/tracker.js"] != 0 || asked["/secret.html"] != 0 {
+		t.Errorf("server log: the disallowed script asked %d times, the page it links %d times", asked["/private/tracker.js"], asked["/secret.html"])
+	}
+	if asked["/api/index.json"] != 1 {
+		t.Errorf("the XHR of the home page was asked %d times, want 1", asked["/api/index.json"])
+	}
+	mu.Unlock()
+	for p, shell := range map[string]bool{"/index.html": true, "/a.html": true, "/c.html": true, "/e.html": true, "/f.html": true, "/static1.html": false, "/static2.html": false} {
+		r := recs[srv.URL+p]
+		if r == nil {
+			continue
+		}
+		rendered, _, _ := r.Bool("rendered")
+		if rendered != shell {
+			t.Errorf("%s: rendered %v, want %v", p, rendered, shell)
+		}
+		if e, ok := r.String("error"); ok {
+			t.Errorf("%s: error %s", p, e)
+		}
+		if shell {
+			if n, _, _ := r.Float("render_blocked"); n != 1 {
+				t.Errorf("%s: render_blocked %v, want 1 (the disallowed script)", p, n)
+			}
+		}
+	}
+	if title, _ := recs[srv.URL+"/index.html"].String("title"); title != "Quokka shop" {
+		t.Errorf("home page title %q, want the one its script sets", title)
+	}
+
+	// The WARC: each rendered page's DOM as a conversion record referring
+	// to its response.
+	files, _ := filepath.Glob(filepath.Join(warcDir, "*.warc.gz"))
+	responses, conversions := map[string]string{}, map[string]string{}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := warc.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch rec.Type() {
+			case warc.TypeResponse:
+				responses[rec.Header.Get(warc.FieldRecordID)] = rec.TargetURI()
+			case warc.TypeConversion:
+				conversions[rec.TargetURI()] = rec.Header.Get("WARC-Refers-To")
+			}
+		}
+		f.Close()
+	}
+	if len(conversions) != 5 {
+		t.Errorf("%d conversion records, want 5 (the shells): %v", len(conversions), conversions)
+	}
+	for u, ref := range conversions {
+		if responses[ref] != u {
+			t.Errorf("conversion record of %s refers to %q, the response of %q", u, ref, responses[ref])
+		}
+	}
+
+	// barrel indexes the rendered pages: words only their scripts write.
+	idx := filepath.Join(dir, "index")
+	if out, err := exec.Command(filepath.Join(bin, "barrel"), "build", "--index", idx, all).CombinedOutput(); err != nil {
+		t.Fatalf("barrel build: %v\n%s", err, out)
+	}
+	// (barrel keys /index.html as /.)
+	for word, page := range map[string]string{"tangerinewalrus": "/e.html", "zanzibarquokka": "/", "velvetpangolin": "/c.html"} {
+		out, err := exec.Command(filepath.Join(bin, "barrel"), "search", "--index", idx, word).CombinedOutput()
+		if err != nil {
+			t.Fatalf("barrel search %s: %v\n%s", word, err, out)
+		}
+		if !strings.Contains(string(out), `"url":"`+srv.URL+page+`"`) {
+			t.Errorf("barrel search %s: want %s\n%s", word, page, out)
+		}
+	}
+}
