@@ -348,3 +348,49 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestFetchResumeRebuildsFromWARC takes away the last records of a finished
+// run, as a kill between a page's WARC write and its record does: the
+// resumed run rebuilds them from the WARC files and requests nothing.
+func TestFetchResumeRebuildsFromWARC(t *testing.T) {
+	bin := fetchBin(t)
+	site := newLoggingSite(t, 500, func() time.Duration { return 0 })
+	dir := t.TempDir()
+	const pages, lost = 50, 7
+	var urls strings.Builder
+	for i := 0; i < pages; i++ {
+		fmt.Fprintf(&urls, "%s/p/%d\n", site.base, i)
+	}
+	in := filepath.Join(dir, "urls.txt")
+	os.WriteFile(in, []byte(urls.String()), 0o644)
+	journal := filepath.Join(dir, "fetched.ndjson")
+	warcDir := filepath.Join(dir, "warc")
+	os.Mkdir(warcDir, 0o755)
+	args := []string{"--quiet", "--delay", "0", "--allow-private", "--warc", warcDir, "--resume", journal, in}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	data, _ := os.ReadFile(journal)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != pages {
+		t.Fatalf("%d records, want %d", len(lines), pages)
+	}
+	os.WriteFile(journal, []byte(strings.Join(lines[:pages-lost], "")), 0o644)
+	before := site.counts()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	again := 0
+	for p, n := range site.counts() {
+		again += n - before[p]
+	}
+	byURL, orphans, dangling, recovered := journalCheck(t, journal, warcDir)
+	t.Logf("requests on resume %d, rebuilt %d, orphans %d; stderr: %s", again, recovered, orphans, strings.TrimSpace(string(out)))
+	if again != 0 || recovered != lost || orphans != 0 || dangling != 0 || len(byURL) != pages {
+		t.Errorf("resume requested %d pages, rebuilt %d of %d, %d orphans, %d dangling, %d URLs recorded", again, recovered, lost, orphans, dangling, len(byURL))
+	}
+	if !strings.Contains(string(out), fmt.Sprintf("%d records rebuilt from WARC responses", lost)) {
+		t.Errorf("stderr does not say what was rebuilt:\n%s", out)
+	}
+}
