@@ -8,9 +8,12 @@
 #      as the ceiling; RUNS (default 3) alternated runs, median and range of
 #      pages/s and of user CPU per page, peak memory, the commit and the
 #      load average; fetch's CPU per page by kind of work from a profile;
+#   journal: the site of part 1 with --resume (records written one by one):
+#      pages/s to stdout, and with --journal-sync -1 (no fsync), 1s
+#      (the default group commit) and 0 (fsync as soon as records are written);
 #   3. memory: MEM_URLS URLs (default 1,000,000) over MEM_HOSTS hosts
 #      (default 10,000) of tiny pages, peak RSS (target < 500 MB).
-# Usage: scripts/fetch-bench.sh [site|docs|memory ...]   (default: all)
+# Usage: scripts/fetch-bench.sh [site|journal|docs|memory ...]   (default: all)
 # Environment: PAGES (generated pages, default 20000), WORKERS, PER_HOST,
 # RUNS, BASE, DOCS_FLAGS (fetch's extra flags in the docs part, default
 # --backoff=false: the base has no backoff).
@@ -53,7 +56,7 @@ FETCH="$tmp/fetch"
 
 # A generated site: pages of about 10 KB, each linking to 20 others (only
 # for the site part), and tiny pages for the memory part.
-gen=0; [[ " ${parts[*]} " == *" site "* ]] && gen=$PAGES
+gen=0; [[ " ${parts[*]} " == *" site "* || " ${parts[*]} " == *" journal "* ]] && gen=$PAGES
 python3 - "$tmp/site" "$gen" <<'PY'
 import os, random, sys
 root, n = sys.argv[1], int(sys.argv[2])
@@ -143,6 +146,25 @@ site)
   links=$(grep -c '"links":\["http' "$tmp/site.ndjson" || true)
   printf 'site: %d pages (10 KB) on %d hosts, --per-host %s --workers %s --delay 0, links + WARC: %.2f s, %.0f pages/s, CPU %.2f s (%.0f us/page), peak RSS %d MB; %d status 200, %d with links; WARC responses: %s\n' \
     "$PAGES" "${#site_hosts[@]}" "$PER_HOST" "$WORKERS" "$WALL" "$(echo "$PAGES / $WALL" | bc -l)" "$CPU" "$(echo "$CPU * 1000000 / $PAGES" | bc -l)" "$RSS" "$ok" "$links" "$(warc_responses "$tmp/warc-site")"
+  ;;
+journal)
+  for ((i = 0; i < PAGES; i++)); do
+    echo "http://${site_hosts[i % ${#site_hosts[@]}]}:$PORT/p/$i.html"
+  done > "$tmp/site-urls.txt"
+  for mode in stdout -1 1s 0; do
+    rm -rf "$tmp/warc-j" "$tmp/j.ndjson"; mkdir -p "$tmp/warc-j"
+    if [[ $mode == stdout ]]; then
+      timed journal "$FETCH" --allow-private --delay 0 --per-host "$PER_HOST" --workers "$WORKERS" \
+        --warc "$tmp/warc-j" --quiet "$tmp/site-urls.txt" > "$tmp/j.ndjson"
+      what="to stdout (buffered)"
+    else
+      timed journal "$FETCH" --allow-private --delay 0 --per-host "$PER_HOST" --workers "$WORKERS" \
+        --warc "$tmp/warc-j" --quiet --resume "$tmp/j.ndjson" --journal-sync="$mode" "$tmp/site-urls.txt"
+      what="--resume --journal-sync=$mode"
+    fi
+    printf 'journal: %d pages, %s: %.2f s, %.0f pages/s, CPU %.2f s; %d records\n' \
+      "$PAGES" "$what" "$WALL" "$(echo "$PAGES / $WALL" | bc -l)" "$CPU" "$(wc -l < "$tmp/j.ndjson")"
+  done
   ;;
 docs)
   (cd "$DOCS" && find . -name '*.html' -type f | sed 's|^\./||' | sort) > "$tmp/docs-paths.txt"

@@ -159,7 +159,8 @@ func fetchFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "ignore-nofollow", Usage: "put rel=nofollow links in links (default: in nofollow_links)"},
 		&cli.StringFlag{Name: "queue-memory", Value: "64MiB", Usage: "queued records kept in memory; more spill to a temporary file"},
 		&cli.StringFlag{Name: "spill-dir", Usage: "`DIR` of the spill file (default: the system temp dir)"},
-		&cli.StringFlag{Name: "resume", Usage: "append the records to `FILE` instead of stdout, and fetch none of the URLs an interrupted run already recorded there (a torn last line, and a torn last record of the --warc-prefix WARC files, are cut first)"},
+		&cli.DurationFlag{Name: "journal-sync", Value: time.Second, Usage: "with --resume, fsync the WARC file and then the record file at most this often (group commit; 0: as soon as records are written; negative: never, records still reach the file one by one)"},
+		&cli.StringFlag{Name: "resume", Usage: "append the records to `FILE` instead of stdout, and fetch none of the URLs an interrupted run already recorded there, one record written at a time (a torn last line, and a torn last record of the --warc-prefix WARC files, are cut first; WARC responses with no record get one rebuilt from the WARC; URLs recorded \"interrupted\" or \"warc\" are fetched again)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary on stderr at the end"},
 		&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"},
 		&cli.StringFlag{Name: "memprofile", Hidden: true, Usage: "write a heap profile to `FILE` at the end"},
@@ -356,6 +357,14 @@ func run(c *cli.Context) error {
 	}
 	cfg.Emit = out.Write
 	cfg.EmitRaw = out.WriteLine
+	stopSync := func() error { return nil }
+	if res != nil {
+		// Each record reaches the record file as soon as it is made, after
+		// its WARC records: a kill loses none, and a resumed run rebuilds
+		// from the WARC files the records a kill caught between the two.
+		out.LineBuffered = true
+		stopSync = res.syncEvery(c.Duration("journal-sync"), cfg.WARC, &cfg)
+	}
 	saveRates, err := openHostRates(c, &cfg)
 	if err != nil {
 		return err
@@ -425,6 +434,9 @@ func run(c *cli.Context) error {
 	close(stopBar)
 	barDone.Wait()
 	bar.Finish()
+	if err := stopSync(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if cfg.WARC != nil {
 		if err := cfg.WARC.Close(); err != nil && runErr == nil {
 			runErr = err

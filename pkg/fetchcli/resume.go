@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sekitei/crawlkit/pkg/fetch"
 	"github.com/sekitei/crawlkit/pkg/record"
@@ -16,8 +19,14 @@ import (
 // A resumption is a run that appends to the record file of an interrupted
 // run of the same batch: the URLs recorded there are not fetched again.
 type resumption struct {
-	file *os.File
-	done map[string]bool
+	file     *os.File
+	done     map[string]bool
+	archived map[warcLoc]bool // the WARC records the record file points at
+}
+
+type warcLoc struct {
+	file   string
+	offset int64
 }
 
 // openResume repairs what an interrupted run may have left torn (the last
@@ -41,7 +50,7 @@ func openResume(path, warcDir, warcPrefix string, stderr io.Writer) (*resumption
 			}
 		}
 	}
-	r := &resumption{done: map[string]bool{}}
+	r := &resumption{done: map[string]bool{}, archived: map[warcLoc]bool{}}
 	if prev, err := os.Open(path); err == nil {
 		// A run stopped by a signal wrote the URLs it did not fetch with
 		// error "interrupted": those are fetched now, and their records
@@ -55,11 +64,16 @@ func openResume(path, warcDir, warcPrefix string, stderr io.Writer) (*resumption
 				kept = append(append(kept, line...), '\n') // not this run's to judge: kept
 				return nil
 			}
-			if msg, _ := rec.String("error"); strings.HasPrefix(msg, fetch.CodeInterrupted+":") || msg == fetch.CodeInterrupted {
+			if msg, _ := rec.String("error"); notDone(msg) {
 				dropped++
 				return nil
 			}
 			r.done[strings.TrimSpace(rec.URL())] = true
+			if wf, ok := rec.String("warc_file"); ok {
+				if off, ok, _ := rec.Float("warc_offset"); ok {
+					r.archived[warcLoc{filepath.Clean(wf), int64(off)}] = true
+				}
+			}
 			kept = append(append(kept, line...), '\n')
 			return nil
 		})
@@ -71,7 +85,7 @@ func openResume(path, warcDir, warcPrefix string, stderr io.Writer) (*resumption
 			if err := replaceFile(path, kept); err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(stderr, "fetch: %s: %d URLs the interrupted run did not fetch are fetched now\n", path, dropped)
+			fmt.Fprintf(stderr, "fetch: %s: %d URLs the interrupted run did not fetch or archive are fetched now\n", path, dropped)
 		}
 	} else if !os.IsNotExist(err) {
 		return nil, err
@@ -81,7 +95,121 @@ func openResume(path, warcDir, warcPrefix string, stderr io.Writer) (*resumption
 		return nil, err
 	}
 	r.file = f
+	if warcDir != "" {
+		if err := r.recover(warcDir, warcPrefix, stderr); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	return r, nil
+}
+
+// recover reconciles the record file with the WARC files: a response (or
+// revisit) record that no record points at was archived by a run killed
+// before its record reached the file. Its record is rebuilt from the WARC
+// (url, status, fetched_at, content_type, length, warc_file, warc_offset,
+// "recovered": true) and appended, so the page is not fetched again.
+// Redirect responses are left out: their URL is fetched again.
+func (r *resumption) recover(warcDir, warcPrefix string, stderr io.Writer) error {
+	files, _ := filepath.Glob(filepath.Join(warcDir, warcPrefix+"-*.warc.gz"))
+	if len(files) == 0 {
+		return nil
+	}
+	out := record.NewWriter(r.file)
+	n := 0
+	for _, path := range files {
+		fh, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		rd, err := warc.NewReader(fh)
+		if err != nil {
+			fh.Close()
+			return fmt.Errorf("fetch: %s: %w", path, err)
+		}
+		for {
+			wr, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				fh.Close()
+				return fmt.Errorf("fetch: %s: %w", path, err)
+			}
+			typ := wr.Type()
+			if typ != warc.TypeResponse && typ != warc.TypeRevisit {
+				continue
+			}
+			if r.archived[warcLoc{filepath.Clean(path), wr.Offset}] {
+				continue
+			}
+			u := wr.TargetURI()
+			if r.done[u] || isRobots(u) {
+				continue
+			}
+			resp, err := wr.HTTPResponse()
+			if err != nil {
+				continue // not an HTTP response: nothing to rebuild
+			}
+			length, _ := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode >= 300 && resp.StatusCode < 400 && typ == warc.TypeResponse {
+				continue
+			}
+			rec := record.New(u)
+			rec.SetInt("status", int64(resp.StatusCode))
+			rec.SetTime("fetched_at", wr.Date())
+			if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "" {
+				rec.SetString("content_type", mt)
+			}
+			if typ == warc.TypeResponse {
+				rec.SetInt("length", length)
+			}
+			rec.SetString("warc_file", path)
+			rec.SetInt("warc_offset", wr.Offset)
+			if typ == warc.TypeRevisit {
+				rec.SetString("warc_type", warc.TypeRevisit)
+			}
+			rec.SetBool("recovered", true)
+			if err := out.Write(rec); err != nil {
+				fh.Close()
+				return err
+			}
+			r.done[u] = true
+			n++
+		}
+		fh.Close()
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	if n > 0 {
+		if err := r.file.Sync(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "fetch: %s: %d records rebuilt from WARC responses an interrupted run archived but did not record\n", r.file.Name(), n)
+	}
+	return nil
+}
+
+// notDone tells the records a resumed run fetches again: the URLs a run
+// stopped by a signal did not fetch ("interrupted"), and the responses whose
+// WARC record could not be written ("warc": a full disk), which left
+// nothing in the archive.
+func notDone(msg string) bool {
+	for _, code := range []string{fetch.CodeInterrupted, fetch.CodeWARC} {
+		if msg == code || strings.HasPrefix(msg, code+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// isRobots tells a robots.txt URL: fetch archives the robots.txt it reads,
+// and no record points at it.
+func isRobots(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && p.Path == "/robots.txt"
 }
 
 // close syncs the record file, so a completed run's records are on disk.
@@ -114,4 +242,69 @@ func replaceFile(path string, data []byte) error {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+// syncEvery wraps cfg's emitters so that a goroutine commits the WARC file
+// and then the record file to stable storage after records are written, at
+// most once every interval (0: as soon as it can; a group commit, since the
+// records written during one fsync are committed by the next). A negative
+// interval syncs nothing until the run ends. The returned function stops it
+// and reports the first error.
+func (r *resumption) syncEvery(interval time.Duration, w *warc.Writer, cfg *fetch.Config) func() error {
+	if interval < 0 {
+		return func() error { return nil }
+	}
+	dirty := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	mark := func() {
+		select {
+		case dirty <- struct{}{}:
+		default:
+		}
+	}
+	emit, emitRaw := cfg.Emit, cfg.EmitRaw
+	cfg.Emit = func(rec *record.Record) error {
+		err := emit(rec)
+		mark()
+		return err
+	}
+	if emitRaw != nil {
+		cfg.EmitRaw = func(line []byte) error {
+			err := emitRaw(line)
+			mark()
+			return err
+		}
+	}
+	go func() {
+		var first error
+		for {
+			select {
+			case <-stop:
+				done <- first
+				return
+			case <-dirty:
+			}
+			if w != nil {
+				if err := w.Sync(); err != nil && first == nil {
+					first = err
+				}
+			}
+			if err := r.file.Sync(); err != nil && first == nil {
+				first = err
+			}
+			if interval > 0 {
+				select {
+				case <-stop:
+					done <- first
+					return
+				case <-time.After(interval):
+				}
+			}
+		}
+	}()
+	return func() error {
+		close(stop)
+		return <-done
+	}
 }

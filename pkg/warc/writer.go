@@ -164,13 +164,44 @@ func (w *Writer) Write(recs ...*Record) ([]Location, error) {
 			encs[0].buf.Write(e.buf.Bytes())
 		}
 	}
-	n, err := w.f.Write(encs[0].buf.Bytes())
-	w.size += int64(n)
-	if err != nil {
-		w.err = fmt.Errorf("warc: %w", err)
+	if err := w.writeWhole(encs[0].buf.Bytes()); err != nil {
+		w.err = err
 		return nil, w.err
 	}
 	return locs, nil
+}
+
+// writeWhole appends b to the current file, or, when the write fails part
+// way (a full disk), cuts what it wrote, so the file never ends in a torn
+// gzip member.
+func (w *Writer) writeWhole(b []byte) error {
+	n, err := w.f.Write(b)
+	if err == nil {
+		w.size += int64(n)
+		return nil
+	}
+	if n > 0 {
+		if terr := w.f.Truncate(w.size); terr != nil {
+			return fmt.Errorf("warc: %s: %w; and the torn record could not be cut: %v", w.path, err, terr)
+		}
+		if _, serr := w.f.Seek(w.size, io.SeekStart); serr != nil {
+			return fmt.Errorf("warc: %s: %w; %v", w.path, err, serr)
+		}
+	}
+	return fmt.Errorf("warc: %s: %w", w.path, err)
+}
+
+// Sync commits the records written so far to stable storage.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("warc: %w", err)
+	}
+	return nil
 }
 
 // encode renders r as one gzip member into e.buf.
@@ -302,12 +333,7 @@ func (w *Writer) openFile() error {
 	if err := w.encode(e, info); err != nil {
 		return err
 	}
-	n, err := w.f.Write(e.buf.Bytes())
-	w.size += int64(n)
-	if err != nil {
-		return fmt.Errorf("warc: %w", err)
-	}
-	return nil
+	return w.writeWhole(e.buf.Bytes())
 }
 
 func (w *Writer) closeFile() error {
