@@ -901,10 +901,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank)
 		cand := scored{doc: c.doc, matched: m, score: s, sg: c.sg}
 		if len(top) < depth || better(cand, top[0]) {
-			cand.lists = make([][]byte, len(c.lists))
-			for i, l := range c.lists {
-				cand.lists[i] = slices.Clone(l)
-			}
+			cand.lists = slices.Clone(c.lists) // the hits stay in the mapped barrels while the index is open
 			top = keepTop(top, cand, depth)
 		}
 		if err := c.advance(); err != nil {
