@@ -329,11 +329,11 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 const indexLog = "lifebench-index-turns.tsv"
 
 // indexBatch adds the fetches of turns from to upto-1 to the index in dir
-// as one batch named after its last turn, as the loop names its batches.
+// as one batch named as the ageing names its batches: by the turns done.
 func indexBatch(dir string, cfg crawlsim.Config, from, upto int) (indexCommit, error) {
 	c := indexCommit{turn: upto - 1}
 	c0, t0 := cpuSeconds(), time.Now()
-	b, err := barrel.NewBuilder(dir, barrel.Options{Batch: batchID(cfg, upto-1), PageRankEvery: 24})
+	b, err := barrel.NewBuilder(dir, barrel.Options{Batch: batchID(cfg, upto), PageRankEvery: 24})
 	if err != nil {
 		return c, err
 	}
