@@ -4,14 +4,16 @@
 # Go APIs), keeping a copy at each age, then times one more turn of
 # scripts/crawl-cycle.sh on a copy of each (the fetch replayed), -reps times.
 # Prints per step the fastest time and the peak memory at each age, the
-# growth exponent, and the oldest age against 100 turns. The index at each
-# age is built apart, as one batch of the last version of every page by then
-# (see internal/cmd/lifebench). A year's ageing takes an hour or more on a
+# growth exponent, and the oldest age against 100 turns; then, per age, the
+# index as the loop builds it (batch after batch, one a turn, or -index-turns
+# turns a batch, default merge policy): median, 95th percentile and worst
+# CPU and wall seconds of its last 24 batches, its segments, its merges and
+# their cost, its size; and the load average. A year's ageing takes hours on a
 # 2-core machine; -keep DIR keeps the aged copies (tens of GB for a year), a
 # killed run started again with the same DIR, -ages and -chunk resumes its
 # ageing where it stopped, and a run whose ages are all kept only measures.
 # -ages 10,100,1000 is the quick form.
-# Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-reps 3] [-keep DIR]
+# Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-reps 3] [-keep DIR]
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."

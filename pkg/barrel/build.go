@@ -100,6 +100,8 @@ type Stats struct {
 	// Wall time of the phases of Commit: waiting for the last pages,
 	// anchors and re-indexing, sorting, ranking and writing.
 	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
+	// MergeTime is the wall time of the segment merges (part of FinishTime).
+	MergeTime time.Duration
 	// SegmentWords is the words of the batch's new segment; Deleted the
 	// documents it marked deleted in older segments; Merged the segments
 	// merged (MergedDocs their documents); Segments the live segments

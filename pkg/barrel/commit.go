@@ -159,11 +159,13 @@ func (b *Builder) commitFiles(dirty bitset) error {
 			picks = [][]int{all}
 		}
 	}
+	mt := time.Now()
 	for _, ids := range picks {
 		if err := b.merge(&m, ids, create, writeWhole); err != nil {
 			return err
 		}
 	}
+	b.Stats.MergeTime = time.Since(mt)
 	// The batch's URLs and anchors, each a new run; one merge of each.
 	for _, rs := range []struct {
 		kind string

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
@@ -572,8 +573,8 @@ type avgState struct {
 	avgOnce sync.Once
 	avgLen  float64
 
-	statsMu sync.RWMutex
-	stats   map[uint32]docStat
+	statsOnce sync.Once
+	stats     []atomic.Pointer[statChunk] // by docID / statChunkDocs, allocated when first met
 }
 
 // docStat is what scoring reads of a document besides its hits.
@@ -584,32 +585,50 @@ type docStat struct {
 	prior      float32 // p = r/(1+r) of r = log2(1 + rank * N), PageRank scaled so the mean page has r = 1
 }
 
-// maxDocStats bounds the cache of docStats (about 24 bytes an entry).
-const maxDocStats = 1 << 20
+// statChunkDocs is the docIDs of a chunk of the docStats cache.
+const statChunkDocs = 4096
 
-// docStats returns doc's length, title length and rank, from a cache: a
-// table lookup per match would cost more than scoring its hits. An open
-// index does not change, so the cache never goes stale. Damage is reported
-// by tableErr.
+// statChunk caches the docStats of statChunkDocs consecutive docIDs, each
+// in two words written atomically: words, title words and a set bit in
+// the first (written last), rank and prior in the second. Two searches
+// that fill the same entry write the same values.
+type statChunk [statChunkDocs][2]atomic.Uint64
+
+const statSet = 1 << 63
+
+// docStats returns doc's length, title length and rank, from a cache
+// indexed by docID (16 bytes a document, in chunks allocated when a
+// search first meets one of their documents): a table lookup per match
+// would cost more than scoring its hits, and a hash map's lookup nearly
+// as much. An open index does not change, so the cache never goes stale.
+// Damage is reported by tableErr.
 func (idx *Index) docStats(sg *segment, doc uint32) docStat {
-	idx.statsMu.RLock()
-	st, ok := idx.stats[doc]
-	idx.statsMu.RUnlock()
-	if ok {
-		return st
+	idx.statsOnce.Do(func() {
+		idx.stats = make([]atomic.Pointer[statChunk], int(idx.m.Docs)/statChunkDocs+1)
+	})
+	ci := int(doc / statChunkDocs)
+	var c *statChunk
+	if ci < len(idx.stats) {
+		if c = idx.stats[ci].Load(); c == nil {
+			idx.stats[ci].CompareAndSwap(nil, new(statChunk))
+			c = idx.stats[ci].Load()
+		}
+		slot := &c[doc%statChunkDocs]
+		if a := slot[0].Load(); a&statSet != 0 {
+			b := slot[1].Load()
+			return docStat{words: uint32(a), titleWords: uint16(a >> 32),
+				rank: math.Float32frombits(uint32(b)), prior: math.Float32frombits(uint32(b >> 32))}
+		}
 	}
 	e, _, _ := sg.entry(doc)
 	rank, _ := idx.rank(doc)
-	st = docStat{words: e.Words, titleWords: e.TitleWords, rank: rank,
+	st := docStat{words: e.Words, titleWords: e.TitleWords, rank: rank,
 		prior: float32(priorOf(math.Log2(1 + float64(rank)*float64(idx.m.Docs))))}
-	idx.statsMu.Lock()
-	if idx.stats == nil {
-		idx.stats = map[uint32]docStat{}
+	if c != nil {
+		slot := &c[doc%statChunkDocs]
+		slot[1].Store(uint64(math.Float32bits(st.rank)) | uint64(math.Float32bits(st.prior))<<32)
+		slot[0].Store(uint64(st.words) | uint64(st.titleWords)<<32 | statSet)
 	}
-	if len(idx.stats) < maxDocStats {
-		idx.stats[doc] = st
-	}
-	idx.statsMu.Unlock()
 	return st
 }
 
@@ -882,10 +901,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank)
 		cand := scored{doc: c.doc, matched: m, score: s, sg: c.sg}
 		if len(top) < depth || better(cand, top[0]) {
-			cand.lists = make([][]byte, len(c.lists))
-			for i, l := range c.lists {
-				cand.lists[i] = slices.Clone(l)
-			}
+			cand.lists = slices.Clone(c.lists) // the hits stay in the mapped barrels while the index is open
 			top = keepTop(top, cand, depth)
 		}
 		if err := c.advance(); err != nil {

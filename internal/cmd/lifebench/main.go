@@ -9,21 +9,21 @@
 // peak memory (each tool under /usr/bin/time) at every age, and the growth
 // exponent between the two oldest ages: time ~ age^k.
 //
-//	go run ./internal/cmd/lifebench [-ages 10,100,1000,8760] [-chunk 24] [-reps 3] [-keep DIR]
+//	go run ./internal/cmd/lifebench [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-reps 3] [-keep DIR]
 //
 // Ageing applies the turns to opic, recrawl and sekitei in chunks of -chunk
 // turns, one batch a chunk, to keep a year's ageing within an hour or so;
 // the measured turn is one ordinary turn. The index at each age is built
-// apart, as one batch of the last version of every page fetched by then
-// (with every link, so every anchor): ageing it batch by batch costs, per
-// batch, a re-parse of nearly every page (a batch of hundreds of turns
-// links to nearly every older page, whose postings then take the new
-// anchors), hours for a year, where one batch has none. So the index has
-// the pages, words, links and anchors of its age in one segment with no
-// deletions, the state a merge of a year's segments ends in; the measured
-// turn adds its pages as a new segment to it, as every hourly turn does.
-// PageRank, which the loop runs every 24th turn, is timed apart on the
-// measured copy.
+// as the loop builds it: from turn 0, batch after batch of -index-turns
+// turns' fetches (default 1, one batch a turn as the loop; a larger
+// multiple gives fewer, larger batches and so not the same merges), every
+// version as fetched, with the default merge policy and PageRank every 24
+// batches. Each batch's CPU and wall time, its merges and their time, and
+// the segments after it are written to lifebench-index-turns.tsv in each
+// age's copy; the table's index rows give the median, 95th percentile and
+// worst of each age's last 24 batches (all of them for a younger age), and
+// the merges over its life. The measured turn adds its pages as a new
+// segment to that index, as every hourly turn does.
 //
 // A year's ageing takes an hour or more: with -keep, a run that is killed
 // or stopped resumes where it was, in place (the crawl directory records
@@ -73,6 +73,7 @@ var steps = []string{"select", "filter", "fetch", "sitemaps", "opic", "recrawl",
 func main() {
 	agesFlag := flag.String("ages", "10,100,1000,8760", "crawl ages, in turns, to measure at")
 	chunk := flag.Int("chunk", 24, "turns applied as one batch while ageing")
+	flag.IntVar(&indexTurns, "index-turns", 1, "turns' fetches a batch of the index, built batch after batch as the loop does (1: one a turn, as the loop)")
 	keep := flag.String("keep", "", "keep the aged crawls here, one directory an age, and resume from them (default: a temporary directory, removed)")
 	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's fastest")
 	cpuprofile := flag.String("cpuprofile", "", "write the ageing's CPU profile to this file")
@@ -164,6 +165,17 @@ func run(ages []int, chunk, reps int, keep string) error {
 		results = append(results, best)
 	}
 	print(results, reps)
+	fmt.Printf("\nthe index as the loop builds it, %d turn(s) a batch: per batch (adding its pages and committing, merges included) median / 95th percentile / worst of the last %d batches\n", indexTurns, indexWindow)
+	for _, age := range ages {
+		sum, err := indexSummary(snapshotDir(snaps, age))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("- %d turns: %s; index %.0f MB\n", age, sum, float64(du(filepath.Join(snapshotDir(snaps, age), "index")))/1e6)
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("load average: %s", b)
+	}
 	return nil
 }
 
@@ -173,12 +185,7 @@ func ageAll(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk int) err
 	if err := ageStates(snaps, crawl, cfg, ages, chunk); err != nil {
 		return err
 	}
-	for _, age := range ages {
-		if err := indexAge(snapshotDir(snaps, age), cfg, age); err != nil {
-			return fmt.Errorf("the index at %d turns: %w", age, err)
-		}
-	}
-	return nil
+	return indexAges(snaps, cfg, ages)
 }
 
 // ageStates ages opic, recrawl and sekitei to each age that has no kept
@@ -234,52 +241,174 @@ func ageStates(snaps, crawl string, cfg crawlsim.Config, ages []int, chunk int) 
 	return os.RemoveAll(crawl)
 }
 
-// indexMark records in a copy that its index holds the copy's age in one
-// batch; a copy without it (an index aged otherwise, or a build killed
-// half-way) has its index built again.
+// indexMark records in a copy that its index was built as the loop builds
+// it, batch after batch; a copy without it (an index aged otherwise, or a
+// build killed half-way) has its index built again.
 const indexMark = "lifebench-index"
 
-// indexAge builds the index of the crawl aged age turns in snap: the last
-// version of every page fetched in those turns, in the order of their last
-// fetch, as one batch named after the age's turn, as the loop names its
-// batches.
-func indexAge(snap string, cfg crawlsim.Config, age int) error {
-	want := fmt.Sprintf("one batch, %d turns, index format %d\n", age, barrel.Format)
-	if b, err := os.ReadFile(filepath.Join(snap, indexMark)); err == nil && string(b) == want {
+// indexTurns is how many turns' fetches make one index batch (-index-turns).
+var indexTurns = 1
+
+// indexWindow is how many of an age's last batches its index row summarises.
+const indexWindow = 24
+
+// indexCommit is the cost of one index batch: adding its pages and
+// committing them, with the merges the policy picked.
+type indexCommit struct {
+	turn            int     // the batch's last turn
+	cpu, wall       float64 // seconds
+	merged, mdocs   int     // segments merged, their documents
+	mergeSecs       float64 // wall seconds of those merges
+	segments, pages int
+}
+
+// indexAges builds the index of every age as the loop builds it: from turn
+// 0, the fetches of each indexTurns turns as one batch (every version, as
+// fetched), with the default merge policy and PageRank every 24 batches,
+// copying the index into each age's copy when it reaches that age. It
+// writes each age's batches to lifebench-index-turns.tsv in the copy.
+func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
+	want := func(age int) string {
+		return fmt.Sprintf("batch after batch, %d turns a batch, %d turns, index format %d\n", indexTurns, age, barrel.Format)
+	}
+	missing := false
+	for _, age := range ages {
+		if b, err := os.ReadFile(filepath.Join(snapshotDir(snaps, age), indexMark)); err != nil || string(b) != want(age) {
+			missing = true
+		}
+	}
+	if !missing {
 		return nil
 	}
-	dir := filepath.Join(snap, "index")
+	dir := filepath.Join(snaps, "index.build")
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
+	defer os.RemoveAll(dir)
+	var log []indexCommit
 	t0 := time.Now()
-	b, err := barrel.NewBuilder(dir, barrel.Options{Batch: batchID(cfg, age), PageRankEvery: 24})
-	if err != nil {
-		return err
-	}
-	pages := 0
-	add := func() error {
-		if err := cfg.LastVersions(age, func(f crawlsim.Fetch) error {
-			pages++
-			return b.Add(f.URL, f.Body())
-		}); err != nil {
+	next := 0
+	for _, age := range ages {
+		for next < age {
+			upto := min(age, next+indexTurns)
+			c, err := indexBatch(dir, cfg, next, upto)
+			if err != nil {
+				return fmt.Errorf("the index batch of turns %d-%d: %w", next, upto-1, err)
+			}
+			log = append(log, c)
+			next = upto
+		}
+		snap := snapshotDir(snaps, age)
+		if err := os.RemoveAll(filepath.Join(snap, "index")); err != nil {
 			return err
 		}
-		return b.Commit()
+		if err := copyDir(dir, filepath.Join(snap, "index")); err != nil {
+			return err
+		}
+		var tsv strings.Builder
+		tsv.WriteString("turn\tcpu_s\twall_s\tmerged\tmerged_docs\tmerge_s\tsegments\tpages\n")
+		for _, c := range log {
+			fmt.Fprintf(&tsv, "%d\t%.3f\t%.3f\t%d\t%d\t%.3f\t%d\t%d\n", c.turn, c.cpu, c.wall, c.merged, c.mdocs, c.mergeSecs, c.segments, c.pages)
+		}
+		if err := os.WriteFile(filepath.Join(snap, indexLog), []byte(tsv.String()), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "lifebench: indexed %d turns in %d batches in %.0f s\n", age, len(log), time.Since(t0).Seconds())
+		mark := filepath.Join(snap, indexMark)
+		if err := os.WriteFile(mark+".new", []byte(want(age)), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(mark+".new", mark); err != nil {
+			return err
+		}
 	}
-	err = add()
+	return nil
+}
+
+// indexLog is the file of an age's copy listing its index batches.
+const indexLog = "lifebench-index-turns.tsv"
+
+// indexBatch adds the fetches of turns from to upto-1 to the index in dir
+// as one batch named as the ageing names its batches: by the turns done.
+func indexBatch(dir string, cfg crawlsim.Config, from, upto int) (indexCommit, error) {
+	c := indexCommit{turn: upto - 1}
+	c0, t0 := cpuSeconds(), time.Now()
+	b, err := barrel.NewBuilder(dir, barrel.Options{Batch: batchID(cfg, upto), PageRankEvery: 24})
+	if err != nil {
+		return c, err
+	}
+	for t := from; t < upto; t++ {
+		for _, f := range cfg.Turn(t) {
+			c.pages++
+			if err = b.Add(f.URL, f.Body()); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		err = b.Commit()
+	}
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}
+	c.cpu, c.wall = cpuSeconds()-c0, time.Since(t0).Seconds()
+	c.merged, c.mdocs, c.mergeSecs, c.segments = b.Stats.Merged, b.Stats.MergedDocs, b.Stats.MergeTime.Seconds(), b.Stats.Segments
+	return c, err
+}
+
+// cpuSeconds is the CPU time, user and system, this process has used.
+func cpuSeconds() float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// indexSummary reads an age's index batches back: the median, 95th
+// percentile and worst CPU and wall seconds of its last indexWindow
+// batches, and the merges over its whole life.
+func indexSummary(snap string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(snap, indexLog))
 	if err != nil {
-		return err
+		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "lifebench: indexed the %d pages of %d turns as one batch in %.0f s\n", pages, age, time.Since(t0).Seconds())
-	mark := filepath.Join(snap, indexMark)
-	if err := os.WriteFile(mark+".new", []byte(want), 0o644); err != nil {
-		return err
+	var cs []indexCommit
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if i == 0 {
+			continue
+		}
+		var c indexCommit
+		if _, err := fmt.Sscanf(line, "%d\t%f\t%f\t%d\t%d\t%f\t%d\t%d", &c.turn, &c.cpu, &c.wall, &c.merged, &c.mdocs, &c.mergeSecs, &c.segments, &c.pages); err != nil {
+			return "", fmt.Errorf("%s line %d: %v", indexLog, i+1, err)
+		}
+		cs = append(cs, c)
 	}
-	return os.Rename(mark+".new", mark)
+	if len(cs) == 0 {
+		return "", fmt.Errorf("%s: no batches", indexLog)
+	}
+	last := cs[max(0, len(cs)-indexWindow):]
+	pct := func(f func(indexCommit) float64) string {
+		v := make([]float64, len(last))
+		for i, c := range last {
+			v[i] = f(c)
+		}
+		slices.Sort(v)
+		at := func(p float64) float64 { return v[min(len(v)-1, int(p*float64(len(v))))] }
+		return fmt.Sprintf("%.2f / %.2f / %.2f", at(0.5), at(0.95), v[len(v)-1])
+	}
+	merges, mdocs, msecs, worst := 0, 0, 0.0, 0.0
+	for _, c := range cs {
+		if c.merged > 0 {
+			merges++
+		}
+		mdocs += c.mdocs
+		msecs += c.mergeSecs
+		worst = math.Max(worst, c.mergeSecs)
+	}
+	return fmt.Sprintf("%d batches, last %d: CPU s %s, wall s %s; %d segments; %d batches merged (%d docs, %.1f s in all, worst %.2f s)",
+		len(cs), len(last), pct(func(c indexCommit) float64 { return c.cpu }), pct(func(c indexCommit) float64 { return c.wall }),
+		last[len(last)-1].segments, merges, mdocs, msecs, worst), nil
 }
 
 // fastest keeps, per step, the shortest time and the largest peak memory
