@@ -32,7 +32,7 @@ func TestSitemapsLeftForLaterTurns(t *testing.T) {
 	seen := map[string]int{}
 	var perTurn []int
 	for day := 1; day <= 3; day++ {
-		w.dailyTurn(t, day, `SITEMAP_ARGS="--max-urls-per-site 20"`+"\n")
+		w.dailyTurn(t, day, `SITEMAP_ARGS="--max-urls-per-site 20"`+"\nHOST_ESTIMATES=0\n")
 		files, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*", "sitemaps.ndjson"))
 		if len(files) != day {
 			t.Fatalf("turn %d: %d batches with sitemaps.ndjson", day, len(files))

@@ -23,7 +23,12 @@ func IsGzip(data []byte) bool { return bytes.HasPrefix(data, gzipMagic) }
 // decompressor.
 func Decompressed(r io.Reader) (_ io.Reader, close func(), err error) {
 	br := bufio.NewReaderSize(r, 256<<10)
-	head, _ := br.Peek(len(gzipMagic))
+	head, perr := br.Peek(len(gzipMagic))
+	if len(head) == 0 && perr != nil && perr != io.EOF {
+		// A failing stream (or a terminal's stdin answered with the help)
+		// fails here: read again, it would be asked a second time.
+		return nil, func() {}, perr
+	}
 	if !IsGzip(head) {
 		return br, func() {}, nil
 	}
