@@ -208,4 +208,19 @@ func TestRenderArchive(t *testing.T) {
 	if responses["/private/tracker.js"] {
 		t.Error("the disallowed script is archived")
 	}
+	// warcio, an independent reader, reads the same: the conversion record
+	// and its reference to the page's response, the browser's responses.
+	var conversions int
+	theirs := warcioRead(t, files)
+	for _, l := range theirs {
+		if l.Type == "conversion" {
+			conversions++
+			if l.RefersTo != refersTo || !strings.HasPrefix(l.ContentType, "text/html") {
+				t.Errorf("warcio reads the conversion record as %+v; want it to refer to %s", l, refersTo)
+			}
+		}
+	}
+	if conversions != 1 || len(theirs) < 4 {
+		t.Errorf("warcio read %d records, %d conversion records; want the page's, its conversion and the browser's", len(theirs), conversions)
+	}
 }

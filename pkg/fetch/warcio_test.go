@@ -32,6 +32,7 @@ type warcioLine struct {
 	RefersToURI    string `json:"refersToURI"`
 	RefersToDate   string `json:"refersToDate"`
 	ConcurrentTo   string `json:"concurrentTo"`
+	RefersTo       string `json:"refersTo"`
 	ID             string `json:"id"`
 	ContentType    string `json:"contentType"`
 }

@@ -43,6 +43,7 @@ for (const file of files) {
       refersToURI: rec.warcRefersToTargetURI || '',
       refersToDate: rec.warcRefersToDate || '',
       concurrentTo: rec.warcHeader('WARC-Concurrent-To') || '',
+      refersTo: rec.warcHeader('WARC-Refers-To') || '',
       id: rec.warcHeader('WARC-Record-ID') || '',
       contentType: rec.warcContentType || '',
     };
