@@ -406,6 +406,10 @@ step() {
     sed "s/^/$(date -u +%Y-%m-%dT%H:%M:%SZ) /" "$batch/$name.err" >> "$log" || true
   fi
   say "$name: took $(awk -v d=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", d / 1e9 }') s"
+  # For tests only: CRAWLKIT_TEST_STEP_HOOK names a program run with the
+  # step's name once the step is done (the kill campaign of internal/e2e,
+  # TestKillCampaign, holds the turn there to kill it at the boundary).
+  if [[ -n "${CRAWLKIT_TEST_STEP_HOOK:-}" ]]; then "$CRAWLKIT_TEST_STEP_HOOK" "$name"; fi
 }
 
 # each_shard F [IN [OUT]] runs F I for every shard I at once, by RUNNER,
