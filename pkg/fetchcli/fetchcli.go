@@ -428,9 +428,17 @@ func run(c *cli.Context) error {
 				skipped++
 				return nil
 			}
+			if res != nil {
+				if ok, err := res.recoverFrom(f, r); ok || err != nil {
+					return err
+				}
+			}
 			return add(r)
 		})
 	})
+	if res != nil && runErr == nil {
+		runErr = res.recoverRest(f)
+	}
 	close(stopBar)
 	barDone.Wait()
 	bar.Finish()
@@ -460,6 +468,9 @@ func run(c *cli.Context) error {
 		}
 		if skipped > 0 {
 			fmt.Fprintf(env.Stderr, "fetch: resumed: %d URLs already recorded in %s, not fetched again\n", skipped, c.String("resume"))
+		}
+		if res.recovered > 0 {
+			fmt.Fprintf(env.Stderr, "fetch: %s: %d records rebuilt from WARC responses an interrupted run archived but did not record\n", c.String("resume"), res.recovered)
 		}
 	}
 	s := f.Stats()

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"mime"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,10 @@ type resumption struct {
 	file     *os.File
 	done     map[string]bool
 	archived map[warcLoc]bool // the WARC records the record file points at
+	// the WARC responses no record points at, by URL (recover), and how
+	// many of them were recorded
+	pending   map[string]*pendingPage
+	recovered int
 }
 
 type warcLoc struct {
@@ -106,17 +111,14 @@ func openResume(path, warcDir, warcPrefix string, stderr io.Writer) (*resumption
 
 // recover reconciles the record file with the WARC files: a response (or
 // revisit) record that no record points at was archived by a run killed
-// before its record reached the file. Its record is rebuilt from the WARC
-// (url, status, fetched_at, content_type, length, warc_file, warc_offset,
-// "recovered": true) and appended, so the page is not fetched again.
+// before its record reached the file. The response is kept (pending) until
+// the run reads the page's input record: then fetch makes the page's record
+// from the input record and the archived response, as the interrupted run
+// would have (title, links, signature ...: fetch.Recovered), with
+// "recovered": true, and does not fetch the page again (recoverFrom).
 // Redirect responses are left out: their URL is fetched again.
 func (r *resumption) recover(warcDir, warcPrefix string, stderr io.Writer) error {
 	files, _ := filepath.Glob(filepath.Join(warcDir, warcPrefix+"-*.warc.gz"))
-	if len(files) == 0 {
-		return nil
-	}
-	out := record.NewWriter(r.file)
-	n := 0
 	for _, path := range files {
 		fh, err := os.Open(path)
 		if err != nil {
@@ -151,43 +153,75 @@ func (r *resumption) recover(warcDir, warcPrefix string, stderr io.Writer) error
 			if err != nil {
 				continue // not an HTTP response: nothing to rebuild
 			}
-			length, _ := io.Copy(io.Discard, resp.Body)
+			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			if err != nil {
+				continue
+			}
 			if resp.StatusCode >= 300 && resp.StatusCode < 400 && typ == warc.TypeResponse {
 				continue
 			}
-			rec := record.New(u)
-			rec.SetInt("status", int64(resp.StatusCode))
-			rec.SetTime("fetched_at", wr.Date())
-			if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "" {
-				rec.SetString("content_type", mt)
+			p := &pendingPage{file: path, offset: wr.Offset, revisit: typ == warc.TypeRevisit,
+				status: resp.StatusCode, header: resp.Header, at: wr.Date()}
+			if !p.revisit {
+				p.body = body
 			}
-			if typ == warc.TypeResponse {
-				rec.SetInt("length", length)
+			if r.pending == nil {
+				r.pending = map[string]*pendingPage{}
 			}
-			rec.SetString("warc_file", path)
-			rec.SetInt("warc_offset", wr.Offset)
-			if typ == warc.TypeRevisit {
-				rec.SetString("warc_type", warc.TypeRevisit)
-			}
-			rec.SetBool("recovered", true)
-			if err := out.Write(rec); err != nil {
-				fh.Close()
-				return err
-			}
-			r.done[u] = true
-			n++
+			r.pending[u] = p
 		}
 		fh.Close()
 	}
-	if err := out.Flush(); err != nil {
-		return err
+	return nil
+}
+
+// pendingPage is a WARC response with no record, to be recorded.
+type pendingPage struct {
+	file    string
+	offset  int64
+	revisit bool
+	status  int
+	header  http.Header
+	body    []byte // nil for a revisit
+	at      time.Time
+}
+
+// recoverFrom emits the record of the page of rec if an interrupted run
+// archived its response (recover) and tells whether it did: then the page
+// is not fetched again.
+func (r *resumption) recoverFrom(f *fetch.Fetcher, rec *record.Record) (bool, error) {
+	u := strings.TrimSpace(rec.URL())
+	p := r.pending[u]
+	if p == nil {
+		return false, nil
 	}
-	if n > 0 {
-		if err := r.file.Sync(); err != nil {
+	delete(r.pending, u)
+	r.done[u] = true
+	r.recovered++
+	return true, f.Recovered(rec, p.status, p.header, p.body, p.at, func(rec *record.Record) {
+		rec.SetString("warc_file", p.file)
+		rec.SetInt("warc_offset", p.offset)
+		if p.revisit {
+			rec.SetString("warc_type", warc.TypeRevisit)
+		}
+		rec.SetBool("recovered", true)
+	})
+}
+
+// recoverRest records the pending responses of pages the input did not
+// name again, from their URL alone, so that every archived response has its
+// record.
+func (r *resumption) recoverRest(f *fetch.Fetcher) error {
+	urls := make([]string, 0, len(r.pending))
+	for u := range r.pending {
+		urls = append(urls, u)
+	}
+	slices.Sort(urls)
+	for _, u := range urls {
+		if _, err := r.recoverFrom(f, record.New(u)); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "fetch: %s: %d records rebuilt from WARC responses an interrupted run archived but did not record\n", r.file.Name(), n)
 	}
 	return nil
 }
