@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -375,6 +376,22 @@ func TestFetchResumeRebuildsFromWARC(t *testing.T) {
 	if len(lines) != pages {
 		t.Fatalf("%d records, want %d", len(lines), pages)
 	}
+	// What the records taken away said of their pages, which the rebuilt
+	// ones must say too.
+	page := func(line string) string {
+		rec, err := record.Parse([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		title, _ := rec.String("title")
+		sig, _ := rec.String("text_simhash")
+		digest, _ := rec.String("digest")
+		return rec.URL() + " " + title + " " + sig + " " + digest
+	}
+	var takenAway []string
+	for _, l := range lines[pages-lost:] {
+		takenAway = append(takenAway, page(l))
+	}
 	os.WriteFile(journal, []byte(strings.Join(lines[:pages-lost], "")), 0o644)
 	before := site.counts()
 	out, err := exec.Command(bin, args...).CombinedOutput()
@@ -389,6 +406,16 @@ func TestFetchResumeRebuildsFromWARC(t *testing.T) {
 	t.Logf("requests on resume %d, rebuilt %d, orphans %d; stderr: %s", again, recovered, orphans, strings.TrimSpace(string(out)))
 	if again != 0 || recovered != lost || orphans != 0 || dangling != 0 || len(byURL) != pages {
 		t.Errorf("resume requested %d pages, rebuilt %d of %d, %d orphans, %d dangling, %d URLs recorded", again, recovered, lost, orphans, dangling, len(byURL))
+	}
+	data, _ = os.ReadFile(journal)
+	var rebuilt []string
+	for _, l := range strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")[pages-lost:] {
+		rebuilt = append(rebuilt, page(l))
+	}
+	slices.Sort(takenAway)
+	slices.Sort(rebuilt)
+	if !slices.Equal(takenAway, rebuilt) {
+		t.Errorf("the rebuilt records say of their pages\n%s\nthe records taken away\n%s", strings.Join(rebuilt, "\n"), strings.Join(takenAway, "\n"))
 	}
 	if !strings.Contains(string(out), fmt.Sprintf("%d records rebuilt from WARC responses", lost)) {
 		t.Errorf("stderr does not say what was rebuilt:\n%s", out)

@@ -131,6 +131,7 @@ type campaign struct {
 	marks string // the step hook's files
 	// what happened
 	runs, kills, boundaryKills, fetchInterrupts, survivors int
+	interruption                                           string // what kills counts, "kills" unless set
 	killedAfter                                            map[string]int
 }
 
@@ -513,6 +514,7 @@ func TestKillCampaign(t *testing.T) {
 			t.Errorf("%d turns failed on a full disk, want at least 3", full)
 		}
 		c.kills = full
+		c.interruption = "turns failed on a full disk"
 		c.summary(t, site.take(), want, wantAnswers, queries, start)
 	})
 }
@@ -523,8 +525,12 @@ func (c *campaign) summary(t *testing.T, hits map[string]int, want [][]string, w
 	extra, orphans, dangling := c.verify(t, hits, want, wantAnswers, queries)
 	bound := c.fetchInterrupts * campaignWorkers
 	beyond := max(0, extra-bound)
-	t.Logf("kill campaign: %d turns, %d runs, %d kills (%d after a step, %d in a fetch), extra requests %d (in-flight bound %d: %d beyond), orphan WARC responses %d, records without a response %d, survivors %d, %v",
-		campaignTurns, c.runs, c.kills, c.boundaryKills, c.fetchInterrupts, extra, bound, beyond, orphans, dangling, c.survivors, time.Since(start).Round(time.Second))
+	what := c.interruption
+	if what == "" {
+		what = "kills"
+	}
+	t.Logf("kill campaign: %d turns, %d runs, %d %s (%d after a step, %d in a fetch), extra requests %d (in-flight bound %d: %d beyond), orphan WARC responses %d, records without a response %d, survivors %d, %v",
+		campaignTurns, c.runs, c.kills, what, c.boundaryKills, c.fetchInterrupts, extra, bound, beyond, orphans, dangling, c.survivors, time.Since(start).Round(time.Second))
 	if beyond != 0 || orphans != 0 || dangling != 0 || c.survivors != 0 {
 		t.Errorf("extra requests beyond those in flight %d, orphan WARC responses %d, records without a response %d, survivors %d: want 0 each", beyond, orphans, dangling, c.survivors)
 	}
