@@ -407,7 +407,7 @@ step() {
   fi
   say "$name: took $(awk -v d=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", d / 1e9 }') s"
   # For tests only: CRAWLKIT_TEST_STEP_HOOK names a program run with the
-  # step's name once the step is done (the kill campaign of internal/e2e,
+  # step's name once the step is done (the kill campaign of internal/crashtest,
   # TestKillCampaign, holds the turn there to kill it at the boundary).
   if [[ -n "${CRAWLKIT_TEST_STEP_HOOK:-}" ]]; then "$CRAWLKIT_TEST_STEP_HOOK" "$name"; fi
 }

@@ -1,4 +1,4 @@
-package e2e
+package crashtest
 
 import (
 	"crypto/sha256"
