@@ -58,10 +58,13 @@ func (f *Fetcher) maybeRender(rec *record.Record, it *item, x *exchange, body, t
 	if f.cfg.Renderer == nil || f.cfg.Render == render.Never || x.status < 200 || x.status >= 300 || x.truncated != "" {
 		return text, nil
 	}
+	why := ""
 	if f.cfg.Render == render.Auto {
-		if shell, _ := render.Shell(text); !shell {
+		shell, reason := render.Shell(text)
+		if !shell {
 			return text, nil
 		}
+		why = reason
 	}
 	h := x.header.Clone()
 	h.Del("Content-Encoding")
@@ -75,6 +78,9 @@ func (f *Fetcher) maybeRender(rec *record.Record, it *item, x *exchange, body, t
 	}
 	r.stats.pages.Add(1)
 	rec.SetBool("rendered", true)
+	if why != "" {
+		rec.SetString("render_reason", why) // why --render auto judged it a shell
+	}
 	rec.SetInt("render_subrequests", int64(res.Subrequests))
 	rec.SetInt("render_blocked", int64(res.Blocked))
 	if f.cfg.WARC != nil && x.warcID != "" {
