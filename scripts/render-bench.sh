@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks fetch --render (see docs/fetch.md, "Rendering"): pages per
 # second and peak memory (fetch and its chromium, summed over the process
-# tree) of --render never and --render auto, RUNS times each (default 3),
+# tree, sampled every 0.1 s) of --render never and --render auto (and
+# --render always on the js site), RUNS times each (default 3),
 # median and spread, on two sites behind nginx on loopback:
 #   docs  the Python 3.11 documentation (python3.11-doc): static pages,
 #         none an application shell, so auto must cost (almost) nothing;
@@ -106,18 +107,18 @@ stats() { sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1]
 echo "render-bench: commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $RUNS runs, --workers $WORKERS --render-tabs $TABS"
 for part in "${parts[@]}"; do
   case "$part" in
-  docs) urls=$tmp/docs-urls.txt ;;
-  js) urls=$tmp/js-urls.txt ;;
+  docs) urls=$tmp/docs-urls.txt modes="never auto" ;;
+  js) urls=$tmp/js-urls.txt modes="never auto always" ;;
   *) echo "render-bench: unknown part $part (docs, js)" >&2; exit 2 ;;
   esac
   n=$(wc -l < "$urls")
-  : > "$tmp/$part-never.res"; : > "$tmp/$part-auto.res"
+  for mode in $modes; do : > "$tmp/$part-$mode.res"; done
   for i in $(seq "$RUNS"); do
-    for mode in never auto; do # interleaved, so a load change hits both
+    for mode in $modes; do # interleaved, so a load change hits both
       run "$part-$mode-$i" "$mode" "$urls" >> "$tmp/$part-$mode.res"
     done
   done
-  for mode in never auto; do
+  for mode in $modes; do
     f=$tmp/$part-$mode.res
     printf '%-4s --render %-5s %d pages: pages/s %s; peak MiB %s; rendered %s\n' "$part" "$mode" "$n" \
       "$(awk -v n="$n" '{print n/$1}' "$f" | stats)" "$(awk '{print $2}' "$f" | stats)" "$(awk '{print $3}' "$f" | sort -u | tr '\n' ' ')"

@@ -184,3 +184,68 @@ func TestRenderAutoCrawlsAJavaScriptSite(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderAutoContainsAHangingPage: fetch --render auto on a page whose
+// script loops forever (while(true){}) spends the page's --render-budget,
+// writes the page with the raw fetch's fields and an error saying
+// rendering failed, and renders the site's next pages.
+func TestRenderAutoContainsAHangingPage(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := render.Start(render.Options{}); err != nil {
+		t.Skipf("chromium cannot start: %v", err)
+	} else {
+		b.Close()
+	}
+	bin := tools(t, root)
+	fs := http.FileServer(http.Dir(filepath.Join(root, "testdata", "jssite")))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang.html" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, `<!DOCTYPE html><html><head><title>Raw hang</title></head><body><div id="app"></div><a href="/static1.html">s</a><script>while (true) {}</script></body></html>`)
+			return
+		}
+		fs.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	urls := []string{srv.URL + "/hang.html", srv.URL + "/index.html", srv.URL + "/a.html"}
+	cmd := exec.Command(filepath.Join(bin, "fetch"), "--render", "auto", "--allow-private", "--delay", "0",
+		"--workers", "1", "--render-tabs", "1", "--render-budget", "2s", "--quiet")
+	cmd.Stdin = strings.NewReader(strings.Join(urls, "\n") + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fetch: %v\n%s", err, stderr.String())
+	}
+	recs := map[string]*record.Record{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		r, err := record.Parse([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[r.URL()] = r
+	}
+	h := recs[srv.URL+"/hang.html"]
+	if h == nil {
+		t.Fatalf("no record of the hanging page:\n%s", out)
+	}
+	e, _ := h.String("error")
+	title, _ := h.String("title")
+	rendered, _, _ := h.Bool("rendered")
+	if !strings.HasPrefix(e, "render: rendering failed") || title != "Raw hang" || rendered {
+		t.Errorf("hanging page: error %q, title %q, rendered %v; want the raw fields and a render error", e, title, rendered)
+	}
+	for _, u := range urls[1:] {
+		r := recs[u]
+		if r == nil {
+			t.Fatalf("no record of %s:\n%s", u, out)
+		}
+		if ok, _, _ := r.Bool("rendered"); !ok {
+			e, _ := r.String("error")
+			t.Errorf("%s after the hanging page was not rendered (error %q)", u, e)
+		}
+	}
+}
