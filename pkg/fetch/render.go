@@ -28,7 +28,7 @@ type Renderer interface {
 type RenderStats struct {
 	Pages       int64 // pages rendered
 	Failed      int64 // renderings that failed (the raw page was used)
-	Subrequests int64 // requests the browser made through fetch
+	Subrequests int64 // requests of the browser answered through fetch
 	Blocked     int64 // requests of the browser refused: robots.txt, address, cap, errors
 }
 
@@ -124,7 +124,6 @@ func (f *Fetcher) subfetch(ctx context.Context, raw string) (render.Response, er
 	if err := f.subWait(ctx, u); err != nil {
 		return fail(errorf(CodeResting, "%v", err))
 	}
-	r.stats.subs.Add(1)
 	// Not observed by the crawl-rate estimate: a browser's burst of
 	// requests for one page is not the host's answer to the crawl's pace.
 	x := f.do(ctx, u, nil, f.cfg.MaxSize, nil)
@@ -145,6 +144,7 @@ func (f *Fetcher) subfetch(ctx context.Context, raw string) (render.Response, er
 	}
 	h := x.header.Clone()
 	h.Del("Content-Encoding")
+	r.stats.subs.Add(1) // answered; a refused or failed one counts in blocked, as in the record
 	return render.Response{Status: x.status, Header: h, Body: append([]byte(nil), body...)}, nil
 }
 
