@@ -62,7 +62,12 @@ const (
 )
 
 // Measure reads the signs of an HTML page with a tokenizer (no tree built).
-func Measure(page []byte) Signs {
+func Measure(page []byte) Signs { return measure(page, false) }
+
+// measure reads the signs; with decided, it stops as soon as they decide
+// the rule (ManyLinks links, or 4×FewWords words: no shell whatever
+// follows), so a static page costs the tokenizer only its first part.
+func measure(page []byte, decided bool) Signs {
 	var s Signs
 	z := html.NewTokenizer(bytes.NewReader(page))
 	skip := 0 // depth inside script/style/template
@@ -70,6 +75,9 @@ func Measure(page []byte) Signs {
 	var mountOpen atom.Atom // the tag of a mount point just opened
 	mountName := ""
 	for {
+		if decided && (s.Links >= ManyLinks || s.Words >= 4*FewWords) {
+			return s
+		}
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
@@ -165,7 +173,10 @@ func Measure(page []byte) Signs {
 // 104 words, but its 16 links are the site's and its script only lists
 // results for a query the crawler does not have.
 func Shell(page []byte) (bool, string) {
-	s := Measure(page)
+	s := measure(page, true)
+	if s.Links >= ManyLinks || s.Words >= 4*FewWords {
+		return false, fmt.Sprintf("at least %d links or %d words", ManyLinks, 4*FewWords)
+	}
 	return s.Shell()
 }
 
