@@ -84,11 +84,13 @@ treerss() {
     END { for (p in rss) { q = p; while (q != "" && q != 0 && q != root) q = parent[q]; if (q == root) s += rss[p] } printf "%.0f", s / 1024 }'
 }
 
-# run NAME MODE URLS: one fetch; prints "seconds peak_MiB rendered".
+# run NAME MODE URLS: one fetch; prints "seconds peak_MiB rendered cpu_s
+# fetch_maxrss_MiB": cpu_s the user+system CPU of fetch and its children
+# (chromium, once it exits), fetch_maxrss fetch's own peak (/usr/bin/time %M).
 run() {
   local name=$1 mode=$2 urls=$3 start end peak=0 r pid
   start=$(date +%s.%N)
-  "$tmp/fetch" --allow-private --delay 0 --workers "$WORKERS" --render "$mode" --render-tabs "$TABS" \
+  /usr/bin/time -f '%U %S %M' -o "$tmp/$name.time" "$tmp/fetch" --allow-private --delay 0 --workers "$WORKERS" --render "$mode" --render-tabs "$TABS" \
     --warc "$tmp/warc-$name" "$urls" > "$tmp/$name.ndjson" 2> "$tmp/$name.err" &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -98,7 +100,8 @@ run() {
   wait "$pid" || echo "render-bench: $name exited with status $?" >&2
   end=$(date +%s.%N)
   rm -rf "$tmp/warc-$name"
-  echo "$(echo "$end - $start" | bc -l) $peak $(grep -c '"rendered":true' "$tmp/$name.ndjson" || true)"
+  echo "$(echo "$end - $start" | bc -l) $peak $(grep -c '"rendered":true' "$tmp/$name.ndjson" || true)" \
+    "$(awk '{printf "%.2f %.0f", $1 + $2, $3 / 1024}' "$tmp/$name.time")"
 }
 
 # stats: median and min-max of stdin's numbers.
@@ -120,8 +123,9 @@ for part in "${parts[@]}"; do
   done
   for mode in $modes; do
     f=$tmp/$part-$mode.res
-    printf '%-4s --render %-5s %d pages: pages/s %s; peak MiB %s; rendered %s\n' "$part" "$mode" "$n" \
-      "$(awk -v n="$n" '{print n/$1}' "$f" | stats)" "$(awk '{print $2}' "$f" | stats)" "$(awk '{print $3}' "$f" | sort -u | tr '\n' ' ')"
+    printf '%-4s --render %-6s %d pages: pages/s %s; CPU ms/page %s; peak MiB (tree) %s; fetch max RSS MiB %s; rendered %s\n' "$part" "$mode" "$n" \
+      "$(awk -v n="$n" '{print n/$1}' "$f" | stats)" "$(awk -v n="$n" '{print 1000*$4/n}' "$f" | stats)" \
+      "$(awk '{print $2}' "$f" | stats)" "$(awk '{print $5}' "$f" | stats)" "$(awk '{print $3}' "$f" | sort -u | tr '\n' ' ')"
   done
 done
 echo "render-bench: load average after $(cut -d' ' -f1-3 /proc/loadavg)"
