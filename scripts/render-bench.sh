@@ -86,7 +86,9 @@ treerss() {
 
 # run NAME MODE URLS: one fetch; prints "seconds peak_MiB rendered cpu_s
 # fetch_maxrss_MiB": cpu_s the user+system CPU of fetch and its children
-# (chromium, once it exits), fetch_maxrss fetch's own peak (/usr/bin/time %M).
+# (chromium, once it exits), fetch_maxrss the largest peak RSS of one
+# process, fetch or one of the chromium processes it waited for
+# (/usr/bin/time %M: ru_maxrss of a process and its waited children).
 run() {
   local name=$1 mode=$2 urls=$3 start end peak=0 r pid
   start=$(date +%s.%N)
@@ -123,7 +125,7 @@ for part in "${parts[@]}"; do
   done
   for mode in $modes; do
     f=$tmp/$part-$mode.res
-    printf '%-4s --render %-6s %d pages: pages/s %s; CPU ms/page %s; peak MiB (tree) %s; fetch max RSS MiB %s; rendered %s\n' "$part" "$mode" "$n" \
+    printf '%-4s --render %-6s %d pages: pages/s %s; CPU ms/page %s; peak MiB (tree) %s; largest process max RSS MiB %s; rendered %s\n' "$part" "$mode" "$n" \
       "$(awk -v n="$n" '{print n/$1}' "$f" | stats)" "$(awk -v n="$n" '{print 1000*$4/n}' "$f" | stats)" \
       "$(awk '{print $2}' "$f" | stats)" "$(awk '{print $5}' "$f" | stats)" "$(awk '{print $3}' "$f" | sort -u | tr '\n' ' ')"
   done
