@@ -75,6 +75,13 @@ func TestRenderAutoUsesTheRenderedDOM(t *testing.T) {
 	if got, want := strings.Join(links, " "), site.url("/f.html"); got != want || str(c, "title") != "Page C" || errCode(c) != "" {
 		t.Errorf("/c.html rendered: links %q title %q error %q; want %s and Page C", got, str(c, "title"), str(c, "error"), want)
 	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "jssite", "c.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, why := render.Shell(raw); str(c, "render_reason") != why || why == "" {
+		t.Errorf("/c.html render_reason %q, want the rule's reason %q", str(c, "render_reason"), why)
+	}
 	if ok, _, _ := c.Bool("rendered"); !ok || num(c, "render_subrequests") != 2 || num(c, "render_blocked") != 1 {
 		t.Errorf("/c.html: %s", c.AppendJSON(nil))
 	}
