@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks fetch --render (see docs/fetch.md, "Rendering"): pages per
 # second and peak memory (fetch and its chromium, summed over the process
-# tree) of --render never and --render auto, RUNS times each (default 3),
+# tree, sampled every 0.1 s) of --render never and --render auto (and
+# --render always on the js site), RUNS times each (default 3),
 # median and spread, on two sites behind nginx on loopback:
 #   docs  the Python 3.11 documentation (python3.11-doc): static pages,
 #         none an application shell, so auto must cost (almost) nothing;
@@ -83,11 +84,15 @@ treerss() {
     END { for (p in rss) { q = p; while (q != "" && q != 0 && q != root) q = parent[q]; if (q == root) s += rss[p] } printf "%.0f", s / 1024 }'
 }
 
-# run NAME MODE URLS: one fetch; prints "seconds peak_MiB rendered".
+# run NAME MODE URLS: one fetch; prints "seconds peak_MiB rendered cpu_s
+# fetch_maxrss_MiB": cpu_s the user+system CPU of fetch and its children
+# (chromium, once it exits), fetch_maxrss the largest peak RSS of one
+# process, fetch or one of the chromium processes it waited for
+# (/usr/bin/time %M: ru_maxrss of a process and its waited children).
 run() {
   local name=$1 mode=$2 urls=$3 start end peak=0 r pid
   start=$(date +%s.%N)
-  "$tmp/fetch" --allow-private --delay 0 --workers "$WORKERS" --render "$mode" --render-tabs "$TABS" \
+  /usr/bin/time -f '%U %S %M' -o "$tmp/$name.time" "$tmp/fetch" --allow-private --delay 0 --workers "$WORKERS" --render "$mode" --render-tabs "$TABS" \
     --warc "$tmp/warc-$name" "$urls" > "$tmp/$name.ndjson" 2> "$tmp/$name.err" &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -97,7 +102,8 @@ run() {
   wait "$pid" || echo "render-bench: $name exited with status $?" >&2
   end=$(date +%s.%N)
   rm -rf "$tmp/warc-$name"
-  echo "$(echo "$end - $start" | bc -l) $peak $(grep -c '"rendered":true' "$tmp/$name.ndjson" || true)"
+  echo "$(echo "$end - $start" | bc -l) $peak $(grep -c '"rendered":true' "$tmp/$name.ndjson" || true)" \
+    "$(awk '{printf "%.2f %.0f", $1 + $2, $3 / 1024}' "$tmp/$name.time")"
 }
 
 # stats: median and min-max of stdin's numbers.
@@ -106,21 +112,22 @@ stats() { sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1]
 echo "render-bench: commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $RUNS runs, --workers $WORKERS --render-tabs $TABS"
 for part in "${parts[@]}"; do
   case "$part" in
-  docs) urls=$tmp/docs-urls.txt ;;
-  js) urls=$tmp/js-urls.txt ;;
+  docs) urls=$tmp/docs-urls.txt modes="never auto" ;;
+  js) urls=$tmp/js-urls.txt modes="never auto always" ;;
   *) echo "render-bench: unknown part $part (docs, js)" >&2; exit 2 ;;
   esac
   n=$(wc -l < "$urls")
-  : > "$tmp/$part-never.res"; : > "$tmp/$part-auto.res"
+  for mode in $modes; do : > "$tmp/$part-$mode.res"; done
   for i in $(seq "$RUNS"); do
-    for mode in never auto; do # interleaved, so a load change hits both
+    for mode in $modes; do # interleaved, so a load change hits both
       run "$part-$mode-$i" "$mode" "$urls" >> "$tmp/$part-$mode.res"
     done
   done
-  for mode in never auto; do
+  for mode in $modes; do
     f=$tmp/$part-$mode.res
-    printf '%-4s --render %-5s %d pages: pages/s %s; peak MiB %s; rendered %s\n' "$part" "$mode" "$n" \
-      "$(awk -v n="$n" '{print n/$1}' "$f" | stats)" "$(awk '{print $2}' "$f" | stats)" "$(awk '{print $3}' "$f" | sort -u | tr '\n' ' ')"
+    printf '%-4s --render %-6s %d pages: pages/s %s; CPU ms/page %s; peak MiB (tree) %s; largest process max RSS MiB %s; rendered %s\n' "$part" "$mode" "$n" \
+      "$(awk -v n="$n" '{print n/$1}' "$f" | stats)" "$(awk -v n="$n" '{print 1000*$4/n}' "$f" | stats)" \
+      "$(awk '{print $2}' "$f" | stats)" "$(awk '{print $5}' "$f" | stats)" "$(awk '{print $3}' "$f" | sort -u | tr '\n' ' ')"
   done
 done
 echo "render-bench: load average after $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/render"
@@ -181,6 +182,135 @@ func TestRenderAutoCrawlsAJavaScriptSite(t *testing.T) {
 		}
 		if !strings.Contains(string(out), `"url":"`+srv.URL+page+`"`) {
 			t.Errorf("barrel search %s: want %s\n%s", word, page, out)
+		}
+	}
+}
+
+// TestRenderAutoContainsAHangingPage: fetch --render auto on a page whose
+// script loops forever (while(true){}) spends the page's --render-budget,
+// writes the page with the raw fetch's fields and an error saying
+// rendering failed, and renders the site's next pages.
+func TestRenderAutoContainsAHangingPage(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := render.Start(render.Options{}); err != nil {
+		t.Skipf("chromium cannot start: %v", err)
+	} else {
+		b.Close()
+	}
+	bin := tools(t, root)
+	fs := http.FileServer(http.Dir(filepath.Join(root, "testdata", "jssite")))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang.html" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, `<!DOCTYPE html><html><head><title>Raw hang</title></head><body><div id="app"></div><a href="/static1.html">s</a><script>while (true) {}</script></body></html>`)
+			return
+		}
+		fs.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	urls := []string{srv.URL + "/hang.html", srv.URL + "/index.html", srv.URL + "/a.html"}
+	cmd := exec.Command(filepath.Join(bin, "fetch"), "--render", "auto", "--allow-private", "--delay", "0",
+		"--workers", "1", "--render-tabs", "1", "--render-budget", "2s", "--quiet")
+	cmd.Stdin = strings.NewReader(strings.Join(urls, "\n") + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fetch: %v\n%s", err, stderr.String())
+	}
+	recs := map[string]*record.Record{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		r, err := record.Parse([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[r.URL()] = r
+	}
+	h := recs[srv.URL+"/hang.html"]
+	if h == nil {
+		t.Fatalf("no record of the hanging page:\n%s", out)
+	}
+	e, _ := h.String("error")
+	title, _ := h.String("title")
+	rendered, _, _ := h.Bool("rendered")
+	if !strings.HasPrefix(e, "render: rendering failed") || title != "Raw hang" || rendered {
+		t.Errorf("hanging page: error %q, title %q, rendered %v; want the raw fields and a render error", e, title, rendered)
+	}
+	for _, u := range urls[1:] {
+		r := recs[u]
+		if r == nil {
+			t.Fatalf("no record of %s:\n%s", u, out)
+		}
+		if ok, _, _ := r.Bool("rendered"); !ok {
+			e, _ := r.String("error")
+			t.Errorf("%s after the hanging page was not rendered (error %q)", u, e)
+		}
+	}
+}
+
+// TestRenderSubrequestsKeepTheHostsPace: with --per-host 1 and --delay, the
+// server never has two requests of the crawl in flight at once, the
+// browser's requests (scripts, XHR) included, and the browser's requests
+// to the host start at least --delay apart (less a margin for the
+// loopback's scheduling).
+func TestRenderSubrequestsKeepTheHostsPace(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := render.Start(render.Options{}); err != nil {
+		t.Skipf("chromium cannot start: %v", err)
+	} else {
+		b.Close()
+	}
+	bin := tools(t, root)
+	const delay = 400 * time.Millisecond
+	var mu sync.Mutex
+	inflight, most := 0, 0
+	var subStarts []time.Time
+	var subPaths []string
+	fs := http.FileServer(http.Dir(filepath.Join(root, "testdata", "jssite")))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inflight++
+		most = max(most, inflight)
+		if !strings.HasSuffix(r.URL.Path, ".html") && r.URL.Path != "/robots.txt" {
+			subStarts = append(subStarts, time.Now())
+			subPaths = append(subPaths, r.URL.Path)
+		}
+		mu.Unlock()
+		defer func() { mu.Lock(); inflight--; mu.Unlock() }()
+		time.Sleep(20 * time.Millisecond) // a request takes a while, so overlaps would show
+		fs.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	urls := []string{srv.URL + "/index.html", srv.URL + "/a.html", srv.URL + "/c.html"}
+	cmd := exec.Command(filepath.Join(bin, "fetch"), "--render", "always", "--allow-private", "--delay", delay.String(),
+		"--per-host", "1", "--render-tabs", "2", "--quiet")
+	cmd.Stdin = strings.NewReader(strings.Join(urls, "\n") + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fetch: %v\n%s", err, stderr.String())
+	}
+	if n := strings.Count(string(out), `"rendered":true`); n != len(urls) {
+		t.Fatalf("%d pages rendered, want %d:\n%s", n, len(urls), out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 1 {
+		t.Errorf("the server had %d requests in flight at once; --per-host 1 allows 1", most)
+	}
+	if len(subStarts) < 2*len(urls) {
+		t.Fatalf("browser requests %v: want app.js and an XHR per page", subPaths)
+	}
+	for i := 1; i < len(subStarts); i++ {
+		if gap := subStarts[i].Sub(subStarts[i-1]); gap < delay-100*time.Millisecond {
+			t.Errorf("%s then %s %v apart; --delay is %v", subPaths[i-1], subPaths[i], gap, delay)
 		}
 	}
 }

@@ -28,7 +28,7 @@ type Renderer interface {
 type RenderStats struct {
 	Pages       int64 // pages rendered
 	Failed      int64 // renderings that failed (the raw page was used)
-	Subrequests int64 // requests the browser made through fetch
+	Subrequests int64 // requests of the browser answered through fetch
 	Blocked     int64 // requests of the browser refused: robots.txt, address, cap, errors
 }
 
@@ -58,10 +58,13 @@ func (f *Fetcher) maybeRender(rec *record.Record, it *item, x *exchange, body, t
 	if f.cfg.Renderer == nil || f.cfg.Render == render.Never || x.status < 200 || x.status >= 300 || x.truncated != "" {
 		return text, nil
 	}
+	why := ""
 	if f.cfg.Render == render.Auto {
-		if shell, _ := render.Shell(text); !shell {
+		shell, reason := render.Shell(text)
+		if !shell {
 			return text, nil
 		}
+		why = reason
 	}
 	h := x.header.Clone()
 	h.Del("Content-Encoding")
@@ -75,6 +78,9 @@ func (f *Fetcher) maybeRender(rec *record.Record, it *item, x *exchange, body, t
 	}
 	r.stats.pages.Add(1)
 	rec.SetBool("rendered", true)
+	if why != "" {
+		rec.SetString("render_reason", why) // why --render auto judged it a shell
+	}
 	rec.SetInt("render_subrequests", int64(res.Subrequests))
 	rec.SetInt("render_blocked", int64(res.Blocked))
 	if f.cfg.WARC != nil && x.warcID != "" {
@@ -118,7 +124,6 @@ func (f *Fetcher) subfetch(ctx context.Context, raw string) (render.Response, er
 	if err := f.subWait(ctx, u); err != nil {
 		return fail(errorf(CodeResting, "%v", err))
 	}
-	r.stats.subs.Add(1)
 	// Not observed by the crawl-rate estimate: a browser's burst of
 	// requests for one page is not the host's answer to the crawl's pace.
 	x := f.do(ctx, u, nil, f.cfg.MaxSize, nil)
@@ -139,6 +144,7 @@ func (f *Fetcher) subfetch(ctx context.Context, raw string) (render.Response, er
 	}
 	h := x.header.Clone()
 	h.Del("Content-Encoding")
+	r.stats.subs.Add(1) // answered; a refused or failed one counts in blocked, as in the record
 	return render.Response{Status: x.status, Header: h, Body: append([]byte(nil), body...)}, nil
 }
 

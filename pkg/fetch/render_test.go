@@ -75,6 +75,13 @@ func TestRenderAutoUsesTheRenderedDOM(t *testing.T) {
 	if got, want := strings.Join(links, " "), site.url("/f.html"); got != want || str(c, "title") != "Page C" || errCode(c) != "" {
 		t.Errorf("/c.html rendered: links %q title %q error %q; want %s and Page C", got, str(c, "title"), str(c, "error"), want)
 	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "jssite", "c.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, why := render.Shell(raw); str(c, "render_reason") != why || why == "" {
+		t.Errorf("/c.html render_reason %q, want the rule's reason %q", str(c, "render_reason"), why)
+	}
 	if ok, _, _ := c.Bool("rendered"); !ok || num(c, "render_subrequests") != 2 || num(c, "render_blocked") != 1 {
 		t.Errorf("/c.html: %s", c.AppendJSON(nil))
 	}
@@ -222,5 +229,60 @@ func TestRenderArchive(t *testing.T) {
 	}
 	if conversions != 1 || len(theirs) < 4 {
 		t.Errorf("warcio read %d records, %d conversion records; want the page's, its conversion and the browser's", len(theirs), conversions)
+	}
+}
+
+// TestRenderRefusesPrivateSubrequests: without AllowPrivate, a page on a
+// public address (through a proxy on loopback, as TestProxy) is rendered,
+// and its script on a host that resolves to a private address is refused
+// before any request: the proxy never sees it, the page's DOM lacks what it
+// would write, and the refusal is counted.
+func TestRenderRefusesPrivateSubrequests(t *testing.T) {
+	b := startBrowser(t)
+	var mu sync.Mutex
+	var asked []string
+	p := newHost(t, "127.0.0.76", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.String())
+		mu.Unlock()
+		switch r.URL.String() {
+		case "http://site.test/page.html":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, `<!DOCTYPE html><html><head><title>Shell</title></head><body><div id="app"></div>`+
+				`<script src="http://site.test/ok.js"></script><script src="http://inside.test/evil.js"></script></body></html>`)
+		case "http://site.test/ok.js":
+			w.Header().Set("Content-Type", "application/javascript")
+			io.WriteString(w, `document.getElementById("app").innerHTML = '<a href="/found.html">okwords</a>';`)
+		case "http://inside.test/evil.js":
+			w.Header().Set("Content-Type", "application/javascript")
+			io.WriteString(w, `document.body.insertAdjacentHTML("beforeend", "<p>insidesecret</p>");`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	cfg := testConfig()
+	cfg.IgnoreRobots = true // the address check alone refuses
+	cfg.AllowPrivate = false
+	cfg.Proxy = "http://" + p.addr
+	cfg.LookupIP = lookupMap(map[string]string{"site.test": "93.184.216.34", "inside.test": "10.0.0.5"})
+	cfg.Render = render.Auto
+	cfg.Renderer = b
+	var st Stats
+	out := runFetchStats(t, cfg, &st, "http://site.test/page.html")
+	rec := out["http://site.test/page.html"].rec
+	var links []string
+	rec.Decode("links", &links)
+	if ok, _, _ := rec.Bool("rendered"); !ok || strings.Join(links, " ") != "http://site.test/found.html" || num(rec, "render_blocked") != 1 || num(rec, "render_subrequests") != 1 {
+		t.Errorf("want the page rendered with ok.js's link, inside.test's script refused: %s", rec.AppendJSON(nil))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, u := range asked {
+		if strings.Contains(u, "inside.test") {
+			t.Errorf("the proxy was asked for %s, on a private address", u)
+		}
+	}
+	if st.Render.Blocked != 1 || st.Render.Subrequests != 1 {
+		t.Errorf("render stats %+v: want 1 subrequest and 1 refused", st.Render)
 	}
 }

@@ -158,3 +158,24 @@ func TestRenderRestartsAKilledBrowser(t *testing.T) {
 		t.Fatalf("after the restart: %v\n%s", err, res.HTML)
 	}
 }
+
+// TestRenderContainsAHangingPage: a page whose script never returns
+// (while(true){}) spends its budget and fails, saying rendering failed, and
+// the next page of the same site, in the same browser, renders.
+func TestRenderContainsAHangingPage(t *testing.T) {
+	b := startBrowser(t, Options{Tabs: 1, Budget: 3 * time.Second})
+	s := serveSite(t)
+	hang := Page{URL: s.URL + "/hang.html", Response: Response{Status: 200,
+		Header: http.Header{"Content-Type": {"text/html; charset=utf-8"}},
+		Body:   []byte(`<!DOCTYPE html><html><body><div id="app"></div><script>while (true) {}</script></body></html>`)}}
+	_, err := b.Render(context.Background(), hang, get)
+	if err == nil || !strings.Contains(err.Error(), "rendering failed") {
+		t.Fatalf("render of a page that loops forever: %v, want an error saying rendering failed", err)
+	}
+	for i := 0; i < 2; i++ {
+		res, err := b.Render(context.Background(), pageOf(t, s, "/index.html"), get)
+		if err != nil || !strings.Contains(res.HTML, "zanzibarquokka") {
+			t.Fatalf("page %d after the hanging one: %v\n%s", i+1, err, res.HTML)
+		}
+	}
+}

@@ -54,10 +54,20 @@ type Signs struct {
 const (
 	FewWords = 50 // under this many words of visible text, a page is nearly empty
 	FewLinks = 2  // at most this many links
+	// ManyLinks static links or more and a page is not a shell, whatever
+	// else it holds: the crawl goes on through its links without a
+	// browser, and what a script adds there is a widget (search results
+	// that need a query, a version switcher), not the page.
+	ManyLinks = 10
 )
 
 // Measure reads the signs of an HTML page with a tokenizer (no tree built).
-func Measure(page []byte) Signs {
+func Measure(page []byte) Signs { return measure(page, false) }
+
+// measure reads the signs; with decided, it stops as soon as they decide
+// the rule (ManyLinks links, or 4×FewWords words: no shell whatever
+// follows), so a static page costs the tokenizer only its first part.
+func measure(page []byte, decided bool) Signs {
 	var s Signs
 	z := html.NewTokenizer(bytes.NewReader(page))
 	skip := 0 // depth inside script/style/template
@@ -65,6 +75,9 @@ func Measure(page []byte) Signs {
 	var mountOpen atom.Atom // the tag of a mount point just opened
 	mountName := ""
 	for {
+		if decided && (s.Links >= ManyLinks || s.Words >= 4*FewWords) {
+			return s
+		}
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
@@ -146,17 +159,24 @@ func Measure(page []byte) Signs {
 }
 
 // Shell reports whether an HTML page looks like an application shell whose
-// content JavaScript builds, and why. The rule: a page with scripts is a
-// shell when
+// content JavaScript builds, and why. The rule: a page with scripts and
+// fewer than ManyLinks links is a shell when
 //   - a <noscript> asks for JavaScript and the page has fewer than
 //     4×FewWords words of text, or
 //   - it has an empty mount point (id app, root, __next, ___gatsby, svelte)
 //     and fewer than FewWords words, or
 //   - it has at most FewLinks links and fewer than FewWords words.
 //
-// A page without scripts is never a shell: a browser would show it as it is.
+// A page without scripts is never a shell: a browser would show it as it
+// is. Nor is a page with ManyLinks links or more: the Python
+// documentation's search.html asks for JavaScript in a <noscript> and has
+// 104 words, but its 16 links are the site's and its script only lists
+// results for a query the crawler does not have.
 func Shell(page []byte) (bool, string) {
-	s := Measure(page)
+	s := measure(page, true)
+	if s.Links >= ManyLinks || s.Words >= 4*FewWords {
+		return false, fmt.Sprintf("at least %d links or %d words", ManyLinks, 4*FewWords)
+	}
 	return s.Shell()
 }
 
@@ -165,6 +185,8 @@ func (s Signs) Shell() (bool, string) {
 	switch {
 	case s.Scripts == 0:
 		return false, "no scripts"
+	case s.Links >= ManyLinks:
+		return false, fmt.Sprintf("%d links (at least %d)", s.Links, ManyLinks)
 	case s.NoScriptJS && s.Words < 4*FewWords:
 		return true, fmt.Sprintf("noscript asks for JavaScript, %d words", s.Words)
 	case s.MountPoint && s.Words < FewWords:
