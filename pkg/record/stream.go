@@ -249,11 +249,16 @@ func (in *Input) eachLineOf(ctx context.Context, name string, lr *LineReader, fn
 		default:
 		}
 		line, n, err := lr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		var tl *LineTooLongError
-		if errors.As(err, &tl) {
+		if err != nil {
+			// Only here: errors.As takes its target's address, which
+			// would cost an allocation on every line.
+			if err == io.EOF {
+				return nil
+			}
+			var tl *LineTooLongError
+			if !errors.As(err, &tl) {
+				return fmt.Errorf("%s: %w", displayName(name), err)
+			}
 			if in.Counted != nil {
 				in.Counted(tl.Len + 1)
 			}
@@ -261,9 +266,6 @@ func (in *Input) eachLineOf(ctx context.Context, name string, lr *LineReader, fn
 				return rerr
 			}
 			continue
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", displayName(name), err)
 		}
 		if in.Counted != nil {
 			in.Counted(len(line) + 1)

@@ -108,11 +108,52 @@ func pageHost(rec *record.Record, url string) string {
 	if h, ok := rec.StringView("host"); ok && h != "" {
 		return strings.ToLower(h)
 	}
+	if h, ok := plainHost(url); ok {
+		return h
+	}
 	h, err := urlx.Host(url)
 	if err != nil {
 		return ""
 	}
 	return h
+}
+
+// plainHost is urlx.Host for the common URL whose host needs no
+// normalizing: "http://" or "https://", a host of lower-case letters,
+// digits, '-' and inner '.' (no userinfo, port, percent or IDN), then '/',
+// '?', '#' or the end, and no control character anywhere. ok is false for
+// any other URL, left to urlx.Host; where ok, the host is urlx.Host's.
+func plainHost(url string) (host string, ok bool) {
+	var rest string
+	switch {
+	case len(url) > 8 && url[:8] == "https://":
+		rest = url[8:]
+	case len(url) > 7 && url[:7] == "http://":
+		rest = url[7:]
+	default:
+		return "", false
+	}
+	end := len(rest)
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' {
+			continue
+		}
+		if c == '/' || c == '?' || c == '#' {
+			end = i
+			break
+		}
+		return "", false
+	}
+	if end == 0 || rest[end-1] == '.' {
+		return "", false
+	}
+	for i := end; i < len(rest); i++ {
+		if c := rest[i]; c < ' ' || c == 0x7f {
+			return "", false
+		}
+	}
+	return rest[:end], true
 }
 
 func clip(s string) string {

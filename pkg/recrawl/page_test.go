@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/record"
+	"github.com/sekitei/crawlkit/pkg/urlx"
 )
 
 var fuzzNow = time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
@@ -91,6 +92,61 @@ func FuzzParsePage(f *testing.F) {
 					t.Fatalf("V = %v for %+v", v, p)
 				}
 			}
+		}
+	})
+}
+
+// plainHostCases are URLs on both sides of plainHost's fast path: every
+// one must give urlx.Host's host, or be left to it.
+var plainHostCases = []string{
+	"https://a.example/x", "http://a.example", "http://a.example?q", "http://a.example#f",
+	"https://h2201.example/p/0", "http://1.2.3.4/", "http://0x7f.1/", "http://-a-.b-/",
+	"http://.example/", "http://a.example./", "http://a..b/", "http:///x", "https://",
+	"http://A.example/", "HTTP://a.example/", "http://a.example:80/", "https://a.example:443/x",
+	"http://a.example:8080/", "http://u:p@a.example/", "http://@a.example/", "http://[::1]/",
+	"http://b\u00fccher.example/", "http://xn--bcher-kva.example/", "http://%62.example/",
+	"http://a.example/\x01", "http://a.example/x\x7f", "http://a\x00.example/", "http://a.example\\x",
+	"http://a_b.example/", "ftp://a.example/", "http:a.example", "//a.example/", "http://a.example/%zz",
+	"http://a.example/\u00e9\u2028", "https://a.example /x",
+}
+
+// TestPlainHost checks the fast path against urlx.Host, the general one:
+// where it answers, the host is the same; it answers for the plain URLs.
+func TestPlainHost(t *testing.T) {
+	answered := 0
+	for _, u := range plainHostCases {
+		h, ok := plainHost(u)
+		want, err := urlx.Host(u)
+		if !ok {
+			continue
+		}
+		answered++
+		if err != nil || h != want {
+			t.Errorf("plainHost(%q) = %q; urlx.Host = %q, %v", u, h, want, err)
+		}
+	}
+	for _, u := range []string{"https://a.example/x", "http://a.example", "https://h2201.example/p/0", "http://a.example/\u00e9"} {
+		if h, ok := plainHost(u); !ok || h == "" {
+			t.Errorf("plainHost(%q) left a plain URL to the general path", u)
+		}
+	}
+	if answered == 0 || answered == len(plainHostCases) {
+		t.Errorf("plainHost answered %d of %d cases: the cases do not reach both paths", answered, len(plainHostCases))
+	}
+}
+
+// FuzzPlainHost: on any URL, the fast path gives urlx.Host's host or none.
+func FuzzPlainHost(f *testing.F) {
+	for _, u := range plainHostCases {
+		f.Add(u)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		h, ok := plainHost(u)
+		if !ok {
+			return
+		}
+		if want, err := urlx.Host(u); err != nil || h != want {
+			t.Fatalf("plainHost(%q) = %q; urlx.Host = %q, %v", u, h, want, err)
 		}
 	})
 }

@@ -129,13 +129,14 @@ func Rank(ps *Pages, opt RankOptions) (*RankResult, error) {
 		}
 		res.HostCap[h] = capacity
 		if len(hc) > capacity {
-			slices.SortFunc(hc, byValue)
+			// The best capacity in any order (sel is sorted below), and
+			// the next best, whose value is the slot's lambda.
+			selectK(hc, capacity, byValue)
 			res.SlotLambda[h] = res.Value[hc[capacity]] - res.Lambda0
 			hc = hc[:capacity]
 		}
 		sel = append(sel, hc...)
 	}
-	slices.SortFunc(sel, byValue)
 	gcap := unlimited
 	switch {
 	case opt.N > 0:
@@ -149,9 +150,11 @@ func Rank(ps *Pages, opt RankOptions) (*RankResult, error) {
 		res.GlobalCap = gcap
 	}
 	if len(sel) > gcap {
+		selectK(sel, gcap, byValue)
 		res.GlobalCut = res.Value[sel[gcap]]
 		sel = sel[:gcap]
 	}
+	slices.SortFunc(sel, byValue)
 	for _, j := range sel {
 		res.HostSelected[ps.Host[j]]++
 	}
