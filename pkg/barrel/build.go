@@ -106,6 +106,9 @@ type Stats struct {
 	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
 	// MergeTime is the wall time of the segment merges (part of FinishTime).
 	MergeTime time.Duration
+	// SegmentDocs is the documents of the batch's new segment (its pages
+	// and the targets re-indexed for their anchors).
+	SegmentDocs int
 	// SegmentWords is the words of the batch's new segment; Deleted the
 	// documents it marked deleted in older segments; Merged the segments
 	// merged (MergedDocs their documents); Segments the live segments

@@ -133,6 +133,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 			}
 		}
 		m.Segments = append(m.Segments, SegmentInfo{ID: id, Docs: len(owned), Batches: 1})
+		b.Stats.SegmentDocs = len(owned)
 	}
 	// Drop segments left with no live document.
 	m.Segments = slices.DeleteFunc(m.Segments, func(si SegmentInfo) bool {
