@@ -430,7 +430,7 @@ func indexSummary(snap string) (string, error) {
 			continue
 		}
 		var c indexCommit
-		if _, err := fmt.Sscanf(line, "%d\t%f\t%f\t%d\t%d\t%f\t%d\t%d\t%d\t%d", &c.turn, &c.cpu, &c.wall, &c.merged, &c.mdocs, &c.mergeSecs, &c.segments, &c.pages, &c.segDocs, &c.bytes); err != nil {
+		if n, err := fmt.Sscanf(line, "%d\t%f\t%f\t%d\t%d\t%f\t%d\t%d\t%d\t%d", &c.turn, &c.cpu, &c.wall, &c.merged, &c.mdocs, &c.mergeSecs, &c.segments, &c.pages, &c.segDocs, &c.bytes); err != nil && n < 8 { // 8 columns: a copy kept before segment_docs and index_bytes
 			return "", fmt.Errorf("%s line %d: %v", indexLog, i+1, err)
 		}
 		cs = append(cs, c)
@@ -461,9 +461,13 @@ func indexSummary(snap string) (string, error) {
 	}
 	// Write amplification: the documents the batches' segments wrote and
 	// the merges rewrote, per document a batch wrote.
-	return fmt.Sprintf("%d batches, last %d: CPU s %s, wall s %s; %d segments (at most %d); %d batches merged (%d docs, %.1f s in all, worst %.2f s); write amplification %.2f",
+	wa := "unknown (no segment_docs column)"
+	if sdocs > 0 {
+		wa = fmt.Sprintf("%.2f", float64(sdocs+mdocs)/float64(sdocs))
+	}
+	return fmt.Sprintf("%d batches, last %d: CPU s %s, wall s %s; %d segments (at most %d); %d batches merged (%d docs, %.1f s in all, worst %.2f s); write amplification %s",
 		len(cs), len(last), pct(func(c indexCommit) float64 { return c.cpu }), pct(func(c indexCommit) float64 { return c.wall }),
-		last[len(last)-1].segments, maxSegs, merges, mdocs, msecs, worst, float64(sdocs+mdocs)/float64(max(1, sdocs))), nil
+		last[len(last)-1].segments, maxSegs, merges, mdocs, msecs, worst, wa), nil
 }
 
 // fastest keeps, per step, the shortest time and the largest peak memory
