@@ -8,12 +8,14 @@
 # index as the loop builds it (batch after batch, one a turn, or -index-turns
 # turns a batch, default merge policy): median, 95th percentile and worst
 # CPU and wall seconds of its last 24 batches, its segments, its merges and
-# their cost, its size; and the load average. A year's ageing takes hours on a
+# their cost, its write amplification, its size against an index of the same
+# final pages built in one batch (-one-batch=false skips that build); and the
+# load average. A year's ageing takes hours on a
 # 2-core machine; -keep DIR keeps the aged copies (tens of GB for a year), a
 # killed run started again with the same DIR, -ages and -chunk resumes its
 # ageing where it stopped, and a run whose ages are all kept only measures.
 # -ages 10,100,1000 is the quick form.
-# Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-reps 3] [-keep DIR]
+# Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-reps 3] [-one-batch=true] [-keep DIR]
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -45,15 +45,19 @@ type Options struct {
 	// rankings searches use the last ranks; new documents get the rank of
 	// a page nothing links to.
 	PageRankEvery int
-	// MergeFactor is how many segments of one size class are merged into
-	// one (default DefaultMergeFactor).
+	// MergeFactor is how many segments one merge takes at most, and how
+	// many segments of about one size a tier of the tiered merge policy
+	// holds (default DefaultMergeFactor).
 	MergeFactor int
 	// MaxMergeDocs bounds the documents one build reads in merges, and the
 	// live documents of a merged segment (default DefaultMaxMergeDocs).
 	MaxMergeDocs int
-	// DeletesPct is the share of deleted documents (percent) at which a
-	// segment is merged early (default DefaultDeletesPct).
+	// DeletesPct is the share of the index's documents (percent) that may
+	// be deleted before merges reclaim them (default DefaultDeletesPct).
 	DeletesPct int
+	// FloorDocs is the segment size below which the merge policy counts a
+	// segment as that size (default DefaultFloorDocs).
+	FloorDocs int
 	// Batch is the ID of the batch: the index records it atomically with
 	// the batch, and NewBuilder refuses the same ID again with
 	// ErrBatchApplied.
@@ -102,6 +106,9 @@ type Stats struct {
 	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
 	// MergeTime is the wall time of the segment merges (part of FinishTime).
 	MergeTime time.Duration
+	// SegmentDocs is the documents of the batch's new segment (its pages
+	// and the targets re-indexed for their anchors).
+	SegmentDocs int
 	// SegmentWords is the words of the batch's new segment; Deleted the
 	// documents it marked deleted in older segments; Merged the segments
 	// merged (MergedDocs their documents); Segments the live segments

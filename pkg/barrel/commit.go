@@ -133,6 +133,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 			}
 		}
 		m.Segments = append(m.Segments, SegmentInfo{ID: id, Docs: len(owned), Batches: 1})
+		b.Stats.SegmentDocs = len(owned)
 	}
 	// Drop segments left with no live document.
 	m.Segments = slices.DeleteFunc(m.Segments, func(si SegmentInfo) bool {
@@ -398,128 +399,6 @@ func (b *Builder) rankDue() bool {
 		every = 1
 	}
 	return b.rankOnly || b.m.RankSource == "" || b.m.Batches+1-b.m.RankedAt >= every
-}
-
-// DefaultMergeFactor is how many segments of one size class are merged
-// into one.
-const DefaultMergeFactor = 4
-
-// DefaultMaxMergeDocs bounds the documents one build merges (see pickMerges).
-const DefaultMaxMergeDocs = 1 << 18
-
-// DefaultDeletesPct is the share of deleted documents (percent) past which a
-// segment is merged early.
-const DefaultDeletesPct = 20
-
-// sizeClass is the logarithmic size class of a segment of docs documents.
-func sizeClass(docs, factor int) int {
-	c := 0
-	for n := max(1, docs); n >= factor; n /= factor {
-		c++
-	}
-	return c
-}
-
-// mergePolicy chooses the merges of one build.
-type mergePolicy struct {
-	factor, maxDocs, deletesPct int
-}
-
-func (b *Builder) policy() mergePolicy {
-	p := mergePolicy{b.opts.MergeFactor, b.opts.MaxMergeDocs, b.opts.DeletesPct}
-	if p.factor < 2 {
-		p.factor = DefaultMergeFactor
-	}
-	if p.maxDocs <= 0 {
-		p.maxDocs = DefaultMaxMergeDocs
-	}
-	if p.deletesPct <= 0 || p.deletesPct > 100 {
-		p.deletesPct = DefaultDeletesPct
-	}
-	return p
-}
-
-// pickMerges is the merge policy, logarithmic (as Lucene's
-// LogDocMergePolicy) and deletion-aware (as its TieredMergePolicy):
-//
-//   - segments fall in size classes by powers of factor of their live
-//     documents; when a class holds factor segments they are merged, the
-//     smallest class first, so the number of segments stays O(log n) below
-//     the size cap;
-//   - a segment whose deleted share reaches deletesPct is merged early,
-//     alone (its live postings rewritten), the most deleted first: older
-//     segments keep losing documents as batches re-index pages and the
-//     targets of their links, and deleted postings cost every query that
-//     walks them;
-//   - one build reads at most maxDocs documents in merges (deleted ones
-//     included), and no merge of several segments makes one of more than
-//     maxDocs live documents: a turn's merge work is bounded, and what does
-//     not fit waits for a later build. Segments at the cap are only
-//     expunged; past it their number grows linearly (n / maxDocs);
-//   - a segment of more than maxDocs documents (one batch of more pages
-//     and link targets than that makes one) is expunged too, as the only
-//     merge of a build, as Lucene's TieredMergePolicy expunges its
-//     too-large segments: else its deleted postings would stay for ever.
-//
-// It returns the merges as lists of segment IDs.
-func pickMerges(segs []SegmentInfo, p mergePolicy) [][]int {
-	budget := p.maxDocs
-	used := map[int]bool{}
-	var out [][]int
-	classes := map[int][]SegmentInfo{}
-	var order []int
-	for _, s := range segs {
-		if s.Live() > p.maxDocs/2 || s.Docs > p.maxDocs {
-			continue // at the cap, or too large to read in one build: expunged only
-		}
-		c := sizeClass(s.Live(), p.factor)
-		if classes[c] == nil {
-			order = append(order, c)
-		}
-		classes[c] = append(classes[c], s)
-	}
-	slices.Sort(order)
-	for _, c := range order {
-		group := classes[c]
-		if len(group) < p.factor {
-			continue
-		}
-		var ids []int
-		docs, live := 0, 0
-		for _, s := range group[:p.factor] {
-			if live+s.Live() > p.maxDocs || docs+s.Docs > budget {
-				break
-			}
-			ids = append(ids, s.ID)
-			docs += s.Docs
-			live += s.Live()
-		}
-		if len(ids) >= 2 {
-			for _, id := range ids {
-				used[id] = true
-			}
-			budget -= docs
-			out = append(out, ids)
-		}
-		break // one size merge per build
-	}
-	// Expunges, the most deleted first.
-	var heavy []SegmentInfo
-	for _, s := range segs {
-		if !used[s.ID] && s.Deleted > 0 && s.Deleted*100 >= p.deletesPct*s.Docs {
-			heavy = append(heavy, s)
-		}
-	}
-	slices.SortStableFunc(heavy, func(a, b SegmentInfo) int {
-		return cmpU32(uint32(b.Deleted*1000/b.Docs), uint32(a.Deleted*1000/a.Docs))
-	})
-	for _, s := range heavy {
-		if s.Docs <= budget || budget == p.maxDocs {
-			budget -= s.Docs
-			out = append(out, []int{s.ID})
-		}
-	}
-	return out
 }
 
 // merge replaces the segments ids by one holding their live postings.

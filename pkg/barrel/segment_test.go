@@ -131,7 +131,7 @@ func testSegmentedAsOneShot(t *testing.T, deletesPct int) {
 	dir := t.TempDir()
 	// Every anchor re-indexes its target at once, as the one-shot index
 	// has them all (TestAnchorGrowth covers targets that wait).
-	site, final, merges := segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: deletesPct, AnchorGrowth: -1})
+	site, final, merges := segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: deletesPct, FloorDocs: 20, AnchorGrowth: -1})
 	idx := open(t, dir)
 	segs := idx.Segments()
 	if len(segs) < 2 {
@@ -141,16 +141,18 @@ func testSegmentedAsOneShot(t *testing.T, deletesPct int) {
 	for _, s := range segs {
 		deleted += s.Deleted
 	}
-	if merges == 0 {
+	if merges == 0 && deletesPct <= DefaultDeletesPct {
 		t.Errorf("no merge in 12 batches: %+v", segs)
 	}
 	if deleted == 0 && deletesPct > DefaultDeletesPct {
 		t.Errorf("no deletions recorded: %+v", segs)
 	}
+	docs := 0
 	for _, s := range segs {
-		if s.Deleted*100 >= deletesPct*s.Docs {
-			t.Errorf("segment %d: %d of %d documents deleted, not expunged", s.ID, s.Deleted, s.Docs)
-		}
+		docs += s.Docs
+	}
+	if deleted*100 > deletesPct*docs {
+		t.Errorf("%d of %d documents deleted, over %d%%, not reclaimed: %+v", deleted, docs, deletesPct, segs)
 	}
 	if err := idx.Verify(); err != nil {
 		t.Fatal(err)
@@ -224,17 +226,19 @@ func TestMergePolicy(t *testing.T) {
 		}
 	}
 	idx := open(t, dir)
-	classes := map[int]int{}
+	p := newPolicy(Options{MergeFactor: 4})
+	live, docs, deleted, smallest := 0, 0, 0, 1<<30
 	for _, s := range idx.Segments() {
-		classes[sizeClass(s.Live(), 4)]++
-		if s.Deleted*100 >= DefaultDeletesPct*s.Docs {
-			t.Errorf("segment %d: %d of %d documents deleted", s.ID, s.Deleted, s.Docs)
-		}
+		live += s.Live()
+		docs += s.Docs
+		deleted += s.Deleted
+		smallest = min(smallest, s.Live())
 	}
-	for c, n := range classes {
-		if n >= 4 {
-			t.Errorf("size class %d holds %d segments", c, n)
-		}
+	if deleted*100 > DefaultDeletesPct*docs {
+		t.Errorf("%d of %d documents deleted: %+v", deleted, docs, idx.Segments())
+	}
+	if n, allowed := len(idx.Segments()), p.allowedSegments(live, smallest); n > allowed {
+		t.Errorf("%d segments, %d allowed: %+v", n, allowed, idx.Segments())
 	}
 	if merges == 0 || maxSegs > 12 {
 		t.Errorf("%d merges, up to %d segments", merges, maxSegs)
@@ -271,45 +275,6 @@ func TestMergePolicy(t *testing.T) {
 		if !want[e.Name()] {
 			t.Errorf("stray file %s", e.Name())
 		}
-	}
-}
-
-func TestPickMerge(t *testing.T) {
-	p := mergePolicy{factor: 4, maxDocs: 1000, deletesPct: 20}
-	segs := []SegmentInfo{{ID: 1, Docs: 100}, {ID: 2, Docs: 9}, {ID: 3, Docs: 8}, {ID: 4, Docs: 6, Deleted: 1}, {ID: 5, Docs: 7}}
-	// Live sizes 100, 9, 8, 5, 7: classes (factor 4) 3, 1, 1, 1, 1.
-	if got := pickMerges(segs, p); !slices.EqualFunc(got, [][]int{{2, 3, 4, 5}}, slices.Equal) {
-		t.Errorf("pickMerges = %v", got)
-	}
-	if got := pickMerges(segs[:4], p); got != nil {
-		t.Errorf("pickMerges of 3 small = %v", got)
-	}
-	// A merged segment stays under the cap: 9+8 fit 20, +5 does not.
-	if got := pickMerges(segs, mergePolicy{4, 20, 20}); !slices.EqualFunc(got, [][]int{{2, 3}}, slices.Equal) {
-		t.Errorf("pickMerges capped at 20 = %v", got)
-	}
-	// Deleted shares of 20% and more are merged early, the most deleted
-	// first, as far as the build's budget goes; a segment past half the
-	// cap is never merged with others, only expunged.
-	heavy := []SegmentInfo{{ID: 1, Docs: 600, Deleted: 150}, {ID: 2, Docs: 300, Deleted: 150}, {ID: 3, Docs: 200, Deleted: 39}, {ID: 4, Docs: 50, Deleted: 10}}
-	if got := pickMerges(heavy, p); !slices.EqualFunc(got, [][]int{{2}, {1}, {4}}, slices.Equal) {
-		t.Errorf("pickMerges of deleted-heavy = %v", got)
-	}
-	if got := pickMerges(heavy, mergePolicy{4, 700, 20}); !slices.EqualFunc(got, [][]int{{2}, {4}}, slices.Equal) {
-		t.Errorf("pickMerges of deleted-heavy, budget 700 = %v", got)
-	}
-	// A segment larger than the budget (made by one big batch) is
-	// expunged alone, when nothing else is merged in that build.
-	big := []SegmentInfo{{ID: 1, Docs: 5000, Deleted: 4990}, {ID: 2, Docs: 300, Deleted: 100}}
-	if got := pickMerges(big, p); !slices.EqualFunc(got, [][]int{{1}}, slices.Equal) {
-		t.Errorf("pickMerges with a too-large deleted-heavy segment = %v", got)
-	}
-	if got := pickMerges(big[1:], p); !slices.EqualFunc(got, [][]int{{2}}, slices.Equal) {
-		t.Errorf("pickMerges after it = %v", got)
-	}
-	small := []SegmentInfo{{ID: 1, Docs: 5000, Deleted: 4990}, {ID: 3, Docs: 9}, {ID: 4, Docs: 8}, {ID: 5, Docs: 7}, {ID: 6, Docs: 6}}
-	if got := pickMerges(small, p); !slices.EqualFunc(got, [][]int{{3, 4, 5, 6}}, slices.Equal) {
-		t.Errorf("pickMerges with a size merge due = %v", got)
 	}
 }
 
@@ -522,7 +487,7 @@ func TestExpunge(t *testing.T) {
 	}
 	idx := open(t, dir)
 	after := idx.Manifest()
-	if st.Merged != 1 || after.Batches != before.Batches {
+	if st.Merged == 0 || after.Batches != before.Batches {
 		t.Fatalf("Expunge: stats %+v; segments %+v, then %+v; batches %d, then %d", st, before.Segments, after.Segments, before.Batches, after.Batches)
 	}
 	for _, si := range after.Segments {

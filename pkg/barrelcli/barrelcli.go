@@ -89,10 +89,13 @@ previous index intact.
 
 Each batch becomes a new segment of the index (its own inverted barrels;
 pages it re-indexes are marked deleted in older segments), and one step
-of the merge policy runs: when --merge-factor segments of one size class
-(live documents, by powers of the factor) exist, they are merged into
-one, and a segment with --deletes-pct percent of its documents deleted
-is merged alone; one build merges at most --max-merge-docs documents.
+of the tiered merge policy runs (as Lucene's TieredMergePolicy): segments
+of similar size are merged, up to --merge-factor at once, when there are
+more than --merge-factor per tier (tiers of live documents growing by
+powers of the factor from --floor-docs); while more than --deletes-pct
+percent of the index's documents are deleted, merges favouring the
+segments with the most deletions reclaim them; one build reads at most
+--max-merge-docs documents in merges, and no merge makes a larger segment.
 So a batch writes about its own size, and the number of segments stays
 logarithmic up to the cap. PageRank is recomputed over all links every --pagerank-every
 batches (and by the first build and "barrel pagerank"); in between,
@@ -121,10 +124,11 @@ Example:
 			&cli.IntFlag{Name: "sort-memory", Value: 64, Usage: "memory bound of one sorter basket, in `MB`"},
 			&cli.StringFlag{Name: "batch", Usage: "record the batch `ID`; an ID already applied is a no-op"},
 			&cli.IntFlag{Name: "pagerank-every", Value: 24, Usage: "recompute PageRank every `N` batches (1: every batch)"},
-			&cli.IntFlag{Name: "merge-factor", Value: barrel.DefaultMergeFactor, Usage: "merge `K` segments of one size class into one"},
+			&cli.IntFlag{Name: "merge-factor", Value: barrel.DefaultMergeFactor, Usage: "merge up to `K` segments at once, when a tier holds more than K"},
+			&cli.IntFlag{Name: "floor-docs", Value: barrel.DefaultFloorDocs, Usage: "count segments smaller than `N` documents as N in the merge policy"},
 			&cli.Float64Flag{Name: "anchor-growth", Value: barrel.DefaultAnchorGrowth, Usage: "re-index a page for new anchors to it when their count passes a power of 1+`G` (0: at every new anchor)"},
-			&cli.IntFlag{Name: "max-merge-docs", Value: barrel.DefaultMaxMergeDocs, Usage: "merge at most `N` documents in one build"},
-			&cli.IntFlag{Name: "deletes-pct", Value: barrel.DefaultDeletesPct, Usage: "merge a segment early when `P` percent of its documents are deleted"},
+			&cli.IntFlag{Name: "max-merge-docs", Value: barrel.DefaultMaxMergeDocs, Usage: "read at most `N` documents in one build's merges, and make no larger segment"},
+			&cli.IntFlag{Name: "deletes-pct", Value: barrel.DefaultDeletesPct, Usage: "reclaim deleted documents when more than `P` percent of the index's are"},
 			&cli.StringFlag{Name: "codec", Usage: "compress a new index's repository with `CODEC`: s2 (the default) or zlib (the paper's); an existing index keeps its own"},
 		),
 		Action: build,
@@ -145,6 +149,9 @@ func builderOptions(c *cli.Context) (barrel.Options, error) {
 	if c.IsSet("max-merge-docs") && c.Int("max-merge-docs") < 2 {
 		return opts, clikit.Usagef("--max-merge-docs %d: want at least 2", c.Int("max-merge-docs"))
 	}
+	if c.IsSet("floor-docs") && c.Int("floor-docs") < 1 {
+		return opts, clikit.Usagef("--floor-docs %d: want at least 1", c.Int("floor-docs"))
+	}
 	if c.IsSet("deletes-pct") && (c.Int("deletes-pct") < 1 || c.Int("deletes-pct") > 100) {
 		return opts, clikit.Usagef("--deletes-pct %d: want 1 to 100", c.Int("deletes-pct"))
 	}
@@ -161,7 +168,7 @@ func builderOptions(c *cli.Context) (barrel.Options, error) {
 	}
 	opts.Codec = c.String("codec")
 	opts.PageRankEvery, opts.MergeFactor, opts.Batch = c.Int("pagerank-every"), c.Int("merge-factor"), c.String("batch")
-	opts.MaxMergeDocs, opts.DeletesPct = c.Int("max-merge-docs"), c.Int("deletes-pct")
+	opts.MaxMergeDocs, opts.DeletesPct, opts.FloorDocs = c.Int("max-merge-docs"), c.Int("deletes-pct"), c.Int("floor-docs")
 	if f := c.String("importance"); f != "" {
 		imp, err := readImportance(c, f)
 		if err != nil {

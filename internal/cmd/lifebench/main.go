@@ -73,6 +73,7 @@ var steps = []string{"select", "filter", "fetch", "sitemaps", "opic", "recrawl",
 func main() {
 	agesFlag := flag.String("ages", "10,100,1000,8760", "crawl ages, in turns, to measure at")
 	chunk := flag.Int("chunk", 24, "turns applied as one batch while ageing")
+	flag.BoolVar(&oneBatchIndex, "one-batch", true, "compare each age's index with one built in one batch from the same final pages")
 	flag.IntVar(&indexTurns, "index-turns", 1, "turns' fetches a batch of the index, built batch after batch as the loop does (1: one a turn, as the loop)")
 	keep := flag.String("keep", "", "keep the aged crawls here, one directory an age, and resume from them (default: a temporary directory, removed)")
 	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's fastest")
@@ -171,7 +172,16 @@ func run(ages []int, chunk, reps int, keep string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("- %d turns: %s; index %.0f MB\n", age, sum, float64(du(filepath.Join(snapshotDir(snaps, age), "index")))/1e6)
+		size := du(filepath.Join(snapshotDir(snaps, age), "index"))
+		one := ""
+		if oneBatchIndex {
+			n, err := oneBatch(filepath.Join(snaps, "onebatch"), cfg, age)
+			if err != nil {
+				return fmt.Errorf("the one-batch index at %d turns: %w", age, err)
+			}
+			one = fmt.Sprintf(" (one batch of the same final pages: %.0f MB, %.2fx)", float64(n)/1e6, float64(size)/float64(n))
+		}
+		fmt.Printf("- %d turns: %s; index %.0f MB%s\n", age, sum, float64(size)/1e6, one)
 	}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("load average: %s", b)
@@ -260,6 +270,8 @@ type indexCommit struct {
 	merged, mdocs   int     // segments merged, their documents
 	mergeSecs       float64 // wall seconds of those merges
 	segments, pages int
+	segDocs         int   // documents of the batch's new segment
+	bytes           int64 // the index's bytes after the batch
 }
 
 // indexAges builds the index of every age as the loop builds it: from turn
@@ -306,9 +318,9 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 			return err
 		}
 		var tsv strings.Builder
-		tsv.WriteString("turn\tcpu_s\twall_s\tmerged\tmerged_docs\tmerge_s\tsegments\tpages\n")
+		tsv.WriteString("turn\tcpu_s\twall_s\tmerged\tmerged_docs\tmerge_s\tsegments\tpages\tsegment_docs\tindex_bytes\n")
 		for _, c := range log {
-			fmt.Fprintf(&tsv, "%d\t%.3f\t%.3f\t%d\t%d\t%.3f\t%d\t%d\n", c.turn, c.cpu, c.wall, c.merged, c.mdocs, c.mergeSecs, c.segments, c.pages)
+			fmt.Fprintf(&tsv, "%d\t%.3f\t%.3f\t%d\t%d\t%.3f\t%d\t%d\t%d\t%d\n", c.turn, c.cpu, c.wall, c.merged, c.mdocs, c.mergeSecs, c.segments, c.pages, c.segDocs, c.bytes)
 		}
 		if err := os.WriteFile(filepath.Join(snap, indexLog), []byte(tsv.String()), 0o644); err != nil {
 			return err
@@ -323,6 +335,44 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 		}
 	}
 	return nil
+}
+
+// oneBatchIndex compares each age's index with one built in one batch.
+var oneBatchIndex = true
+
+// oneBatch builds in dir, as one batch, the index of the pages of turns
+// 0 to age-1 as last fetched, and returns its bytes.
+func oneBatch(dir string, cfg crawlsim.Config, age int) (int64, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	last := map[string]int32{}
+	for t := range age {
+		for _, f := range cfg.Turn(t) {
+			last[f.URL] = int32(t)
+		}
+	}
+	b, err := barrel.NewBuilder(dir, barrel.Options{})
+	if err != nil {
+		return 0, err
+	}
+	for t := 0; t < age && err == nil; t++ {
+		for _, f := range cfg.Turn(t) {
+			if last[f.URL] == int32(t) {
+				if err = b.Add(f.URL, f.Body()); err != nil {
+					break
+				}
+			}
+		}
+	}
+	if err == nil {
+		err = b.Commit()
+	}
+	if cerr := b.Close(); err == nil {
+		err = cerr
+	}
+	return du(dir), err
 }
 
 // indexLog is the file of an age's copy listing its index batches.
@@ -353,6 +403,7 @@ func indexBatch(dir string, cfg crawlsim.Config, from, upto int) (indexCommit, e
 	}
 	c.cpu, c.wall = cpuSeconds()-c0, time.Since(t0).Seconds()
 	c.merged, c.mdocs, c.mergeSecs, c.segments = b.Stats.Merged, b.Stats.MergedDocs, b.Stats.MergeTime.Seconds(), b.Stats.Segments
+	c.segDocs, c.bytes = b.Stats.SegmentDocs, du(dir)
 	return c, err
 }
 
@@ -379,7 +430,7 @@ func indexSummary(snap string) (string, error) {
 			continue
 		}
 		var c indexCommit
-		if _, err := fmt.Sscanf(line, "%d\t%f\t%f\t%d\t%d\t%f\t%d\t%d", &c.turn, &c.cpu, &c.wall, &c.merged, &c.mdocs, &c.mergeSecs, &c.segments, &c.pages); err != nil {
+		if n, err := fmt.Sscanf(line, "%d\t%f\t%f\t%d\t%d\t%f\t%d\t%d\t%d\t%d", &c.turn, &c.cpu, &c.wall, &c.merged, &c.mdocs, &c.mergeSecs, &c.segments, &c.pages, &c.segDocs, &c.bytes); err != nil && n < 8 { // 8 columns: a copy kept before segment_docs and index_bytes
 			return "", fmt.Errorf("%s line %d: %v", indexLog, i+1, err)
 		}
 		cs = append(cs, c)
@@ -397,18 +448,26 @@ func indexSummary(snap string) (string, error) {
 		at := func(p float64) float64 { return v[min(len(v)-1, int(p*float64(len(v))))] }
 		return fmt.Sprintf("%.2f / %.2f / %.2f", at(0.5), at(0.95), v[len(v)-1])
 	}
-	merges, mdocs, msecs, worst := 0, 0, 0.0, 0.0
+	merges, mdocs, sdocs, msecs, worst, maxSegs := 0, 0, 0, 0.0, 0.0, 0
 	for _, c := range cs {
 		if c.merged > 0 {
 			merges++
 		}
 		mdocs += c.mdocs
+		sdocs += c.segDocs
 		msecs += c.mergeSecs
 		worst = math.Max(worst, c.mergeSecs)
+		maxSegs = max(maxSegs, c.segments)
 	}
-	return fmt.Sprintf("%d batches, last %d: CPU s %s, wall s %s; %d segments; %d batches merged (%d docs, %.1f s in all, worst %.2f s)",
+	// Write amplification: the documents the batches' segments wrote and
+	// the merges rewrote, per document a batch wrote.
+	wa := "unknown (no segment_docs column)"
+	if sdocs > 0 {
+		wa = fmt.Sprintf("%.2f", float64(sdocs+mdocs)/float64(sdocs))
+	}
+	return fmt.Sprintf("%d batches, last %d: CPU s %s, wall s %s; %d segments (at most %d); %d batches merged (%d docs, %.1f s in all, worst %.2f s); write amplification %s",
 		len(cs), len(last), pct(func(c indexCommit) float64 { return c.cpu }), pct(func(c indexCommit) float64 { return c.wall }),
-		last[len(last)-1].segments, merges, mdocs, msecs, worst), nil
+		last[len(last)-1].segments, maxSegs, merges, mdocs, msecs, worst, wa), nil
 }
 
 // fastest keeps, per step, the shortest time and the largest peak memory
