@@ -186,6 +186,14 @@ type scored struct {
 	score   float64
 	lists   [][]byte // hit lists, kept for re-scoring
 	sg      *segment // where doc is live
+	parts   parts    // the first stage's features, which re-scoring adds proximity to
+}
+
+// parts are the features of the hand weights' model but proximity, and
+// the prior: what re-scoring with proximity keeps of the first stage.
+type parts struct {
+	ir1, tm, lead, p float64
+	ok               bool
 }
 
 // better orders results: more of the query's words first (coordination),
@@ -343,11 +351,12 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	q.avgLen = idx.avgWords()
 	want := opt.N
 	opt.N += opt.Offset
-	// Pages holding every word rank before the others (coordination): when
-	// at least the rerank depth of them exist, the best results are among
-	// them, and walking only them (an intersection, with skips) gives the
-	// same answer as walking every page holding one of the words. With OR,
-	// a page holding one word of each group ranks with them: no shortcut.
+	// Pages holding every word rank before the others (coordination), and
+	// re-ranking with proximity keeps that order: when at least the results
+	// wanted of them exist, the results are among them, and walking only
+	// them (an intersection, with skips) gives the same answer as walking
+	// every page holding one of the words. With OR, a page holding one word
+	// of each group ranks with them: no shortcut.
 	var top []scored
 	var matches int
 	var stopped, done bool
@@ -357,7 +366,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		done = stopped || matches >= max(RerankDepth, opt.N)
+		done = stopped || matches >= opt.N
 	}
 	if !done {
 		if top, matches, stopped, err = idx.scan(q, opt, false); err != nil {
@@ -379,7 +388,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		r.URL, r.Title = info.url, info.title
 		if opt.Explain || opt.Features {
 			ex := &Explain{Barrels: resp.Barrels}
-			idx.score(s.sg, s.doc, s.lists, q, opt.Weights, opt.Model, ex, true)
+			idx.score(s.sg, s.doc, s.lists, q, opt.Weights, opt.Model, ex, true, nil)
 			if opt.Explain {
 				r.Explain = ex
 			}
@@ -518,6 +527,10 @@ func hasHitAt(l []byte, class, pos int) bool {
 // intersectFirst enables the walk of the pages holding every word first
 // (off only in the test that checks it changes nothing).
 var intersectFirst = true
+
+// pruning enables the skipping of matches whose score bound cannot enter
+// the candidates (off only in the tests that check it changes nothing).
+var pruning = true
 
 func countTrue(b []bool) int {
 	n := 0
@@ -713,6 +726,7 @@ func (q *parsedQuery) filtered() bool {
 type segCursor struct {
 	sg    *segment
 	cs    []cursor
+	sc    []cursor // the short lists, read by the pruner's bounds
 	drive []bool
 	all   bool // a match holds every driving word
 	lists [][]byte
@@ -720,9 +734,25 @@ type segCursor struct {
 	ok    bool
 }
 
-// newSegCursor opens the query's lists in sg and moves to the first match.
-func newSegCursor(sg *segment, ids []uint32, drive []bool, all bool) (*segCursor, error) {
+// newSegCursor opens the query's lists in sg (with short, the short lists
+// too) and moves to the first match.
+func newSegCursor(sg *segment, ids []uint32, drive []bool, all, short bool) (*segCursor, error) {
 	c := &segCursor{sg: sg, cs: make([]cursor, len(ids)), drive: drive, all: all, lists: make([][]byte, len(ids))}
+	if short {
+		c.sc = make([]cursor, len(ids))
+		for i, id := range ids {
+			data, n, err := sg.list(id, true)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				c.sc[i].it = newPostingIter(data)
+				if c.sc[i].ok = c.sc[i].it.next(); c.sc[i].it.err != nil {
+					return nil, c.sc[i].it.err
+				}
+			}
+		}
+	}
 	for i, id := range ids {
 		data, n, err := sg.list(id, false)
 		if err != nil {
@@ -831,6 +861,11 @@ func (c *segCursor) err() error {
 			return c.cs[i].it.err
 		}
 	}
+	for i := range c.sc {
+		if c.sc[i].it.err != nil {
+			return c.sc[i].it.err
+		}
+	}
 	return nil
 }
 
@@ -852,9 +887,13 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	if rerank {
 		depth = max(RerankDepth, opt.N)
 	}
+	pr := newPruner(q, opt.Weights, opt.Model)
+	if !pruning {
+		pr = nil
+	}
 	var h []*segCursor // a min-heap by current docID
 	for _, sg := range idx.segs {
-		c, err := newSegCursor(sg, q.ids, q.driver, all)
+		c, err := newSegCursor(sg, q.ids, q.driver, all, pr != nil)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -882,7 +921,13 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		down(i)
 	}
-	var top []scored
+	// The candidates: a heap of keys without pointers (moving them costs
+	// no write barriers), their lists, segments and features by slot.
+	nl := len(q.ids)
+	var top []rank
+	slotLists := make([][]byte, 0, 16*nl)
+	var slotSeg []*segment
+	var slotParts []parts
 	matches := 0
 	for len(h) > 0 && matches < opt.MaxMatches {
 		c := h[0]
@@ -898,11 +943,30 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			continue
 		}
 		matches++
-		s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank)
-		cand := scored{doc: c.doc, matched: m, score: s, sg: c.sg}
-		if len(top) < depth || better(cand, top[0]) {
-			cand.lists = slices.Clone(c.lists) // the hits stay in the mapped barrels while the index is open
-			top = keepTop(top, cand, depth)
+		skip := false
+		if pr != nil && len(top) == depth {
+			// Matches come in docID order: one that ties the worst kept
+			// ranks after it.
+			m := matchedOf(c.lists, q)
+			skip = m < int(top[0].matched) || m == int(top[0].matched) && pr.skip(idx, c, q, m, top[0].score)
+		}
+		if !skip {
+			var pt parts
+			s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
+			if cand := (rank{doc: c.doc, matched: int32(m), score: s}); len(top) < depth || cand.better(top[0]) {
+				// The hits stay in the mapped barrels while the index is
+				// open; the slot of the candidate dropped is reused.
+				if len(top) == depth {
+					cand.slot = top[0].slot
+				} else {
+					cand.slot = int32(len(slotSeg))
+					slotLists = append(slotLists, make([][]byte, nl)...)
+					slotSeg, slotParts = append(slotSeg, nil), append(slotParts, parts{})
+				}
+				copy(slotLists[int(cand.slot)*nl:], c.lists)
+				slotSeg[cand.slot], slotParts[cand.slot] = c.sg, pt
+				top = keepTop(top, cand, depth)
+			}
 		}
 		if err := c.advance(); err != nil {
 			return nil, 0, false, err
@@ -913,12 +977,26 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 		down(0)
 	}
+	if pr != nil {
+		skippedMatches.Add(pr.skipped)
+	}
+	out := make([]scored, len(top))
+	for i, r := range top {
+		k := int(r.slot)
+		out[i] = scored{doc: r.doc, matched: int(r.matched), score: r.score, lists: slotLists[k*nl : (k+1)*nl : (k+1)*nl], sg: slotSeg[k], parts: slotParts[k]}
+	}
 	if rerank {
-		for i := range top {
-			top[i].score, _ = idx.score(top[i].sg, top[i].doc, top[i].lists, q, opt.Weights, opt.Model, nil, true)
+		for i := range out {
+			t := &out[i]
+			if t.parts.ok { // the hand weights: the first stage's features, and proximity
+				ir2, _ := proximity(t.lists, q, opt.Weights)
+				t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p)
+			} else {
+				t.score, _ = idx.score(t.sg, t.doc, t.lists, q, opt.Weights, opt.Model, nil, true, nil)
+			}
 		}
 	}
-	slices.SortFunc(top, func(a, b scored) int {
+	slices.SortFunc(out, func(a, b scored) int {
 		switch {
 		case better(a, b):
 			return -1
@@ -927,14 +1005,31 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 		return 0
 	})
-	return top[:min(len(top), opt.N)], matches, matches >= opt.MaxMatches, nil
+	return out[:min(len(out), opt.N)], matches, matches >= opt.MaxMatches, nil
 }
 
-// keepTop adds s to top, a heap of at most n results with the worst at
+// rank is a candidate's place in the scan's heap: its ordering key, and
+// the slot of its lists.
+type rank struct {
+	score   float64
+	doc     uint32
+	matched int32
+	slot    int32
+}
+
+// better orders candidates as the function better orders results.
+func (a rank) better(b rank) bool {
+	if a.matched != b.matched {
+		return a.matched > b.matched
+	}
+	return a.score > b.score || a.score == b.score && a.doc < b.doc
+}
+
+// keepTop adds s to top, a heap of at most n candidates with the worst at
 // its root, dropping the worst when full: a match enters in O(log n),
 // where a sorted insertion moved up to n.
-func keepTop(top []scored, s scored, n int) []scored {
-	worse := func(i, j int) bool { return better(top[j], top[i]) }
+func keepTop(top []rank, s rank, n int) []rank {
+	worse := func(i, j int) bool { return top[j].better(top[i]) }
 	if len(top) < n {
 		top = append(top, s)
 		for i := len(top) - 1; i > 0; {
@@ -947,7 +1042,7 @@ func keepTop(top []scored, s scored, n int) []scored {
 		}
 		return top
 	}
-	if !better(s, top[0]) {
+	if !s.better(top[0]) {
 		return top
 	}
 	top[0] = s
@@ -1031,7 +1126,7 @@ const fieldK1 = 1.2
 // page has; the title match and the title's lead are added. The model
 // combines these (and, if it reads them, per-field scores) into the text
 // score, which the prior then lifts by a bounded share.
-func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, m *Model, ex *Explain, withProx bool) (float64, int) {
+func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, m *Model, ex *Explain, withProx bool, pt *parts) (float64, int) {
 	st := idx.docStats(sg, doc)
 	norm := w.K1 * (1 - w.B + w.B*float64(st.words)/q.avgLen)
 	fields := ex != nil || q.fields
@@ -1110,28 +1205,8 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	}
 	matched := bits.OnesCount64(units)
 	ir2, span := 0.0, 0
-	if withProx && len(q.seq) > 1 {
-		var wbuf [16]int
-		words := wbuf[:0]
-		idfSum := 0.0
-		for _, i := range q.seq {
-			if !slices.Contains(words, i) {
-				words = append(words, i)
-			}
-		}
-		var held int
-		span, held = window(lists, words)
-		if held >= 2 {
-			for _, i := range words {
-				if len(lists[i]) > 0 {
-					idfSum += q.idf[i]
-				}
-			}
-			// The mean gap between the words, binned as the paper bins the
-			// distance of two hits.
-			gap := 1 + (span-held)/(held-1)
-			ir2 = w.Prox[proxBin(gap)] * idfSum
-		}
+	if withProx {
+		ir2, span = proximity(lists, q, w)
 	}
 	// Title match: the idf-weighted share of query words in the title
 	// times the share of title words (with repeats) the query holds.
@@ -1163,7 +1238,10 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 		s = m.Score(&f, p)
 	} else { // the hand weights' model: four features, and no loop over the others
-		s = (m.W[FeatText]*ir1 + m.W[FeatProximity]*ir2 + m.W[FeatTitleMatch]*tm + m.W[FeatTitleLead]*lead) * (1 + m.Prior*p)
+		s = handScore(m, ir1, ir2, tm, lead, p)
+		if pt != nil {
+			*pt = parts{ir1, tm, lead, p, true}
+		}
 	}
 	if ex != nil {
 		ex.Matched, ex.Of, ex.Window = matched, q.of, span
@@ -1177,4 +1255,38 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 	}
 	return s, matched
+}
+
+// handScore is the score of the hand weights' model.
+func handScore(m *Model, ir1, ir2, tm, lead, p float64) float64 {
+	return (m.W[FeatText]*ir1 + m.W[FeatProximity]*ir2 + m.W[FeatTitleMatch]*tm + m.W[FeatTitleLead]*lead) * (1 + m.Prior*p)
+}
+
+// proximity is the proximity feature of a page for the query (0 for a
+// query of one word), and the window it is made of.
+func proximity(lists [][]byte, q *parsedQuery, w *Weights) (float64, int) {
+	if len(q.seq) < 2 {
+		return 0, 0
+	}
+	var wbuf [16]int
+	words := wbuf[:0]
+	for _, i := range q.seq {
+		if !slices.Contains(words, i) {
+			words = append(words, i)
+		}
+	}
+	span, held := window(lists, words)
+	if held < 2 {
+		return 0, span
+	}
+	idfSum := 0.0
+	for _, i := range words {
+		if len(lists[i]) > 0 {
+			idfSum += q.idf[i]
+		}
+	}
+	// The mean gap between the words, binned as the paper bins the
+	// distance of two hits.
+	gap := 1 + (span-held)/(held-1)
+	return w.Prox[proxBin(gap)] * idfSum, span
 }
