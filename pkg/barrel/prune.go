@@ -34,6 +34,8 @@ type pruner struct {
 
 	// The bound costs about a quarter of a full score: where it seldom
 	// skips (the candidates' scores are close), it is left off for a while.
+	noTitle float64 // the bound of every match without title hits
+
 	tries, skips, off int
 	skipped           int64 // matches skipped in the scan
 }
@@ -50,7 +52,7 @@ func (p *pruner) skip(idx *Index, c *segCursor, q *parsedQuery, matched int, thr
 		return false
 	}
 	p.tries++
-	if p.bound(idx, c, q, matched) <= thr {
+	if p.bound(idx, c, q, matched, thr) <= thr {
 		p.skips++
 		p.skipped++
 		return true
@@ -86,11 +88,19 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 			return nil
 		}
 	}
+	var f [NumFeatures]float64
 	for i := range q.ids {
 		if !q.neg[i] {
-			p.qw += q.idf[i]
+			idf := q.idf[i]
+			p.qw += idf
+			f[FeatText] += idf * (w.K1 + 1) // each word's saturated count is below 1
+			for _, k := range []int{FeatAnchor, FeatHeading, FeatBody, FeatURL, FeatCapital} {
+				f[k] += idf * (fieldK1 + 1)
+			}
 		}
 	}
+	f[FeatCoord] = 1
+	p.noTitle = p.sum(&f, 1) // the prior is below 1
 	return p
 }
 
@@ -107,8 +117,43 @@ func matchedOf(lists [][]byte, q *parsedQuery) int {
 }
 
 // bound is an upper bound of the first-stage score (no proximity) of
-// the current match of c, matched its coordination.
-func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int) float64 {
+// the current match of c, matched its coordination; thr is the score to
+// beat: a match without title hits is bounded first by noTitle.
+func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, thr float64) float64 {
+	// The short postings first: how many title and anchor hits each word
+	// has, and whether a title hit leads.
+	var tbuf [16]shortCount
+	sc := tbuf[:0]
+	if len(c.lists) > len(tbuf) {
+		sc = make([]shortCount, 0, len(c.lists))
+	}
+	titled := false
+	for i, l := range c.lists {
+		var x shortCount
+		if s := &c.sc[i]; len(l) > 0 && !q.neg[i] && s.ok {
+			if s.it.doc < c.doc {
+				s.ok = s.it.seek(c.doc)
+			}
+			if s.ok && s.it.doc == c.doc {
+				sh := s.it.hits
+				for j := range len(sh) / 2 {
+					h := hit.At(sh, j)
+					switch h.Type() {
+					case hit.Title:
+						x.titles++
+						x.leads = x.leads || h.Pos() < p.leadMax
+					case hit.Anchor:
+						x.anchors++
+					}
+				}
+				titled = titled || x.titles > 0
+			}
+		}
+		sc = append(sc, x)
+	}
+	if !titled && p.noTitle <= thr {
+		return p.noTitle
+	}
 	w := p.w
 	st := idx.docStats(c.sg, c.doc)
 	norm := w.K1 * (1 - w.B + w.B*float64(st.words)/q.avgLen)
@@ -119,35 +164,12 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int) fl
 	var f [NumFeatures]float64
 	tw, lead := 0.0, 0.0
 	inTitle := 0
-	bm := func(idf float64, c int, nrm float64) float64 {
-		return idf * float64(c) * (fieldK1 + 1) / (float64(c) + fieldK1*nrm)
-	}
 	for i, l := range c.lists {
 		if len(l) == 0 || q.neg[i] {
 			continue
 		}
 		n := len(l) / 2
-		titles, anchors, leads := 0, 0, false
-		if s := &c.sc[i]; s.ok {
-			if s.it.doc < c.doc {
-				s.ok = s.it.seek(c.doc)
-			}
-			if s.ok && s.it.doc == c.doc {
-				sh := s.it.hits
-				for j := range len(sh) / 2 {
-					h := hit.At(sh, j)
-					switch h.Type() {
-					case hit.Title:
-						titles++
-						if h.Pos() < p.leadMax {
-							leads = true
-						}
-					case hit.Anchor:
-						anchors++
-					}
-				}
-			}
-		}
+		titles, anchors := sc[i].titles, sc[i].anchors
 		// The full posting's hits: at most titles title hits and anchors
 		// anchor hits (the short posting holds them all), the rest of
 		// types weighing at most maxOther.
@@ -158,7 +180,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int) fl
 		if titles > 0 {
 			tw += idf
 			inTitle += min(titles, q.count[i])
-			if leads {
+			if sc[i].leads {
 				lead += idf
 			}
 		}
@@ -183,6 +205,23 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int) fl
 	if q.of > 0 {
 		f[FeatCoord] = float64(matched) / float64(q.of)
 	}
+	return p.sum(&f, float64(st.prior))
+}
+
+// shortCount is what a word's short posting tells of a page.
+type shortCount struct {
+	titles, anchors int
+	leads           bool
+}
+
+// bm is a field's BM25 as score computes it.
+func bm(idf float64, c int, nrm float64) float64 {
+	return idf * float64(c) * (fieldK1 + 1) / (float64(c) + fieldK1*nrm)
+}
+
+// sum combines feature bounds f under the model, with the prior p: the
+// features of negative weight count 0 (no feature is below 0).
+func (p *pruner) sum(f *[NumFeatures]float64, prior float64) float64 {
 	s := 0.0
 	for k, x := range p.m.W {
 		if x > 0 && k != FeatProximity {
@@ -190,5 +229,5 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int) fl
 		}
 	}
 	// A margin for rounding: the bound's sums run in another order.
-	return s * (1 + p.m.Prior*float64(st.prior)) * (1 + 1e-9)
+	return s * (1 + p.m.Prior*prior) * (1 + 1e-9)
 }

@@ -924,10 +924,9 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	// The candidates: a heap of keys without pointers (moving them costs
 	// no write barriers), their lists, segments and features by slot.
 	nl := len(q.ids)
-	var top []rank
-	slotLists := make([][]byte, 0, 16*nl)
-	var slotSeg []*segment
-	var slotParts []parts
+	buf := scanBufs.Get().(*scanBuf)
+	defer buf.put()
+	top, slotLists, slotSeg, slotParts := buf.top[:0], buf.lists[:0], buf.seg[:0], buf.parts[:0]
 	matches := 0
 	for len(h) > 0 && matches < opt.MaxMatches {
 		c := h[0]
@@ -960,7 +959,11 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 					cand.slot = top[0].slot
 				} else {
 					cand.slot = int32(len(slotSeg))
-					slotLists = append(slotLists, make([][]byte, nl)...)
+					if n := len(slotLists) + nl; n <= cap(slotLists) {
+						slotLists = slotLists[:n]
+					} else {
+						slotLists = append(slotLists, make([][]byte, nl)...)
+					}
 					slotSeg, slotParts = append(slotSeg, nil), append(slotParts, parts{})
 				}
 				copy(slotLists[int(cand.slot)*nl:], c.lists)
@@ -980,11 +983,13 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	if pr != nil {
 		skippedMatches.Add(pr.skipped)
 	}
-	out := make([]scored, len(top))
-	for i, r := range top {
+	buf.top, buf.lists, buf.seg, buf.parts = top, slotLists, slotSeg, slotParts
+	out := buf.out[:0]
+	for _, r := range top {
 		k := int(r.slot)
-		out[i] = scored{doc: r.doc, matched: int(r.matched), score: r.score, lists: slotLists[k*nl : (k+1)*nl : (k+1)*nl], sg: slotSeg[k], parts: slotParts[k]}
+		out = append(out, scored{doc: r.doc, matched: int(r.matched), score: r.score, lists: slotLists[k*nl : (k+1)*nl : (k+1)*nl], sg: slotSeg[k], parts: slotParts[k]})
 	}
+	buf.out = out
 	if rerank {
 		for i := range out {
 			t := &out[i]
@@ -1005,7 +1010,33 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 		return 0
 	})
-	return out[:min(len(out), opt.N)], matches, matches >= opt.MaxMatches, nil
+	// The results outlive the buffers: their lists are copied.
+	res := slices.Clone(out[:min(len(out), opt.N)])
+	lists := make([][]byte, len(res)*nl)
+	for i := range res {
+		res[i].lists = lists[i*nl : (i+1)*nl : (i+1)*nl]
+		copy(res[i].lists, out[i].lists)
+	}
+	return res, matches, matches >= opt.MaxMatches, nil
+}
+
+// scanBuf holds a scan's candidates, reused by the next scan.
+type scanBuf struct {
+	top   []rank
+	lists [][]byte
+	seg   []*segment
+	parts []parts
+	out   []scored
+}
+
+var scanBufs = sync.Pool{New: func() any { return new(scanBuf) }}
+
+// put returns b to the pool, dropping its references to the index.
+func (b *scanBuf) put() {
+	clear(b.lists)
+	clear(b.seg)
+	clear(b.out)
+	scanBufs.Put(b)
 }
 
 // rank is a candidate's place in the scan's heap: its ordering key, and
