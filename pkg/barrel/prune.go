@@ -34,7 +34,8 @@ type pruner struct {
 
 	// The bound costs about a quarter of a full score: where it seldom
 	// skips (the candidates' scores are close), it is left off for a while.
-	noTitle float64 // the bound of every match without title hits
+	noTitle float64      // the bound of every match without title hits
+	sc      []shortCount // scratch of bound
 
 	tries, skips, off int
 	skipped           int64 // matches skipped in the scan
@@ -122,11 +123,7 @@ func matchedOf(lists [][]byte, q *parsedQuery) int {
 func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, thr float64) float64 {
 	// The short postings first: how many title and anchor hits each word
 	// has, and whether a title hit leads.
-	var tbuf [16]shortCount
-	sc := tbuf[:0]
-	if len(c.lists) > len(tbuf) {
-		sc = make([]shortCount, 0, len(c.lists))
-	}
+	sc := p.sc[:0]
 	titled := false
 	for i, l := range c.lists {
 		var x shortCount
@@ -151,6 +148,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 		}
 		sc = append(sc, x)
 	}
+	p.sc = sc
 	if !titled && p.noTitle <= thr {
 		return p.noTitle
 	}
@@ -179,14 +177,14 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 		f[FeatText] += idf * tf * (w.K1 + 1) / (tf + norm)
 		if titles > 0 {
 			tw += idf
-			inTitle += min(titles, q.count[i])
+			inTitle += min(int(titles), q.count[i])
 			if sc[i].leads {
 				lead += idf
 			}
 		}
 		if p.fields {
-			f[FeatTitle] += bm(idf, min(titles, n), 1)
-			f[FeatAnchor] += bm(idf, min(anchors, n), 1)
+			f[FeatTitle] += bm(idf, min(int(titles), n), 1)
+			f[FeatAnchor] += bm(idf, min(int(anchors), n), 1)
 			f[FeatHeading] += bm(idf, n, 1)
 			f[FeatBody] += bm(idf, n, bodyNorm)
 			f[FeatURL] += bm(idf, n, 1)
@@ -210,7 +208,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 
 // shortCount is what a word's short posting tells of a page.
 type shortCount struct {
-	titles, anchors int
+	titles, anchors int32
 	leads           bool
 }
 
