@@ -1001,21 +1001,27 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b scored) int {
+	// The best opt.N, in order: selected by a heap of opt.N, then sorted.
+	sel := top[:0]
+	for i, t := range out {
+		sel = keepTop(sel, rank{score: t.score, doc: t.doc, matched: int32(t.matched), slot: int32(i)}, opt.N)
+	}
+	slices.SortFunc(sel, func(a, b rank) int {
 		switch {
-		case better(a, b):
+		case a.better(b):
 			return -1
-		case better(b, a):
+		case b.better(a):
 			return 1
 		}
 		return 0
 	})
 	// The results outlive the buffers: their lists are copied.
-	res := slices.Clone(out[:min(len(out), opt.N)])
+	res := make([]scored, len(sel))
 	lists := make([][]byte, len(res)*nl)
-	for i := range res {
+	for i, r := range sel {
+		res[i] = out[r.slot]
 		res[i].lists = lists[i*nl : (i+1)*nl : (i+1)*nl]
-		copy(res[i].lists, out[i].lists)
+		copy(res[i].lists, out[r.slot].lists)
 	}
 	return res, matches, matches >= opt.MaxMatches, nil
 }
