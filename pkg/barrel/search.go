@@ -83,6 +83,14 @@ func typeOf(h hit.Hit) int {
 	}
 }
 
+// typeByHigh is typeOf by a hit's high byte.
+var typeByHigh = func() (t [256]uint8) {
+	for b := range t {
+		t[b] = uint8(typeOf(hit.Hit(b) << 8))
+	}
+	return t
+}()
+
 // proxBin puts the distance between two hits in one of 10 bins, from a
 // phrase match (0) to "not even close" (9).
 func proxBin(d int) int {
@@ -1193,11 +1201,10 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 		var counts [numTypes]int
 		leads, caps := false, 0
-		for j := range len(l) / 2 {
-			h := hit.At(l, j)
-			t := typeOf(h)
+		for j := 0; j+1 < len(l); j += 2 { // a hit's type is in its high byte, a title hit's position in its low byte
+			t := typeByHigh[l[j]]
 			counts[t]++
-			if t == TypeTitle && h.Pos() < leadMax {
+			if t == TypeTitle && int(l[j+1]) < leadMax {
 				leads = true
 			}
 		}
