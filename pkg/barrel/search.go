@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -1114,29 +1115,60 @@ const proxHits = 64 // plain hits per word looked at for proximity
 // the words whose plain hits are in lists (nil lists skipped), looking at
 // the first proxHits hits of each, and how many words it holds.
 func window(lists [][]byte, words []int) (span, held int) {
-	type ph struct{ pos, w int }
-	var buf [8 * proxHits]ph
-	hits := buf[:0]
+	wb := windowBufs.Get().(*windowBuf)
+	defer windowBufs.Put(wb)
+	hits := wb.hits[:0]
+	// Each word's plain hits come in position order: the words' runs are
+	// merged (sorted only if one is not in order).
+	var starts [9]int
+	runs, inOrder := 0, len(words) <= 8
 	for _, w := range words {
 		l, n := lists[w], 0
 		if len(l) == 0 {
 			continue
 		}
 		held++
-		for j := 0; j < len(l)/2 && n < proxHits; j++ {
-			if h := hit.At(l, j); !h.IsFancy() {
-				hits = append(hits, ph{h.Pos(), w})
+		start, prev := len(hits), int32(-1)
+		for j := 0; j+1 < len(l) && n < proxHits; j += 2 {
+			if l[j]&0x70 != 0x70 { // not fancy (font 7)
+				pos := int32(binary.BigEndian.Uint16(l[j:]) & 0xfff)
+				inOrder = inOrder && pos >= prev
+				prev = pos
+				hits = append(hits, ph{pos, int32(w)})
 				n++
 			}
 		}
 		if n == 0 {
 			held-- // only fancy hits: not in the text
+		} else if runs < 8 {
+			starts[runs] = start
+			runs++
 		}
 	}
+	wb.hits = hits
 	if held < 2 {
 		return 0, held
 	}
-	slices.SortFunc(hits, func(a, b ph) int { return a.pos - b.pos })
+	if inOrder {
+		starts[runs] = len(hits)
+		var at [8]int
+		copy(at[:], starts[:runs])
+		m := wb.merged[:0]
+		for range len(hits) {
+			k := -1
+			for r := range runs {
+				if at[r] < starts[r+1] && (k < 0 || hits[at[r]].pos < hits[at[k]].pos) {
+					k = r
+				}
+			}
+			m = append(m, hits[at[k]])
+			at[k]++
+		}
+		wb.merged = m
+		hits = m
+	} else {
+		slices.SortFunc(hits, func(a, b ph) int { return int(a.pos - b.pos) })
+	}
 	var cnt [64]int
 	have, lo, best := 0, 0, 1<<30
 	for _, x := range hits {
@@ -1145,7 +1177,7 @@ func window(lists [][]byte, words []int) (span, held int) {
 		}
 		cnt[x.w%64]++
 		for have == held {
-			if s := x.pos - hits[lo].pos + 1; s < best {
+			if s := int(x.pos-hits[lo].pos) + 1; s < best {
 				best = s
 			}
 			y := hits[lo]
@@ -1158,6 +1190,14 @@ func window(lists [][]byte, words []int) (span, held int) {
 	}
 	return best, held
 }
+
+// ph is a plain hit's position and word, for window.
+type ph struct{ pos, w int32 }
+
+// windowBuf is window's scratch.
+type windowBuf struct{ hits, merged []ph }
+
+var windowBufs = sync.Pool{New: func() any { return new(windowBuf) }}
 
 // fieldK1 saturates the per-field counts of a model's field features.
 const fieldK1 = 1.2
