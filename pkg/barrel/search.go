@@ -999,21 +999,52 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		out = append(out, scored{doc: r.doc, matched: int(r.matched), score: r.score, lists: slotLists[k*nl : (k+1)*nl : (k+1)*nl], sg: slotSeg[k], parts: slotParts[k]})
 	}
 	buf.out = out
-	if rerank {
-		for i := range out {
-			t := &out[i]
-			if t.parts.ok { // the hand weights: the first stage's features, and proximity
-				ir2, _ := proximity(t.lists, q, opt.Weights)
-				t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p)
-			} else {
-				t.score, _ = idx.score(t.sg, t.doc, t.lists, q, opt.Weights, opt.Model, nil, true, nil)
+	sel := top[:0]
+	if rerank && pruning && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 && !slices.ContainsFunc(out, func(t scored) bool { return !t.parts.ok }) {
+		// Proximity adds at most the largest proximity weight times the
+		// words' idf: the candidates are re-scored best bound first, until
+		// none left can enter the results.
+		maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
+		order := buf.order[:0]
+		for i, t := range out {
+			ub := handScore(opt.Model, t.parts.ir1, maxProx*proxIDF(t.lists, q), t.parts.tm, t.parts.lead, t.parts.p)
+			order = append(order, rank{score: ub, doc: t.doc, matched: int32(t.matched), slot: int32(i)})
+		}
+		buf.order = order
+		slices.SortFunc(order, func(a, b rank) int {
+			switch {
+			case a.better(b):
+				return -1
+			case b.better(a):
+				return 1
+			}
+			return 0
+		})
+		for _, o := range order {
+			if len(sel) == opt.N && (o.matched < sel[0].matched || o.matched == sel[0].matched && o.score < sel[0].score) {
+				break
+			}
+			t := &out[o.slot]
+			ir2, _ := proximity(t.lists, q, opt.Weights)
+			t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p)
+			sel = keepTop(sel, rank{score: t.score, doc: t.doc, matched: int32(t.matched), slot: o.slot}, opt.N)
+		}
+	} else {
+		if rerank {
+			for i := range out {
+				t := &out[i]
+				if t.parts.ok { // the hand weights: the first stage's features, and proximity
+					ir2, _ := proximity(t.lists, q, opt.Weights)
+					t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p)
+				} else {
+					t.score, _ = idx.score(t.sg, t.doc, t.lists, q, opt.Weights, opt.Model, nil, true, nil)
+				}
 			}
 		}
-	}
-	// The best opt.N, in order: selected by a heap of opt.N, then sorted.
-	sel := top[:0]
-	for i, t := range out {
-		sel = keepTop(sel, rank{score: t.score, doc: t.doc, matched: int32(t.matched), slot: int32(i)}, opt.N)
+		// The best opt.N: selected by a heap of opt.N, then sorted.
+		for i, t := range out {
+			sel = keepTop(sel, rank{score: t.score, doc: t.doc, matched: int32(t.matched), slot: int32(i)}, opt.N)
+		}
 	}
 	slices.SortFunc(sel, func(a, b rank) int {
 		switch {
@@ -1042,6 +1073,7 @@ type scanBuf struct {
 	seg   []*segment
 	parts []parts
 	out   []scored
+	order []rank
 }
 
 var scanBufs = sync.Pool{New: func() any { return new(scanBuf) }}
@@ -1346,6 +1378,29 @@ func handScore(m *Model, ir1, ir2, tm, lead, p float64) float64 {
 	return (m.W[FeatText]*ir1 + m.W[FeatProximity]*ir2 + m.W[FeatTitleMatch]*tm + m.W[FeatTitleLead]*lead) * (1 + m.Prior*p)
 }
 
+// proxIDF is the idf proximity weighs for the page of lists.
+func proxIDF(lists [][]byte, q *parsedQuery) float64 {
+	var wbuf [16]int
+	words := wbuf[:0]
+	for _, i := range q.seq {
+		if !slices.Contains(words, i) {
+			words = append(words, i)
+		}
+	}
+	return idfOf(lists, q, words)
+}
+
+// idfOf sums the idf of the words the page of lists holds.
+func idfOf(lists [][]byte, q *parsedQuery, words []int) float64 {
+	idfSum := 0.0
+	for _, i := range words {
+		if len(lists[i]) > 0 {
+			idfSum += q.idf[i]
+		}
+	}
+	return idfSum
+}
+
 // proximity is the proximity feature of a page for the query (0 for a
 // query of one word), and the window it is made of.
 func proximity(lists [][]byte, q *parsedQuery, w *Weights) (float64, int) {
@@ -1363,12 +1418,7 @@ func proximity(lists [][]byte, q *parsedQuery, w *Weights) (float64, int) {
 	if held < 2 {
 		return 0, span
 	}
-	idfSum := 0.0
-	for _, i := range words {
-		if len(lists[i]) > 0 {
-			idfSum += q.idf[i]
-		}
-	}
+	idfSum := idfOf(lists, q, words)
 	// The mean gap between the words, binned as the paper bins the
 	// distance of two hits.
 	gap := 1 + (span-held)/(held-1)
