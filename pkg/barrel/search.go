@@ -986,8 +986,10 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		if !c.ok {
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
+			down(0)
+		} else if len(h) > 1 && (h[1].doc < c.doc || len(h) > 2 && h[2].doc < c.doc) {
+			down(0) // segments hold runs of docIDs: mostly the same cursor stays first
 		}
-		down(0)
 	}
 	if pr != nil {
 		skippedMatches.Add(pr.skipped)
