@@ -361,8 +361,8 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	want := opt.N
 	opt.N += opt.Offset
 	// Pages holding every word rank before the others (coordination), and
-	// re-ranking with proximity keeps that order: when at least the results
-	// wanted of them exist, the results are among them, and walking only
+	// re-ranking with proximity keeps that order: when more than the
+	// results wanted of them exist, the results are among them, and walking only
 	// them (an intersection, with skips) gives the same answer as walking
 	// every page holding one of the words. With OR, a page holding one word
 	// of each group ranks with them: no shortcut.
@@ -375,7 +375,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		done = stopped || matches >= opt.N
+		done = stopped || matches > opt.N // more than wanted: Matches tells a next page exists
 	}
 	if !done {
 		if top, matches, stopped, err = idx.scan(q, opt, false); err != nil {
