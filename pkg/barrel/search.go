@@ -205,15 +205,6 @@ type parts struct {
 	ok               bool
 }
 
-// better orders results: more of the query's words first (coordination),
-// then by score, then by docID.
-func better(a, b scored) bool {
-	if a.matched != b.matched {
-		return a.matched > b.matched
-	}
-	return a.score > b.score || a.score == b.score && a.doc < b.doc
-}
-
 // RerankDepth is how many matches, ranked without proximity, get the full
 // score with proximity: proximity is the costly part of the score, and it
 // only reorders close candidates. It does not depend on the results wanted
@@ -1097,7 +1088,8 @@ type rank struct {
 	slot    int32
 }
 
-// better orders candidates as the function better orders results.
+// better orders results: more of the query's words first (coordination),
+// then by score, then by docID.
 func (a rank) better(b rank) bool {
 	if a.matched != b.matched {
 		return a.matched > b.matched
