@@ -255,6 +255,7 @@ type postingIter struct {
 	raw   []byte // the whole posting
 	err   error
 	prev  int64
+	sk    int // the skip block last jumped to
 }
 
 func newPostingIter(list []byte) postingIter {
@@ -289,15 +290,17 @@ func (it *postingIter) next() bool {
 }
 
 // seek advances to the first posting with docID >= target, which must
-// follow the current one; false when there is none.
+// follow the current one; false when there is none. The skip table is
+// searched from the block last jumped to, and the postings walked to the
+// target have their headers read, not their hits sliced.
 func (it *postingIter) seek(target uint32) bool {
 	if it.doc >= target && it.prev >= 0 {
 		return true
 	}
-	if ns := len(it.skips) / 8; ns > 0 {
+	if ns := len(it.skips) / 8; ns > it.sk {
 		// The last block starting at or before target, if ahead of us.
-		i := sort.Search(ns, func(i int) bool { return binary.BigEndian.Uint32(it.skips[8*i:]) > target }) - 1
-		if i >= 0 {
+		i := it.sk + sort.Search(ns-it.sk, func(i int) bool { return binary.BigEndian.Uint32(it.skips[8*(it.sk+i):]) > target }) - 1
+		if i >= it.sk {
 			doc := binary.BigEndian.Uint32(it.skips[8*i:])
 			off := int(binary.BigEndian.Uint32(it.skips[8*i+4:]))
 			if off > it.pos-len(it.raw) && int64(doc) > it.prev {
@@ -305,18 +308,23 @@ func (it *postingIter) seek(target uint32) bool {
 					it.err = corrupt("inverted list: bad skip entry")
 					return false
 				}
-				it.pos, it.prev = off, int64(doc)-1
+				it.pos, it.prev, it.sk = off, int64(doc)-1, i
 			}
 		}
 	}
-	for {
-		if !it.next() {
+	for it.pos < len(it.data) && it.err == nil {
+		doc, n, size, err := hit.ReadInverted(it.data[it.pos:])
+		if err != nil || it.pos+size+2*n > len(it.data) || int64(doc) <= it.prev {
+			it.err = corrupt("inverted list: bad posting at byte %d", it.pos)
 			return false
 		}
-		if it.doc >= target {
-			return true
+		if doc >= target {
+			return it.next()
 		}
+		it.prev = int64(doc)
+		it.pos += size + 2*n
 	}
+	return false
 }
 
 // bitset is a set of docIDs.

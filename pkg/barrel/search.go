@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -82,6 +83,14 @@ func typeOf(h hit.Hit) int {
 		return TypeMeta
 	}
 }
+
+// typeByHigh is typeOf by a hit's high byte.
+var typeByHigh = func() (t [256]uint8) {
+	for b := range t {
+		t[b] = uint8(typeOf(hit.Hit(b) << 8))
+	}
+	return t
+}()
 
 // proxBin puts the distance between two hits in one of 10 bins, from a
 // phrase match (0) to "not even close" (9).
@@ -186,15 +195,14 @@ type scored struct {
 	score   float64
 	lists   [][]byte // hit lists, kept for re-scoring
 	sg      *segment // where doc is live
+	parts   parts    // the first stage's features, which re-scoring adds proximity to
 }
 
-// better orders results: more of the query's words first (coordination),
-// then by score, then by docID.
-func better(a, b scored) bool {
-	if a.matched != b.matched {
-		return a.matched > b.matched
-	}
-	return a.score > b.score || a.score == b.score && a.doc < b.doc
+// parts are the features of the hand weights' model but proximity, and
+// the prior: what re-scoring with proximity keeps of the first stage.
+type parts struct {
+	ir1, tm, lead, p float64
+	ok               bool
 }
 
 // RerankDepth is how many matches, ranked without proximity, get the full
@@ -343,11 +351,12 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	q.avgLen = idx.avgWords()
 	want := opt.N
 	opt.N += opt.Offset
-	// Pages holding every word rank before the others (coordination): when
-	// at least the rerank depth of them exist, the best results are among
-	// them, and walking only them (an intersection, with skips) gives the
-	// same answer as walking every page holding one of the words. With OR,
-	// a page holding one word of each group ranks with them: no shortcut.
+	// Pages holding every word rank before the others (coordination), and
+	// re-ranking with proximity keeps that order: when more than the
+	// results wanted of them exist, the results are among them, and walking only
+	// them (an intersection, with skips) gives the same answer as walking
+	// every page holding one of the words. With OR, a page holding one word
+	// of each group ranks with them: no shortcut.
 	var top []scored
 	var matches int
 	var stopped, done bool
@@ -357,7 +366,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		done = stopped || matches >= max(RerankDepth, opt.N)
+		done = stopped || matches > opt.N // more than wanted: Matches tells a next page exists
 	}
 	if !done {
 		if top, matches, stopped, err = idx.scan(q, opt, false); err != nil {
@@ -379,7 +388,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		r.URL, r.Title = info.url, info.title
 		if opt.Explain || opt.Features {
 			ex := &Explain{Barrels: resp.Barrels}
-			idx.score(s.sg, s.doc, s.lists, q, opt.Weights, opt.Model, ex, true)
+			idx.score(s.sg, s.doc, s.lists, q, opt.Weights, opt.Model, ex, true, nil)
 			if opt.Explain {
 				r.Explain = ex
 			}
@@ -518,6 +527,10 @@ func hasHitAt(l []byte, class, pos int) bool {
 // intersectFirst enables the walk of the pages holding every word first
 // (off only in the test that checks it changes nothing).
 var intersectFirst = true
+
+// pruning enables the skipping of matches whose score bound cannot enter
+// the candidates (off only in the tests that check it changes nothing).
+var pruning = true
 
 func countTrue(b []bool) int {
 	n := 0
@@ -713,6 +726,7 @@ func (q *parsedQuery) filtered() bool {
 type segCursor struct {
 	sg    *segment
 	cs    []cursor
+	sc    []cursor // the short lists, read by the pruner's bounds
 	drive []bool
 	all   bool // a match holds every driving word
 	lists [][]byte
@@ -720,9 +734,25 @@ type segCursor struct {
 	ok    bool
 }
 
-// newSegCursor opens the query's lists in sg and moves to the first match.
-func newSegCursor(sg *segment, ids []uint32, drive []bool, all bool) (*segCursor, error) {
+// newSegCursor opens the query's lists in sg (with short, the short lists
+// too) and moves to the first match.
+func newSegCursor(sg *segment, ids []uint32, drive []bool, all, short bool) (*segCursor, error) {
 	c := &segCursor{sg: sg, cs: make([]cursor, len(ids)), drive: drive, all: all, lists: make([][]byte, len(ids))}
+	if short {
+		c.sc = make([]cursor, len(ids))
+		for i, id := range ids {
+			data, n, err := sg.list(id, true)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				c.sc[i].it = newPostingIter(data)
+				if c.sc[i].ok = c.sc[i].it.next(); c.sc[i].it.err != nil {
+					return nil, c.sc[i].it.err
+				}
+			}
+		}
+	}
 	for i, id := range ids {
 		data, n, err := sg.list(id, false)
 		if err != nil {
@@ -831,6 +861,11 @@ func (c *segCursor) err() error {
 			return c.cs[i].it.err
 		}
 	}
+	for i := range c.sc {
+		if c.sc[i].it.err != nil {
+			return c.sc[i].it.err
+		}
+	}
 	return nil
 }
 
@@ -852,9 +887,13 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	if rerank {
 		depth = max(RerankDepth, opt.N)
 	}
+	pr := newPruner(q, opt.Weights, opt.Model)
+	if !pruning {
+		pr = nil
+	}
 	var h []*segCursor // a min-heap by current docID
 	for _, sg := range idx.segs {
-		c, err := newSegCursor(sg, q.ids, q.driver, all)
+		c, err := newSegCursor(sg, q.ids, q.driver, all, pr != nil)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -882,7 +921,12 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		down(i)
 	}
-	var top []scored
+	// The candidates: a heap of keys without pointers (moving them costs
+	// no write barriers), their lists, segments and features by slot.
+	nl := len(q.ids)
+	buf := scanBufs.Get().(*scanBuf)
+	defer buf.put()
+	top, slotLists, slotSeg, slotParts := buf.top[:0], buf.lists[:0], buf.seg[:0], buf.parts[:0]
 	matches := 0
 	for len(h) > 0 && matches < opt.MaxMatches {
 		c := h[0]
@@ -898,11 +942,34 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			continue
 		}
 		matches++
-		s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank)
-		cand := scored{doc: c.doc, matched: m, score: s, sg: c.sg}
-		if len(top) < depth || better(cand, top[0]) {
-			cand.lists = slices.Clone(c.lists) // the hits stay in the mapped barrels while the index is open
-			top = keepTop(top, cand, depth)
+		skip := false
+		if pr != nil && len(top) == depth {
+			// Matches come in docID order: one that ties the worst kept
+			// ranks after it.
+			m := matchedOf(c.lists, q)
+			skip = m < int(top[0].matched) || m == int(top[0].matched) && pr.skip(idx, c, q, m, top[0].score)
+		}
+		if !skip {
+			var pt parts
+			s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
+			if cand := (rank{doc: c.doc, matched: int32(m), score: s}); len(top) < depth || cand.better(top[0]) {
+				// The hits stay in the mapped barrels while the index is
+				// open; the slot of the candidate dropped is reused.
+				if len(top) == depth {
+					cand.slot = top[0].slot
+				} else {
+					cand.slot = int32(len(slotSeg))
+					if n := len(slotLists) + nl; n <= cap(slotLists) {
+						slotLists = slotLists[:n]
+					} else {
+						slotLists = append(slotLists, make([][]byte, nl)...)
+					}
+					slotSeg, slotParts = append(slotSeg, nil), append(slotParts, parts{})
+				}
+				copy(slotLists[int(cand.slot)*nl:], c.lists)
+				slotSeg[cand.slot], slotParts[cand.slot] = c.sg, pt
+				top = keepTop(top, cand, depth)
+			}
 		}
 		if err := c.advance(); err != nil {
 			return nil, 0, false, err
@@ -910,31 +977,131 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		if !c.ok {
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
-		}
-		down(0)
-	}
-	if rerank {
-		for i := range top {
-			top[i].score, _ = idx.score(top[i].sg, top[i].doc, top[i].lists, q, opt.Weights, opt.Model, nil, true)
+			down(0)
+		} else if len(h) > 1 && (h[1].doc < c.doc || len(h) > 2 && h[2].doc < c.doc) {
+			down(0) // segments hold runs of docIDs: mostly the same cursor stays first
 		}
 	}
-	slices.SortFunc(top, func(a, b scored) int {
+	if pr != nil {
+		skippedMatches.Add(pr.skipped)
+	}
+	buf.top, buf.lists, buf.seg, buf.parts = top, slotLists, slotSeg, slotParts
+	out := buf.out[:0]
+	for _, r := range top {
+		k := int(r.slot)
+		out = append(out, scored{doc: r.doc, matched: int(r.matched), score: r.score, lists: slotLists[k*nl : (k+1)*nl : (k+1)*nl], sg: slotSeg[k], parts: slotParts[k]})
+	}
+	buf.out = out
+	sel := top[:0]
+	if rerank && pruning && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 && !slices.ContainsFunc(out, func(t scored) bool { return !t.parts.ok }) {
+		// Proximity adds at most the largest proximity weight times the
+		// words' idf: the candidates are re-scored best bound first, until
+		// none left can enter the results.
+		maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
+		order := buf.order[:0]
+		for i, t := range out {
+			ub := handScore(opt.Model, t.parts.ir1, maxProx*proxIDF(t.lists, q), t.parts.tm, t.parts.lead, t.parts.p)
+			order = append(order, rank{score: ub, doc: t.doc, matched: int32(t.matched), slot: int32(i)})
+		}
+		buf.order = order
+		slices.SortFunc(order, func(a, b rank) int {
+			switch {
+			case a.better(b):
+				return -1
+			case b.better(a):
+				return 1
+			}
+			return 0
+		})
+		for _, o := range order {
+			if len(sel) == opt.N && (o.matched < sel[0].matched || o.matched == sel[0].matched && o.score < sel[0].score) {
+				break
+			}
+			t := &out[o.slot]
+			ir2, _ := proximity(t.lists, q, opt.Weights)
+			t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p)
+			sel = keepTop(sel, rank{score: t.score, doc: t.doc, matched: int32(t.matched), slot: o.slot}, opt.N)
+		}
+	} else {
+		if rerank {
+			for i := range out {
+				t := &out[i]
+				if t.parts.ok { // the hand weights: the first stage's features, and proximity
+					ir2, _ := proximity(t.lists, q, opt.Weights)
+					t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p)
+				} else {
+					t.score, _ = idx.score(t.sg, t.doc, t.lists, q, opt.Weights, opt.Model, nil, true, nil)
+				}
+			}
+		}
+		// The best opt.N: selected by a heap of opt.N, then sorted.
+		for i, t := range out {
+			sel = keepTop(sel, rank{score: t.score, doc: t.doc, matched: int32(t.matched), slot: int32(i)}, opt.N)
+		}
+	}
+	slices.SortFunc(sel, func(a, b rank) int {
 		switch {
-		case better(a, b):
+		case a.better(b):
 			return -1
-		case better(b, a):
+		case b.better(a):
 			return 1
 		}
 		return 0
 	})
-	return top[:min(len(top), opt.N)], matches, matches >= opt.MaxMatches, nil
+	// The results outlive the buffers: their lists are copied.
+	res := make([]scored, len(sel))
+	lists := make([][]byte, len(res)*nl)
+	for i, r := range sel {
+		res[i] = out[r.slot]
+		res[i].lists = lists[i*nl : (i+1)*nl : (i+1)*nl]
+		copy(res[i].lists, out[r.slot].lists)
+	}
+	return res, matches, matches >= opt.MaxMatches, nil
 }
 
-// keepTop adds s to top, a heap of at most n results with the worst at
+// scanBuf holds a scan's candidates, reused by the next scan.
+type scanBuf struct {
+	top   []rank
+	lists [][]byte
+	seg   []*segment
+	parts []parts
+	out   []scored
+	order []rank
+}
+
+var scanBufs = sync.Pool{New: func() any { return new(scanBuf) }}
+
+// put returns b to the pool, dropping its references to the index.
+func (b *scanBuf) put() {
+	clear(b.lists)
+	clear(b.seg)
+	clear(b.out)
+	scanBufs.Put(b)
+}
+
+// rank is a candidate's place in the scan's heap: its ordering key, and
+// the slot of its lists.
+type rank struct {
+	score   float64
+	doc     uint32
+	matched int32
+	slot    int32
+}
+
+// better orders results: more of the query's words first (coordination),
+// then by score, then by docID.
+func (a rank) better(b rank) bool {
+	if a.matched != b.matched {
+		return a.matched > b.matched
+	}
+	return a.score > b.score || a.score == b.score && a.doc < b.doc
+}
+
+// keepTop adds s to top, a heap of at most n candidates with the worst at
 // its root, dropping the worst when full: a match enters in O(log n),
 // where a sorted insertion moved up to n.
-func keepTop(top []scored, s scored, n int) []scored {
-	worse := func(i, j int) bool { return better(top[j], top[i]) }
+func keepTop(top []rank, s rank, n int) []rank {
+	worse := func(i, j int) bool { return top[j].better(top[i]) }
 	if len(top) < n {
 		top = append(top, s)
 		for i := len(top) - 1; i > 0; {
@@ -947,7 +1114,7 @@ func keepTop(top []scored, s scored, n int) []scored {
 		}
 		return top
 	}
-	if !better(s, top[0]) {
+	if !s.better(top[0]) {
 		return top
 	}
 	top[0] = s
@@ -974,29 +1141,60 @@ const proxHits = 64 // plain hits per word looked at for proximity
 // the words whose plain hits are in lists (nil lists skipped), looking at
 // the first proxHits hits of each, and how many words it holds.
 func window(lists [][]byte, words []int) (span, held int) {
-	type ph struct{ pos, w int }
-	var buf [8 * proxHits]ph
-	hits := buf[:0]
+	wb := windowBufs.Get().(*windowBuf)
+	defer windowBufs.Put(wb)
+	hits := wb.hits[:0]
+	// Each word's plain hits come in position order: the words' runs are
+	// merged (sorted only if one is not in order).
+	var starts [9]int
+	runs, inOrder := 0, len(words) <= 8
 	for _, w := range words {
 		l, n := lists[w], 0
 		if len(l) == 0 {
 			continue
 		}
 		held++
-		for j := 0; j < len(l)/2 && n < proxHits; j++ {
-			if h := hit.At(l, j); !h.IsFancy() {
-				hits = append(hits, ph{h.Pos(), w})
+		start, prev := len(hits), int32(-1)
+		for j := 0; j+1 < len(l) && n < proxHits; j += 2 {
+			if l[j]&0x70 != 0x70 { // not fancy (font 7)
+				pos := int32(binary.BigEndian.Uint16(l[j:]) & 0xfff)
+				inOrder = inOrder && pos >= prev
+				prev = pos
+				hits = append(hits, ph{pos, int32(w)})
 				n++
 			}
 		}
 		if n == 0 {
 			held-- // only fancy hits: not in the text
+		} else if runs < 8 {
+			starts[runs] = start
+			runs++
 		}
 	}
+	wb.hits = hits
 	if held < 2 {
 		return 0, held
 	}
-	slices.SortFunc(hits, func(a, b ph) int { return a.pos - b.pos })
+	if inOrder {
+		starts[runs] = len(hits)
+		var at [8]int
+		copy(at[:], starts[:runs])
+		m := wb.merged[:0]
+		for range len(hits) {
+			k := -1
+			for r := range runs {
+				if at[r] < starts[r+1] && (k < 0 || hits[at[r]].pos < hits[at[k]].pos) {
+					k = r
+				}
+			}
+			m = append(m, hits[at[k]])
+			at[k]++
+		}
+		wb.merged = m
+		hits = m
+	} else {
+		slices.SortFunc(hits, func(a, b ph) int { return int(a.pos - b.pos) })
+	}
 	var cnt [64]int
 	have, lo, best := 0, 0, 1<<30
 	for _, x := range hits {
@@ -1005,7 +1203,7 @@ func window(lists [][]byte, words []int) (span, held int) {
 		}
 		cnt[x.w%64]++
 		for have == held {
-			if s := x.pos - hits[lo].pos + 1; s < best {
+			if s := int(x.pos-hits[lo].pos) + 1; s < best {
 				best = s
 			}
 			y := hits[lo]
@@ -1019,6 +1217,14 @@ func window(lists [][]byte, words []int) (span, held int) {
 	return best, held
 }
 
+// ph is a plain hit's position and word, for window.
+type ph struct{ pos, w int32 }
+
+// windowBuf is window's scratch.
+type windowBuf struct{ hits, merged []ph }
+
+var windowBufs = sync.Pool{New: func() any { return new(windowBuf) }}
+
 // fieldK1 saturates the per-field counts of a model's field features.
 const fieldK1 = 1.2
 
@@ -1031,7 +1237,7 @@ const fieldK1 = 1.2
 // page has; the title match and the title's lead are added. The model
 // combines these (and, if it reads them, per-field scores) into the text
 // score, which the prior then lifts by a bounded share.
-func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, m *Model, ex *Explain, withProx bool) (float64, int) {
+func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, m *Model, ex *Explain, withProx bool, pt *parts) (float64, int) {
 	st := idx.docStats(sg, doc)
 	norm := w.K1 * (1 - w.B + w.B*float64(st.words)/q.avgLen)
 	fields := ex != nil || q.fields
@@ -1061,11 +1267,10 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 		var counts [numTypes]int
 		leads, caps := false, 0
-		for j := range len(l) / 2 {
-			h := hit.At(l, j)
-			t := typeOf(h)
+		for j := 0; j+1 < len(l); j += 2 { // a hit's type is in its high byte, a title hit's position in its low byte
+			t := typeByHigh[l[j]]
 			counts[t]++
-			if t == TypeTitle && h.Pos() < leadMax {
+			if t == TypeTitle && int(l[j+1]) < leadMax {
 				leads = true
 			}
 		}
@@ -1110,28 +1315,8 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	}
 	matched := bits.OnesCount64(units)
 	ir2, span := 0.0, 0
-	if withProx && len(q.seq) > 1 {
-		var wbuf [16]int
-		words := wbuf[:0]
-		idfSum := 0.0
-		for _, i := range q.seq {
-			if !slices.Contains(words, i) {
-				words = append(words, i)
-			}
-		}
-		var held int
-		span, held = window(lists, words)
-		if held >= 2 {
-			for _, i := range words {
-				if len(lists[i]) > 0 {
-					idfSum += q.idf[i]
-				}
-			}
-			// The mean gap between the words, binned as the paper bins the
-			// distance of two hits.
-			gap := 1 + (span-held)/(held-1)
-			ir2 = w.Prox[proxBin(gap)] * idfSum
-		}
+	if withProx {
+		ir2, span = proximity(lists, q, w)
 	}
 	// Title match: the idf-weighted share of query words in the title
 	// times the share of title words (with repeats) the query holds.
@@ -1163,7 +1348,10 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 		s = m.Score(&f, p)
 	} else { // the hand weights' model: four features, and no loop over the others
-		s = (m.W[FeatText]*ir1 + m.W[FeatProximity]*ir2 + m.W[FeatTitleMatch]*tm + m.W[FeatTitleLead]*lead) * (1 + m.Prior*p)
+		s = handScore(m, ir1, ir2, tm, lead, p)
+		if pt != nil {
+			*pt = parts{ir1, tm, lead, p, true}
+		}
 	}
 	if ex != nil {
 		ex.Matched, ex.Of, ex.Window = matched, q.of, span
@@ -1177,4 +1365,56 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 	}
 	return s, matched
+}
+
+// handScore is the score of the hand weights' model.
+func handScore(m *Model, ir1, ir2, tm, lead, p float64) float64 {
+	return (m.W[FeatText]*ir1 + m.W[FeatProximity]*ir2 + m.W[FeatTitleMatch]*tm + m.W[FeatTitleLead]*lead) * (1 + m.Prior*p)
+}
+
+// proxIDF is the idf proximity weighs for the page of lists.
+func proxIDF(lists [][]byte, q *parsedQuery) float64 {
+	var wbuf [16]int
+	words := wbuf[:0]
+	for _, i := range q.seq {
+		if !slices.Contains(words, i) {
+			words = append(words, i)
+		}
+	}
+	return idfOf(lists, q, words)
+}
+
+// idfOf sums the idf of the words the page of lists holds.
+func idfOf(lists [][]byte, q *parsedQuery, words []int) float64 {
+	idfSum := 0.0
+	for _, i := range words {
+		if len(lists[i]) > 0 {
+			idfSum += q.idf[i]
+		}
+	}
+	return idfSum
+}
+
+// proximity is the proximity feature of a page for the query (0 for a
+// query of one word), and the window it is made of.
+func proximity(lists [][]byte, q *parsedQuery, w *Weights) (float64, int) {
+	if len(q.seq) < 2 {
+		return 0, 0
+	}
+	var wbuf [16]int
+	words := wbuf[:0]
+	for _, i := range q.seq {
+		if !slices.Contains(words, i) {
+			words = append(words, i)
+		}
+	}
+	span, held := window(lists, words)
+	if held < 2 {
+		return 0, span
+	}
+	idfSum := idfOf(lists, q, words)
+	// The mean gap between the words, binned as the paper bins the
+	// distance of two hits.
+	gap := 1 + (span-held)/(held-1)
+	return w.Prox[proxBin(gap)] * idfSum, span
 }

@@ -1,0 +1,80 @@
+package barrel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestPrunedTopKIsExhaustive: skipping the matches whose score bound
+// cannot enter the candidates changes no result, score or match count,
+// against scoring every match, over random queries (words of the site,
+// repeated words, stop words, capitals, OR, phrases, exclusions, site:)
+// on a segmented index with re-crawled pages, with the hand weights,
+// other weights and a model reading every feature, and with offsets.
+func TestPrunedTopKIsExhaustive(t *testing.T) {
+	dir := t.TempDir()
+	site, _, _ := segmentedSite(t, dir, Options{})
+	idx := open(t, dir)
+	if len(idx.segs) < 2 {
+		t.Fatalf("%d segments: the test wants several", len(idx.segs))
+	}
+	pool := strings.Fields(strings.Join(site.Queries(300), " "))
+	model := HandModel(&DefaultWeights)
+	model.W[FeatTitle], model.W[FeatBody], model.W[FeatCoord] = 0.5, 1, 0.3
+	model.W[FeatCapital], model.W[FeatAnchor], model.W[FeatURL], model.W[FeatHeading] = 0.2, -0.1, 0.4, 0.6
+	flat := DefaultWeights
+	flat.Type = [numTypes]float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	flat.K1, flat.B, flat.Rank = 1.2, 0.75, 0.9
+	opts := map[string]SearchOptions{
+		"hand":    {N: 10, NoSnippets: true},
+		"offset":  {N: 3, Offset: 4, NoSnippets: true},
+		"model":   {N: 10, NoSnippets: true, Model: &model},
+		"flat":    {N: 20, NoSnippets: true, Weights: &flat},
+		"literal": {N: 10, NoSnippets: true, Literal: true},
+	}
+	for _, seed := range []uint64{1, 2, 3} {
+		rng := rand.New(rand.NewPCG(seed, 28))
+		word := func() string { return pool[rng.IntN(len(pool))] }
+		var queries []string
+		for range 150 {
+			var q []string
+			for range 1 + rng.IntN(4) {
+				w := word()
+				switch rng.IntN(12) {
+				case 0:
+					w = strings.ToUpper(w[:1]) + w[1:]
+				case 1:
+					w = "the " + w
+				case 2:
+					w += " OR " + word()
+				case 3:
+					w = `"` + w + " " + word() + `"`
+				case 4:
+					w = "-" + w
+				case 5:
+					w = fmt.Sprintf("site:site%d.test %s", rng.IntN(50), w)
+				case 6:
+					w += " " + w
+				}
+				q = append(q, w)
+			}
+			queries = append(queries, word()+" "+strings.Join(q, " ")) // not only exclusions
+		}
+		for name, opt := range opts {
+			before := skippedMatches.Load()
+			pruned := exact(t, idx, queries, opt)
+			skipped := skippedMatches.Load() - before
+			pruning = false
+			all := exact(t, idx, queries, opt)
+			pruning = true
+			if pruned != all {
+				t.Errorf("seed %d, %s: pruned:\n%s\nevery match scored:\n%s", seed, name, pruned, all)
+			}
+			if skipped == 0 {
+				t.Errorf("seed %d, %s: no match skipped", seed, name)
+			}
+		}
+	}
+}
