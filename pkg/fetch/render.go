@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"container/heap"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -211,7 +212,10 @@ func (f *Fetcher) subRobots(ctx context.Context, origin string) *robots.Group {
 }
 
 // subWait paces subrequests: by Config.HostRates when set (not --backoff's
-// estimate alone), else by Config.Delay per host.
+// estimate alone), else by the host's delay. A host the crawl fetches pages
+// from has one schedule for both: a subrequest takes the host's (and its
+// slot's) next start and moves it on by the delay, so pages and the
+// browser's requests together keep the host's pace.
 func (f *Fetcher) subWait(ctx context.Context, u *weburl.URL) error {
 	key := hostKey(u)
 	if f.cfg.HostRates != nil && !f.backoffOnly {
@@ -220,18 +224,20 @@ func (f *Fetcher) subWait(ctx context.Context, u *weburl.URL) error {
 	if f.cfg.Delay <= 0 {
 		return nil
 	}
-	r := &f.rendering
-	r.mu.Lock()
-	if r.next == nil {
-		r.next = map[string]time.Time{}
+	at, crawled := f.reserveCrawledHost(key)
+	if !crawled {
+		r := &f.rendering
+		r.mu.Lock()
+		if r.next == nil {
+			r.next = map[string]time.Time{}
+		}
+		at = r.next[key]
+		if now := time.Now(); at.Before(now) {
+			at = now
+		}
+		r.next[key] = at.Add(f.cfg.Delay)
+		r.mu.Unlock()
 	}
-	now := time.Now()
-	at := r.next[key]
-	if at.Before(now) {
-		at = now
-	}
-	r.next[key] = at.Add(f.cfg.Delay)
-	r.mu.Unlock()
 	t := time.NewTimer(time.Until(at))
 	defer t.Stop()
 	select {
@@ -240,4 +246,32 @@ func (f *Fetcher) subWait(ctx context.Context, u *weburl.URL) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// reserveCrawledHost takes the next start of a host the crawl has queued:
+// the later of its own and its slot's next start, or now; both then wait
+// the host's delay (Crawl-delay included) after it.
+func (f *Fetcher) reserveCrawledHost(key string) (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.hosts[key]
+	if h == nil {
+		return time.Time{}, false
+	}
+	at := time.Now()
+	if h.next.After(at) {
+		at = h.next
+	}
+	if sl := h.slot; sl != nil && sl.next.After(at) {
+		at = sl.next
+	}
+	next := at.Add(max(h.delay, f.cfg.Delay))
+	h.next = next
+	if h.heapIdx >= 0 {
+		heap.Fix(&f.ready, h.heapIdx)
+	}
+	if sl := h.slot; sl != nil && next.After(sl.next) {
+		sl.next = next
+	}
+	return at, true
 }
