@@ -23,7 +23,15 @@ go tool staticcheck ./...
 # before the long test run so a stale go.sum fails in seconds.
 (cd pkg/barrel/blevebench && go mod tidy -diff && go vet ./...)
 
-go test -count=1 -timeout 25m "$@" ./...
+# Tests that measure what a test alone can show (kills, extra requests,
+# orphan records, survivors, peak memory, exit statuses) append their
+# figures to this file (internal/testreport); they are printed after the
+# run, since go test shows only failing tests' logs.
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+CRAWLKIT_TEST_REPORT=$report go test -count=1 -timeout 25m "$@" ./...
+echo "== figures the tests report"
+sort "$report"
 
 # Run the bleve comparison's benchmark once on a small synthetic site
 # (BenchmarkQueriesOnPages needs the Python docs and a query file:

@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sekitei/crawlkit/internal/testreport"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
@@ -529,7 +530,7 @@ func (c *campaign) summary(t *testing.T, hits map[string]int, want [][]string, w
 	if what == "" {
 		what = "kills"
 	}
-	t.Logf("kill campaign: %d turns, %d runs, %d %s (%d after a step, %d in a fetch), extra requests %d (in-flight bound %d: %d beyond), orphan WARC responses %d, records without a response %d, survivors %d, %v",
+	testreport.Logf(t, "kill campaign: %d turns, %d runs, %d %s (%d after a step, %d in a fetch), extra requests %d (in-flight bound %d: %d beyond), orphan WARC responses %d, records without a response %d, survivors %d, %v",
 		campaignTurns, c.runs, c.kills, what, c.boundaryKills, c.fetchInterrupts, extra, bound, beyond, orphans, dangling, c.survivors, time.Since(start).Round(time.Second))
 	if beyond != 0 || orphans != 0 || dangling != 0 || c.survivors != 0 {
 		t.Errorf("extra requests beyond those in flight %d, orphan WARC responses %d, records without a response %d, survivors %d: want 0 each", beyond, orphans, dangling, c.survivors)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sekitei/crawlkit/internal/testreport"
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/warc"
 )
@@ -249,9 +250,9 @@ func TestFetchKillResume(t *testing.T) {
 		}
 	}
 	byURL, orphans, dangling, recovered := journalCheck(t, journal, warcDir)
-	t.Logf("seed %d: kills %d, runs %d, pages %d, workers %d", seed, kills, runs, pages, workers)
-	t.Logf("extra requests %d (on %d URLs; bound: %d kills x %d workers = %d)", extra, twice, kills, workers, kills*workers)
-	t.Logf("orphan WARC responses %d, records pointing at no response %d, records rebuilt from the WARC %d", orphans, dangling, recovered)
+	testreport.Logf(t, "seed %d: kills %d, runs %d, pages %d, workers %d", seed, kills, runs, pages, workers)
+	testreport.Logf(t, "extra requests %d (on %d URLs; bound: %d kills x %d workers = %d)", extra, twice, kills, workers, kills*workers)
+	testreport.Logf(t, "orphan WARC responses %d, records pointing at no response %d, records rebuilt from the WARC %d", orphans, dangling, recovered)
 	if extra > kills*workers {
 		t.Errorf("%d extra requests: more than the %d that can be in flight at %d kills", extra, kills*workers, kills)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sekitei/crawlkit/internal/testreport"
 	"github.com/sekitei/crawlkit/pkg/record"
 )
 
@@ -107,7 +108,7 @@ func TestFetchMemoryBoundedOnLinkDensePages(t *testing.T) {
 	}
 	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
 	bound := fetchPeakBound(int64(inFlight), 10<<20)
-	t.Logf("peak RSS %d MB with %d pages in flight; documented bound %d MB", peak>>20, inFlight, bound>>20)
+	testreport.Logf(t, "peak RSS %d MB with %d pages in flight; documented bound %d MB", peak>>20, inFlight, bound>>20)
 	if peak > bound {
 		t.Fatalf("peak RSS %d MB over the documented bound %d MB", peak>>20, bound>>20)
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sekitei/crawlkit/internal/testreport"
 )
 
 // Every tool ends with 130 after SIGINT and 143 after SIGTERM, also when its
@@ -55,7 +57,7 @@ func TestSignalExitStatus(t *testing.T) {
 						t.Errorf("%s, %v, run %d: status %d, want %d", args, sig, run, code, 128+int(sig))
 					}
 				}
-				t.Logf("%v: %d of %d runs ended with %d", sig, runsPerSignal-bad, runsPerSignal, 128+int(sig))
+				testreport.Logf(t, "%v: %d of %d runs ended with %d", sig, runsPerSignal-bad, runsPerSignal, 128+int(sig))
 			}
 		})
 	}
