@@ -110,24 +110,7 @@ func (w *world) checkCrawlFiles(t *testing.T) {
 		t.Fatal("no WARC files")
 	}
 	for _, f := range warcs {
-		fh, err := os.Open(f)
-		noErr(t, err)
-		r, err := warc.NewReader(fh)
-		noErr(t, err)
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err == nil {
-				_, err = io.Copy(io.Discard, rec.Body)
-			}
-			if err != nil {
-				t.Errorf("%s: %v", f, err)
-				break
-			}
-		}
-		fh.Close()
+		eachWARCRecord(t, f, func(*warc.Record) {})
 	}
 	ndjson, _ := filepath.Glob(filepath.Join(w.crawl, "batches", "*", "*.ndjson"))
 	for _, f := range ndjson {
@@ -198,4 +181,29 @@ func lastLine(text, s string) string {
 		}
 	}
 	return last
+}
+
+// eachWARCRecord reads every record of a WARC file to its end, bodies
+// included, and calls fn with each; a torn or damaged record is an error.
+func eachWARCRecord(t *testing.T, f string, fn func(*warc.Record)) {
+	t.Helper()
+	fh, err := os.Open(f)
+	noErr(t, err)
+	defer fh.Close()
+	r, err := warc.NewReader(fh)
+	noErr(t, err)
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err == nil {
+			_, err = io.Copy(io.Discard, rec.Body)
+		}
+		if err != nil {
+			t.Errorf("%s: torn or damaged: %v", f, err)
+			return
+		}
+		fn(rec)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -597,27 +596,11 @@ func warcPairs(t *testing.T, journal, dir string) (orphans, dangling int) {
 	archived := map[loc]bool{}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 	for _, f := range files {
-		fh, err := os.Open(f)
-		noErr(t, err)
-		r, err := warc.NewReader(fh)
-		noErr(t, err)
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err == nil {
-				_, err = io.Copy(io.Discard, rec.Body)
-			}
-			if err != nil {
-				t.Errorf("%s: torn or damaged: %v", f, err)
-				break
-			}
+		eachWARCRecord(t, f, func(rec *warc.Record) {
 			if (rec.Type() == warc.TypeResponse || rec.Type() == warc.TypeRevisit) && !strings.HasSuffix(rec.TargetURI(), "/robots.txt") {
 				archived[loc{filepath.Clean(f), rec.Offset}] = true
 			}
-		}
-		fh.Close()
+		})
 	}
 	for l := range archived {
 		if !pointed[l] {
