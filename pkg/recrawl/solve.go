@@ -95,7 +95,7 @@ func Solve(p *Problem, opt SolveOptions) (*Solution, error) {
 	case !globalLimited:
 		return nil, ErrUnbounded
 	default:
-		s.Lambda0 = solveLambda0(p, ev, tol)
+		s.Lambda0 = solveLambda0(p, ev, tol, false)
 		if opt.Smooth != nil {
 			s.Lambda0 = math.Max(0, opt.Smooth(s.Lambda0))
 		}
@@ -234,8 +234,20 @@ func fillEdge(p *Problem, s *Solution, use []float64, edge []int32, globalLimite
 // the full solve: Newton then needs only a few passes over all pages.
 const sampleSize = 100_000
 
-// solveLambda0 solves sum_i min(k_i, U_i(mu)) = k_0 for mu.
-func solveLambda0(p *Problem, ev *evaluator, tol float64) float64 {
+// roughResidual is the relative residual of the global budget under which
+// solveLambda0 leaves rough passes for exact ones.
+const roughResidual = 1e-3
+
+// exactOnly makes every pass exact (a test compares the two).
+var exactOnly = false
+
+// solveLambda0 solves sum_i min(k_i, U_i(mu)) = k_0 for mu. With rough, or
+// while the residual is over roughResidual, each page's rate comes from
+// one Halley step from its last inverse: one exp a page, its error the
+// cube of the warm start's, far below a residual of 1e-3. The exact passes
+// that follow restart the search from where the rough ones ended, so the
+// result does not depend on the rough rates.
+func solveLambda0(p *Problem, ev *evaluator, tol float64, rough bool) float64 {
 	n := len(p.W)
 	r := newRoot(p.Rate, ev.maxRatio, tol)
 	// The global budget met to 1e-8 is plenty (k_0 is itself an estimate);
@@ -264,11 +276,13 @@ func solveLambda0(p *Problem, ev *evaluator, tol float64) float64 {
 		}
 		if len(sub.W) > 0 && len(sub.W) < n/2 {
 			sev := newEvaluator(sub)
-			if guess := solveLambda0(sub, sev, 1e-3); guess > 0 && !math.IsInf(guess, 0) {
+			if guess := solveLambda0(sub, sev, 1e-3, true); guess > 0 && !math.IsInf(guess, 0) {
 				r.u = math.Log(guess)
 			}
 		}
 	}
+	ev.rough = !exactOnly
+	defer func() { ev.rough = false }()
 	for !r.done {
 		mu := math.Exp(r.u)
 		ev.evalAll(mu)
@@ -282,6 +296,12 @@ func solveLambda0(p *Problem, ev *evaluator, tol float64) float64 {
 			}
 		}
 		r.step(f, df)
+		if ev.rough && !rough && math.Abs(f/p.Rate-1) < roughResidual {
+			// Close: from here on exact passes, the search begun afresh
+			// at the next point (the rough bracket may be a little off).
+			ev.rough = false
+			r.restart()
+		}
 	}
 	return math.Exp(r.best())
 }
@@ -290,6 +310,7 @@ func solveLambda0(p *Problem, ev *evaluator, tol float64) float64 {
 // keeping each page's last inverse as the next warm start.
 type evaluator struct {
 	p        *Problem
+	rough    bool      // one Halley step a page (see solveLambda0)
 	x        []float64 // warm starts: delta * interval per page
 	sum      []float64 // per host: sum of rates
 	slope    []float64 // per host: d sum / d ln(mu)
@@ -335,7 +356,11 @@ func (ev *evaluator) page(j int, mu float64) (rate, slope float64) {
 	if y >= 1 {
 		return 0, 0 // never worth crawling; keep the old warm start
 	}
-	x, e := freshInverseD(y, ev.x[j], 1e-4)
+	acc := 1e-4
+	if ev.rough {
+		acc = math.Inf(1)
+	}
+	x, e := freshInverseD(y, ev.x[j], acc)
 	ev.x[j] = x
 	return d / x, -y * d / (x * x * x * e)
 }
@@ -411,10 +436,11 @@ type root struct {
 	bestU        float64 // the last u with f <= target: never over a limit
 	hasBest      bool
 	maxExpansion float64
+	hi           float64 // as given to newRoot
 }
 
 func newRoot(target, hi, tol float64) *root {
-	r := &root{target: target, tol: tol, rtol: 1e-10, lastG: math.Inf(1), maxExpansion: math.Log(1e3)}
+	r := &root{target: target, tol: tol, rtol: 1e-10, lastG: math.Inf(1), maxExpansion: math.Log(1e3), hi: hi}
 	if !math.IsInf(hi, 1) && hi > 0 {
 		r.b, r.hasB = math.Log(hi), true
 		r.bestU, r.hasBest = r.b, true
@@ -478,6 +504,14 @@ func (r *root) step(f, df float64) {
 		}
 	}
 	r.u = next
+}
+
+// restart forgets the bracket and the steps, keeping u: the search starts
+// afresh from there.
+func (r *root) restart() {
+	fresh := newRoot(r.target, r.hi, r.tol)
+	fresh.rtol, fresh.u = r.rtol, r.u
+	*r = *fresh
 }
 
 // best returns the root, on the side where f <= target.

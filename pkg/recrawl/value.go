@@ -178,8 +178,13 @@ func freshInverseD(y, x, acc float64) (float64, float64) {
 		if !ok {
 			return x, e
 		}
-		if dx := nx - x; math.Abs(dx) <= 1e-8*x {
-			// Halley converges cubically: the error left is ~1e-24.
+		if dx := nx - x; math.Abs(dx) <= acc*x {
+			// Halley converges cubically: the error left is ~acc^3.
+			if math.Abs(dx) > 1e-4 {
+				// A long last step (acc of a rough pass): e^(-x) from
+				// g(x) = y, (1+x)e^(-x) = 1-y, not e's expansion.
+				return nx, (1 - y) / (1 + nx)
+			}
 			return nx, e * (1 - dx)
 		}
 		x = nx
