@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -33,13 +34,14 @@ const (
 	msb = 0x8080808080808080
 )
 
-// stringStop reports whether one of the 8 bytes of x ends a run of plain
-// string bytes: a quote, a backslash or a control character. Exact for the
-// question "is there one", which is all the caller asks.
-func stringStop(x uint64) bool {
+// stringStops marks the bytes of x (8 bytes, little-endian) that end a run
+// of plain string bytes: a quote, a backslash or a control character. The
+// lowest mark is exact, those above it may be false (a borrow carries into
+// the next byte), which is all the caller asks: where the first one is.
+func stringStops(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	s := x ^ (lsb * '\\')
-	return ((q-lsb)&^q|(s-lsb)&^s|(x-lsb*0x20)&^x)&msb != 0
+	return ((q-lsb)&^q | (s-lsb)&^s | (x-lsb*0x20)&^x) & msb
 }
 
 // scanString checks the string starting at b[i] == '"' and returns the offset
@@ -48,7 +50,11 @@ func scanString(b []byte, i int) (int, bool, *syntaxError) {
 	j := i + 1
 	esc := false
 	for {
-		for j+8 <= len(b) && !stringStop(binary.LittleEndian.Uint64(b[j:])) {
+		for j+8 <= len(b) {
+			if m := stringStops(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3 // the first stop
+				break
+			}
 			j += 8
 		}
 		if j >= len(b) {
