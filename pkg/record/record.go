@@ -403,6 +403,15 @@ func (r *Record) Raw(key string) ([]byte, bool) {
 	return nil, false
 }
 
+// present is Raw for the Raw* functions: nil only for a missing key.
+func (r *Record) present(key string) []byte {
+	raw, ok := r.Raw(key)
+	if ok && raw == nil {
+		return []byte{}
+	}
+	return raw
+}
+
 // IsNull reports whether key is missing or JSON null.
 func (r *Record) IsNull(key string) bool {
 	raw, ok := r.Raw(key)
@@ -509,22 +518,20 @@ func (r *Record) String(key string) (string, bool) {
 // the slices from Raw are (after ParseView, while the caller's line is).
 // It is for a hot path that reads a string and lets it go, or clones it.
 func (r *Record) StringView(key string) (string, bool) {
-	raw, ok := r.Raw(key)
-	if !ok || len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	if body := raw[1 : len(raw)-1]; len(body) > 0 && bytes.IndexByte(body, '\\') < 0 {
-		return unsafe.String(&body[0], len(body)), true
-	}
-	return stringValue(raw), true
+	raw, _ := r.Raw(key)
+	return RawString(raw)
 }
 
 // Float returns the value of key as a finite number. A missing or null key
 // gives ok false and a nil error; a value that is not a finite number gives
 // an error naming the field. Numbers written as strings ("1.5") are accepted.
 func (r *Record) Float(key string) (v float64, ok bool, err error) {
-	raw, present := r.Raw(key)
-	if !present || string(raw) == "null" {
+	return RawFloat(key, r.present(key))
+}
+
+// RawFloat is Record.Float for key's raw value (nil: missing).
+func RawFloat(key string, raw []byte) (v float64, ok bool, err error) {
+	if raw == nil || string(raw) == "null" {
 		return 0, false, nil
 	}
 	s := raw
@@ -600,8 +607,12 @@ func (r *Record) Bool(key string) (v bool, ok bool, err error) {
 
 // Time returns the value of key as an RFC 3339 time.
 func (r *Record) Time(key string) (t time.Time, ok bool, err error) {
-	raw, present := r.Raw(key)
-	if !present || string(raw) == "null" {
+	return RawTime(key, r.present(key))
+}
+
+// RawTime is Record.Time for key's raw value (nil: missing).
+func RawTime(key string, raw []byte) (t time.Time, ok bool, err error) {
+	if raw == nil || string(raw) == "null" {
 		return time.Time{}, false, nil
 	}
 	if len(raw) < 2 || raw[0] != '"' {

@@ -93,7 +93,7 @@ func BenchmarkSortPeer10M(b *testing.B) {
 }
 
 // BenchmarkRankRecords is `recrawl rank`'s whole work on page records held
-// in memory: every line parsed (record.ParseView, ParsePage), the pages
+// in memory: every line parsed (PageReader, as the command reads), the pages
 // ranked for a one-hour slot at a global rate of 0.4 crawls a day per
 // page (as scripts/records-bench.sh runs the command), and the selected
 // records written with crawl_value, due and next_fetch; without the
@@ -129,16 +129,14 @@ func rankRecords(b *testing.B, data []byte, now time.Time) int {
 	ps.Grow(record.EstimateLines(data))
 	lines := make([][]byte, 0, record.EstimateLines(data)) // the line of each page, for the output
 	r := new(record.Record)
+	pr := NewPageReader(&opt)
 	lr := record.NewBytesLineReader(data)
 	for {
 		line, _, err := lr.Next()
 		if err != nil {
 			break
 		}
-		if err := record.ParseView(r, line); err != nil {
-			b.Fatal(err)
-		}
-		p, err := ParsePage(r, &opt)
+		p, err := pr.Read(line)
 		if err != nil {
 			b.Fatal(err)
 		}

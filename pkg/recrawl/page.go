@@ -45,17 +45,54 @@ type PageInput struct {
 // host_rate. Every problem is an error naming the field, so that the tool
 // reports the line and goes on; no NaN or infinity gets through.
 func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
+	var f pageFields
+	f[fURL], _ = rec.Raw("url")
+	f[fHost], _ = rec.Raw("host")
+	f[fWeight] = rawOrEmpty(rec, weightField(opt))
+	f[fChangeRate] = rawOrEmpty(rec, "change_rate")
+	f[fLastFetch] = rawOrEmpty(rec, "last_fetch")
+	f[fHostRate] = rawOrEmpty(rec, "host_rate")
+	return parsePage(&f, opt)
+}
+
+// rawOrEmpty is rec.Raw with nil only for a missing key.
+func rawOrEmpty(rec *record.Record, key string) []byte {
+	raw, ok := rec.Raw(key)
+	if ok && raw == nil {
+		return []byte{}
+	}
+	return raw
+}
+
+func weightField(opt *PageOptions) string {
+	if opt.WeightField == "" {
+		return "weight"
+	}
+	return opt.WeightField
+}
+
+// pageFields are the raw values of a page's fields (nil: missing), from a
+// Record (ParsePage) or a record.Picker (PageReader).
+type pageFields [6][]byte
+
+const (
+	fURL = iota
+	fHost
+	fWeight
+	fChangeRate
+	fLastFetch
+	fHostRate
+)
+
+func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
 	p := PageInput{Tau: math.Inf(1)}
-	p.URL, _ = rec.StringView("url") // not kept: no copy
-	p.Host = pageHost(rec, p.URL)
+	p.URL, _ = record.RawString(f[fURL]) // not kept: no copy
+	p.Host = pageHost(f[fHost], p.URL)
 	if p.Host == "" {
 		return p, fmt.Errorf("no host in url %q", clip(p.URL))
 	}
-	wf := opt.WeightField
-	if wf == "" {
-		wf = "weight"
-	}
-	w, ok, err := rec.Float(wf)
+	wf := weightField(opt)
+	w, ok, err := record.RawFloat(wf, f[fWeight])
 	switch {
 	case err != nil:
 		return p, err
@@ -68,7 +105,7 @@ func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
 		return p, fmt.Errorf("field %q: weight must be positive, got %v", wf, w)
 	}
 	p.W = w
-	d, ok, err := rec.Float("change_rate")
+	d, ok, err := record.RawFloat("change_rate", f[fChangeRate])
 	switch {
 	case err != nil:
 		return p, err
@@ -83,7 +120,7 @@ func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
 		return p, fmt.Errorf(`field "change_rate": %v changes per day is not plausible`, d)
 	}
 	p.Delta = d
-	if last, ok, err := rec.Time("last_fetch"); err != nil {
+	if last, ok, err := record.RawTime("last_fetch", f[fLastFetch]); err != nil {
 		return p, err
 	} else if ok {
 		if last.After(opt.Now) {
@@ -92,7 +129,7 @@ func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
 		}
 		p.Tau = float64(opt.Now.Sub(last)) / float64(Day)
 	}
-	if k, ok, err := rec.Float("host_rate"); err != nil {
+	if k, ok, err := record.RawFloat("host_rate", f[fHostRate]); err != nil {
 		return p, err
 	} else if ok {
 		if k <= 0 {
@@ -103,9 +140,43 @@ func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
 	return p, nil
 }
 
+// A PageReader parses page lines one after another, as record.ParseView
+// and ParsePage would, with the same pages and the same errors, but
+// without a Record for the common line: a record.Picker takes the six
+// fields from the line in the pass that checks it (reading the records
+// was most of recrawl rank's time). Any other line (a plain URL, bytes
+// that are not UTF-8, an escaped key, bad JSON) goes the general way.
+type PageReader struct {
+	opt    *PageOptions
+	picker *record.Picker
+	rec    record.Record
+}
+
+// NewPageReader returns a PageReader with the given options.
+func NewPageReader(opt *PageOptions) *PageReader {
+	return &PageReader{opt: opt, picker: record.NewPicker("url", "host", weightField(opt), "change_rate", "last_fetch", "host_rate")}
+}
+
+// Read parses one line. A line that is not a record gives ParseView's
+// error, one that is not a page ParsePage's. URL and Host of the page may
+// be views of line (see PageInput).
+func (pr *PageReader) Read(line []byte) (PageInput, error) {
+	if pr.picker.Pick(line) {
+		var f pageFields
+		for k := range f {
+			f[k] = pr.picker.Value(k)
+		}
+		return parsePage(&f, pr.opt)
+	}
+	if err := record.ParseView(&pr.rec, line); err != nil {
+		return PageInput{}, err
+	}
+	return ParsePage(&pr.rec, pr.opt)
+}
+
 // pageHost is record.RecordHost for a url given as a view.
-func pageHost(rec *record.Record, url string) string {
-	if h, ok := rec.StringView("host"); ok && h != "" {
+func pageHost(hostRaw []byte, url string) string {
+	if h, ok := record.RawString(hostRaw); ok && h != "" {
 		return strings.ToLower(h)
 	}
 	if h, ok := plainHost(url); ok {

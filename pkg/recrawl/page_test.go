@@ -1,6 +1,7 @@
 package recrawl
 
 import (
+	"bytes"
 	"math"
 	"strings"
 	"testing"
@@ -149,4 +150,69 @@ func FuzzPlainHost(f *testing.F) {
 			t.Fatalf("plainHost(%q) = %q; urlx.Host = %q, %v", u, h, want, err)
 		}
 	})
+}
+
+// checkPageReader holds PageReader to record.Parse and ParsePage, the way
+// rank read its pages before it: the same page, or the same error, for
+// every line and both weight fields.
+func checkPageReader(t *testing.T, readers []*PageReader, line []byte) {
+	t.Helper()
+	for _, pr := range readers {
+		var want PageInput
+		rec, werr := record.Parse(line)
+		if werr == nil {
+			want, werr = ParsePage(rec, pr.opt)
+		}
+		got, err := pr.Read(line)
+		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+			t.Fatalf("%q: error %v, want %v", line, err, werr)
+		}
+		if err == nil && got != want && !(math.IsNaN(got.Tau) && math.IsNaN(want.Tau)) {
+			t.Fatalf("%q: page %+v, want %+v", line, got, want)
+		}
+	}
+}
+
+func pageReaders() []*PageReader {
+	return []*PageReader{NewPageReader(&PageOptions{Now: fuzzNow}),
+		NewPageReader(&PageOptions{Now: fuzzNow, DefaultChangeRate: 0.3, WeightField: "importance", DefaultWeight: 2})}
+}
+
+// PageReader reads the pages of scripts/recrawl-genpages.sh's kind, and
+// every line of TestParsePage's and FuzzParsePage's kinds, as ParsePage does.
+func TestPageReaderAsParsePage(t *testing.T) {
+	readers := pageReaders()
+	lines := bytes.Split(bytes.TrimSpace(genPageRecords(20_000)), []byte("\n"))
+	for _, s := range []string{
+		`{"url":"http://A.example/x","weight":2,"change_rate":"0.5","last_fetch":"2026-11-20T00:00:00Z","host_rate":10}`,
+		`{"url":"http://a.example/","change_rate":0}`, `{"url":"http://a.example/","change_rate":"NaN"}`,
+		`{"url":"http://a.example/"}`, `{"url":"http://a.example/","change_rate":1,"weight":"x"}`,
+		`{"url":"http://a.example/","change_rate":1,"last_fetch":"2027-01-01T00:00:00Z"}`,
+		`{"url":"http://a.example/","change_rate":1,"last_fetch":17}`, `{"url":"relative/path","change_rate":1}`,
+		`{"url":"http://a.example/","host":"B.Example","change_rate":1,"importance":3,"weight":4}`,
+		`{"url":"http://a.example/","change_rate":1,"change_rate":-1,"host_rate":null}`,
+		`{"url":"http://a.example/\u00e9","change_rate":1,"weight":"1e-3"}`, `{"url":"http://a.example/",}`,
+		`{"\u0075rl":"http://a.example/","change_rate":1}`, "{\"url\":\"http://a.example/\xff\",\"change_rate\":1}",
+		`http://plain.example/line`, `{"url":1}`, `   `, `{"url":"http://b.example/","change_rate":2,"last_fetch":null}`,
+	} {
+		lines = append(lines, []byte(s))
+	}
+	taken := 0
+	for _, line := range lines {
+		checkPageReader(t, readers, line)
+		if readers[0].picker.Pick(line) {
+			taken++
+		}
+	}
+	if taken < 20_000 {
+		t.Errorf("the picker took %d lines, want every generated one", taken)
+	}
+}
+
+func FuzzPageReader(f *testing.F) {
+	f.Add([]byte(`{"url":"http://a.example/x","weight":2,"change_rate":0.5,"last_fetch":"2026-11-20T00:00:00Z","host_rate":10}`))
+	f.Add([]byte(`{"url":"http://a.example/","change_rate":1,"importance":3,"host":"X"}`))
+	f.Add([]byte(`http://plain.example/line`))
+	readers := pageReaders()
+	f.Fuzz(func(t *testing.T, line []byte) { checkPageReader(t, readers, line) })
 }

@@ -208,9 +208,22 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	clikit.TrackInput(in, bar)
 	ordinal := 0
 	r := new(record.Record) // reused: the pages keep numbers and own strings only
+	// Without weights to join or a shard to keep, a page needs no record.
+	var pr *recrawl.PageReader
+	if set.weights == nil && in.Shard.N <= 1 {
+		pr = recrawl.NewPageReader(&set.opt)
+	}
 	for _, pi := range set.inputs {
 		err = in.EachLineIn(c.Context, pi.name, pi.data, func(_ string, line []byte, n int) error {
 			ordinal++
+			if pr != nil {
+				p, err := pr.Read(line)
+				if err != nil {
+					return &record.DataError{Line: n, Err: err}
+				}
+				set.add(p, ordinal, keepURLs)
+				return nil
+			}
 			if err := record.ParseView(r, line); err != nil {
 				return &record.DataError{Line: n, Err: err}
 			}
@@ -223,11 +236,7 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 			if err != nil {
 				return r.Errorf("%v", err)
 			}
-			set.ps.Add(p)
-			set.good.set(ordinal - 1)
-			if keepURLs {
-				set.urls = append(set.urls, strings.Clone(p.URL))
-			}
+			set.add(p, ordinal, keepURLs)
 			return nil
 		})
 		if err != nil {
@@ -240,6 +249,15 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 		return nil, err
 	}
 	return set, nil
+}
+
+// add keeps the page of the ordinal-th line.
+func (set *pageSet) add(p recrawl.PageInput, ordinal int, keepURL bool) {
+	set.ps.Add(p)
+	set.good.set(ordinal - 1)
+	if keepURL {
+		set.urls = append(set.urls, strings.Clone(p.URL))
+	}
 }
 
 // bitset marks the input lines (by ordinal among non-blank lines) that

@@ -1,0 +1,74 @@
+package record
+
+import (
+	"bytes"
+	"testing"
+)
+
+// pickKeys are the keys the Picker tests ask for: a duplicate, one the
+// seeds lack and "url" twice over (as a key and as the url check).
+var pickKeys = []string{"url", "n", "x", "missing", "url", "a"}
+
+// checkPick holds Pick to ParseView on one line: where Pick takes the line,
+// ParseView accepts it and every picked value is the record's Raw, byte for
+// byte; where ParseView takes a plain object with unescaped keys in valid
+// UTF-8, so does Pick.
+func checkPick(t *testing.T, p *Picker, line []byte) {
+	t.Helper()
+	var r Record
+	err := ParseView(&r, line)
+	ok := p.Pick(line)
+	if ok {
+		if err != nil {
+			t.Fatalf("Pick took %q, ParseView: %v", line, err)
+		}
+		for k, key := range pickKeys {
+			raw, has := r.Raw(key)
+			if got := p.Value(k); has != (got != nil) || !bytes.Equal(got, raw) {
+				t.Fatalf("%q: Pick's %q = %q, Raw gives %q (%v)", line, key, got, raw, has)
+			}
+		}
+		return
+	}
+	trimmed := bytes.TrimSpace(line)
+	if err == nil && !r.borrowed {
+		return // a plain URL or a line ParseView copied (not UTF-8)
+	}
+	if err == nil && len(trimmed) > 0 && trimmed[0] == '{' && !bytes.Contains(trimmed, []byte(`\`)) {
+		t.Fatalf("Pick left %q, which ParseView takes as it is", line)
+	}
+}
+
+func TestPick(t *testing.T) {
+	p := NewPicker(pickKeys...)
+	for _, s := range []string{
+		`{"url":"http://a/","n":1,"x":[1,{"url":"inner"}],"a":"b"}`,
+		` {"n":2, "url" : "u" ,"url":"second","a":{"n":3}} `,
+		`{"url":"u"}`, `{"url":"u","x":"é\u00e9"}`, `{"url":"u","a":null}`,
+		`{"url":1}`, `{"n":1}`, `{"url":"u"`, `{"url":"u"}x`, `{"url":"u","\u0061":1}`,
+		"{\"url\":\"\xff\"}", `http://plain/`, `{}`, `{"url":"u","n":01}`,
+	} {
+		checkPick(t, p, []byte(s))
+	}
+	// Taken: the common record; left: the rest, each with ParseView's word.
+	if !p.Pick([]byte(`{"url":"u","n":1}`)) || string(p.Value(1)) != "1" || p.Value(2) != nil {
+		t.Errorf("Pick of a plain record: %q %q", p.Value(1), p.Value(2))
+	}
+	for _, s := range []string{`{"url":1}`, `{"url":"u"`, `http://plain/`, `{"url":"u","\u0061":1}`, "{\"url\":\"\xff\"}"} {
+		if p.Pick([]byte(s)) {
+			t.Errorf("Pick took %q", s)
+		}
+	}
+}
+
+func FuzzPick(f *testing.F) {
+	for _, s := range []string{
+		`{"url":"http://a/","n":1,"x":[1,{"url":"inner"}],"a":"b"}`, `{"url":"u","url":"v","n":"1"}`,
+		`{ "url" : "u" , "n" : -0.5e+3 , "l" : [ "a" , "\u00e9" ] }`, `{"url":"u","\u0061":1,"a":2}`,
+		"{\"url\":\"u\",\"c\":\"\t\"}", `{"url":"u","t":tru}`, "\u00a0{\"url\":\"u\"}", `[1]`,
+	} {
+		f.Add([]byte(s))
+	}
+	p := NewPicker(pickKeys...)
+	f.Fuzz(func(t *testing.T, line []byte) { checkPick(t, p, line) })
+}
