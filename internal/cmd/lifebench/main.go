@@ -310,6 +310,22 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 		next, log = n, l
 		fmt.Fprintf(os.Stderr, "lifebench: the index build resumes at turn %d from %s\n", next, filepath.Join(snaps, checkpointDir))
 	}
+	// Else the oldest age built, with every younger one, is resumed from.
+	for i := len(ages) - 1; i >= 0 && next == 0; i-- {
+		if !built(ages[i]) || slices.ContainsFunc(ages[:i], func(age int) bool { return !built(age) }) {
+			continue
+		}
+		snap := snapshotDir(snaps, ages[i])
+		l, err := readIndexLog(filepath.Join(snap, indexLog))
+		if err != nil || len(l) == 0 || l[len(l)-1].turn != ages[i]-1 {
+			break
+		}
+		if err := copyDir(filepath.Join(snap, "index"), dir); err != nil {
+			return err
+		}
+		next, log = ages[i], l
+		fmt.Fprintf(os.Stderr, "lifebench: the index build resumes at turn %d from %s\n", next, snap)
+	}
 	for _, age := range ages {
 		if age <= next && built(age) {
 			continue

@@ -125,7 +125,8 @@ func summarize(t *testing.T, dir string) crawlSummary {
 // TestIndexBuildResumes builds the index of a crawl's ages in one run, and
 // again in a run stopped at turn 8 and started again: the second run goes
 // on from the checkpoint of turn 6, not from turn 0, and ends with the
-// same index, file for file, and the same batches.
+// same index, file for file, and the same batches. An age added later is
+// built on from the oldest age built, to the same index as a fresh build.
 func TestIndexBuildResumes(t *testing.T) {
 	cfg := crawlsim.Default()
 	cfg.Hosts, cfg.NewPerTurn, cfg.RecrawlPerTurn = 20, 30, 10
@@ -198,7 +199,23 @@ func TestIndexBuildResumes(t *testing.T) {
 			}
 		}
 	}
-	idx, err := barrel.Open(filepath.Join(snapshotDir(stopped, 12), "index"))
+	// An older age added later goes on from the oldest age built.
+	ages = append(ages, 16)
+	batches = nil
+	build(stopped)
+	if want := []int{12, 13, 14, 15}; !slices.Equal(batches, want) {
+		t.Errorf("the build to 16 turns indexed the batches from turns %v, want %v", batches, want)
+	}
+	batches = nil
+	fresh := t.TempDir()
+	build(fresh)
+	if len(batches) != 16 {
+		t.Errorf("a fresh build to 16 turns indexed %d batches", len(batches))
+	}
+	if fa, fb := indexFiles(t, filepath.Join(snapshotDir(fresh, 16), "index")), indexFiles(t, filepath.Join(snapshotDir(stopped, 16), "index")); !maps.Equal(fa, fb) {
+		t.Errorf("age 16: the index built on has files %v, a fresh build's %v", fb, fa)
+	}
+	idx, err := barrel.Open(filepath.Join(snapshotDir(stopped, 16), "index"))
 	if err != nil {
 		t.Fatal(err)
 	}
