@@ -3,7 +3,8 @@
 # hourly turns of 700 fetch records (internal/crawlsim, through the tools'
 # Go APIs), keeping a copy at each age, then times one more turn of
 # scripts/crawl-cycle.sh on a copy of each (the fetch replayed), -reps times.
-# Prints per step the fastest time and the peak memory at each age, the
+# Prints per step the median time of the -reps runs, their range, and the
+# largest peak memory at each age, the
 # growth exponent, and the oldest age against 100 turns; then, per age, the
 # index as the loop builds it (batch after batch, one a turn, or -index-turns
 # turns a batch, default merge policy): median, 95th percentile and worst

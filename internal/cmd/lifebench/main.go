@@ -78,7 +78,7 @@ func main() {
 	flag.BoolVar(&oneBatchIndex, "one-batch", true, "compare each age's index with one built in one batch from the same final pages")
 	flag.IntVar(&indexTurns, "index-turns", 1, "turns' fetches a batch of the index, built batch after batch as the loop does (1: one a turn, as the loop)")
 	keep := flag.String("keep", "", "keep the aged crawls here, one directory an age, and resume from them (default: a temporary directory, removed)")
-	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's fastest")
+	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's median and range")
 	cpuprofile := flag.String("cpuprofile", "", "write the ageing's CPU profile to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -111,11 +111,14 @@ func main() {
 
 // measure is one measured turn.
 type measure struct {
-	age   int
-	secs  map[string]float64
-	rssMB map[string]float64
-	disk  map[string]int64 // bytes of state/, index/
-	turn  float64
+	age  int
+	secs map[string]float64
+	// lo and hi are the fastest and slowest of the measured turns
+	// (summarizeRuns), per step.
+	lo, hi map[string]float64
+	rssMB  map[string]float64
+	disk   map[string]int64 // bytes of state/, index/
+	turn   float64
 }
 
 func run(ages []int, chunk, reps int, keep string) error {
@@ -156,16 +159,16 @@ func run(ages []int, chunk, reps int, keep string) error {
 	}
 	var results []measure
 	for _, age := range ages {
-		var best measure
+		var runs []measure
 		for rep := 0; rep < reps; rep++ {
 			m, err := measureTurn(root, wrapped, snapshotDir(snaps, age), filepath.Join(snaps, "measure"), cfg, age)
 			if err != nil {
 				return fmt.Errorf("the turn after %d: %w", age, err)
 			}
 			fmt.Fprintf(os.Stderr, "lifebench: age %d, run %d: turn %.2f s\n", age, rep+1, m.turn)
-			best = best.fastest(m)
+			runs = append(runs, m)
 		}
-		results = append(results, best)
+		results = append(results, summarizeRuns(runs))
 	}
 	print(results, reps)
 	fmt.Printf("\nthe index as the loop builds it, %d turn(s) a batch: per batch (adding its pages and committing, merges included) median / 95th percentile / worst of the last %d batches\n", indexTurns, indexWindow)
@@ -599,22 +602,45 @@ func indexSummary(snap string) (string, error) {
 		last[len(last)-1].segments, maxSegs, merges, mdocs, msecs, worst, wa), nil
 }
 
-// fastest keeps, per step, the shortest time and the largest peak memory
-// of two runs of the same turn: the machine's noise only adds time.
-func (m measure) fastest(o measure) measure {
-	if m.secs == nil {
-		return o
-	}
-	for s, v := range o.secs {
-		if old, ok := m.secs[s]; !ok || v < old {
-			m.secs[s] = v
+// summarizeRuns gives, per step, the median time of an age's measured turns
+// and its range, and the largest peak memory: a turn's cost is its usual
+// one, and the range shows the machine's noise and the spikes.
+func summarizeRuns(ms []measure) measure {
+	r := ms[0]
+	r.secs, r.lo, r.hi, r.rssMB = map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]float64{}
+	keys := map[string]bool{}
+	for _, m := range ms {
+		for s := range m.secs {
+			keys[s] = true
+		}
+		for s, v := range m.rssMB {
+			r.rssMB[s] = math.Max(r.rssMB[s], v)
 		}
 	}
-	for s, v := range o.rssMB {
-		m.rssMB[s] = math.Max(m.rssMB[s], v)
+	for s := range keys {
+		var v []float64
+		for _, m := range ms {
+			v = append(v, m.secs[s])
+		}
+		r.secs[s], r.lo[s], r.hi[s] = median(v), slices.Min(v), slices.Max(v)
 	}
-	m.turn = math.Min(m.turn, o.turn)
-	return m
+	var turns []float64
+	for _, m := range ms {
+		turns = append(turns, m.turn)
+	}
+	r.turn = median(turns)
+	return r
+}
+
+// median is the middle of v, or the mean of its two middle values.
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 func snapshotDir(snaps string, age int) string {
@@ -1126,8 +1152,38 @@ func du(dir string) int64 {
 	return n
 }
 
+// spread is a step's median time and, over several runs, its range.
+func spread(r measure, step string) string {
+	if r.lo[step] == r.hi[step] {
+		return fmt.Sprintf("%.2f s", r.secs[step])
+	}
+	return fmt.Sprintf("%.2f s (%.2f-%.2f)", r.secs[step], r.lo[step], r.hi[step])
+}
+
+// commit is the checkout's commit, marked when its code has changes.
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if exec.Command("git", "diff", "--quiet", "HEAD", "--", "pkg", "cmd", "internal").Run() != nil {
+		c += "+changes"
+	}
+	return c
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
 func print(rs []measure, reps int) {
-	fmt.Printf("lifebench: %s, %d cores; one turn of 700 fetch records (replayed) after each age, fastest of %d\n\n", time.Now().UTC().Format(time.RFC3339), numCPU(), reps)
+	fmt.Printf("lifebench: commit %s, %d cores, load average %s; one turn of 700 fetch records (replayed) after each age, %d runs: per step the median time (fastest-slowest) and the largest peak memory\n\n", commit(), numCPU(), loadAverage(), reps)
 	base := -1 // the age the oldest is compared with: 100 turns, as the targets say
 	for i, r := range rs[:len(rs)-1] {
 		if r.age == 100 {
@@ -1154,7 +1210,7 @@ func print(rs []measure, reps int) {
 	for _, s := range steps {
 		row := "| " + s + " |"
 		for i, r := range rs {
-			row += fmt.Sprintf(" %.2f s, %.0f MB |", r.secs[s], r.rssMB[s])
+			row += fmt.Sprintf(" %s, %.0f MB |", spread(r, s), r.rssMB[s])
 			if s != "fetch" {
 				total[i] += r.secs[s]
 			}
@@ -1189,7 +1245,7 @@ func print(rs []measure, reps int) {
 	fmt.Println(row)
 	row = "| index PageRank (every 24th turn, apart) |"
 	for _, r := range rs {
-		row += fmt.Sprintf(" %.2f s, %.0f MB |", r.secs["pagerank"], r.rssMB["pagerank"])
+		row += fmt.Sprintf(" %s, %.0f MB |", spread(r, "pagerank"), r.rssMB["pagerank"])
 	}
 	if len(rs) >= 2 {
 		row += " " + growth(rs, func(r measure) float64 { return r.secs["pagerank"] }) + " |"

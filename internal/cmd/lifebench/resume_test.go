@@ -240,3 +240,22 @@ func indexFiles(t *testing.T, dir string) map[string]int64 {
 	}
 	return m
 }
+
+// TestSummarizeRuns: a step's time is the median of the runs with their
+// range, and its memory the largest peak, so that one slow run shows as a
+// spread instead of being hidden or taken for the usual cost.
+func TestSummarizeRuns(t *testing.T) {
+	run := func(idx, rss, turn float64) measure {
+		return measure{age: 100, secs: map[string]float64{"index": idx}, rssMB: map[string]float64{"index": rss}, turn: turn}
+	}
+	r := summarizeRuns([]measure{run(0.5, 80, 2), run(4.0, 60, 9), run(0.4, 70, 1)})
+	if r.secs["index"] != 0.5 || r.lo["index"] != 0.4 || r.hi["index"] != 4.0 || r.rssMB["index"] != 80 || r.turn != 2 {
+		t.Errorf("summary %+v", r)
+	}
+	if got, want := spread(r, "index"), "0.50 s (0.40-4.00)"; got != want {
+		t.Errorf("spread %q, want %q", got, want)
+	}
+	if m := median([]float64{3, 1, 4, 2}); m != 2.5 {
+		t.Errorf("median of 4 values %v, want 2.5", m)
+	}
+}
