@@ -76,7 +76,8 @@ for n in $counts; do
 			echo $(($(cat "$tmp/rss") / 1024)) >> "$tmp/rss-$v"
 		done
 		eval "rss_$v=\$(median_range < "$tmp/rss-$v")"
+		eval "med_$v=\$(median_range < "$tmp/rss-$v" | cut -d' ' -f1)"
 	done
-	echo "$n bombs: peak RSS MB, median (range) of $runs runs: base $rss_old, this tree $rss_new; errors: $(grep -o '"error":"[a-z_]*' "$tmp/out-new" | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
+	echo "$n bombs: peak RSS MB, median (range) of $runs runs: base $rss_old, this tree $rss_new ($(awk "BEGIN{printf \"%.2f\", $med_new/$med_old}")x); errors: $(grep -o '"error":"[a-z_]*' "$tmp/out-new" | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
