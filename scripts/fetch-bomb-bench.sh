@@ -6,11 +6,19 @@
 #
 #   scripts/fetch-bomb-bench.sh            # N = 1, 3, 6
 #   BASE=7b4c22c scripts/fetch-bomb-bench.sh 6
-# Usage: [BASE=REV] scripts/fetch-bomb-bench.sh [N...]
+# Each fetch runs RUNS times (default 3, at least 3): the median peak RSS
+# and its range.
+# Usage: [BASE=REV] [RUNS=N] scripts/fetch-bomb-bench.sh [N...]
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -eu
 cd "$(dirname "$0")/.."
 base=${BASE:-main}
+runs=${RUNS:-3}
+[ "$runs" -ge 3 ] || { echo "RUNS must be at least 3" >&2; exit 2; }
+# median_range prints the median of the numbers on stdin, one a line, and their range.
+median_range() {
+	sort -n | awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%g (%g-%g)", m, v[1], v[NR]}'
+}
 counts=${*:-1 3 6}
 tmp=$(mktemp -d)
 trap 'kill $server 2>/dev/null || true; rm -rf "$tmp"' EXIT
@@ -49,6 +57,7 @@ python3 "$tmp/server.py" "$tmp/bomb.gz" > "$tmp/port" &
 server=$!
 while [ ! -s "$tmp/port" ]; do sleep 0.1; done
 port=$(cat "$tmp/port")
+echo "commit $(git rev-parse --short HEAD), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
 echo "bomb: $(stat -c %s "$tmp/bomb.gz") bytes gzipped, 1 GiB decoded; base $base ($(git rev-parse --short "$base"))"
 for n in $counts; do
 	: > "$tmp/urls"
@@ -61,8 +70,14 @@ for n in $counts; do
 		# --queue-by host where the flag exists: each bomb on its own queue, all at once.
 		extra=""
 		[ $v = new ] && extra="--queue-by host"
-		/usr/bin/time -f %M -o "$tmp/rss" "$tmp/fetch-$v" --allow-private --delay 0 --quiet $extra $resolve "$tmp/urls" > "$tmp/out-$v"
-		eval "rss_$v=\$(( \$(cat "$tmp/rss") / 1024 ))"
+		: > "$tmp/rss-$v"
+		for _ in $(seq "$runs"); do
+			/usr/bin/time -f %M -o "$tmp/rss" "$tmp/fetch-$v" --allow-private --delay 0 --quiet $extra $resolve "$tmp/urls" > "$tmp/out-$v"
+			echo $(($(cat "$tmp/rss") / 1024)) >> "$tmp/rss-$v"
+		done
+		eval "rss_$v=\$(median_range < "$tmp/rss-$v")"
+		eval "med_$v=\$(median_range < "$tmp/rss-$v" | cut -d' ' -f1)"
 	done
-	echo "$n bombs: peak RSS base $rss_old MB, this tree $rss_new MB ($(awk "BEGIN{printf \"%.2f\", $rss_new/$rss_old}")x); errors: $(grep -o '"error":"[a-z_]*' "$tmp/out-new" | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
+	echo "$n bombs: peak RSS MB, median (range) of $runs runs: base $rss_old, this tree $rss_new ($(awk "BEGIN{printf \"%.2f\", $med_new/$med_old}")x); errors: $(grep -o '"error":"[a-z_]*' "$tmp/out-new" | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

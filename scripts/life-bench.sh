@@ -3,7 +3,8 @@
 # hourly turns of 700 fetch records (internal/crawlsim, through the tools'
 # Go APIs), keeping a copy at each age, then times one more turn of
 # scripts/crawl-cycle.sh on a copy of each (the fetch replayed), -reps times.
-# Prints per step the fastest time and the peak memory at each age, the
+# Prints per step the median time of the -reps runs, their range, and the
+# largest peak memory at each age, the
 # growth exponent, and the oldest age against 100 turns; then, per age, the
 # index as the loop builds it (batch after batch, one a turn, or -index-turns
 # turns a batch, default merge policy): median, 95th percentile and worst
@@ -13,7 +14,8 @@
 # load average. A year's ageing takes hours on a
 # 2-core machine; -keep DIR keeps the aged copies (tens of GB for a year), a
 # killed run started again with the same DIR, -ages and -chunk resumes its
-# ageing where it stopped, and a run whose ages are all kept only measures.
+# ageing where it stopped and its index build from its last checkpoint
+# (every 240 batches), and a run whose ages are all kept only measures.
 # -ages 10,100,1000 is the quick form.
 # Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-reps 3] [-one-batch=true] [-keep DIR]
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac

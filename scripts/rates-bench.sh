@@ -8,8 +8,9 @@
 # own copy of the web, all at once on one virtual clock. Prints the README's
 # table: time-averaged true weighted freshness after the warm-up, 503s
 # received, pages per host per virtual hour, most requests a host received
-# within one virtual second. Takes about 6 minutes.
-# Usage: scripts/rates-bench.sh [-turns 24] [-warmup 8] [-n 60] [-speed 5] [-seed 1] [-v]
+# within one virtual second; -runs times (default 3), as median and range.
+# Takes about 5 minutes a run of 24 turns.
+# Usage: scripts/rates-bench.sh [-turns 24] [-warmup 8] [-n 60] [-speed 5] [-seed 1] [-runs 3] [-v]
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -28,7 +28,9 @@
 // A year's ageing takes an hour or more: with -keep, a run that is killed
 // or stopped resumes where it was, in place (the crawl directory records
 // the turns it has aged, and each tool applies a batch once), so it can
-// span several runs; run it again with the same -ages and -chunk.
+// span several runs; run it again with the same -ages and -chunk. The
+// index build, hours for a year, resumes from its last checkpoint (every
+// 240 batches and each age; see checkpointDir).
 package main
 
 import (
@@ -76,7 +78,7 @@ func main() {
 	flag.BoolVar(&oneBatchIndex, "one-batch", true, "compare each age's index with one built in one batch from the same final pages")
 	flag.IntVar(&indexTurns, "index-turns", 1, "turns' fetches a batch of the index, built batch after batch as the loop does (1: one a turn, as the loop)")
 	keep := flag.String("keep", "", "keep the aged crawls here, one directory an age, and resume from them (default: a temporary directory, removed)")
-	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's fastest")
+	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's median and range")
 	cpuprofile := flag.String("cpuprofile", "", "write the ageing's CPU profile to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -109,11 +111,14 @@ func main() {
 
 // measure is one measured turn.
 type measure struct {
-	age   int
-	secs  map[string]float64
-	rssMB map[string]float64
-	disk  map[string]int64 // bytes of state/, index/
-	turn  float64
+	age  int
+	secs map[string]float64
+	// lo and hi are the fastest and slowest of the measured turns
+	// (summarizeRuns), per step.
+	lo, hi map[string]float64
+	rssMB  map[string]float64
+	disk   map[string]int64 // bytes of state/, index/
+	turn   float64
 }
 
 func run(ages []int, chunk, reps int, keep string) error {
@@ -154,16 +159,16 @@ func run(ages []int, chunk, reps int, keep string) error {
 	}
 	var results []measure
 	for _, age := range ages {
-		var best measure
+		var runs []measure
 		for rep := 0; rep < reps; rep++ {
 			m, err := measureTurn(root, wrapped, snapshotDir(snaps, age), filepath.Join(snaps, "measure"), cfg, age)
 			if err != nil {
 				return fmt.Errorf("the turn after %d: %w", age, err)
 			}
 			fmt.Fprintf(os.Stderr, "lifebench: age %d, run %d: turn %.2f s\n", age, rep+1, m.turn)
-			best = best.fastest(m)
+			runs = append(runs, m)
 		}
-		results = append(results, best)
+		results = append(results, summarizeRuns(runs))
 	}
 	print(results, reps)
 	fmt.Printf("\nthe index as the loop builds it, %d turn(s) a batch: per batch (adding its pages and committing, merges included) median / 95th percentile / worst of the last %d batches\n", indexTurns, indexWindow)
@@ -281,15 +286,13 @@ type indexCommit struct {
 // writes each age's batches to lifebench-index-turns.tsv in the copy.
 func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 	want := func(age int) string {
-		return fmt.Sprintf("batch after batch, %d turns a batch, %d turns, index format %d\n", indexTurns, age, barrel.Format)
+		return fmt.Sprintf("%s, %d turns\n", buildKey(), age)
 	}
-	missing := false
-	for _, age := range ages {
-		if b, err := os.ReadFile(filepath.Join(snapshotDir(snaps, age), indexMark)); err != nil || string(b) != want(age) {
-			missing = true
-		}
+	built := func(age int) bool {
+		b, err := os.ReadFile(filepath.Join(snapshotDir(snaps, age), indexMark))
+		return err == nil && string(b) == want(age)
 	}
-	if !missing {
+	if !slices.ContainsFunc(ages, func(age int) bool { return !built(age) }) {
 		return nil
 	}
 	dir := filepath.Join(snaps, "index.build")
@@ -300,15 +303,54 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 	var log []indexCommit
 	t0 := time.Now()
 	next := 0
+	// A checkpoint resumes the build if every age it has passed is built.
+	if n, l, err := readCheckpoint(snaps); err != nil {
+		fmt.Fprintf(os.Stderr, "lifebench: the index build starts from turn 0: %v\n", err)
+	} else if n > 0 && !slices.ContainsFunc(ages, func(age int) bool { return age < n && !built(age) }) {
+		if err := linkIndex(filepath.Join(snaps, checkpointDir, "index"), dir); err != nil {
+			return err
+		}
+		next, log = n, l
+		fmt.Fprintf(os.Stderr, "lifebench: the index build resumes at turn %d from %s\n", next, filepath.Join(snaps, checkpointDir))
+	}
+	// Else the oldest age built, with every younger one, is resumed from.
+	for i := len(ages) - 1; i >= 0 && next == 0; i-- {
+		if !built(ages[i]) || slices.ContainsFunc(ages[:i], func(age int) bool { return !built(age) }) {
+			continue
+		}
+		snap := snapshotDir(snaps, ages[i])
+		l, err := readIndexLog(filepath.Join(snap, indexLog))
+		if err != nil || len(l) == 0 || l[len(l)-1].turn != ages[i]-1 {
+			break
+		}
+		if err := copyDir(filepath.Join(snap, "index"), dir); err != nil {
+			return err
+		}
+		next, log = ages[i], l
+		fmt.Fprintf(os.Stderr, "lifebench: the index build resumes at turn %d from %s\n", next, snap)
+	}
 	for _, age := range ages {
+		if age <= next && built(age) {
+			continue
+		}
 		for next < age {
 			upto := min(age, next+indexTurns)
+			if beforeBatch != nil {
+				if err := beforeBatch(next); err != nil {
+					return err
+				}
+			}
 			c, err := indexBatch(dir, cfg, next, upto)
 			if err != nil {
 				return fmt.Errorf("the index batch of turns %d-%d: %w", next, upto-1, err)
 			}
 			log = append(log, c)
 			next = upto
+			if len(log)%checkpointEvery == 0 && next < age {
+				if err := writeCheckpoint(snaps, dir, log, next); err != nil {
+					return err
+				}
+			}
 		}
 		snap := snapshotDir(snaps, age)
 		if err := os.RemoveAll(filepath.Join(snap, "index")); err != nil {
@@ -317,24 +359,125 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 		if err := copyDir(dir, filepath.Join(snap, "index")); err != nil {
 			return err
 		}
-		var tsv strings.Builder
-		tsv.WriteString("turn\tcpu_s\twall_s\tmerged\tmerged_docs\tmerge_s\tsegments\tpages\tsegment_docs\tindex_bytes\n")
-		for _, c := range log {
-			fmt.Fprintf(&tsv, "%d\t%.3f\t%.3f\t%d\t%d\t%.3f\t%d\t%d\t%d\t%d\n", c.turn, c.cpu, c.wall, c.merged, c.mdocs, c.mergeSecs, c.segments, c.pages, c.segDocs, c.bytes)
-		}
-		if err := os.WriteFile(filepath.Join(snap, indexLog), []byte(tsv.String()), 0o644); err != nil {
+		if err := writeFileAtomic(filepath.Join(snap, indexLog), indexLogTSV(log)); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "lifebench: indexed %d turns in %d batches in %.0f s\n", age, len(log), time.Since(t0).Seconds())
-		mark := filepath.Join(snap, indexMark)
-		if err := os.WriteFile(mark+".new", []byte(want(age)), 0o644); err != nil {
+		if err := writeFileAtomic(filepath.Join(snap, indexMark), []byte(want(age))); err != nil {
 			return err
 		}
-		if err := os.Rename(mark+".new", mark); err != nil {
-			return err
+		if age < ages[len(ages)-1] {
+			if err := writeCheckpoint(snaps, dir, log, next); err != nil {
+				return err
+			}
 		}
 	}
-	return nil
+	return os.RemoveAll(filepath.Join(snaps, checkpointDir))
+}
+
+// buildKey names how the index is built; a checkpoint or a copy's index
+// made otherwise is not resumed from.
+func buildKey() string {
+	return fmt.Sprintf("batch after batch, %d turns a batch, index format %d", indexTurns, barrel.Format)
+}
+
+// A year's index build takes hours: every checkpointEvery batches, and at
+// each age, the build is kept in checkpointDir (its files hard-linked, as
+// the measured copies are, see linkCopy: the build only appends to the
+// files it shares with the checkpoint, and opening the checkpoint cuts
+// them back to the lengths its MANIFEST commits), with its batches so far
+// and the turn it has reached, so that a killed run resumes it there.
+const checkpointDir = "index.checkpoint"
+
+var checkpointEvery = 240 // a variable for the tests
+
+// beforeBatch, when set, runs before each index batch (the tests stop a
+// build with it).
+var beforeBatch func(from int) error
+
+// writeCheckpoint replaces the checkpoint with the build in dir, which has
+// indexed the turns before next.
+func writeCheckpoint(snaps, dir string, log []indexCommit, next int) error {
+	ck := filepath.Join(snaps, checkpointDir)
+	part := ck + ".part"
+	if err := os.RemoveAll(part); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		return err
+	}
+	if err := linkIndex(dir, filepath.Join(part, "index")); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(part, indexLog), indexLogTSV(log), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(part, indexMark), fmt.Appendf(nil, "%s\nnext %d\n", buildKey(), next), 0o644); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(ck); err != nil {
+		return err
+	}
+	return os.Rename(part, ck)
+}
+
+// readCheckpoint returns the turn a kept build has reached and its
+// batches; 0 when there is none, or it was built otherwise.
+func readCheckpoint(snaps string) (int, []indexCommit, error) {
+	ck := filepath.Join(snaps, checkpointDir)
+	b, err := os.ReadFile(filepath.Join(ck, indexMark))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	key, rest, _ := strings.Cut(string(b), "\n")
+	if key != buildKey() {
+		return 0, nil, nil
+	}
+	var next int
+	if _, err := fmt.Sscanf(rest, "next %d", &next); err != nil {
+		return 0, nil, fmt.Errorf("%s: %v", filepath.Join(ck, indexMark), err)
+	}
+	log, err := readIndexLog(filepath.Join(ck, indexLog))
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(log) == 0 || log[len(log)-1].turn != next-1 {
+		return 0, nil, fmt.Errorf("%s: its batches do not reach turn %d", ck, next-1)
+	}
+	return next, log, nil
+}
+
+// indexLogTSV is the batches' table, as written to indexLog.
+func indexLogTSV(log []indexCommit) []byte {
+	var tsv bytes.Buffer
+	tsv.WriteString("turn\tcpu_s\twall_s\tmerged\tmerged_docs\tmerge_s\tsegments\tpages\tsegment_docs\tindex_bytes\n")
+	for _, c := range log {
+		fmt.Fprintf(&tsv, "%d\t%.3f\t%.3f\t%d\t%d\t%.3f\t%d\t%d\t%d\t%d\n", c.turn, c.cpu, c.wall, c.merged, c.mdocs, c.mergeSecs, c.segments, c.pages, c.segDocs, c.bytes)
+	}
+	return tsv.Bytes()
+}
+
+// readIndexLog reads an indexLog table back.
+func readIndexLog(path string) ([]indexCommit, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var cs []indexCommit
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if i == 0 {
+			continue
+		}
+		var c indexCommit
+		if n, err := fmt.Sscanf(line, "%d\t%f\t%f\t%d\t%d\t%f\t%d\t%d\t%d\t%d", &c.turn, &c.cpu, &c.wall, &c.merged, &c.mdocs, &c.mergeSecs, &c.segments, &c.pages, &c.segDocs, &c.bytes); err != nil && n < 8 { // 8 columns: a copy kept before segment_docs and index_bytes
+			return nil, fmt.Errorf("%s line %d: %v", path, i+1, err)
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
 }
 
 // oneBatchIndex compares each age's index with one built in one batch.
@@ -420,20 +563,9 @@ func cpuSeconds() float64 {
 // percentile and worst CPU and wall seconds of its last indexWindow
 // batches, and the merges over its whole life.
 func indexSummary(snap string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(snap, indexLog))
+	cs, err := readIndexLog(filepath.Join(snap, indexLog))
 	if err != nil {
 		return "", err
-	}
-	var cs []indexCommit
-	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if i == 0 {
-			continue
-		}
-		var c indexCommit
-		if n, err := fmt.Sscanf(line, "%d\t%f\t%f\t%d\t%d\t%f\t%d\t%d\t%d\t%d", &c.turn, &c.cpu, &c.wall, &c.merged, &c.mdocs, &c.mergeSecs, &c.segments, &c.pages, &c.segDocs, &c.bytes); err != nil && n < 8 { // 8 columns: a copy kept before segment_docs and index_bytes
-			return "", fmt.Errorf("%s line %d: %v", indexLog, i+1, err)
-		}
-		cs = append(cs, c)
 	}
 	if len(cs) == 0 {
 		return "", fmt.Errorf("%s: no batches", indexLog)
@@ -470,22 +602,45 @@ func indexSummary(snap string) (string, error) {
 		last[len(last)-1].segments, maxSegs, merges, mdocs, msecs, worst, wa), nil
 }
 
-// fastest keeps, per step, the shortest time and the largest peak memory
-// of two runs of the same turn: the machine's noise only adds time.
-func (m measure) fastest(o measure) measure {
-	if m.secs == nil {
-		return o
-	}
-	for s, v := range o.secs {
-		if old, ok := m.secs[s]; !ok || v < old {
-			m.secs[s] = v
+// summarizeRuns gives, per step, the median time of an age's measured turns
+// and its range, and the largest peak memory: a turn's cost is its usual
+// one, and the range shows the machine's noise and the spikes.
+func summarizeRuns(ms []measure) measure {
+	r := ms[0]
+	r.secs, r.lo, r.hi, r.rssMB = map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]float64{}
+	keys := map[string]bool{}
+	for _, m := range ms {
+		for s := range m.secs {
+			keys[s] = true
+		}
+		for s, v := range m.rssMB {
+			r.rssMB[s] = math.Max(r.rssMB[s], v)
 		}
 	}
-	for s, v := range o.rssMB {
-		m.rssMB[s] = math.Max(m.rssMB[s], v)
+	for s := range keys {
+		var v []float64
+		for _, m := range ms {
+			v = append(v, m.secs[s])
+		}
+		r.secs[s], r.lo[s], r.hi[s] = median(v), slices.Min(v), slices.Max(v)
 	}
-	m.turn = math.Min(m.turn, o.turn)
-	return m
+	var turns []float64
+	for _, m := range ms {
+		turns = append(turns, m.turn)
+	}
+	r.turn = median(turns)
+	return r
+}
+
+// median is the middle of v, or the mean of its two middle values.
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 func snapshotDir(snaps string, age int) string {
@@ -565,8 +720,13 @@ func readProgress(crawl string) (progress, error) {
 // writeProgress records the turns aged, beside and renamed so that a kill
 // leaves the old or the new count, never a torn one.
 func writeProgress(crawl string, p progress) error {
-	name := filepath.Join(crawl, progressName)
-	if err := os.WriteFile(name+".new", fmt.Appendf(nil, "%d %d\n", p.turns, p.chunk), 0o644); err != nil {
+	return writeFileAtomic(filepath.Join(crawl, progressName), fmt.Appendf(nil, "%d %d\n", p.turns, p.chunk))
+}
+
+// writeFileAtomic writes name beside and renames it, so that a kill leaves
+// the old or the new file, never a torn one.
+func writeFileAtomic(name string, b []byte) error {
+	if err := os.WriteFile(name+".new", b, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(name+".new", name)
@@ -603,6 +763,18 @@ func restoreIndex(dir string) error {
 // linkCopy copies the crawl directory from to to, linking the index's
 // files but MANIFEST and LOCK.
 func linkCopy(from, to string) error {
+	return linkFiles(from, to, func(p string) bool { return filepath.Base(filepath.Dir(p)) == "index" })
+}
+
+// linkIndex copies the index directory from to to, linking its files but
+// MANIFEST and LOCK.
+func linkIndex(from, to string) error {
+	return linkFiles(from, to, func(string) bool { return true })
+}
+
+// linkFiles copies the directory from to to, linking the files inIndex
+// says are an index's, but MANIFEST and LOCK.
+func linkFiles(from, to string, inIndex func(path string) bool) error {
 	os.RemoveAll(to)
 	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -613,7 +785,7 @@ func linkCopy(from, to string) error {
 		if d.IsDir() {
 			return os.MkdirAll(dst, 0o755)
 		}
-		if filepath.Base(filepath.Dir(p)) == "index" && d.Name() != "MANIFEST" && d.Name() != "LOCK" {
+		if inIndex(p) && d.Name() != "MANIFEST" && d.Name() != "LOCK" {
 			return os.Link(p, dst)
 		}
 		return copyFile(p, dst)
@@ -980,8 +1152,38 @@ func du(dir string) int64 {
 	return n
 }
 
+// spread is a step's median time and, over several runs, its range.
+func spread(r measure, step string) string {
+	if r.lo[step] == r.hi[step] {
+		return fmt.Sprintf("%.2f s", r.secs[step])
+	}
+	return fmt.Sprintf("%.2f s (%.2f-%.2f)", r.secs[step], r.lo[step], r.hi[step])
+}
+
+// commit is the checkout's commit, marked when its code has changes.
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if exec.Command("git", "diff", "--quiet", "HEAD", "--", "pkg", "cmd", "internal").Run() != nil {
+		c += "+changes"
+	}
+	return c
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
 func print(rs []measure, reps int) {
-	fmt.Printf("lifebench: %s, %d cores; one turn of 700 fetch records (replayed) after each age, fastest of %d\n\n", time.Now().UTC().Format(time.RFC3339), numCPU(), reps)
+	fmt.Printf("lifebench: commit %s, %d cores, load average %s; one turn of 700 fetch records (replayed) after each age, %d runs: per step the median time (fastest-slowest) and the largest peak memory\n\n", commit(), numCPU(), loadAverage(), reps)
 	base := -1 // the age the oldest is compared with: 100 turns, as the targets say
 	for i, r := range rs[:len(rs)-1] {
 		if r.age == 100 {
@@ -1008,7 +1210,7 @@ func print(rs []measure, reps int) {
 	for _, s := range steps {
 		row := "| " + s + " |"
 		for i, r := range rs {
-			row += fmt.Sprintf(" %.2f s, %.0f MB |", r.secs[s], r.rssMB[s])
+			row += fmt.Sprintf(" %s, %.0f MB |", spread(r, s), r.rssMB[s])
 			if s != "fetch" {
 				total[i] += r.secs[s]
 			}
@@ -1043,7 +1245,7 @@ func print(rs []measure, reps int) {
 	fmt.Println(row)
 	row = "| index PageRank (every 24th turn, apart) |"
 	for _, r := range rs {
-		row += fmt.Sprintf(" %.2f s, %.0f MB |", r.secs["pagerank"], r.rssMB["pagerank"])
+		row += fmt.Sprintf(" %s, %.0f MB |", spread(r, "pagerank"), r.rssMB["pagerank"])
 	}
 	if len(rs) >= 2 {
 		row += " " + growth(rs, func(r measure) float64 { return r.secs["pagerank"] }) + " |"

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/sekitei/crawlkit/internal/crawlsim"
@@ -116,4 +120,142 @@ func summarize(t *testing.T, dir string) crawlSummary {
 	s.indexDocs, s.indexBatch = idx.Docs(), m.LastBatch
 	idx.Close()
 	return s
+}
+
+// TestIndexBuildResumes builds the index of a crawl's ages in one run, and
+// again in a run stopped at turn 8 and started again: the second run goes
+// on from the checkpoint of turn 6, not from turn 0, and ends with the
+// same index, file for file, and the same batches. An age added later is
+// built on from the oldest age built, to the same index as a fresh build.
+func TestIndexBuildResumes(t *testing.T) {
+	cfg := crawlsim.Default()
+	cfg.Hosts, cfg.NewPerTurn, cfg.RecrawlPerTurn = 20, 30, 10
+	ages := []int{4, 12}
+	defer func(n int) { checkpointEvery, beforeBatch = n, nil }(checkpointEvery)
+	checkpointEvery = 3
+
+	build := func(snaps string) {
+		t.Helper()
+		for _, age := range ages {
+			if err := os.MkdirAll(snapshotDir(snaps, age), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := indexAges(snaps, cfg, ages); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole := t.TempDir()
+	build(whole)
+
+	stopped := t.TempDir()
+	var batches []int
+	stop := true
+	beforeBatch = func(from int) error {
+		batches = append(batches, from)
+		if from == 8 && stop {
+			return errors.New("stopped")
+		}
+		return nil
+	}
+	for _, age := range ages {
+		if err := os.MkdirAll(snapshotDir(stopped, age), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := indexAges(stopped, cfg, ages); err == nil {
+		t.Fatal("the stopped build did not stop")
+	}
+	if n, _, err := readCheckpoint(stopped); err != nil || n != 6 {
+		t.Fatalf("checkpoint at turn %d (%v), want 6", n, err)
+	}
+	batches, stop = nil, false
+	build(stopped)
+	if want := []int{6, 7, 8, 9, 10, 11}; !slices.Equal(batches, want) {
+		t.Errorf("the resumed build indexed the batches from turns %v, want %v", batches, want)
+	}
+	if _, err := os.Stat(filepath.Join(stopped, checkpointDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the finished build left its checkpoint: %v", err)
+	}
+	for _, age := range ages {
+		a, b := filepath.Join(snapshotDir(whole, age), "index"), filepath.Join(snapshotDir(stopped, age), "index")
+		if fa, fb := indexFiles(t, a), indexFiles(t, b); !maps.Equal(fa, fb) {
+			t.Errorf("age %d: the resumed index has files %v, the whole build's %v", age, fb, fa)
+		}
+		la, err := readIndexLog(filepath.Join(snapshotDir(whole, age), indexLog))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb, err := readIndexLog(filepath.Join(snapshotDir(stopped, age), indexLog))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(la) != len(lb) {
+			t.Fatalf("age %d: %d batches logged, the whole build %d", age, len(lb), len(la))
+		}
+		for i := range la {
+			if la[i].turn != lb[i].turn || la[i].pages != lb[i].pages || la[i].segments != lb[i].segments || la[i].bytes != lb[i].bytes {
+				t.Errorf("age %d, batch %d: resumed %+v, whole %+v", age, i, lb[i], la[i])
+			}
+		}
+	}
+	// An older age added later goes on from the oldest age built.
+	ages = append(ages, 16)
+	batches = nil
+	build(stopped)
+	if want := []int{12, 13, 14, 15}; !slices.Equal(batches, want) {
+		t.Errorf("the build to 16 turns indexed the batches from turns %v, want %v", batches, want)
+	}
+	batches = nil
+	fresh := t.TempDir()
+	build(fresh)
+	if len(batches) != 16 {
+		t.Errorf("a fresh build to 16 turns indexed %d batches", len(batches))
+	}
+	if fa, fb := indexFiles(t, filepath.Join(snapshotDir(fresh, 16), "index")), indexFiles(t, filepath.Join(snapshotDir(stopped, 16), "index")); !maps.Equal(fa, fb) {
+		t.Errorf("age 16: the index built on has files %v, a fresh build's %v", fb, fa)
+	}
+	idx, err := barrel.Open(filepath.Join(snapshotDir(stopped, 16), "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	if err := idx.Verify(); err != nil {
+		t.Errorf("the resumed index: %v", err)
+	}
+}
+
+// indexFiles maps an index directory's files to their sizes.
+func indexFiles(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]int64{}
+	for _, e := range es {
+		if fi, err := e.Info(); err == nil && e.Name() != "LOCK" {
+			m[e.Name()] = fi.Size()
+		}
+	}
+	return m
+}
+
+// TestSummarizeRuns: a step's time is the median of the runs with their
+// range, and its memory the largest peak, so that one slow run shows as a
+// spread instead of being hidden or taken for the usual cost.
+func TestSummarizeRuns(t *testing.T) {
+	run := func(idx, rss, turn float64) measure {
+		return measure{age: 100, secs: map[string]float64{"index": idx}, rssMB: map[string]float64{"index": rss}, turn: turn}
+	}
+	r := summarizeRuns([]measure{run(0.5, 80, 2), run(4.0, 60, 9), run(0.4, 70, 1)})
+	if r.secs["index"] != 0.5 || r.lo["index"] != 0.4 || r.hi["index"] != 4.0 || r.rssMB["index"] != 80 || r.turn != 2 {
+		t.Errorf("summary %+v", r)
+	}
+	if got, want := spread(r, "index"), "0.50 s (0.40-4.00)"; got != want {
+		t.Errorf("spread %q, want %q", got, want)
+	}
+	if m := median([]float64{3, 1, 4, 2}); m != 2.5 {
+		t.Errorf("median of 4 values %v, want 2.5", m)
+	}
 }

@@ -2,11 +2,13 @@
 // web: the loop of this checkout and the loop of an older revision, each with
 // its own tools, over the same number of turns of the same budget on the same
 // evolving web (internal/sitegen re-rendered a day later every DayEvery
-// turns, with the turn's clock, NOW, moving six hours a turn). It prints a
-// Markdown table per turn group: distinct pages fetched, recrawls, URLs
-// tried, and wall time per turn.
+// turns, with the turn's clock, NOW, moving six hours a turn), -runs times
+// from the start. It prints, under the commit and the machine's load
+// average, a Markdown table: per loop the median and range over the runs
+// of distinct pages fetched, recrawls and URLs tried, and the wall time of
+// a turn over every turn of every run: median, 95th percentile and worst.
 //
-//	go run ./internal/cmd/loopbench [-old REV] [-turns 12] [-port 18100]
+//	go run ./internal/cmd/loopbench [-old REV] [-turns 12] [-runs 3] [-port 18100]
 //
 // The older revision is checked out into a temporary git worktree; the
 // script's crawl.conf sets both the older settings (FRONTIER_N, RECRAWL_N)
@@ -21,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,8 +36,13 @@ func main() {
 	turns := flag.Int("turns", 12, "turns of each loop")
 	dayEvery := flag.Int("day-every", 4, "turns per day of the generated web")
 	port := flag.Int("port", 18100, "first port to try for the web server")
+	runs := flag.Int("runs", 3, "runs of both loops from the start (at least 3)")
 	flag.Parse()
-	if err := run(*old, *turns, *dayEvery, *port); err != nil {
+	if *runs < 3 {
+		fmt.Fprintln(os.Stderr, "loopbench: -runs must be at least 3")
+		os.Exit(2)
+	}
+	if err := run(*old, *turns, *dayEvery, *port, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "loopbench:", err)
 		os.Exit(1)
 	}
@@ -45,9 +53,12 @@ type loop struct {
 	perTurn                []time.Duration
 	fetched, distinct      []int // per turn: records, new pages with status 2xx
 	recrawls               []int // per turn: URLs fetched in an earlier turn too
+	// over the runs: each run's sums of the above, every turn's time
+	runFetched, runDistinct, runRecrawls []float64
+	turnSecs                             []float64
 }
 
-func run(oldRev string, turns, dayEvery, port int) error {
+func run(oldRev string, turns, dayEvery, port, runs int) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -96,7 +107,39 @@ func run(oldRev string, turns, dayEvery, port int) error {
 	}
 	defer exec.Command(filepath.Join(root, "scripts/serve-site.sh"), "stop", nginx).Run()
 	start := time.Now().UTC().Truncate(time.Hour)
+	for r := 0; r < runs; r++ {
+		if r > 0 {
+			if err := serve(0); err != nil {
+				return err
+			}
+		}
+		if err := crawlRun(loops, site, start, turns, dayEvery, serve); err != nil {
+			return err
+		}
+		for _, l := range loops {
+			if err := l.count(); err != nil {
+				return err
+			}
+			l.endRun()
+			fmt.Fprintf(os.Stderr, "loopbench: run %d, %s: %.0f pages, mean turn %.2f s\n", r+1, l.name, l.runDistinct[r], mean(l.turnSecs[len(l.turnSecs)-turns:]))
+		}
+	}
+	fmt.Printf("loopbench: commit %s, load average %s (1, 5, 15 min), %d runs of %d turns of 700 URLs over the generated web (%d hosts), NOW +6 h a turn, the web a day older every %d turns\n\n",
+		commit(), loadAverage(), runs, turns, len(cfg.Hosts), dayEvery)
+	fmt.Println("| loop | pages fetched (distinct, 2xx), median (range) | recrawls | URLs tried | time a turn: median / 95th percentile / worst |")
+	fmt.Println("|---|---|---|---|---|")
 	for _, l := range loops {
+		fmt.Printf("| %s | %s | %s | %s | %.2f / %.2f / %.2f s |\n", l.name, spread(l.runDistinct), spread(l.runRecrawls), spread(l.runFetched),
+			percentile(l.turnSecs, 0.5), percentile(l.turnSecs, 0.95), slices.Max(l.turnSecs))
+	}
+	return nil
+}
+
+// crawlRun runs both loops from an empty crawl directory for turns turns,
+// each turn one after the other on the same web.
+func crawlRun(loops []*loop, site string, start time.Time, turns, dayEvery int, serve func(day int) error) error {
+	for _, l := range loops {
+		os.RemoveAll(l.crawl)
 		os.MkdirAll(l.crawl, 0o755)
 		for _, f := range []string{"seeds.txt", "good.txt"} {
 			data, err := os.ReadFile(filepath.Join(site, f))
@@ -105,6 +148,7 @@ func run(oldRev string, turns, dayEvery, port int) error {
 			}
 			os.WriteFile(filepath.Join(l.crawl, f), data, 0o644)
 		}
+		l.perTurn, l.fetched, l.distinct, l.recrawls = nil, nil, nil, nil
 	}
 	for turn := 0; turn < turns; turn++ {
 		if turn > 0 && turn%dayEvery == 0 {
@@ -134,28 +178,64 @@ NOW=%s
 			}
 		}
 	}
-	for _, l := range loops {
-		if err := l.count(); err != nil {
-			return err
-		}
-	}
-	fmt.Printf("loopbench: %s, %d turns of 700 URLs over the generated web (%d hosts), NOW +6 h a turn, the web a day older every %d turns\n\n",
-		time.Now().UTC().Format(time.RFC3339), turns, len(cfg.Hosts), dayEvery)
-	fmt.Println("| loop | pages fetched (distinct, 2xx) | recrawls | URLs tried | mean time a turn | last turn |")
-	fmt.Println("|---|---|---|---|---|---|")
-	for _, l := range loops {
-		var d, r, f int
-		var total time.Duration
-		for i := range l.fetched {
-			d += l.distinct[i]
-			r += l.recrawls[i]
-			f += l.fetched[i]
-			total += l.perTurn[i]
-		}
-		fmt.Printf("| %s | %d | %d | %d | %.2f s | %.2f s |\n", l.name, d, r, f,
-			total.Seconds()/float64(len(l.perTurn)), l.perTurn[len(l.perTurn)-1].Seconds())
-	}
 	return nil
+}
+
+// endRun adds a run's counts and turn times to the loop's runs.
+func (l *loop) endRun() {
+	var d, r, f float64
+	for i := range l.fetched {
+		d += float64(l.distinct[i])
+		r += float64(l.recrawls[i])
+		f += float64(l.fetched[i])
+	}
+	l.runDistinct, l.runRecrawls, l.runFetched = append(l.runDistinct, d), append(l.runRecrawls, r), append(l.runFetched, f)
+	for _, t := range l.perTurn {
+		l.turnSecs = append(l.turnSecs, t.Seconds())
+	}
+}
+
+func mean(v []float64) float64 {
+	t := 0.0
+	for _, x := range v {
+		t += x
+	}
+	return t / float64(len(v))
+}
+
+// percentile is the value at fraction p of v sorted (the upper median for
+// an even count at p = 0.5).
+func percentile(v []float64, p float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[min(len(v)-1, int(p*float64(len(v))))]
+}
+
+// spread is the median of v and its range.
+func spread(v []float64) string {
+	return fmt.Sprintf("%.0f (%.0f-%.0f)", percentile(v, 0.5), slices.Min(v), slices.Max(v))
+}
+
+// commit is the checkout's commit, marked when its code has changes.
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if exec.Command("git", "diff", "--quiet", "HEAD", "--", "pkg", "cmd", "internal", "scripts").Run() != nil {
+		c += "+changes"
+	}
+	return c
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func free(port int) bool {

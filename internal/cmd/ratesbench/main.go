@@ -19,9 +19,12 @@
 // once on one virtual clock. It prints a Markdown table: the time-averaged
 // true weighted freshness after a warm-up (from the web's change times),
 // the 503s the hosts sent, the pages fetched per host per virtual hour, and
-// the most requests a host received within one virtual second.
+// the most requests a host received within one virtual second; with -runs
+// (at least 3) runs of the same web, freshness and 503s as the median and
+// range of the runs, pages per host per hour as the median, bursts as the
+// worst run's, under the commit and the machine's load average.
 //
-//	go run ./internal/cmd/ratesbench [-turns 40] [-warmup 15] [-n 100] [-speed 30]
+//	go run ./internal/cmd/ratesbench [-turns 24] [-warmup 8] [-n 60] [-speed 5] [-runs 3]
 package main
 
 import (
@@ -31,6 +34,8 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -61,6 +66,7 @@ type opts struct {
 	seed             uint64
 	speed            float64
 	verbose          bool
+	runs             int
 }
 
 type result struct {
@@ -81,40 +87,95 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "the web's seed")
 	flag.Float64Var(&o.speed, "speed", 5, "virtual seconds per real second (real overheads are multiplied by it: keep it low)")
 	flag.BoolVar(&o.verbose, "v", false, "print each turn and each failed fetch on stderr")
+	flag.IntVar(&o.runs, "runs", 3, "runs of every policy on the same web (at least 3)")
 	flag.Parse()
+	if o.runs < 3 {
+		fmt.Fprintln(os.Stderr, "ratesbench: -runs must be at least 3")
+		os.Exit(2)
+	}
 	if o.turns <= o.warmup || o.n <= 0 {
 		fmt.Fprintln(os.Stderr, "ratesbench: want -turns > -warmup and -n > 0")
 		os.Exit(2)
 	}
-	clock := changeweb.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), o.speed)
 	policies := []string{"fixed", "value", "value+level", "value+rates"}
-	results := make([]result, len(policies))
-	var wg sync.WaitGroup
-	errs := make([]error, len(policies))
-	for i, p := range policies {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], errs[i] = run(p, o, clock)
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "ratesbench: %s: %v\n", policies[i], err)
-			os.Exit(1)
+	runs := make([][]result, len(policies)) // per policy, per run
+	for r := 0; r < o.runs; r++ {
+		clock := changeweb.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), o.speed)
+		results := make([]result, len(policies))
+		var wg sync.WaitGroup
+		errs := make([]error, len(policies))
+		for i, p := range policies {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i], errs[i] = run(p, o, clock)
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "ratesbench: %s: %v\n", policies[i], err)
+				os.Exit(1)
+			}
+			runs[i] = append(runs[i], results[i])
+			fmt.Fprintf(os.Stderr, "ratesbench: run %d, %s: freshness %.3f, %d 503s\n", r+1, policies[i], results[i].freshness, results[i].rejected)
 		}
 	}
+	fmt.Printf("ratesbench: commit %s, load average %s (1, 5, 15 min), seed %d, %d runs: freshness and 503s as median (range), pages per host per hour as the median, bursts as the worst run's\n\n", commit(), loadAverage(), o.seed, o.runs)
 	fmt.Printf("| policy | weighted freshness | 503s received | pages per host per hour (%s) | max burst per host (requests in 1 s) |\n", hostNames())
 	fmt.Println("|---|---|---|---|---|")
-	for _, r := range results {
+	for i, rs := range runs {
+		var fresh, rejected []float64
+		for _, r := range rs {
+			fresh, rejected = append(fresh, r.freshness), append(rejected, float64(r.rejected))
+		}
 		var ph, mb []string
 		for _, h := range hosts {
-			ph = append(ph, fmt.Sprintf("%.0f", r.perHour[h.Name]))
-			mb = append(mb, fmt.Sprint(r.burst[h.Name]))
+			var per []float64
+			burst := 0
+			for _, r := range rs {
+				per = append(per, r.perHour[h.Name])
+				burst = max(burst, r.burst[h.Name])
+			}
+			ph = append(ph, fmt.Sprintf("%.0f", median(per)))
+			mb = append(mb, fmt.Sprint(burst))
 		}
-		fmt.Printf("| %s | %.3f | %d | %s | %s |\n", r.name, r.freshness, r.rejected, strings.Join(ph, " / "), strings.Join(mb, " / "))
+		fmt.Printf("| %s | %.3f (%.3f-%.3f) | %.0f (%.0f-%.0f) | %s | %s |\n", policies[i], median(fresh), slices.Min(fresh), slices.Max(fresh),
+			median(rejected), slices.Min(rejected), slices.Max(rejected), strings.Join(ph, " / "), strings.Join(mb, " / "))
 	}
+}
+
+// median is the middle of v, or the mean of its two middle values.
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// commit is the checkout's commit, marked when its code has changes.
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if exec.Command("git", "diff", "--quiet", "HEAD", "--", "pkg", "cmd", "internal").Run() != nil {
+		c += "+changes"
+	}
+	return c
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func hostNames() string {

@@ -204,6 +204,10 @@ func BenchmarkVsBleve(b *testing.B) {
 		b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
 		b.ReportMetric(float64(percentile(cpu, 0.5).Microseconds()), "cpu-p50-µs")
 		b.ReportMetric(float64(percentile(cpu, 0.99).Microseconds()), "cpu-p99-µs")
+		b.ReportMetric(float64(percentile(vlat, 0.5).Microseconds()), "bleve-p50-µs")
+		b.ReportMetric(float64(percentile(vlat, 0.99).Microseconds()), "bleve-p99-µs")
+		b.ReportMetric(float64(percentile(vcpu, 0.5).Microseconds()), "bleve-cpu-p50-µs")
+		b.ReportMetric(float64(percentile(vcpu, 0.99).Microseconds()), "bleve-cpu-p99-µs")
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (%d with results)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found)
 		fmt.Fprintf(&sb, "index:   barrel %.2fs (%.0f docs/s)  bleve %.2fs (%.0f docs/s)  speedup %.2fx\n",

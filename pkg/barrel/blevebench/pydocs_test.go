@@ -119,15 +119,18 @@ func BenchmarkQueriesOnPages(b *testing.B) {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "\n%d pages, %d queries (barrel finds %d, bleve %d), the first %d also with snippets\n",
 			len(files), len(queries), found, vfound, len(snip))
-		row := func(name string, d []time.Duration) {
+		row := func(name, metric string, d []time.Duration) {
 			fmt.Fprintf(&sb, "%-34s p50 %9.3f ms  p99 %9.3f ms\n", name, ms(percentile(d, 0.5)), ms(percentile(d, 0.99)))
+			// as metrics too, for scripts/barrel-batch-bench.sh's summary of its runs
+			b.ReportMetric(ms(percentile(d, 0.5)), metric+"-p50-ms")
+			b.ReportMetric(ms(percentile(d, 0.99)), metric+"-p99-ms")
 		}
-		row("barrel, ranking only", rank)
-		row("barrel, ranking only (thread CPU)", rankCPU)
-		row("barrel, with snippets", snip)
-		row("bleve, ranking only", vrank)
-		row("bleve, ranking only (thread CPU)", vrankCPU)
-		row("bleve, with highlighting", vhigh)
+		row("barrel, ranking only", "barrel", rank)
+		row("barrel, ranking only (thread CPU)", "barrel-cpu", rankCPU)
+		row("barrel, with snippets", "barrel-snippets", snip)
+		row("bleve, ranking only", "bleve", vrank)
+		row("bleve, ranking only (thread CPU)", "bleve-cpu", vrankCPU)
+		row("bleve, with highlighting", "bleve-highlight", vhigh)
 		fmt.Fprintf(&sb, "ratio bleve/barrel: ranking p50 %.2fx p99 %.2fx; snippets p50 %.2fx p99 %.2fx\n",
 			ms(percentile(vrank, 0.5))/ms(percentile(rank, 0.5)), ms(percentile(vrank, 0.99))/ms(percentile(rank, 0.99)),
 			ms(percentile(vhigh, 0.5))/ms(percentile(snip, 0.5)), ms(percentile(vhigh, 0.99))/ms(percentile(snip, 0.99)))
