@@ -350,7 +350,7 @@ func checkFile(name string, b []byte, want FileSum) error {
 type appendFile struct {
 	f   *os.File
 	w   *bufio.Writer
-	off int64 // logical length (Reclaimed)
+	off int64  // logical length (Reclaimed)
 	crc uint32 // CRC-32C of the whole file, kept as it grows
 }
 
