@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
@@ -31,7 +30,6 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		}
 	}
 	var written []string
-	reclaimed := "" // the file a reclaim wrote
 	ok := false
 	defer func() {
 		if !ok {
@@ -283,12 +281,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	if kind := reclaimDue(&m); kind != "" && !b.noReclaim {
 		rt := time.Now()
 		files, err := b.reclaim(&m, kind, newID)
-		for _, f := range files {
-			written = append(written, f)
-			if !strings.HasSuffix(f, ".tab") {
-				reclaimed = f
-			}
-		}
+		written = append(written, files...)
 		if err != nil {
 			return err
 		}
@@ -329,7 +322,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	if reclaimHook != nil && b.Stats.Reclaimed != "" {
 		reclaimHook("committed")
 	}
-	removeUnreferenced(b.dir, slices.DeleteFunc(written, func(w string) bool { return w == reclaimed }), &m)
+	removeUnreferenced(b.dir, written, &m)
 	// The files a reclaim replaced.
 	for _, sp := range [][2]string{{old.RepoSpace.name(repoName), m.RepoSpace.name(repoName)}, {old.TextSpace.name(textName), m.TextSpace.name(textName)}} {
 		if sp[0] != sp[1] {

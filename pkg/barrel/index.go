@@ -42,6 +42,7 @@
 package barrel
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -519,10 +520,29 @@ func (idx *Index) Verify() error {
 		}
 	}
 	for _, v := range []*logView{idx.repo, idx.text} {
-		if v != nil && v.m != nil {
-			if err := v.m.verify(); err != nil {
+		if v == nil {
+			continue
+		}
+		for _, t := range v.maps {
+			if err := t.verify(); err != nil {
 				return err
 			}
+		}
+	}
+	for _, sp := range []Reclaimed{idx.m.RepoSpace, idx.m.TextSpace} {
+		if sp.Copy == nil {
+			continue
+		}
+		ts, _, err := openMaps(idx.dir, sp.Copy.Maps, idx.m)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			err = cmp.Or(err, t.verify())
+		}
+		closeTables(ts)
+		if err != nil {
+			return err
 		}
 	}
 	sp := idx.m.RepoSpace

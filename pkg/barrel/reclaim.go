@@ -6,24 +6,26 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
 
 // Reclaim. The repository and the text are append-only: a page fetched
-// again, or re-indexed, writes a new record, and the old one stays, dead,
-// as long as the file. Once the dead records of one of them pass
-// reclaimFraction of its records, a commit copies its live records, in
-// order, into a new file beside it (repository.G, text.G for the commit's
-// generation G), with a map from each record's logical offset to its
-// place in the new file; the manifest names the new file and the map, is
-// renamed in as for every commit, and only then is the old file removed.
-// Offsets do not change: the document entries, the anchors (which know a
-// page's version by its repository offset) and the docinfo records keep
-// the logical offsets they hold, and a read maps an offset below the
-// file's Base through the map, one at or past it by Base and Head. A
-// commit reclaims at most one of the two files; the work is a copy of its
-// live records, with no decompression.
+// again writes new records, and the old ones stay, dead, as long as the
+// file. Once the dead records of one of them pass reclaimFraction of its
+// records, the file's live records are copied, in order and as they are,
+// into a new file beside it (repository.G, text.G), at most reclaimStep
+// bytes of the old file's offsets a commit, each commit's records with a
+// map table from their logical offsets to their places in the new file.
+// Until the copy reaches the file's end, readers and appends use the old
+// file; the commit whose step reaches it makes the manifest name the new
+// file and its maps, and the old file is removed after that commit. Offsets
+// do not change: the document entries, the anchors (which know a page's
+// version by its repository offset) and the docinfo records keep the
+// logical offsets they hold, and a read maps an offset below the file's
+// Base through the maps, one at or past it by Base and Head. One copy is
+// under way at a time.
 
 // Reclaimed places an append-only file's records on disk.
 type Reclaimed struct {
@@ -31,16 +33,31 @@ type Reclaimed struct {
 	// reclaimed), else name.G.
 	File string `json:"file,omitempty"`
 	// Logical offsets below Base are the reclaimed records, found through
-	// the map table Map (runName(mapKind, Map)): 16-byte records of
-	// logical and physical offset. They fill the file's first Head bytes;
-	// an offset at or past Base lies at offset-Base+Head.
+	// the map tables Maps (runName(mapKind, id); 16-byte records of
+	// logical and physical offset, the tables in logical order). They fill
+	// the file's first Head bytes; an offset at or past Base lies at
+	// offset-Base+Head.
 	Base int64 `json:"base,omitempty"`
 	Head int64 `json:"head,omitempty"`
-	Map  int   `json:"map,omitempty"`
+	Maps []int `json:"maps,omitempty"`
 	// Records counts the records in the file, live or dead (from the
 	// first commit of format 7 on; an older index's dead records are not
 	// counted until its first reclaim).
 	Records int64 `json:"records,omitempty"`
+	// Copy is the reclaim under way, if any.
+	Copy *ReclaimCopy `json:"copy,omitempty"`
+}
+
+// ReclaimCopy is a reclaim under way: the new file, its committed length
+// and CRC-32C, its maps so far, the logical offset the copy has reached
+// and the records copied.
+type ReclaimCopy struct {
+	File    string `json:"file"`
+	Size    int64  `json:"size"`
+	CRC     uint32 `json:"crc32c"`
+	Maps    []int  `json:"maps,omitempty"`
+	Done    int64  `json:"done"`
+	Records int64  `json:"records"`
 }
 
 const mapKind = "spacemap"
@@ -56,11 +73,13 @@ func (sp Reclaimed) name(def string) string {
 	return sp.File
 }
 
-// reclaimFraction is the share of dead records that has a file reclaimed;
-// reclaimMin the bytes below which a file is left alone.
+// reclaimFraction is the share of dead records that has a file reclaimed,
+// reclaimMin the bytes below which a file is left alone, reclaimStep the
+// bytes of the old file a commit copies.
 var (
 	reclaimFraction = 0.08
 	reclaimMin      = int64(1 << 20)
+	reclaimStep     = int64(64 << 20)
 )
 
 // reclaimHook, when set (by tests), is called after a reclaim's files are
@@ -72,27 +91,48 @@ var reclaimHook func(stage string)
 type logView struct {
 	f          *os.File
 	base, head int64
-	m          *table // nil when nothing was reclaimed
+	maps       []*table // in logical order
+	firsts     []uint64 // each map's first logical offset
+}
+
+// openMaps opens the map tables ids.
+func openMaps(dir string, ids []int, m *Manifest) ([]*table, []uint64, error) {
+	var ts []*table
+	var firsts []uint64
+	for _, id := range ids {
+		name := runName(mapKind, id)
+		sum, ok := m.Files[name]
+		if !ok {
+			closeTables(ts)
+			return nil, nil, corrupt("%s missing from %s", name, manifestName)
+		}
+		t, err := openTable(dir, name, sum)
+		if err != nil {
+			closeTables(ts)
+			return nil, nil, err
+		}
+		ts = append(ts, t)
+		if t.size != 16 || t.count == 0 || len(firsts) > 0 && t.fences[0] <= firsts[len(firsts)-1] {
+			closeTables(ts)
+			return nil, nil, corrupt("%s: bad map", name)
+		}
+		firsts = append(firsts, t.fences[0])
+	}
+	return ts, firsts, nil
+}
+
+func closeTables(ts []*table) {
+	for _, t := range ts {
+		t.close()
+	}
 }
 
 // openLogView opens the file dir/sp.name(def).
 func openLogView(dir, def string, sp Reclaimed, m *Manifest) (*logView, error) {
 	v := &logView{base: sp.Base, head: sp.Head}
-	if sp.Map != 0 {
-		name := runName(mapKind, sp.Map)
-		sum, ok := m.Files[name]
-		if !ok {
-			return nil, corrupt("%s missing from %s", name, manifestName)
-		}
-		t, err := openTable(dir, name, sum)
-		if err != nil {
-			return nil, err
-		}
-		if t.size != 16 {
-			t.close()
-			return nil, corrupt("%s: records of %d bytes", name, t.size)
-		}
-		v.m = t
+	var err error
+	if v.maps, v.firsts, err = openMaps(dir, sp.Maps, m); err != nil {
+		return nil, err
 	}
 	f, err := os.Open(filepath.Join(dir, sp.name(def)))
 	if err != nil {
@@ -110,22 +150,24 @@ func (v *logView) close() {
 	if v.f != nil {
 		v.f.Close()
 	}
-	v.m.close()
+	closeTables(v.maps)
 }
 
 // phys maps a logical offset to the file's.
 func (v *logView) phys(off int64) (int64, error) {
-	if off >= v.base || v.m == nil {
+	if off >= v.base || len(v.maps) == 0 {
 		return off - v.base + v.head, nil
 	}
-	i, err := v.m.search(uint64(off) + 1) // the first record past off
+	j := sort.Search(len(v.firsts), func(i int) bool { return v.firsts[i] > uint64(off) }) - 1
+	if j < 0 {
+		return 0, corrupt("%s: offset %d before the first record", v.maps[0].name, off)
+	}
+	t := v.maps[j]
+	i, err := t.search(uint64(off) + 1) // the first record past off
 	if err != nil {
 		return 0, err
 	}
-	if i == 0 {
-		return 0, corrupt("%s: offset %d before the first record", v.m.name, off)
-	}
-	r, err := v.m.rec(i - 1)
+	r, err := t.rec(i - 1) // i > 0: the table's first key is at most off
 	if err != nil {
 		return 0, err
 	}
@@ -141,8 +183,16 @@ func (v *logView) ReadAt(b []byte, off int64) (int, error) {
 	return v.f.ReadAt(b, p)
 }
 
-// reclaimDue picks the file a commit reclaims: "" for none.
+// reclaimDue picks the file a commit reclaims a step of: the one whose
+// copy is under way, else the one past the fraction with more dead
+// records, else "".
 func reclaimDue(m *Manifest) string {
+	switch {
+	case m.RepoSpace.Copy != nil:
+		return repoName
+	case m.TextSpace.Copy != nil:
+		return textName
+	}
 	due := func(sp Reclaimed, size int64, live uint32) float64 {
 		if size < reclaimMin || sp.Records <= int64(live) {
 			return 0
@@ -164,12 +214,28 @@ func reclaimDue(m *Manifest) string {
 	}
 }
 
-// reclaim rewrites the file kind (repoName or textName) of the manifest m
-// being committed with its live records only: those of the live
-// documents of m's segments (written, not yet synced) and, for the text,
-// their docinfo records' references. It sets m's space, length and CRC
-// for the new file and returns the names it wrote, the map first.
+// reclaim copies one step of the file kind (repoName or textName) of the
+// manifest m being committed: its next live records, reclaimStep bytes of
+// them (or twice what the batch appended to the file, if more), those of the live documents of m's segments
+// (written, not yet synced) and, for the text, their docinfo records'
+// references. It returns the files it wrote (not synced); the caller syncs
+// them, and the copy file. When the step reaches the file's end, m names
+// the new file.
 func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written []string, err error) {
+	sp, logical, before := &m.RepoSpace, b.repo.off, b.m.Repository
+	if kind == textName {
+		sp, logical, before = &m.TextSpace, b.text.off, b.m.Text
+	}
+	// A step copies at least twice what the batch appended, so that the
+	// copy gains on the file's end.
+	step := max(reclaimStep, 2*(logical-before))
+	if sp.Copy == nil {
+		sp.Copy = &ReclaimCopy{File: kind + "." + strconv.Itoa(m.Generation)}
+	}
+	c := *sp.Copy
+	c.Maps = slices.Clone(c.Maps)
+	from := c.Done
+	inStep := func(off int64) bool { return off >= from }
 	var live []int64
 	for _, si := range m.Segments {
 		s, err := openSegment(b.dir, si, m)
@@ -182,7 +248,9 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 			}
 			switch {
 			case kind == repoName && e.Status == StatusFetched && e.RepoOff != NoOffset:
-				live = append(live, int64(e.RepoOff))
+				if inStep(int64(e.RepoOff)) {
+					live = append(live, int64(e.RepoOff))
+				}
 			case kind == textName:
 				live = append(live, int64(e.InfoOff))
 			}
@@ -195,9 +263,7 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 	}
 	slices.Sort(live)
 	live = slices.Compact(live)
-	sp, logical := &m.RepoSpace, b.repo.off
 	if kind == textName {
-		sp, logical = &m.TextSpace, b.text.off
 		// The text records the live docinfo records point at.
 		info, err := os.Open(filepath.Join(b.dir, docInfoName))
 		if err != nil {
@@ -210,7 +276,7 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 			if err != nil {
 				return nil, err
 			}
-			if di.textRef != 0 {
+			if di.textRef != 0 && inStep(int64(di.textRef-1)) {
 				refs = append(refs, int64(di.textRef-1))
 			}
 		}
@@ -223,61 +289,70 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 		return nil, err
 	}
 	defer old.close()
-	gen := m.Generation
-	file := kind + "." + strconv.Itoa(gen)
-	g, err := createGen(filepath.Join(b.dir, file))
+	g, err := openAppend(filepath.Join(b.dir, c.File), c.Size, c.CRC)
 	if err != nil {
 		return nil, err
 	}
-	written = append(written, file)
-	mapID := newID()
-	mg, err := createGen(filepath.Join(b.dir, runName(mapKind, mapID)))
-	if err != nil {
-		g.finish()
-		return written, err
+	defer g.close()
+	var tw *tableWriter
+	var mg *genWriter
+	if len(live) > 0 {
+		id := newID()
+		if mg, err = createGen(filepath.Join(b.dir, runName(mapKind, id))); err != nil {
+			return nil, err
+		}
+		written = append(written, runName(mapKind, id))
+		c.Maps = append(c.Maps, id)
+		tw = newTableWriter(mg, 16)
 	}
-	written = append(written, runName(mapKind, mapID))
-	tw := newTableWriter(mg, 16)
 	var rec, buf []byte
-	for _, off := range live {
+	to, start := logical, g.off
+	for i, off := range live {
+		if g.off-start >= step {
+			to = off
+			live = live[:i]
+			break
+		}
 		if kind == repoName {
 			r, err := readRepoAt(old, off, logical)
 			if err != nil {
-				g.finish()
 				mg.finish()
 				return written, err
 			}
 			buf = appendRepoRecord(buf[:0], r.Doc, r.URL, r.Page)
-		} else {
-			if buf, err = readRecordAt(old, off, logical, buf[:0]); err != nil {
-				g.finish()
-				mg.finish()
-				return written, err
-			}
+		} else if buf, err = readRecordAt(old, off, logical, buf[:0]); err != nil {
+			mg.finish()
+			return written, err
 		}
 		rec = binary.LittleEndian.AppendUint64(rec[:0], uint64(off))
-		rec = binary.LittleEndian.AppendUint64(rec, uint64(g.size()))
+		rec = binary.LittleEndian.AppendUint64(rec, uint64(g.off))
 		tw.add(rec)
 		g.Write(buf)
 	}
-	head := g.size()
-	sum, err := g.finish()
-	msum, merr := tw.finish()
-	if err == nil {
-		err = merr
+	if tw != nil {
+		sum, err := tw.finish()
+		if err != nil {
+			return written, err
+		}
+		m.Files[written[0]] = sum
 	}
-	if err != nil {
+	if err := g.sync(); err != nil {
 		return written, err
 	}
-	if sp.Map != 0 {
-		delete(m.Files, runName(mapKind, sp.Map))
+	c.Size, c.CRC, c.Done, c.Records = g.off, g.crc, to, c.Records+int64(len(live))
+	if to < logical {
+		sp.Copy = &c
+		return written, nil
 	}
-	m.Files[runName(mapKind, mapID)] = msum
-	*sp = Reclaimed{File: file, Base: logical, Head: head, Map: mapID, Records: int64(len(live))}
+	// The copy reached the end: the new file replaces the old.
+	for _, id := range sp.Maps {
+		delete(m.Files, runName(mapKind, id))
+	}
+	*sp = Reclaimed{File: c.File, Base: logical, Head: c.Size, Maps: c.Maps, Records: c.Records}
 	if kind == repoName {
-		m.Repository, m.RepositoryCRC = logical, sum.CRC
+		m.RepositoryCRC = c.CRC
 	} else {
-		m.Text, m.TextCRC = logical, sum.CRC
+		m.TextCRC = c.CRC
 	}
 	return written, nil
 }
@@ -321,7 +396,7 @@ func removeStale(dir string, m *Manifest) {
 			kind string
 			sp   Reclaimed
 		}{{repoName, m.RepoSpace}, {textName, m.TextSpace}} {
-			if name == sp.sp.name(sp.kind) {
+			if name == sp.sp.name(sp.kind) || sp.sp.Copy != nil && name == sp.sp.Copy.File {
 				continue
 			}
 			rest, ok := strings.CutPrefix(name, sp.kind)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,10 +77,26 @@ func reclaimAnswers(t testing.TB, dir string) string {
 	return out.String()
 }
 
-func withReclaim(t *testing.T, fraction float64, min int64) {
-	f, m := reclaimFraction, reclaimMin
-	reclaimFraction, reclaimMin = fraction, min
-	t.Cleanup(func() { reclaimFraction, reclaimMin = f, m })
+func withReclaim(t *testing.T, fraction float64, min, step int64) {
+	f, m, st := reclaimFraction, reclaimMin, reclaimStep
+	reclaimFraction, reclaimMin, reclaimStep = fraction, min, step
+	t.Cleanup(func() { reclaimFraction, reclaimMin, reclaimStep = f, m, st })
+}
+
+// reclaimFiles lists the files of kind in dir, and those the manifest
+// says should be there.
+func reclaimFiles(t testing.TB, dir, kind string, m *Manifest) (got, want []string) {
+	sp := m.RepoSpace
+	if kind == textName {
+		sp = m.TextSpace
+	}
+	got, _ = filepath.Glob(filepath.Join(dir, kind+"*"))
+	want = []string{filepath.Join(dir, sp.name(kind))}
+	if sp.Copy != nil {
+		want = append(want, filepath.Join(dir, sp.Copy.File))
+	}
+	slices.Sort(want)
+	return got, want
 }
 
 // Reclaim gives back the dead records' space and changes no answer: the
@@ -87,21 +104,34 @@ func withReclaim(t *testing.T, fraction float64, min int64) {
 // and stored pages; the reclaimed index is smaller on disk, verifies, and
 // takes further batches.
 func TestReclaimKeepsAnswers(t *testing.T) {
-	withReclaim(t, 0.1, 0)
+	withReclaim(t, 0.1, 0, 100<<10)
 	on, off := filepath.Join(t.TempDir(), "on"), filepath.Join(t.TempDir(), "off")
-	kinds := map[string]int{}
-	for batch := range 12 {
+	steps, done := map[string]int{}, map[string]int{}
+	var files [2]string
+	for batch := range 16 {
 		st := reclaimBatch(t, on, batch, Options{MergeFactor: 2, PageRankEvery: 3}, false)
-		kinds[st.Reclaimed]++
+		steps[st.Reclaimed]++
 		reclaimBatch(t, off, batch, Options{MergeFactor: 2, PageRankEvery: 3}, true)
-		if batch%4 == 3 {
+		m, err := readManifest(on)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range []string{m.RepoSpace.File, m.TextSpace.File} {
+			if f != files[i] {
+				done[[]string{repoName, textName}[i]]++
+				files[i] = f
+			}
+		}
+		if m.RepoSpace.Copy != nil || m.TextSpace.Copy != nil || batch%4 == 3 {
+			// Mid-copy too: reads go to the old file.
 			if a, b := reclaimAnswers(t, on), reclaimAnswers(t, off); a != b {
 				t.Fatalf("batch %d: answers differ with reclaim:\n%s\nwithout:\n%s", batch, a, b)
 			}
 		}
 	}
-	if kinds[repoName] == 0 || kinds[textName] == 0 {
-		t.Fatalf("reclaims over 12 batches: %v, want both files reclaimed", kinds)
+	// Copies of several steps, each file replaced at least once.
+	if done[repoName] == 0 || done[textName] == 0 || steps[repoName] <= done[repoName] || steps[textName] <= done[textName] {
+		t.Fatalf("over 16 batches: reclaim steps %v, files replaced %v; want both files replaced, in more steps than copies", steps, done)
 	}
 	mOn, err := readManifest(on)
 	if err != nil {
@@ -124,9 +154,8 @@ func TestReclaimKeepsAnswers(t *testing.T) {
 		if err != nil || st.Size() != sp.size {
 			t.Errorf("%s: %v, want %d bytes", sp.sp.name(sp.kind), err, sp.size)
 		}
-		matches, _ := filepath.Glob(filepath.Join(on, sp.kind+"*"))
-		if len(matches) != 1 {
-			t.Errorf("%s: files %v, want one", sp.kind, matches)
+		if got, want := reclaimFiles(t, on, sp.kind, mOn); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: files %v, want %v", sp.kind, got, want)
 		}
 	}
 	// Rebuild reads the reclaimed repository: the same pages.
@@ -146,7 +175,7 @@ func TestReclaimKeepsAnswers(t *testing.T) {
 // An index of format 6 (no reclaim fields) is read as it is, and reclaimed
 // once dead records pass the fraction after it becomes format 7.
 func TestReclaimFormat6(t *testing.T) {
-	withReclaim(t, 0.1, 0)
+	withReclaim(t, 0.1, 0, 100<<10)
 	dir := filepath.Join(t.TempDir(), "idx")
 	for batch := range 4 {
 		reclaimBatch(t, dir, batch, Options{}, true)
@@ -192,7 +221,7 @@ func TestReclaimKillChild(t *testing.T) {
 	if dir == "" {
 		return // run only as TestReclaimKill's child
 	}
-	withReclaim(t, 0.01, 0)
+	withReclaim(t, 0.01, 0, 60<<10)
 	stage, at, _ := strings.Cut(os.Getenv("BARREL_RECLAIM_AT"), ":")
 	m, err := readManifest(dir)
 	next := 0
@@ -272,13 +301,8 @@ func TestReclaimKill(t *testing.T) {
 		}
 		b.Close()
 		for _, kind := range []string{repoName, textName} {
-			sp := m.RepoSpace
-			if kind == textName {
-				sp = m.TextSpace
-			}
-			matches, _ := filepath.Glob(filepath.Join(dir, kind+"*"))
-			if want := []string{filepath.Join(dir, sp.name(kind))}; !reflect.DeepEqual(matches, want) {
-				t.Errorf("round %d: %s files %v, want %v", round, kind, matches, want)
+			if got, want := reclaimFiles(t, dir, kind, m); !reflect.DeepEqual(got, want) {
+				t.Errorf("round %d: %s files %v, want %v", round, kind, got, want)
 			}
 		}
 	}

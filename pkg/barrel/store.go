@@ -151,11 +151,17 @@ type appendFileSum struct {
 
 // appendFiles lists the index's append-only files as they lie on disk.
 func (m *Manifest) appendFiles() []appendFileSum {
-	return []appendFileSum{
+	fs := []appendFileSum{
 		{m.RepoSpace.name(repoName), m.RepoSpace.physical(m.Repository), m.RepositoryCRC},
 		{docInfoName, m.DocInfo, m.DocInfoCRC}, {anchorsName, m.Anchors, m.AnchorsCRC}, {wordsName, m.Words, m.WordsCRC},
 		{m.TextSpace.name(textName), m.TextSpace.physical(m.Text), m.TextCRC},
 	}
+	for _, sp := range []Reclaimed{m.RepoSpace, m.TextSpace} {
+		if c := sp.Copy; c != nil {
+			fs = append(fs, appendFileSum{c.File, c.Size, c.CRC})
+		}
+	}
+	return fs
 }
 
 // RepositoryBytes and TextBytes are the repository's and the text's bytes
