@@ -258,6 +258,15 @@ func (b *Builder) load() error {
 		m.RepoSpace.Records, m.TextSpace.Records = int64(m.Fetched), int64(m.Fetched)
 	}
 	removeStale(b.dir, m)
+	for _, sp := range []Reclaimed{m.RepoSpace, m.TextSpace} {
+		if c := sp.Copy; c != nil { // cut back what a commit that died wrote
+			a, err := openAppend(filepath.Join(b.dir, c.File), c.Size, c.CRC)
+			if err != nil {
+				return err
+			}
+			a.close()
+		}
+	}
 	if b.repo, err = openAppendAt(filepath.Join(b.dir, m.RepoSpace.name(repoName)), m.RepoSpace, m.Repository, m.RepositoryCRC); err != nil {
 		return err
 	}

@@ -250,7 +250,7 @@ func TestReclaimKillChild(t *testing.T) {
 func TestReclaimKill(t *testing.T) {
 	dir := t.TempDir()
 	ref := filepath.Join(t.TempDir(), "ref")
-	refBatches := 0
+	refBatches, underWay := 0, 0
 	for round, kill := range []string{"written:2", "committed:4", "", "written:7", "", "committed:10"} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestReclaimKillChild$")
 		cmd.Env = append(os.Environ(), "BARREL_RECLAIM_DIR="+dir, "BARREL_RECLAIM_AT="+kill)
@@ -305,6 +305,18 @@ func TestReclaimKill(t *testing.T) {
 				t.Errorf("round %d: %s files %v, want %v", round, kind, got, want)
 			}
 		}
+		// and cuts a copy under way back to its committed length.
+		for _, sp := range []Reclaimed{m.RepoSpace, m.TextSpace} {
+			if c := sp.Copy; c != nil {
+				underWay++
+				if st, err := os.Stat(filepath.Join(dir, c.File)); err != nil || st.Size() != c.Size {
+					t.Errorf("round %d: %s: %v, want %d bytes", round, c.File, err, c.Size)
+				}
+			}
+		}
+	}
+	if underWay == 0 {
+		t.Error("no kill found a copy under way")
 	}
 	m, err := readManifest(dir)
 	if err != nil || m.RepoSpace.File == "" || m.TextSpace.File == "" {
