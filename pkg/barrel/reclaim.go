@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"bufio"
 	"encoding/binary"
 	"io"
 	"os"
@@ -264,23 +265,13 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 	slices.Sort(live)
 	live = slices.Compact(live)
 	if kind == textName {
-		// The text records the live docinfo records point at.
-		info, err := os.Open(filepath.Join(b.dir, docInfoName))
+		// The text records the live docinfo records point at, read in
+		// one pass over docinfo.
+		refs, err := textRefs(filepath.Join(b.dir, docInfoName), live, b.info.off, m.TextFrom)
 		if err != nil {
 			return nil, err
 		}
-		defer info.Close()
-		refs := live[:0]
-		for _, off := range live {
-			di, err := readDocInfoAt(info, off, b.info.off, m.TextFrom)
-			if err != nil {
-				return nil, err
-			}
-			if di.textRef != 0 && inStep(int64(di.textRef-1)) {
-				refs = append(refs, int64(di.textRef-1))
-			}
-		}
-		live = refs
+		live = slices.DeleteFunc(refs, func(off int64) bool { return !inStep(off) })
 		slices.Sort(live)
 		live = slices.Compact(live)
 	}
@@ -355,6 +346,51 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 		m.TextCRC = c.CRC
 	}
 	return written, nil
+}
+
+// textRefs returns the text offsets of the docinfo records at offs
+// (sorted) of the file at path, of committed length limit, reading it
+// once, in order.
+func textRefs(path string, offs []int64, limit, textFrom int64) ([]int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(io.LimitReader(f, limit), 1<<20)
+	var refs []int64
+	var h [8]byte
+	var body []byte
+	pos := int64(0)
+	for _, off := range offs {
+		if off < pos || off+8 > limit {
+			return nil, corrupt("docinfo: offset %d out of range", off)
+		}
+		if _, err := r.Discard(int(off - pos)); err != nil {
+			return nil, corrupt("docinfo at %d: %v", off, err)
+		}
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return nil, corrupt("docinfo at %d: %v", off, err)
+		}
+		n := int64(binary.LittleEndian.Uint32(h[:]))
+		if off+8+n > limit {
+			return nil, corrupt("docinfo at %d runs past the end", off)
+		}
+		body = slices.Grow(body[:0], int(n))[:n]
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, corrupt("docinfo at %d: %v", off, err)
+		}
+		pos = off + 8 + n
+		di, err := parseDocInfo(h[:], body, off, textFrom)
+		if err != nil {
+			return nil, err
+		}
+		if di.textRef != 0 {
+			refs = append(refs, int64(di.textRef-1))
+		}
+	}
+	slices.Sort(refs)
+	return slices.Compact(refs), nil
 }
 
 // readRecordAt appends to buf the text record (length, CRC-32C, body) at

@@ -541,6 +541,11 @@ func readDocInfoAt(f io.ReaderAt, off, limit, textFrom int64) (docInfo, error) {
 	if _, err := f.ReadAt(body, off+8); err != nil {
 		return docInfo{}, corrupt("docinfo at %d: %v", off, err)
 	}
+	return parseDocInfo(h[:], body, off, textFrom)
+}
+
+// parseDocInfo parses the docinfo record at off: its header h and body.
+func parseDocInfo(h, body []byte, off, textFrom int64) (docInfo, error) {
 	if crc(body) != binary.LittleEndian.Uint32(h[4:]) {
 		return docInfo{}, corrupt("docinfo at %d: checksum mismatch", off)
 	}
