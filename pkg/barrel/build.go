@@ -106,6 +106,11 @@ type Stats struct {
 	WaitTime, AnchorTime, SortTime, FinishTime time.Duration
 	// MergeTime is the wall time of the segment merges (part of FinishTime).
 	MergeTime time.Duration
+	// Reclaimed names the append-only file whose dead records the commit
+	// dropped ("repository" or "text"; reclaim.go), ReclaimTime its wall
+	// time (part of FinishTime).
+	Reclaimed   string
+	ReclaimTime time.Duration
 	// SegmentDocs is the documents of the batch's new segment (its pages
 	// and the targets re-indexed for their anchors).
 	SegmentDocs int
@@ -176,6 +181,8 @@ type Builder struct {
 	df        *runSet
 	oldN      uint32            // docIDs before the batch
 	oldRepo   map[uint32]uint64 // re-crawled pages: repository offset of the version replaced
+	appended  int64             // records the batch added to the repository and to the text
+	noReclaim bool              // reclaim (reclaim.go) is off
 	dead      wordSets
 	dfRecs    [][2]uint64 // the batch's changes of document frequencies
 	repoCache map[uint32]uint64
@@ -246,7 +253,21 @@ func (b *Builder) load() error {
 		}
 	}
 	b.m = m
-	if b.repo, err = openAppend(filepath.Join(b.dir, repoName), m.Repository, m.RepositoryCRC); err != nil {
+	if m.Format < formatNumber {
+		// Dead records are counted from the first commit of format 7.
+		m.RepoSpace.Records, m.TextSpace.Records = int64(m.Fetched), int64(m.Fetched)
+	}
+	removeStale(b.dir, m)
+	for _, sp := range []Reclaimed{m.RepoSpace, m.TextSpace} {
+		if c := sp.Copy; c != nil { // cut back what a commit that died wrote
+			a, err := openAppend(filepath.Join(b.dir, c.File), c.Size, c.CRC)
+			if err != nil {
+				return err
+			}
+			a.close()
+		}
+	}
+	if b.repo, err = openAppendAt(filepath.Join(b.dir, m.RepoSpace.name(repoName)), m.RepoSpace, m.Repository, m.RepositoryCRC); err != nil {
 		return err
 	}
 	if b.info, err = openAppend(filepath.Join(b.dir, docInfoName), m.DocInfo, m.DocInfoCRC); err != nil {
@@ -255,7 +276,7 @@ func (b *Builder) load() error {
 	if b.anchorsF, err = openAppend(filepath.Join(b.dir, anchorsName), m.Anchors, m.AnchorsCRC); err != nil {
 		return err
 	}
-	if b.text, err = openAppend(filepath.Join(b.dir, textName), m.Text, m.TextCRC); err != nil {
+	if b.text, err = openAppendAt(filepath.Join(b.dir, m.TextSpace.name(textName)), m.TextSpace, m.Text, m.TextCRC); err != nil {
 		return err
 	}
 	if b.lex.log, err = openAppend(filepath.Join(b.dir, wordsName), m.Words, m.WordsCRC); err != nil {
@@ -660,6 +681,7 @@ func (b *Builder) apply(p *prepared) error {
 	}
 	b.inBatch.set(doc)
 	repoOff := uint64(b.repo.off)
+	b.appended++ // one repository and one text record
 	b.recbuf = appendRepoRecord(b.recbuf[:0], doc, p.url, p.z)
 	if _, err := b.repo.Write(b.recbuf); err != nil {
 		return err
@@ -944,11 +966,11 @@ func (b *Builder) Commit() error {
 		}
 		i = j
 	}
-	repoR, err := os.Open(filepath.Join(b.dir, repoName))
+	repoR, err := openLogView(b.dir, repoName, b.m.RepoSpace, b.m)
 	if err != nil {
 		return err
 	}
-	defer repoR.Close()
+	defer repoR.close()
 	if err := b.repo.w.Flush(); err != nil {
 		return err
 	}
@@ -1004,9 +1026,11 @@ func (b *Builder) Commit() error {
 			stale = append(stale, [2]uint64{uint64(d), e.RepoOff})
 		}
 	}
-	fd := int(repoR.Fd())
+	fd := int(repoR.f.Fd())
 	for _, st := range stale {
-		unix.Fadvise(fd, int64(st[1]), repoPrefetchBytes, unix.FADV_WILLNEED)
+		if off, err := repoR.phys(int64(st[1])); err == nil {
+			unix.Fadvise(fd, off, repoPrefetchBytes, unix.FADV_WILLNEED)
+		}
 	}
 	if err := b.reindexStale(repoR, stale); err != nil {
 		return err
@@ -1291,7 +1315,7 @@ func cmpU64(a, b uint64) int {
 // oldWords adds to b.dead the own words of the version of page d at
 // repository offset off, which the batch replaces, and marks the targets
 // of its links (anchors that die with it) dirty.
-func (b *Builder) oldWords(repoR *os.File, d uint32, off uint64, dirty bitset) error {
+func (b *Builder) oldWords(repoR *logView, d uint32, off uint64, dirty bitset) error {
 	p, err := b.reparse(repoR, d, off)
 	if err != nil {
 		return err
@@ -1328,7 +1352,7 @@ func (b *Builder) oldWords(repoR *os.File, d uint32, off uint64, dirty bitset) e
 // most of the work (about 65 us a page, 5,500 pages a batch at a year of a
 // synthetic crawl) and needs nothing the indexing writes, so the two
 // cores share it.
-func (b *Builder) reindexStale(repoR *os.File, stale [][2]uint64) error {
+func (b *Builder) reindexStale(repoR *logView, stale [][2]uint64) error {
 	type parsed struct {
 		p   *prepared
 		err error
@@ -1373,14 +1397,14 @@ func (b *Builder) reindexStale(repoR *os.File, stale [][2]uint64) error {
 
 // reparse parses again the version of document d stored at repository
 // offset off (stored decoded, so as UTF-8).
-func (b *Builder) reparse(repoR *os.File, d uint32, off uint64) (*prepared, error) {
+func (b *Builder) reparse(repoR *logView, d uint32, off uint64) (*prepared, error) {
 	return b.reparseWith(repoR, d, off, &b.page, &b.group)
 }
 
 // reparseWith is reparse with a parser and grouper of the caller's; it
 // reads only what no one writes during a commit (the repository up to the
 // batch, the manifest's codec).
-func (b *Builder) reparseWith(repoR *os.File, d uint32, off uint64, doc *htmldoc.Doc, g *hitGrouper) (*prepared, error) {
+func (b *Builder) reparseWith(repoR *logView, d uint32, off uint64, doc *htmldoc.Doc, g *hitGrouper) (*prepared, error) {
 	rec, err := readRepoAt(repoR, int64(off), b.repo.off)
 	if err != nil {
 		return nil, err

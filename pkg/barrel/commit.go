@@ -274,6 +274,32 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	m.NoIndex += b.Stats.NoIndex
 	m.Folded += b.Stats.Folded
 	m.Guessed += b.Stats.Guessed
+	m.RepoSpace.Records += b.appended
+	m.TextSpace.Records += b.appended
+	// Reclaim, when one of the files is due: its new generation is
+	// written and synced before the manifest names it.
+	if kind := reclaimDue(&m); kind != "" && !b.noReclaim {
+		rt := time.Now()
+		files, err := b.reclaim(&m, kind, newID)
+		written = append(written, files...)
+		if err != nil {
+			return err
+		}
+		paths := make([]string, len(files))
+		for i, f := range files {
+			paths[i] = filepath.Join(b.dir, f)
+		}
+		if err := syncFiles(paths); err != nil {
+			return err
+		}
+		if err := syncDir(b.dir); err != nil {
+			return err
+		}
+		b.Stats.Reclaimed, b.Stats.ReclaimTime = kind, time.Since(rt)
+		if reclaimHook != nil {
+			reclaimHook("written")
+		}
+	}
 	if err := writeManifest(b.dir, &m); err != nil {
 		return err
 	}
@@ -293,7 +319,16 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	for name := range old.Files {
 		written = append(written, diskName(name, old.Generation))
 	}
+	if reclaimHook != nil && b.Stats.Reclaimed != "" {
+		reclaimHook("committed")
+	}
 	removeUnreferenced(b.dir, written, &m)
+	// The files a reclaim replaced.
+	for _, sp := range [][2]string{{old.RepoSpace.name(repoName), m.RepoSpace.name(repoName)}, {old.TextSpace.name(textName), m.TextSpace.name(textName)}} {
+		if sp[0] != sp[1] {
+			os.Remove(filepath.Join(b.dir, sp[0]))
+		}
+	}
 	return nil
 }
 

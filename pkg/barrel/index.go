@@ -42,6 +42,7 @@
 package barrel
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,9 +69,9 @@ type Index struct {
 	segs  []*segment
 	urls  *runSet
 	ranks *table // nil before the first ranking
-	repo  *os.File
+	repo  *logView
 	info  *os.File
-	text  *os.File // nil when no page has stored text
+	text  *logView // nil when no page has stored text
 
 	analyzers sync.Pool // of *analysis.Analyzer, the index's analysis
 	avgState
@@ -99,10 +100,7 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 			idx.Close()
 		}
 	}()
-	for _, f := range []struct {
-		name string
-		want int64
-	}{{repoName, m.Repository}, {docInfoName, m.DocInfo}, {anchorsName, m.Anchors}, {wordsName, m.Words}, {textName, m.Text}} {
+	for _, f := range m.appendFiles() {
 		if f.want == 0 {
 			continue // an index of format 3 has no text file
 		}
@@ -142,14 +140,14 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 		idx.segs = append(idx.segs, s)
 
 	}
-	if idx.repo, err = os.Open(filepath.Join(dir, repoName)); err != nil {
+	if idx.repo, err = openLogView(dir, repoName, m.RepoSpace, m); err != nil {
 		return nil, err
 	}
 	if idx.info, err = os.Open(filepath.Join(dir, docInfoName)); err != nil {
 		return nil, err
 	}
 	if m.Text > 0 {
-		if idx.text, err = os.Open(filepath.Join(dir, textName)); err != nil {
+		if idx.text, err = openLogView(dir, textName, m.TextSpace, m); err != nil {
 			return nil, err
 		}
 	}
@@ -159,10 +157,10 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 
 // Close releases the index's files and mappings.
 func (idx *Index) Close() error {
-	for _, f := range []*os.File{idx.repo, idx.info, idx.text} {
-		if f != nil {
-			f.Close()
-		}
+	idx.repo.close()
+	idx.text.close()
+	if idx.info != nil {
+		idx.info.Close()
 	}
 	for _, s := range idx.segs {
 		s.close()
@@ -435,20 +433,16 @@ func (idx *Index) Verify() error {
 			return err
 		}
 	}
-	for _, f := range []struct {
-		name string
-		n    int64
-		crc  uint32
-	}{{repoName, idx.m.Repository, idx.m.RepositoryCRC}, {docInfoName, idx.m.DocInfo, idx.m.DocInfoCRC}, {anchorsName, idx.m.Anchors, idx.m.AnchorsCRC}, {wordsName, idx.m.Words, idx.m.WordsCRC}, {textName, idx.m.Text, idx.m.TextCRC}} {
-		if f.n == 0 {
+	for _, f := range idx.m.appendFiles() {
+		if f.want == 0 {
 			continue
 		}
-		got, err := fileCRC(filepath.Join(idx.dir, f.name), f.n)
+		got, err := fileCRC(filepath.Join(idx.dir, f.name), f.want)
 		if err != nil {
 			return err
 		}
 		if got != f.crc {
-			return corrupt("%s: checksum mismatch over the %d bytes committed", f.name, f.n)
+			return corrupt("%s: checksum mismatch over the %d bytes committed", f.name, f.want)
 		}
 	}
 	n := idx.m.Docs
@@ -525,7 +519,34 @@ func (idx *Index) Verify() error {
 			}
 		}
 	}
-	return scanRepo(filepath.Join(idx.dir, repoName), idx.m.Repository, func(*RepoRecord) error { return nil })
+	for _, v := range []*logView{idx.repo, idx.text} {
+		if v == nil {
+			continue
+		}
+		for _, t := range v.maps {
+			if err := t.verify(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sp := range []Reclaimed{idx.m.RepoSpace, idx.m.TextSpace} {
+		if sp.Copy == nil {
+			continue
+		}
+		ts, _, err := openMaps(idx.dir, sp.Copy.Maps, idx.m)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			err = cmp.Or(err, t.verify())
+		}
+		closeTables(ts)
+		if err != nil {
+			return err
+		}
+	}
+	sp := idx.m.RepoSpace
+	return scanRepo(filepath.Join(idx.dir, sp.name(repoName)), sp.physical(idx.m.Repository), func(*RepoRecord) error { return nil })
 }
 
 // fileCRC is the CRC-32C of the first n bytes of a file.
@@ -544,7 +565,10 @@ func fileCRC(path string, n int64) (uint32, error) {
 
 // Size returns the bytes of the index's committed files.
 func (idx *Index) Size() int64 {
-	n := idx.m.Repository + idx.m.DocInfo + idx.m.Anchors + idx.m.Words + idx.m.Text
+	var n int64
+	for _, f := range idx.m.appendFiles() {
+		n += f.want
+	}
 	for _, f := range idx.m.Files {
 		n += f.Size
 	}

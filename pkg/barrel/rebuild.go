@@ -18,9 +18,9 @@ func Rebuild(ctx context.Context, dir string, opts Options) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo := filepath.Join(dir, repoName)
+	repo, size := filepath.Join(dir, m.RepoSpace.name(repoName)), m.RepositoryBytes()
 	latest := map[uint32]int64{}
-	if err := scanRepo(repo, m.Repository, func(r *RepoRecord) error {
+	if err := scanRepo(repo, size, func(r *RepoRecord) error {
 		latest[r.Doc] = r.Offset
 		return nil
 	}); err != nil {
@@ -35,7 +35,7 @@ func Rebuild(ctx context.Context, dir string, opts Options) (*Stats, error) {
 		return nil, err
 	}
 	defer b.Close()
-	err = scanRepo(repo, m.Repository, func(r *RepoRecord) error {
+	err = scanRepo(repo, size, func(r *RepoRecord) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -74,6 +74,12 @@ type Manifest struct {
 	Text     int64  `json:"text_bytes"`
 	TextCRC  uint32 `json:"text_crc32c"`
 	TextFrom int64  `json:"docinfo_text_from"`
+	// RepoSpace and TextSpace place the repository's and the text's
+	// records on disk once reclaim (reclaim.go) has dropped their dead
+	// records; Repository and Text stay the files' logical lengths, the
+	// offsets the document entries, anchors and docinfo records hold.
+	RepoSpace Reclaimed `json:"repository_space"`
+	TextSpace Reclaimed `json:"text_space"`
 	// LexCounts is the number of words per barrel; LexRuns and DFRuns
 	// the runs of the lexicon and of the document frequencies.
 	LexCounts  [64]uint32 `json:"lexicon_counts"`
@@ -114,22 +120,54 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 6: each document's entry counts the anchor records its
+	// formatNumber 7: the repository and the text give the space of
+	// their dead records back (reclaim.go): Manifest.RepoSpace and
+	// TextSpace map their logical offsets to the file on disk. A format 6
+	// index has neither (its offsets are the files' own) and becomes
+	// format 7 at its next commit. Format 6: each document's entry counts the anchor records its
 	// postings hold (DocEntry.Anchors), so that a document can wait for
 	// more anchors before it is re-indexed for them; format 5's entries
 	// say 0, read as "every anchor live then", and a format 5 index
-	// becomes format 6 at its next commit. Format 5: the repository's
+	// becomes format 7 at its next commit. Format 5: the repository's
 	// codec named in the manifest (S2 for a new index). Format 4 (the pages' text stored for snippets,
 	// a zlib repository) is read as format 5 with codec zlib, and format 3
 	// (no text) as well, with every docinfo record before TextFrom; both
-	// become format 6 at their next commit, keeping zlib. Formats 1 (one
+	// become format 7 at their next commit, keeping zlib. Formats 1 (one
 	// set of barrels rewritten per batch) and 2 (segments without live
 	// document frequencies) are read only by rebuild.
-	formatNumber    = 6
+	formatNumber    = 7
+	formatNoReclaim = 6
 	formatNoAnchors = 5
 	formatZlib      = 4
 	formatNoText    = 3
 )
+
+// appendFile names an append-only file on disk and its committed length.
+type appendFileSum struct {
+	name string
+	want int64 // bytes on disk
+	crc  uint32
+}
+
+// appendFiles lists the index's append-only files as they lie on disk.
+func (m *Manifest) appendFiles() []appendFileSum {
+	fs := []appendFileSum{
+		{m.RepoSpace.name(repoName), m.RepoSpace.physical(m.Repository), m.RepositoryCRC},
+		{docInfoName, m.DocInfo, m.DocInfoCRC}, {anchorsName, m.Anchors, m.AnchorsCRC}, {wordsName, m.Words, m.WordsCRC},
+		{m.TextSpace.name(textName), m.TextSpace.physical(m.Text), m.TextCRC},
+	}
+	for _, sp := range []Reclaimed{m.RepoSpace, m.TextSpace} {
+		if c := sp.Copy; c != nil {
+			fs = append(fs, appendFileSum{c.File, c.Size, c.CRC})
+		}
+	}
+	return fs
+}
+
+// RepositoryBytes and TextBytes are the repository's and the text's bytes
+// on disk (Repository and Text are their logical lengths).
+func (m *Manifest) RepositoryBytes() int64 { return m.RepoSpace.physical(m.Repository) }
+func (m *Manifest) TextBytes() int64       { return m.TextSpace.physical(m.Text) }
 
 // Format is the index format this barrel writes (MANIFEST "format").
 const Format = formatNumber
@@ -161,7 +199,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {
@@ -318,11 +356,18 @@ func checkFile(name string, b []byte, want FileSum) error {
 type appendFile struct {
 	f   *os.File
 	w   *bufio.Writer
-	off int64
+	off int64  // logical length (Reclaimed)
 	crc uint32 // CRC-32C of the whole file, kept as it grows
 }
 
 func openAppend(path string, committed int64, committedCRC uint32) (*appendFile, error) {
+	return openAppendAt(path, Reclaimed{}, committed, committedCRC)
+}
+
+// openAppendAt opens an append-only file laid out as sp says: committed
+// is its logical length, and the appendFile's offsets are logical too.
+func openAppendAt(path string, sp Reclaimed, logical int64, committedCRC uint32) (*appendFile, error) {
+	committed := sp.physical(logical)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
@@ -346,7 +391,7 @@ func openAppend(path string, committed int64, committedCRC uint32) (*appendFile,
 		f.Close()
 		return nil, err
 	}
-	return &appendFile{f: f, w: bufio.NewWriterSize(f, 1<<20), off: committed, crc: committedCRC}, nil
+	return &appendFile{f: f, w: bufio.NewWriterSize(f, 1<<20), off: logical, crc: committedCRC}, nil
 }
 
 func (a *appendFile) Write(b []byte) (int, error) {
@@ -496,6 +541,11 @@ func readDocInfoAt(f io.ReaderAt, off, limit, textFrom int64) (docInfo, error) {
 	if _, err := f.ReadAt(body, off+8); err != nil {
 		return docInfo{}, corrupt("docinfo at %d: %v", off, err)
 	}
+	return parseDocInfo(h[:], body, off, textFrom)
+}
+
+// parseDocInfo parses the docinfo record at off: its header h and body.
+func parseDocInfo(h, body []byte, off, textFrom int64) (docInfo, error) {
 	if crc(body) != binary.LittleEndian.Uint32(h[4:]) {
 		return docInfo{}, corrupt("docinfo at %d: checksum mismatch", off)
 	}
