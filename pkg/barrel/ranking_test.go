@@ -148,3 +148,56 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+// A page that defines a term (a <dt> entry, as a glossary or an API
+// reference sets it off) ranks first for it over a page that only
+// mentions it, though the mention is in a heading and the running text
+// and the mentioning page is the better linked; a qualified name (the
+// <dt>'s id "term.setraw") defines its last part, and an identifier that
+// holds the term as one of its parts ("SET_RAW_MODE") does not define it.
+func TestDefiningPageRanksFirst(t *testing.T) {
+	pages := map[string]string{
+		"http://d.test/term.html": `<html><head><title>Terminal control</title></head><body>
+<p>Functions for the terminal.</p><dl>
+<dt id="term.setraw">setraw(fd, when=TCSAFLUSH)</dt><dd><p>Change the mode of the file descriptor fd to raw.</p></dd>
+<dt id="term.setcbreak">setcbreak(fd)</dt><dd><p>Change the mode to cbreak.</p></dd></dl></body></html>`,
+		"http://d.test/notes.html": `<html><head><title>Porting notes</title></head><body>
+<h2>Terminal modes and setraw</h2><p>Calling setraw twice is harmless; setraw returns the old mode,
+and code that calls setraw should restore it. The constant below names the mode.</p>
+<dl><dt id="SET_RAW_MODE">SET_RAW_MODE</dt><dd><p>The flag.</p></dd></dl></body></html>`,
+	}
+	for i := range 12 { // pages linking to the notes only
+		pages[fmt.Sprintf("http://d.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See the <a href="notes.html">porting notes</a>.</p></body></html>`, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	search := func(w *Weights) *Response {
+		r, err := idx.Search("setraw", SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) != 2 {
+			t.Fatalf("setraw: %d results, want 2", len(r.Results))
+		}
+		return r
+	}
+	r := search(nil)
+	if r.Results[0].URL != "http://d.test/term.html" {
+		t.Errorf("setraw: first %s, want the page defining it", r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		def := res.Explain.Features["definition"]
+		if defines := res.URL == "http://d.test/term.html"; defines != (def > 0) {
+			t.Errorf("%s: definition feature %g", res.URL, def)
+		}
+	}
+	// Without the definition feature the mentioning page wins: the
+	// feature is what orders them.
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search(&noDef); r.Results[0].URL != "http://d.test/notes.html" {
+		t.Errorf("setraw without the definition feature: first %s, want the mentioning page (else the test shows nothing)", r.Results[0].URL)
+	}
+}

@@ -114,7 +114,10 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 6: each document's entry counts the anchor records its
+	// formatNumber 7: pages carry definition hits (hit.Def, the terms a
+	// page defines); a format 6 index opens as it is, its pages without
+	// them until re-indexed, and becomes format 7 at its next commit.
+	// Format 6: each document's entry counts the anchor records its
 	// postings hold (DocEntry.Anchors), so that a document can wait for
 	// more anchors before it is re-indexed for them; format 5's entries
 	// say 0, read as "every anchor live then", and a format 5 index
@@ -125,7 +128,8 @@ const (
 	// become format 6 at their next commit, keeping zlib. Formats 1 (one
 	// set of barrels rewritten per batch) and 2 (segments without live
 	// document frequencies) are read only by rebuild.
-	formatNumber    = 6
+	formatNumber    = 7
+	formatNoDefs    = 6
 	formatNoAnchors = 5
 	formatZlib      = 4
 	formatNoText    = 3
@@ -161,7 +165,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatNoDefs && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {
