@@ -2,6 +2,8 @@ package barrel
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -199,5 +201,38 @@ and code that calls setraw should restore it. The constant below names the mode.
 	noDef.Def = 0
 	if r := search(&noDef); r.Results[0].URL != "http://d.test/notes.html" {
 		t.Errorf("setraw without the definition feature: first %s, want the mentioning page (else the test shows nothing)", r.Results[0].URL)
+	}
+}
+
+// An index of format 6 (before definition hits) opens as it is and its
+// next batch makes it format 7, the definition hits of its new pages
+// counting.
+func TestFormat6Index(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, Options{}, map[string]string{"http://f.test/a.html": `<html><body><p>An old page on setraw.</p></body></html>`})
+	p := filepath.Join(dir, manifestName)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(data), fmt.Sprintf(`"format": %d,`, formatNumber), fmt.Sprintf(`"format": %d,`, formatNoDefs), 1)
+	if old == string(data) || formatNoDefs != 6 || formatNumber != 7 {
+		t.Fatal("no format field in the manifest, or the formats moved on")
+	}
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := open(t, dir)
+	if m := idx.Manifest(); m.Format != formatNoDefs {
+		t.Fatalf("opened as format %d", m.Format)
+	}
+	idx.Close()
+	build(t, dir, Options{}, map[string]string{"http://f.test/b.html": `<html><body><dl><dt id="m.setraw">setraw(fd)</dt><dd>Raw mode.</dd></dl></body></html>`})
+	idx = open(t, dir)
+	if m := idx.Manifest(); m.Format != formatNumber {
+		t.Errorf("after a batch: format %d, want %d", m.Format, formatNumber)
+	}
+	if got := resultURLs(t, idx, "setraw", 5); len(got) != 2 || got[0] != "http://f.test/b.html" {
+		t.Errorf("setraw: %q, want the page defining it first", got)
 	}
 }

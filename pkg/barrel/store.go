@@ -121,11 +121,11 @@ const (
 	// postings hold (DocEntry.Anchors), so that a document can wait for
 	// more anchors before it is re-indexed for them; format 5's entries
 	// say 0, read as "every anchor live then", and a format 5 index
-	// becomes format 6 at its next commit. Format 5: the repository's
+	// becomes the current format at its next commit. Format 5: the repository's
 	// codec named in the manifest (S2 for a new index). Format 4 (the pages' text stored for snippets,
 	// a zlib repository) is read as format 5 with codec zlib, and format 3
 	// (no text) as well, with every docinfo record before TextFrom; both
-	// become format 6 at their next commit, keeping zlib. Formats 1 (one
+	// become the current format at their next commit, keeping zlib. Formats 1 (one
 	// set of barrels rewritten per batch) and 2 (segments without live
 	// document frequencies) are read only by rebuild.
 	formatNumber    = 7
