@@ -1243,7 +1243,8 @@ const fieldK1 = 1.2
 // URL, title, anchor, meta), and the weighted count is saturated and
 // normalised by the page's length as BM25F does, times the word's idf.
 // Proximity adds the smallest window of text holding all the words the
-// page has; the title match and the title's lead are added. The model
+// page has; the title match, the title's lead and the definition term (the idf of
+// the query words the page defines) are added. The model
 // combines these (and, if it reads them, per-field scores) into the text
 // score, which the prior then lifts by a bounded share.
 func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, m *Model, ex *Explain, withProx bool, pt *parts) (float64, int) {
