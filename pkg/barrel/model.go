@@ -23,7 +23,7 @@ const (
 	FeatURL               // BM25 of the URL hits alone
 	FeatCoord             // share of the query's words the page holds
 	FeatCapital           // BM25 of the capitalised hits of the words the query capitalises
-	FeatDef               // idf of the query's words the page defines (its definition hits)
+	FeatDef               // idf of the query's words if the page defines them all (its definition hits)
 	NumFeatures
 )
 

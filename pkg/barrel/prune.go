@@ -182,7 +182,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 				lead += idf
 			}
 		}
-		f[FeatDef] += idf // whether the page defines the word: its definition hits are in the full posting
+		f[FeatDef] += idf // whether the page defines the word (its definition hits are in the full posting); the score counts it only if the page defines them all, so this bounds it
 		if p.fields {
 			f[FeatTitle] += bm(idf, min(int(titles), n), 1)
 			f[FeatAnchor] += bm(idf, min(int(anchors), n), 1)

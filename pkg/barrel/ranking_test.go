@@ -236,3 +236,39 @@ func TestFormat6Index(t *testing.T) {
 		t.Errorf("setraw: %q, want the page defining it first", got)
 	}
 }
+
+// The definition feature counts a page only when it defines every word of
+// the query: a page that defines one word of another page's title
+// ("cookie", of "http cookie") gets nothing from it, and a page that
+// defines both words (in two entries) gets their idf.
+func TestDefinitionNeedsEveryWord(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, Options{}, map[string]string{
+		"http://c.test/jar.html": `<html><head><title>Cookie jars</title></head><body>
+<p>Jars keep what a server sets over http.</p><dl><dt id="jar.Cookie">Cookie(name, value)</dt><dd><p>One cookie.</p></dd></dl></body></html>`,
+		"http://c.test/cookie.html": `<html><head><title>Http cookie state</title></head><body>
+<p>State management over http with a cookie header.</p></body></html>`,
+		"http://c.test/both.html": `<html><head><title>Reference</title></head><body>
+<p>Terms.</p><dl><dt id="ref.http">http</dt><dd><p>The protocol.</p></dd><dt id="ref.Cookie">Cookie</dt><dd><p>A cookie.</p></dd></dl></body></html>`,
+	})
+	idx := open(t, dir)
+	def := func(q string) map[string]float64 {
+		r, err := idx.Search(q, SearchOptions{N: 10, NoSnippets: true, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]float64{}
+		for _, res := range r.Results {
+			m[strings.TrimPrefix(res.URL, "http://c.test/")] = res.Explain.Features["definition"]
+		}
+		return m
+	}
+	one := def("cookie")
+	if one["jar.html"] <= 0 || one["both.html"] <= 0 || one["cookie.html"] != 0 {
+		t.Errorf("cookie: definition features %v, want jar and both > 0, cookie 0", one)
+	}
+	two := def("http cookie")
+	if len(two) != 3 || two["jar.html"] != 0 || two["cookie.html"] != 0 || two["both.html"] <= one["both.html"] {
+		t.Errorf("http cookie: definition features %v, want jar and cookie 0, both above its %g for cookie alone", two, one["both.html"])
+	}
+}

@@ -55,8 +55,9 @@ type Weights struct {
 	// in order: what a person recalls of a title is its first words.
 	TitleLead float64
 	// Def weighs the definition feature: the idf of the query's words
-	// the page defines (the leading text of a <dt>, as a glossary or an
-	// API reference sets off its entries; our addition too).
+	// when the page defines every one of them (the leading text of a
+	// <dt>, as a glossary or an API reference sets off its entries; our
+	// addition too).
 	Def float64
 }
 
@@ -71,7 +72,7 @@ var DefaultWeights = Weights{
 	Rank:       0.25,
 	TitleMatch: 2,
 	TitleLead:  1,
-	Def:        0.75,
+	Def:        1,
 }
 
 // typeOf maps a hit to its weight type.
@@ -1244,7 +1245,7 @@ const fieldK1 = 1.2
 // normalised by the page's length as BM25F does, times the word's idf.
 // Proximity adds the smallest window of text holding all the words the
 // page has; the title match, the title's lead and the definition term (the idf of
-// the query words the page defines) are added. The model
+// the query's words, if the page defines them all) are added. The model
 // combines these (and, if it reads them, per-field scores) into the text
 // score, which the prior then lifts by a bounded share.
 func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, m *Model, ex *Explain, withProx bool, pt *parts) (float64, int) {
@@ -1265,6 +1266,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	leadMax := len(q.seq) + 1
 	var units uint64
 	ir1, lead, def := 0.0, 0.0, 0.0
+	var defUnits uint64 // the units the page defines
 	if ex != nil {
 		ex.Counts = map[string]map[string]int{}
 	}
@@ -1307,6 +1309,9 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		ir1 += idf * tf * (w.K1 + 1) / (tf + norm)
 		if counts[TypeDef] > 0 { // the page defines the word
 			def += idf
+			if q.driver[i] {
+				defUnits |= 1 << (q.group[i] & 63)
+			}
 		}
 		titleHits[i] = counts[TypeTitle]
 		if leads {
@@ -1351,6 +1356,11 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	}
 	if qw > 0 {
 		lead /= qw
+	}
+	if bits.OnesCount64(defUnits) < q.of {
+		// The page defines the query only if it defines all of it: a page
+		// defining one word of another page's title is no answer to it.
+		def = 0
 	}
 	p := float64(st.prior)
 	var s float64
