@@ -475,7 +475,7 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 	p.title = doc.Title
 	p.words = len(doc.Words)
 	p.links = slices.Clone(doc.Links)
-	fancyGuess := len(p.title) + len(doc.Meta) + len(p.url)
+	fancyGuess := len(p.title) + len(doc.Meta) + len(doc.Defs) + len(p.url)
 	p.keys = make([]byte, 0, doc.KeyBytes()+fancyGuess)
 	p.ends = make([]uint32, 0, len(doc.Words)+fancyGuess/4)
 	p.hits = make([]hit.Hit, 0, len(doc.Words)+fancyGuess/4)
@@ -508,6 +508,21 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 	}
 	p.titleWords = fancy(p.title, hit.Title)
 	fancy(doc.Meta, hit.Meta)
+	// The terms the page defines: an identifier joined by '_' counts
+	// whole ("S_ISBLK" defines s_isblk, not isblk), its parts left out.
+	pos, wholeEnd := 0, -1
+	doc.Analyzer.Tokens([]byte(doc.Defs), func(t analysis.Token) {
+		if t.Start < wholeEnd {
+			return
+		}
+		if t.Whole {
+			wholeEnd = t.End
+		}
+		p.keys = append(p.keys, t.Term...)
+		p.ends = append(p.ends, uint32(len(p.keys)))
+		p.hits = append(p.hits, hit.Fancy(t.Capital, hit.Def, pos))
+		pos++
+	})
 	fancy(htmldoc.URLWords(p.url), hit.URL)
 	g.group(p)
 }

@@ -23,11 +23,12 @@ const (
 	FeatURL               // BM25 of the URL hits alone
 	FeatCoord             // share of the query's words the page holds
 	FeatCapital           // BM25 of the capitalised hits of the words the query capitalises
+	FeatDef               // idf of the query's words if the page defines them all (its definition hits)
 	NumFeatures
 )
 
 // FeatureNames name the features in model files and --explain.
-var FeatureNames = [NumFeatures]string{"text", "proximity", "title_match", "title_lead", "title", "anchor", "heading", "body", "url", "coordination", "capital"}
+var FeatureNames = [NumFeatures]string{"text", "proximity", "title_match", "title_lead", "title", "anchor", "heading", "body", "url", "coordination", "capital", "definition"}
 
 // Model is a learnt ranking: the text score is the weighted sum of the
 // features, multiplied by 1 + Prior·p as with Weights.Rank (the prior
@@ -45,15 +46,17 @@ func HandModel(w *Weights) Model {
 	m.W[FeatProximity] = w.ProxScale
 	m.W[FeatTitleMatch] = w.TitleMatch
 	m.W[FeatTitleLead] = w.TitleLead
+	m.W[FeatDef] = w.Def
 	m.Prior = w.Rank
 	return m
 }
 
 // fields reports whether the model reads the per-field features, which
-// cost a little more to compute.
+// cost a little more to compute (the definition feature is computed
+// always).
 func (m *Model) fields() bool {
 	for f := FeatTitle; f < NumFeatures; f++ {
-		if m.W[f] != 0 {
+		if f != FeatDef && m.W[f] != 0 {
 			return true
 		}
 	}

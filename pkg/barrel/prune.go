@@ -95,7 +95,7 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 			idf := q.idf[i]
 			p.qw += idf
 			f[FeatText] += idf * (w.K1 + 1) // each word's saturated count is below 1
-			for _, k := range []int{FeatAnchor, FeatHeading, FeatBody, FeatURL, FeatCapital} {
+			for _, k := range []int{FeatAnchor, FeatHeading, FeatBody, FeatURL, FeatCapital, FeatDef} {
 				f[k] += idf * (fieldK1 + 1)
 			}
 		}
@@ -182,6 +182,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 				lead += idf
 			}
 		}
+		f[FeatDef] += idf // whether the page defines the word (its definition hits are in the full posting); the score counts it only if the page defines them all, so this bounds it
 		if p.fields {
 			f[FeatTitle] += bm(idf, min(int(titles), n), 1)
 			f[FeatAnchor] += bm(idf, min(int(anchors), n), 1)

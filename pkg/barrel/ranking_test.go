@@ -2,6 +2,8 @@ package barrel
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -146,5 +148,127 @@ func TestWindow(t *testing.T) {
 		if span != tc.span || held != tc.held {
 			t.Errorf("window %v: %d of %d, want %d of %d", tc.lists, span, held, tc.span, tc.held)
 		}
+	}
+}
+
+// A page that defines a term (a <dt> entry, as a glossary or an API
+// reference sets it off) ranks first for it over a page that only
+// mentions it, though the mention is in a heading and the running text
+// and the mentioning page is the better linked; a qualified name (the
+// <dt>'s id "term.setraw") defines its last part, and an identifier that
+// holds the term as one of its parts ("SET_RAW_MODE") does not define it.
+func TestDefiningPageRanksFirst(t *testing.T) {
+	pages := map[string]string{
+		"http://d.test/term.html": `<html><head><title>Terminal control</title></head><body>
+<p>Functions for the terminal.</p><dl>
+<dt id="term.setraw">setraw(fd, when=TCSAFLUSH)</dt><dd><p>Change the mode of the file descriptor fd to raw.</p></dd>
+<dt id="term.setcbreak">setcbreak(fd)</dt><dd><p>Change the mode to cbreak.</p></dd></dl></body></html>`,
+		"http://d.test/notes.html": `<html><head><title>Porting notes</title></head><body>
+<h2>Terminal modes and setraw</h2><p>Calling setraw twice is harmless; setraw returns the old mode,
+and code that calls setraw should restore it. The constant below names the mode.</p>
+<dl><dt id="SET_RAW_MODE">SET_RAW_MODE</dt><dd><p>The flag.</p></dd></dl></body></html>`,
+	}
+	for i := range 12 { // pages linking to the notes only
+		pages[fmt.Sprintf("http://d.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See the <a href="notes.html">porting notes</a>.</p></body></html>`, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	search := func(w *Weights) *Response {
+		r, err := idx.Search("setraw", SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) != 2 {
+			t.Fatalf("setraw: %d results, want 2", len(r.Results))
+		}
+		return r
+	}
+	r := search(nil)
+	if r.Results[0].URL != "http://d.test/term.html" {
+		t.Errorf("setraw: first %s, want the page defining it", r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		def := res.Explain.Features["definition"]
+		if defines := res.URL == "http://d.test/term.html"; defines != (def > 0) {
+			t.Errorf("%s: definition feature %g", res.URL, def)
+		}
+	}
+	// Without the definition feature the mentioning page wins: the
+	// feature is what orders them.
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search(&noDef); r.Results[0].URL != "http://d.test/notes.html" {
+		t.Errorf("setraw without the definition feature: first %s, want the mentioning page (else the test shows nothing)", r.Results[0].URL)
+	}
+}
+
+// An index of format 6 (before definition hits) opens as it is and its
+// next batch makes it format 7, the definition hits of its new pages
+// counting.
+func TestFormat6Index(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, Options{}, map[string]string{"http://f.test/a.html": `<html><body><p>An old page on setraw.</p></body></html>`})
+	p := filepath.Join(dir, manifestName)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(data), fmt.Sprintf(`"format": %d,`, formatNumber), fmt.Sprintf(`"format": %d,`, formatNoReclaim), 1)
+	if old == string(data) || formatNoReclaim != 6 || formatNumber != 7 {
+		t.Fatal("no format field in the manifest, or the formats moved on")
+	}
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := open(t, dir)
+	if m := idx.Manifest(); m.Format != formatNoReclaim {
+		t.Fatalf("opened as format %d", m.Format)
+	}
+	idx.Close()
+	build(t, dir, Options{}, map[string]string{"http://f.test/b.html": `<html><body><dl><dt id="m.setraw">setraw(fd)</dt><dd>Raw mode.</dd></dl></body></html>`})
+	idx = open(t, dir)
+	if m := idx.Manifest(); m.Format != formatNumber {
+		t.Errorf("after a batch: format %d, want %d", m.Format, formatNumber)
+	}
+	if got := resultURLs(t, idx, "setraw", 5); len(got) != 2 || got[0] != "http://f.test/b.html" {
+		t.Errorf("setraw: %q, want the page defining it first", got)
+	}
+}
+
+// The definition feature counts a page only when it defines every word of
+// the query: a page that defines one word of another page's title
+// ("cookie", of "http cookie") gets nothing from it, and a page that
+// defines both words (in two entries) gets their idf.
+func TestDefinitionNeedsEveryWord(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, Options{}, map[string]string{
+		"http://c.test/jar.html": `<html><head><title>Cookie jars</title></head><body>
+<p>Jars keep what a server sets over http.</p><dl><dt id="jar.Cookie">Cookie(name, value)</dt><dd><p>One cookie.</p></dd></dl></body></html>`,
+		"http://c.test/cookie.html": `<html><head><title>Http cookie state</title></head><body>
+<p>State management over http with a cookie header.</p></body></html>`,
+		"http://c.test/both.html": `<html><head><title>Reference</title></head><body>
+<p>Terms.</p><dl><dt id="ref.http">http</dt><dd><p>The protocol.</p></dd><dt id="ref.Cookie">Cookie</dt><dd><p>A cookie.</p></dd></dl></body></html>`,
+	})
+	idx := open(t, dir)
+	def := func(q string) map[string]float64 {
+		r, err := idx.Search(q, SearchOptions{N: 10, NoSnippets: true, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]float64{}
+		for _, res := range r.Results {
+			m[strings.TrimPrefix(res.URL, "http://c.test/")] = res.Explain.Features["definition"]
+		}
+		return m
+	}
+	one := def("cookie")
+	if one["jar.html"] <= 0 || one["both.html"] <= 0 || one["cookie.html"] != 0 {
+		t.Errorf("cookie: definition features %v, want jar and both > 0, cookie 0", one)
+	}
+	two := def("http cookie")
+	if len(two) != 3 || two["jar.html"] != 0 || two["cookie.html"] != 0 || two["both.html"] <= one["both.html"] {
+		t.Errorf("http cookie: definition features %v, want jar and cookie 0, both above its %g for cookie alone", two, one["both.html"])
 	}
 }

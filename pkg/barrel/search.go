@@ -21,11 +21,12 @@ const (
 	TypeTitle  = 8
 	TypeAnchor = 9
 	TypeMeta   = 10
-	numTypes   = 11
+	TypeDef    = 11
+	numTypes   = 12
 )
 
 // TypeNames names the weight types, for --explain.
-var TypeNames = [numTypes]string{"small", "plain", "bold", "h4", "h3", "h2", "h1", "url", "title", "anchor", "meta"}
+var TypeNames = [numTypes]string{"small", "plain", "bold", "h4", "h3", "h2", "h1", "url", "title", "anchor", "meta", "definition"}
 
 // Weights are the ranking parameters: the paper's type-weights and
 // proximity weights (section 4.5.1), with the hits of a word counted as
@@ -53,12 +54,17 @@ type Weights struct {
 	// TitleLead weighs the query's words found at the start of the title,
 	// in order: what a person recalls of a title is its first words.
 	TitleLead float64
+	// Def weighs the definition feature: the idf of the query's words
+	// when the page defines every one of them (the leading text of a
+	// <dt>, as a glossary or an API reference sets off its entries; our
+	// addition too).
+	Def float64
 }
 
 // DefaultWeights are the weights barrel ships with (docs/barrel.md).
 var DefaultWeights = Weights{
-	// small, plain, bold, h4, h3, h2, h1, URL, title, anchor, meta
-	Type:       [numTypes]float64{0.05, 0.1, 2, 2.5, 3, 3.5, 4, 1.5, 2, 1, 1},
+	// small, plain, bold, h4, h3, h2, h1, URL, title, anchor, meta, definition
+	Type:       [numTypes]float64{0.05, 0.1, 2, 2.5, 3, 3.5, 4, 1.5, 2, 1, 1, 0},
 	Prox:       [10]float64{1, 0.7, 0.5, 0.4, 0.3, 0.22, 0.16, 0.1, 0.05, 0},
 	K1:         3,
 	B:          0.25,
@@ -66,6 +72,7 @@ var DefaultWeights = Weights{
 	Rank:       0.25,
 	TitleMatch: 2,
 	TitleLead:  1,
+	Def:        1,
 }
 
 // typeOf maps a hit to its weight type.
@@ -79,6 +86,8 @@ func typeOf(h hit.Hit) int {
 		return TypeTitle
 	case hit.Anchor:
 		return TypeAnchor
+	case hit.Def:
+		return TypeDef
 	default:
 		return TypeMeta
 	}
@@ -202,6 +211,7 @@ type scored struct {
 // the prior: what re-scoring with proximity keeps of the first stage.
 type parts struct {
 	ir1, tm, lead, p float64
+	def              float64 // the definition feature
 	ok               bool
 }
 
@@ -1000,7 +1010,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
 		order := buf.order[:0]
 		for i, t := range out {
-			ub := handScore(opt.Model, t.parts.ir1, maxProx*proxIDF(t.lists, q), t.parts.tm, t.parts.lead, t.parts.p)
+			ub := handScore(opt.Model, t.parts.ir1, maxProx*proxIDF(t.lists, q), t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
 			order = append(order, rank{score: ub, doc: t.doc, matched: int32(t.matched), slot: int32(i)})
 		}
 		buf.order = order
@@ -1019,7 +1029,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			}
 			t := &out[o.slot]
 			ir2, _ := proximity(t.lists, q, opt.Weights)
-			t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p)
+			t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
 			sel = keepTop(sel, rank{score: t.score, doc: t.doc, matched: int32(t.matched), slot: o.slot}, opt.N)
 		}
 	} else {
@@ -1028,7 +1038,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				t := &out[i]
 				if t.parts.ok { // the hand weights: the first stage's features, and proximity
 					ir2, _ := proximity(t.lists, q, opt.Weights)
-					t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p)
+					t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
 				} else {
 					t.score, _ = idx.score(t.sg, t.doc, t.lists, q, opt.Weights, opt.Model, nil, true, nil)
 				}
@@ -1234,7 +1244,8 @@ const fieldK1 = 1.2
 // URL, title, anchor, meta), and the weighted count is saturated and
 // normalised by the page's length as BM25F does, times the word's idf.
 // Proximity adds the smallest window of text holding all the words the
-// page has; the title match and the title's lead are added. The model
+// page has; the title match, the title's lead and the definition term (the idf of
+// the query's words, if the page defines them all) are added. The model
 // combines these (and, if it reads them, per-field scores) into the text
 // score, which the prior then lifts by a bounded share.
 func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery, w *Weights, m *Model, ex *Explain, withProx bool, pt *parts) (float64, int) {
@@ -1254,7 +1265,8 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	// first len+1 places (one more for a leading article).
 	leadMax := len(q.seq) + 1
 	var units uint64
-	ir1, lead := 0.0, 0.0
+	ir1, lead, def := 0.0, 0.0, 0.0
+	var defUnits uint64 // the units the page defines
 	if ex != nil {
 		ex.Counts = map[string]map[string]int{}
 	}
@@ -1295,6 +1307,12 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 		idf := q.idf[i]
 		ir1 += idf * tf * (w.K1 + 1) / (tf + norm)
+		if counts[TypeDef] > 0 { // the page defines the word
+			def += idf
+			if q.driver[i] {
+				defUnits |= 1 << (q.group[i] & 63)
+			}
+		}
 		titleHits[i] = counts[TypeTitle]
 		if leads {
 			lead += idf
@@ -1339,18 +1357,23 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	if qw > 0 {
 		lead /= qw
 	}
+	if bits.OnesCount64(defUnits) < q.of {
+		// The page defines the query only if it defines all of it: a page
+		// defining one word of another page's title is no answer to it.
+		def = 0
+	}
 	p := float64(st.prior)
 	var s float64
 	if fields {
-		f[FeatText], f[FeatProximity], f[FeatTitleMatch], f[FeatTitleLead] = ir1, ir2, tm, lead
+		f[FeatText], f[FeatProximity], f[FeatTitleMatch], f[FeatTitleLead], f[FeatDef] = ir1, ir2, tm, lead, def
 		if q.of > 0 {
 			f[FeatCoord] = float64(matched) / float64(q.of)
 		}
 		s = m.Score(&f, p)
 	} else { // the hand weights' model: four features, and no loop over the others
-		s = handScore(m, ir1, ir2, tm, lead, p)
+		s = handScore(m, ir1, ir2, tm, lead, p, def)
 		if pt != nil {
-			*pt = parts{ir1, tm, lead, p, true}
+			*pt = parts{ir1, tm, lead, p, def, true}
 		}
 	}
 	if ex != nil {
@@ -1368,8 +1391,8 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 }
 
 // handScore is the score of the hand weights' model.
-func handScore(m *Model, ir1, ir2, tm, lead, p float64) float64 {
-	return (m.W[FeatText]*ir1 + m.W[FeatProximity]*ir2 + m.W[FeatTitleMatch]*tm + m.W[FeatTitleLead]*lead) * (1 + m.Prior*p)
+func handScore(m *Model, ir1, ir2, tm, lead, p, def float64) float64 {
+	return (m.W[FeatText]*ir1 + m.W[FeatProximity]*ir2 + m.W[FeatTitleMatch]*tm + m.W[FeatTitleLead]*lead + m.W[FeatDef]*def) * (1 + m.Prior*p)
 }
 
 // proxIDF is the idf proximity weighs for the page of lists.

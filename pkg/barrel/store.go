@@ -122,21 +122,24 @@ const (
 	textName     = "text"
 	// formatNumber 7: the repository and the text give the space of
 	// their dead records back (reclaim.go): Manifest.RepoSpace and
-	// TextSpace map their logical offsets to the file on disk. A format 6
-	// index has neither (its offsets are the files' own) and becomes
-	// format 7 at its next commit. Format 6: each document's entry counts the anchor records its
-	// postings hold (DocEntry.Anchors), so that a document can wait for
-	// more anchors before it is re-indexed for them; format 5's entries
-	// say 0, read as "every anchor live then", and a format 5 index
-	// becomes format 7 at its next commit. Format 5: the repository's
-	// codec named in the manifest (S2 for a new index). Format 4 (the pages' text stored for snippets,
-	// a zlib repository) is read as format 5 with codec zlib, and format 3
-	// (no text) as well, with every docinfo record before TextFrom; both
-	// become format 7 at their next commit, keeping zlib. Formats 1 (one
-	// set of barrels rewritten per batch) and 2 (segments without live
-	// document frequencies) are read only by rebuild.
+	// TextSpace map their logical offsets to the file on disk; and pages
+	// carry definition hits (hit.Def, the terms a page defines). A format
+	// 6 index has neither (its offsets are the files' own, its pages have
+	// no definition hits until re-indexed), opens as it is and becomes
+	// format 7 at its next commit. Format 6: each document's entry counts
+	// the anchor records its postings hold (DocEntry.Anchors), so that a
+	// document can wait for more anchors before it is re-indexed for them;
+	// format 5's entries say 0, read as "every anchor live then", and a
+	// format 5 index becomes the current format at its next commit. Format
+	// 5: the repository's codec named in the manifest (S2 for a new index).
+	// Format 4 (the pages' text stored for snippets, a zlib repository) is
+	// read as format 5 with codec zlib, and format 3 (no text) as well,
+	// with every docinfo record before TextFrom; both become the current
+	// format at their next commit, keeping zlib. Formats 1 (one set of
+	// barrels rewritten per batch) and 2 (segments without live document
+	// frequencies) are read only by rebuild.
 	formatNumber    = 7
-	formatNoReclaim = 6
+	formatNoReclaim = 6 // nor definition hits
 	formatNoAnchors = 5
 	formatZlib      = 4
 	formatNoText    = 3

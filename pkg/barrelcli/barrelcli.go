@@ -605,7 +605,8 @@ all its hits in the full barrels, stopping after 40,000 matches. Pages
 holding more of the query's words rank first (coordination), then by
 score: type-weights with BM25-style saturation and length normalisation,
 the proximity of all the words (the smallest window holding them), a
-title match and the title's lead; PageRank then lifts that text score by
+title match, the title's lead and whether the page defines all the
+query's words (the leading text of its <dt> entries); PageRank then lifts that text score by
 at most a quarter (a prior: it orders pages of similar evidence, and
 cannot carry a weak match over a strong one). --model ranks with weights
 learnt by barrel train instead. Prints one NDJSON hit per result: doc_id, url,

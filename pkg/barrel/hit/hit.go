@@ -5,7 +5,8 @@
 // A plain hit is, from the high bit down: 1 bit of capitalisation, 3 bits of
 // relative font size (0-6) and 12 bits of word position (positions past 4095
 // are all stored as 4095). Font size 7 marks a fancy hit: capitalisation, 111,
-// 4 bits of type (URL, title, anchor, meta) and 8 bits of position. An anchor
+// 4 bits of type (URL, title, anchor, meta,
+// and our definition type) and 8 bits of position. An anchor
 // hit splits those 8 bits into 4 bits of position in the anchor text and 4
 // bits of a hash of the docID of the page the anchor sits in.
 package hit
@@ -24,6 +25,7 @@ const (
 	Title  = 1
 	Anchor = 2
 	Meta   = 3
+	Def    = 4 // a term the page defines: a <dt>'s leading text, a heading
 )
 
 // Limits of the fields.

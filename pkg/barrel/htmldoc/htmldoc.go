@@ -54,6 +54,11 @@ type Doc struct {
 	Text  []byte // visible body text, runs separated by spaces
 	Words []Word // body words in order
 	Meta  string // meta description and keywords
+	// Defs are the terms the page defines, one a line: the leading text
+	// of each <dt> (a glossary's term, an API's name before its
+	// parameters) or its id when that says more, a qualified name by its
+	// last part: <dt id="os.umask">os.umask(mask)</dt> defines "umask".
+	Defs  string
 	Links []Link
 	// Canonical is the href of the first <link rel="canonical">, resolved
 	// against the page's base ("" if none).
@@ -76,7 +81,7 @@ type Doc struct {
 
 // Reset empties d for reuse, keeping its buffers.
 func (d *Doc) Reset() {
-	d.Title, d.Meta, d.Canonical = "", "", ""
+	d.Title, d.Meta, d.Canonical, d.Defs = "", "", "", ""
 	d.Metas = d.Metas[:0]
 	d.Text = d.Text[:0]
 	d.Words = d.Words[:0]
@@ -109,6 +114,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 		inAnchor = -1 // index in d.Links of the open anchor
 		anchor   strings.Builder
 		sawBase  bool
+		defs     defs
 	)
 	for {
 		tt := z.Next()
@@ -119,6 +125,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 			}
 			d.Title = clip(collapse(title.String()), 500)
 			d.Meta = clip(meta.String(), 2000)
+			d.Defs = defs.finish()
 			d.relativeFonts()
 			return
 		case html.TextToken:
@@ -134,11 +141,13 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 				anchor.Write(t)
 				anchor.WriteByte(' ')
 			}
+			defs.add(t)
 			d.addText(t, font)
 			if d.MaxWords > 0 && len(d.Words) >= d.MaxWords {
 				d.Truncated = true
 				d.Title = clip(collapse(title.String()), 500)
 				d.Meta = clip(meta.String(), 2000)
+				d.Defs = defs.finish()
 				return
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
@@ -198,6 +207,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 			if tt == html.SelfClosingTagToken {
 				continue
 			}
+			defs.startTag(z, a, hasAttr)
 			if f, ok := fontOf(z, a, hasAttr, font); ok && len(stack) < maxStack {
 				stack = append(stack, fontTag{a, font})
 				font = f
@@ -224,6 +234,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 				}
 				continue
 			}
+			defs.endTag(a)
 			for i := len(stack) - 1; i >= 0; i-- {
 				if stack[i].a == a {
 					font = stack[i].font
@@ -531,4 +542,119 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// Limits of the definitions: the leading text of one element, and all of
+// a page's.
+const (
+	maxDefText = 120
+	maxDefs    = 32 << 10
+)
+
+// defs collects the terms a page defines (Doc.Defs): the leading text of
+// each <dt> up to what starts a signature's parameters or a value ('(',
+// '[', '=', ':'), with the element's id when that says more. Headings are
+// not definitions: a section titled "Why are strings immutable?" is about
+// the word, and the heading hits weigh it already.
+type defs struct {
+	out  strings.Builder
+	open bool // a <dt>'s text is being read
+	text []byte
+	id   string
+	done bool // the leading text has ended
+}
+
+// startTag notes an element's start: a <dt> opens an entry, closing an
+// open one, and a <dd> or <dl> closes it.
+func (s *defs) startTag(z *html.Tokenizer, a atom.Atom, hasAttr bool) {
+	switch {
+	case a == atom.Dt:
+		s.end()
+		s.open, s.text, s.id, s.done = true, s.text[:0], "", false
+		if hasAttr {
+			s.id = attr(z, "id")
+		}
+	case a == atom.Dd || a == atom.Dl:
+		s.end()
+	}
+}
+
+// endTag closes the open entry at the end of its <dt> (or of its list).
+func (s *defs) endTag(a atom.Atom) {
+	if a == atom.Dt || a == atom.Dl {
+		s.end()
+	}
+}
+
+// add reads text inside the open entry.
+func (s *defs) add(t []byte) {
+	if !s.open || s.done {
+		return
+	}
+	if i := bytes.IndexAny(t, "([=:"); i >= 0 {
+		t, s.done = t[:i], true
+	}
+	if n := maxDefText - len(s.text); len(t) > n {
+		cut := t[:max(n, 0)]
+		if !unicode.IsSpace(rune(t[len(cut)])) { // not a word's part
+			cut = cut[:max(bytes.LastIndexAny(cut, " \t\n\r\f"), 0)]
+		}
+		t, s.done = cut, true
+	}
+	s.text = append(s.text, t...)
+}
+
+// end writes the open entry: its text, or its id when the id holds the
+// text and more, or both when neither holds the other.
+func (s *defs) end() {
+	if !s.open {
+		return
+	}
+	s.open = false
+	text, id := lastParts(string(s.text)), lastParts(s.id)
+	tn, in := letters(text), letters(id)
+	var entry string
+	switch {
+	case in == "" || strings.Contains(tn, in):
+		entry = text
+	case tn == "" || strings.Contains(in, tn):
+		entry = id
+	default:
+		entry = text + " " + id
+	}
+	if entry == "" || s.out.Len()+len(entry) >= maxDefs {
+		return
+	}
+	s.out.WriteString(entry)
+	s.out.WriteByte('\n')
+}
+
+// lastParts is s with its words collapsed and a qualified name by its
+// last part: "os.umask" defines umask, not os (every function of the
+// module would define os).
+func lastParts(s string) string {
+	ws := strings.Fields(s)
+	for i, w := range ws {
+		if j := strings.LastIndexByte(strings.TrimRight(w, "."), '.'); j >= 0 {
+			ws[i] = w[j+1:]
+		}
+	}
+	return strings.Join(ws, " ")
+}
+
+// finish closes the open entry and returns the definitions.
+func (s *defs) finish() string {
+	s.end()
+	return s.out.String()
+}
+
+// letters is s lower-cased, with only its letters and digits.
+func letters(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
 }

@@ -122,3 +122,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Defs holds each <dt>'s leading text (up to a signature's parameters or
+// a value), or its id when that holds the text and more, both when
+// neither holds the other, and a qualified name by its last part;
+// an unclosed <dt> ends at its <dd>, and headings and other text are not
+// definitions.
+func TestDefs(t *testing.T) {
+	page := `<h1>Reference</h1><p>Text with <span id="a-target">a target</span>.</p><dl>
+<dt id="term-abstract-base-class">abstract base class<a href="#x">¶</a></dt><dd>A class.</dd>
+<dt class="sig" id="tarfile.TarInfo.isblk"><em>method</em> TarInfo.<b>isblk</b>()</dt><dd>Block device.</dd>
+<dt id="os.umask">os.umask(mask, /)<dd>Set the mask.
+<dt>VERSION = 3</dt>
+<dt id="cmdoption-v">-v, --verbose</dt><dd><dl><dt>nested: term</dt></dl></dd>
+<dt></dt></dl>`
+	var d Doc
+	d.Parse([]byte(page), nil)
+	want := "term-abstract-base-class\nmethod isblk\numask\nVERSION\n-v, --verbose cmdoption-v\nnested\n"
+	if d.Defs != want {
+		t.Errorf("defs\n got %q\nwant %q", d.Defs, want)
+	}
+	d.Parse([]byte("<dl><dt>"+strings.Repeat("word ", 100)), nil)
+	if n := len(strings.Fields(d.Defs)); n != maxDefText/len("word ") {
+		t.Errorf("a long <dt> keeps %d words: %q", n, d.Defs)
+	}
+	d.Parse([]byte("<dl><dt>xx"+strings.Repeat("word ", 100)), nil) // the cut falls inside a word: it is left out
+	if n := len(strings.Fields(d.Defs)); n != maxDefText/len("word ")-1 || strings.HasSuffix(d.Defs, "wor\n") {
+		t.Errorf("a long <dt> keeps %d words: %q", n, d.Defs)
+	}
+}
