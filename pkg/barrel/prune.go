@@ -41,6 +41,7 @@ type pruner struct {
 	skipped           int64 // matches skipped in the scan
 }
 
+
 // skippedMatches counts the matches the bounds skipped, over all searches
 // (for the tests).
 var skippedMatches atomic.Int64
