@@ -41,7 +41,6 @@ type pruner struct {
 	skipped           int64 // matches skipped in the scan
 }
 
-
 // skippedMatches counts the matches the bounds skipped, over all searches
 // (for the tests).
 var skippedMatches atomic.Int64
