@@ -185,8 +185,10 @@ type Response struct {
 }
 
 type cursor struct {
-	it postingIter
-	ok bool
+	it   postingIter
+	ok   bool
+	list []byte // the whole list (a full list's) and its postings
+	n    uint32
 }
 
 type scored struct {
@@ -647,22 +649,25 @@ func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 
 // tableErr returns the first damage found in the tables read by scoring.
 func (idx *Index) tableErr() error {
-	tabs := []*table{idx.ranks}
-	for _, s := range idx.segs {
-		tabs = append(tabs, s.dt)
+	if err := idx.ranks.failed(); err != nil {
+		return err
 	}
-	for _, t := range tabs {
-		if t == nil {
-			continue
-		}
-		t.mu.Lock()
-		err := t.err
-		t.mu.Unlock()
-		if err != nil {
+	for _, s := range idx.segs {
+		if err := s.dt.failed(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// failed is the damage found in t, if any (nil for no table).
+func (t *table) failed() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
 }
 
 // docFreq is the number of live documents holding word id, over all
@@ -753,39 +758,48 @@ type skipState struct {
 }
 
 // newSegCursor opens the query's lists in sg (with short, the short lists
-// too) and moves to the first match.
+// too), each looked up once; its cs is nil when no driving word is in the
+// segment. find moves it to the first match.
 func newSegCursor(sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState) (*segCursor, error) {
-	c := &segCursor{sg: sg, cs: make([]cursor, len(ids)), drive: drive, neg: neg, all: all, lists: make([][]byte, len(ids)), skip: skip}
-	if short {
-		c.sc = make([]cursor, len(ids))
-		for i, id := range ids {
-			data, n, err := sg.list(id, true)
-			if err != nil {
-				return nil, err
-			}
-			if n > 0 {
-				c.sc[i].it = newPostingIter(data)
-				if c.sc[i].ok = c.sc[i].it.next(); c.sc[i].it.err != nil {
-					return nil, c.sc[i].it.err
-				}
-			}
-		}
-	}
+	c := &segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip}
+	var cs []cursor
+	any := false
 	for i, id := range ids {
-		data, n, err := sg.list(id, false)
+		full, sh, nf, ns, err := sg.lists(id)
 		if err != nil {
 			return nil, err
 		}
-		if n == 0 {
+		if nf == 0 && ns == 0 {
 			continue
 		}
-		c.cs[i].it = newPostingIter(data)
-		c.cs[i].ok = c.cs[i].it.next()
-		if c.cs[i].it.err != nil {
-			return nil, c.cs[i].it.err
+		if cs == nil {
+			cs = make([]cursor, 2*len(ids)) // the full lists, then the short
+			c.lists = make([][]byte, len(ids))
+		}
+		any = any || drive[i] && nf > 0
+		if nf > 0 {
+			x := &cs[i]
+			x.list, x.n, x.it = full, nf, newPostingIter(full)
+			if x.ok = x.it.next(); x.it.err != nil {
+				return nil, x.it.err
+			}
+		}
+		if short && ns > 0 {
+			x := &cs[len(ids)+i]
+			x.it = newPostingIter(sh)
+			if x.ok = x.it.next(); x.it.err != nil {
+				return nil, x.it.err
+			}
 		}
 	}
-	return c, c.find()
+	if !any {
+		return c, nil // no match in the segment
+	}
+	c.cs = cs[:len(ids)]
+	if short {
+		c.sc = cs[len(ids):]
+	}
+	return c, nil
 }
 
 // find moves to the first live document at or after the driving lists'
@@ -1005,25 +1019,38 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	// cheaper than a match's bound): knowing Matches and the last docID
 	// it reads, it need not walk the matches that cannot enter.
 	var skip *skipState
-	matches := 0
 	if pr != nil && !all && !q.filtered() {
-		n, last, err := idx.countMatches(q, opt.MaxMatches)
-		if err != nil {
-			return nil, 0, false, err
-		}
-		skip, matches = &skipState{last: last, need: 1}, n
+		skip = &skipState{need: 1}
 	}
-	units := countTrue(q.driver)
 	var h []*segCursor // a min-heap by current docID
 	for _, sg := range idx.segs {
 		c, err := newSegCursor(sg, q.ids, q.driver, q.neg, all, pr != nil, skip)
 		if err != nil {
 			return nil, 0, false, err
 		}
-		if c.ok {
+		if c.cs != nil {
 			h = append(h, c)
 		}
 	}
+	matches := 0
+	if skip != nil {
+		n, last, err := countMatches(h, q, opt.MaxMatches)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		skip.last, matches = last, n
+	}
+	units := countTrue(q.driver)
+	live := h[:0]
+	for _, c := range h {
+		if err := c.find(); err != nil {
+			return nil, 0, false, err
+		}
+		if c.ok {
+			live = append(live, c)
+		}
+	}
+	h = live
 	less := func(i, j int) bool { return h[i].doc < h[j].doc }
 	down := func(i int) {
 		for {
@@ -1193,25 +1220,21 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 // One driving word in one segment without deletions is counted by its
 // posting count (and skip table); otherwise the lists' live postings are
 // marked in a bitmap of a window of docIDs at a time.
-func (idx *Index) countMatches(q *parsedQuery, limit int) (int, uint32, error) {
+func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, error) {
 	var lists [][]byte
 	var segs []*segment
 	var ns []uint32
 	total := 0
-	for _, sg := range idx.segs {
-		for i, id := range q.ids {
-			if !q.driver[i] {
-				continue
-			}
-			l, n, err := sg.list(id, false)
-			if err != nil {
-				return 0, 0, err
-			}
-			if n > 0 {
-				lists, segs, ns = append(lists, l), append(segs, sg), append(ns, n)
-				total += int(n)
+	for _, c := range cs {
+		for i := range c.cs {
+			if x := &c.cs[i]; q.driver[i] && x.n > 0 {
+				lists, segs, ns = append(lists, x.list), append(segs, c.sg), append(ns, x.n)
+				total += int(x.n)
 			}
 		}
+	}
+	if len(lists) == 0 {
+		return 0, math.MaxUint32, nil
 	}
 	if len(lists) == 1 && segs[0].del == nil {
 		if total < limit {
