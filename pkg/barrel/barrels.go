@@ -297,20 +297,27 @@ func (it *postingIter) seek(target uint32) bool {
 	if it.doc >= target && it.prev >= 0 {
 		return true
 	}
-	if ns := len(it.skips) / 8; ns > it.sk {
-		// The last block starting at or before target, if ahead of us.
-		i := it.sk + sort.Search(ns-it.sk, func(i int) bool { return binary.BigEndian.Uint32(it.skips[8*(it.sk+i):]) > target }) - 1
-		if i >= it.sk {
-			doc := binary.BigEndian.Uint32(it.skips[8*i:])
-			off := int(binary.BigEndian.Uint32(it.skips[8*i+4:]))
-			if off > it.pos-len(it.raw) && int64(doc) > it.prev {
-				if off >= len(it.data) {
-					it.err = corrupt("inverted list: bad skip entry")
-					return false
-				}
-				it.pos, it.prev, it.sk = off, int64(doc)-1, i
-			}
+	skipDoc := func(i int) uint32 { return binary.BigEndian.Uint32(it.skips[8*i:]) }
+	if ns := len(it.skips) / 8; ns > it.sk && skipDoc(it.sk) <= target {
+		// The last block starting at or before target, found by galloping
+		// from the block of the last seek: a target is mostly near.
+		lo, step := it.sk, 1
+		for lo+step < ns && skipDoc(lo+step) <= target {
+			lo += step
+			step *= 2
 		}
+		hi := min(ns, lo+step)
+		i := lo + sort.Search(hi-lo, func(k int) bool { return skipDoc(lo+k) > target }) - 1
+		doc := skipDoc(i)
+		off := int(binary.BigEndian.Uint32(it.skips[8*i+4:]))
+		if off > it.pos-len(it.raw) && int64(doc) > it.prev {
+			if off >= len(it.data) {
+				it.err = corrupt("inverted list: bad skip entry")
+				return false
+			}
+			it.pos, it.prev = off, int64(doc)-1
+		}
+		it.sk = i // the next target is not before this one
 	}
 	for it.pos < len(it.data) && it.err == nil {
 		doc, n, size, err := hit.ReadInverted(it.data[it.pos:])

@@ -34,6 +34,8 @@ func TestPrunedTopKIsExhaustive(t *testing.T) {
 		"model":   {N: 10, NoSnippets: true, Model: &model},
 		"flat":    {N: 20, NoSnippets: true, Weights: &flat},
 		"literal": {N: 10, NoSnippets: true, Literal: true},
+		"stop":    {N: 10, NoSnippets: true, MaxMatches: 40},
+		"deep":    {N: 250, NoSnippets: true},
 	}
 	for _, seed := range []uint64{1, 2, 3} {
 		rng := rand.New(rand.NewPCG(seed, 28))
@@ -62,6 +64,9 @@ func TestPrunedTopKIsExhaustive(t *testing.T) {
 				q = append(q, w)
 			}
 			queries = append(queries, word()+" "+strings.Join(q, " ")) // not only exclusions
+		}
+		for range 50 { // one word, and two: the scans that skip by title and by coordination
+			queries = append(queries, word(), word()+" "+word())
 		}
 		for name, opt := range opts {
 			before := skippedMatches.Load()

@@ -194,8 +194,10 @@ type Response struct {
 }
 
 type cursor struct {
-	it postingIter
-	ok bool
+	it   postingIter
+	ok   bool
+	list []byte // the whole list (a full list's) and its postings
+	n    uint32
 }
 
 type scored struct {
@@ -657,22 +659,25 @@ func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 
 // tableErr returns the first damage found in the tables read by scoring.
 func (idx *Index) tableErr() error {
-	tabs := []*table{idx.ranks}
-	for _, s := range idx.segs {
-		tabs = append(tabs, s.dt)
+	if err := idx.ranks.failed(); err != nil {
+		return err
 	}
-	for _, t := range tabs {
-		if t == nil {
-			continue
-		}
-		t.mu.Lock()
-		err := t.err
-		t.mu.Unlock()
-		if err != nil {
+	for _, s := range idx.segs {
+		if err := s.dt.failed(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// failed is the damage found in t, if any (nil for no table).
+func (t *table) failed() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
 }
 
 // docFreq is the number of live documents holding word id, over all
@@ -738,46 +743,73 @@ type segCursor struct {
 	cs    []cursor
 	sc    []cursor // the short lists, read by the pruner's bounds
 	drive []bool
+	neg   []bool
 	all   bool // a match holds every driving word
 	lists [][]byte
 	doc   uint32 // the current match
 	ok    bool
+	skip  *skipState // with the counted scan: the matches that cannot enter
+}
+
+// skipState is what a counted scan (see scan) knows of the matches that
+// cannot enter the candidates, shared by its cursors: they jump over
+// them with the skip tables instead of walking them.
+type skipState struct {
+	// last is the last docID the scan reads (the MaxMatches-th match).
+	last uint32
+	// need is the driving lists a match must hold (the coordination of
+	// the worst candidate kept, when no unit is an OR group).
+	need int
+	// titled: only a match with a title hit can enter (the candidates
+	// hold every driving word and the worst scores above the bound of
+	// every page without one), so the matches are walked in the order of
+	// the short lists.
+	titled bool
 }
 
 // newSegCursor opens the query's lists in sg (with short, the short lists
-// too) and moves to the first match.
-func newSegCursor(sg *segment, ids []uint32, drive []bool, all, short bool) (*segCursor, error) {
-	c := &segCursor{sg: sg, cs: make([]cursor, len(ids)), drive: drive, all: all, lists: make([][]byte, len(ids))}
-	if short {
-		c.sc = make([]cursor, len(ids))
-		for i, id := range ids {
-			data, n, err := sg.list(id, true)
-			if err != nil {
-				return nil, err
-			}
-			if n > 0 {
-				c.sc[i].it = newPostingIter(data)
-				if c.sc[i].ok = c.sc[i].it.next(); c.sc[i].it.err != nil {
-					return nil, c.sc[i].it.err
-				}
-			}
-		}
-	}
+// too), each looked up once; its cs is nil when no driving word is in the
+// segment. find moves it to the first match.
+func newSegCursor(sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState) (*segCursor, error) {
+	c := &segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip}
+	var cs []cursor
+	any := false
 	for i, id := range ids {
-		data, n, err := sg.list(id, false)
+		full, sh, nf, ns, err := sg.lists(id)
 		if err != nil {
 			return nil, err
 		}
-		if n == 0 {
+		if nf == 0 && ns == 0 {
 			continue
 		}
-		c.cs[i].it = newPostingIter(data)
-		c.cs[i].ok = c.cs[i].it.next()
-		if c.cs[i].it.err != nil {
-			return nil, c.cs[i].it.err
+		if cs == nil {
+			cs = make([]cursor, 2*len(ids)) // the full lists, then the short
+			c.lists = make([][]byte, len(ids))
+		}
+		any = any || drive[i] && nf > 0
+		if nf > 0 {
+			x := &cs[i]
+			x.list, x.n, x.it = full, nf, newPostingIter(full)
+			if x.ok = x.it.next(); x.it.err != nil {
+				return nil, x.it.err
+			}
+		}
+		if short && ns > 0 {
+			x := &cs[len(ids)+i]
+			x.it = newPostingIter(sh)
+			if x.ok = x.it.next(); x.it.err != nil {
+				return nil, x.it.err
+			}
 		}
 	}
-	return c, c.find()
+	if !any {
+		return c, nil // no match in the segment
+	}
+	c.cs = cs[:len(ids)]
+	if short {
+		c.sc = cs[len(ids):]
+	}
+	return c, nil
 }
 
 // find moves to the first live document at or after the driving lists'
@@ -817,6 +849,17 @@ func (c *segCursor) find() error {
 // with the skip tables).
 func (c *segCursor) next() (uint32, bool) {
 	doc, any := uint32(0), false
+	if k := c.skip; k != nil && !c.all {
+		switch {
+		case k.titled:
+			doc, any = c.nextTitled()
+		case k.need > 1:
+			doc, any = c.nextPivot(k.need)
+		default:
+			doc, any = c.first()
+		}
+		return doc, any && doc <= k.last
+	}
 	if !c.all {
 		for i := range c.cs {
 			if c.drive[i] && c.cs[i].ok && (!any || c.cs[i].it.doc < doc) {
@@ -852,6 +895,86 @@ func (c *segCursor) next() (uint32, bool) {
 		}
 		if same {
 			return doc, true
+		}
+	}
+}
+
+// first is the smallest current document of the driving lists.
+func (c *segCursor) first() (uint32, bool) {
+	doc, any := uint32(0), false
+	for i := range c.cs {
+		if c.drive[i] && c.cs[i].ok && (!any || c.cs[i].it.doc < doc) {
+			doc, any = c.cs[i].it.doc, true
+		}
+	}
+	return doc, any
+}
+
+// nextPivot is the first document at least need driving lists hold:
+// while the need-th smallest current document (the pivot) is ahead of
+// the smallest, the lists behind it seek to it (fewer than need lists
+// can hold a document before the pivot), as WAND does with unit weights.
+func (c *segCursor) nextPivot(need int) (uint32, bool) {
+	var buf [16]uint32
+	for {
+		docs := buf[:0]
+		for i := range c.cs {
+			if c.drive[i] && c.cs[i].ok {
+				docs = append(docs, c.cs[i].it.doc)
+			}
+		}
+		if len(docs) < need {
+			return 0, false
+		}
+		slices.Sort(docs)
+		pivot := docs[need-1]
+		if docs[0] == pivot {
+			return pivot, true
+		}
+		for i := range c.cs {
+			if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc < pivot {
+				x.ok = x.it.seek(pivot)
+			}
+		}
+	}
+}
+
+// nextTitled is the first document a driving list holds that has a
+// title or anchor hit of a scoring word: the short lists lead, the
+// driving lists seek to their documents.
+func (c *segCursor) nextTitled() (uint32, bool) {
+	for {
+		lo, any := c.first()
+		if !any {
+			return 0, false
+		}
+		t, found := uint32(0), false
+		for i := range c.sc {
+			x := &c.sc[i]
+			if c.neg[i] || !x.ok {
+				continue
+			}
+			if x.it.doc < lo {
+				if x.ok = x.it.seek(lo); !x.ok {
+					continue
+				}
+			}
+			if !found || x.it.doc < t {
+				t, found = x.it.doc, true
+			}
+		}
+		if !found {
+			return 0, false
+		}
+		held := false
+		for i := range c.cs {
+			if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc < t {
+				x.ok = x.it.seek(t)
+			}
+			held = held || c.drive[i] && c.cs[i].ok && c.cs[i].it.doc == t
+		}
+		if held {
+			return t, true
 		}
 	}
 }
@@ -901,16 +1024,43 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	if !pruning {
 		pr = nil
 	}
+	// A scan of every page holding one of the words, without filters,
+	// counts its matches first (a pass over the lists' headers, far
+	// cheaper than a match's bound): knowing Matches and the last docID
+	// it reads, it need not walk the matches that cannot enter.
+	var skip *skipState
+	if pr != nil && !all && !q.filtered() {
+		skip = &skipState{need: 1}
+	}
 	var h []*segCursor // a min-heap by current docID
 	for _, sg := range idx.segs {
-		c, err := newSegCursor(sg, q.ids, q.driver, all, pr != nil)
+		c, err := newSegCursor(sg, q.ids, q.driver, q.neg, all, pr != nil, skip)
 		if err != nil {
 			return nil, 0, false, err
 		}
-		if c.ok {
+		if c.cs != nil {
 			h = append(h, c)
 		}
 	}
+	matches := 0
+	if skip != nil {
+		n, last, err := countMatches(h, q, opt.MaxMatches)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		skip.last, matches = last, n
+	}
+	units := countTrue(q.driver)
+	live := h[:0]
+	for _, c := range h {
+		if err := c.find(); err != nil {
+			return nil, 0, false, err
+		}
+		if c.ok {
+			live = append(live, c)
+		}
+	}
+	h = live
 	less := func(i, j int) bool { return h[i].doc < h[j].doc }
 	down := func(i int) {
 		for {
@@ -937,8 +1087,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	buf := scanBufs.Get().(*scanBuf)
 	defer buf.put()
 	top, slotLists, slotSeg, slotParts := buf.top[:0], buf.lists[:0], buf.seg[:0], buf.parts[:0]
-	matches := 0
-	for len(h) > 0 && matches < opt.MaxMatches {
+	for len(h) > 0 && (skip != nil || matches < opt.MaxMatches) {
 		c := h[0]
 		if q.filtered() && !idx.keep(c.doc, c.lists, q) {
 			if err := c.advance(); err != nil {
@@ -951,15 +1100,17 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			down(0)
 			continue
 		}
-		matches++
-		skip := false
+		if skip == nil {
+			matches++
+		}
+		out := false
 		if pr != nil && len(top) == depth {
 			// Matches come in docID order: one that ties the worst kept
 			// ranks after it.
 			m := matchedOf(c.lists, q)
-			skip = m < int(top[0].matched) || m == int(top[0].matched) && pr.skip(idx, c, q, m, top[0].score)
+			out = m < int(top[0].matched) || m == int(top[0].matched) && pr.skip(idx, c, q, m, top[0].score)
 		}
-		if !skip {
+		if !out {
 			var pt parts
 			s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
 			if cand := (rank{doc: c.doc, matched: int32(m), score: s}); len(top) < depth || cand.better(top[0]) {
@@ -979,6 +1130,10 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				copy(slotLists[int(cand.slot)*nl:], c.lists)
 				slotSeg[cand.slot], slotParts[cand.slot] = c.sg, pt
 				top = keepTop(top, cand, depth)
+				if skip != nil && len(top) == depth && !q.or {
+					skip.need = int(top[0].matched)
+					skip.titled = skip.need == units && pr.noTitle <= top[0].score
+				}
 			}
 		}
 		if err := c.advance(); err != nil {
@@ -1067,6 +1222,114 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		copy(res[i].lists, out[r.slot].lists)
 	}
 	return res, matches, matches >= opt.MaxMatches, nil
+}
+
+// countMatches counts the matches of q's scan of every page holding one
+// of its driving words, up to limit, and returns the last docID the scan
+// reads: the limit-th match, or the largest docID when there are fewer.
+// One driving word in one segment without deletions is counted by its
+// posting count (and skip table); otherwise the lists' live postings are
+// marked in a bitmap of a window of docIDs at a time.
+func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, error) {
+	var lists [][]byte
+	var segs []*segment
+	var ns []uint32
+	total := 0
+	for _, c := range cs {
+		for i := range c.cs {
+			if x := &c.cs[i]; q.driver[i] && x.n > 0 {
+				lists, segs, ns = append(lists, x.list), append(segs, c.sg), append(ns, x.n)
+				total += int(x.n)
+			}
+		}
+	}
+	if len(lists) == 0 {
+		return 0, math.MaxUint32, nil
+	}
+	if len(lists) == 1 && segs[0].del == nil {
+		if total < limit {
+			return total, math.MaxUint32, nil
+		}
+		d, err := nthDoc(lists[0], limit-1)
+		return limit, d, err
+	}
+	if total < limit && countTrue(q.driver) == 1 {
+		// One word: a live document is in one segment's list, so the
+		// matches are the lists' live postings.
+		live := 0
+		for i, l := range lists {
+			n, err := segs[i].liveCount(l, ns[i])
+			if err != nil {
+				return 0, 0, err
+			}
+			live += int(n)
+		}
+		return live, math.MaxUint32, nil
+	}
+	its := make([]postingIter, len(lists))
+	oks := make([]bool, len(lists))
+	for i, l := range lists {
+		its[i] = newPostingIter(l)
+		if oks[i] = its[i].next(); its[i].err != nil {
+			return 0, 0, its[i].err
+		}
+	}
+	const window = 1 << 16
+	var bm [window / 64]uint64
+	count := 0
+	for lo := uint64(0); ; lo += window {
+		clear(bm[:])
+		more := false
+		for i := range its {
+			it := &its[i]
+			del := segs[i].del
+			for oks[i] && uint64(it.doc) < lo+window {
+				if !del.has(it.doc) {
+					k := uint64(it.doc) - lo
+					bm[k/64] |= 1 << (k % 64)
+				}
+				oks[i] = it.next()
+			}
+			if it.err != nil {
+				return 0, 0, it.err
+			}
+			more = more || oks[i]
+		}
+		for w, x := range bm {
+			c := bits.OnesCount64(x)
+			if count+c >= limit {
+				for ; ; x &= x - 1 {
+					if count++; count == limit {
+						return limit, uint32(lo) + uint32(w*64+bits.TrailingZeros64(x)), nil
+					}
+				}
+			}
+			count += c
+		}
+		if !more {
+			return count, math.MaxUint32, nil
+		}
+	}
+}
+
+// nthDoc is the docID of posting k (from 0) of a list that has more than
+// k: the skip table jumps to its block.
+func nthDoc(list []byte, k int) (uint32, error) {
+	it := newPostingIter(list)
+	if b := k / skipEvery; b > 0 && b < len(it.skips)/8 {
+		it.pos = int(binary.BigEndian.Uint32(it.skips[8*b+4:]))
+		it.prev = int64(binary.BigEndian.Uint32(it.skips[8*b:])) - 1
+		k -= b * skipEvery
+	}
+	for i := 0; i <= k; i++ {
+		if !it.next() {
+			if it.err == nil {
+				it.err = corrupt("inverted list: fewer postings than its count")
+			}
+			return 0, it.err
+		}
+	}
+	return it.doc, nil
 }
 
 // scanBuf holds a scan's candidates, reused by the next scan.

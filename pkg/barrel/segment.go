@@ -470,6 +470,25 @@ func (s *segment) list(id uint32, short bool) ([]byte, uint32, error) {
 	return full[sec.fullOff[i]:sec.fullOff[i+1]], sec.fullN[i], nil
 }
 
+// lists returns the full and short lists of wordID id in the segment,
+// and their posting counts (one lookup for both).
+func (s *segment) lists(id uint32) (full, short []byte, nf, ns uint32, err error) {
+	bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
+	sec, err := s.sec(bb)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	i, found := slices.BinarySearch(sec.rels, rel)
+	if !found {
+		return nil, nil, 0, 0, nil
+	}
+	f, sh, err := s.barrel(bb)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	return f[sec.fullOff[i]:sec.fullOff[i+1]], sh[sec.shortOff[i]:sec.shortOff[i+1]], sec.fullN[i], sec.shortN[i], nil
+}
+
 // liveCount is the number of postings of a list whose document is not
 // deleted: n less the deleted documents found in it (by seeking, when the
 // deletion list is the shorter).

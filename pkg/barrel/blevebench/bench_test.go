@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +26,10 @@ var (
 	benchDocs    = flag.Int("barrel.docs", 2000, "synthetic pages in the bleve comparison")
 	benchQueries = flag.Int("barrel.queries", 2000, "queries timed in the bleve comparison")
 	benchCodec   = flag.String("barrel.codec", "", "barrel's repository codec: s2 (the default) or zlib (the paper's)")
+	benchBatches = flag.Int("barrel.batches", 1, "batches barrel indexes the pages in, one after the other with the default merge policy (1: one segment)")
+	benchMerge   = flag.Int("barrel.mergefactor", 0, "barrel's merge factor for -barrel.batches (0: the default); a factor above the batches keeps one segment per batch")
+	benchDeletes = flag.Int("barrel.deletespct", 0, "barrel's deleted share (percent) before merges reclaim it, for -barrel.batches (0: the default)")
+	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run once more after the timed runs, on the index opened afresh)")
 )
 
 func dirSize(dir string) int64 {
@@ -103,22 +108,29 @@ func BenchmarkVsBleve(b *testing.B) {
 		bdir := filepath.Join(root, "barrel")
 		runtime.GC()
 		c0, t0 := processCPU(), time.Now()
-		bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i, p := range pages {
-			if err := bl.Add(site.URL(i), p); err != nil {
+		batches := max(1, min(*benchBatches, len(pages)))
+		var segments int
+		for k := range batches {
+			bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec, MergeFactor: *benchMerge, DeletesPct: *benchDeletes})
+			if err != nil {
 				b.Fatal(err)
 			}
+			for i := k * len(pages) / batches; i < (k+1)*len(pages)/batches; i++ {
+				if err := bl.Add(site.URL(i), pages[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := bl.Commit(); err != nil {
+				b.Fatal(err)
+			}
+			bl.Close()
+			st := bl.Stats
+			segments = st.Segments
+			if batches == 1 {
+				b.Logf("barrel commit: wait %v anchors %v sort %v finish %v", st.WaitTime, st.AnchorTime, st.SortTime, st.FinishTime)
+			}
 		}
-		if err := bl.Commit(); err != nil {
-			b.Fatal(err)
-		}
-		bl.Close()
 		barrelTime, barrelCPU := time.Since(t0), processCPU()-c0
-		st := bl.Stats
-		b.Logf("barrel commit: wait %v anchors %v sort %v finish %v", st.WaitTime, st.AnchorTime, st.SortTime, st.FinishTime)
 		barrelSize := dirSize(bdir)
 
 		// bleve
@@ -176,6 +188,27 @@ func BenchmarkVsBleve(b *testing.B) {
 			latSnip[i] = time.Since(t)
 		}
 		idx.Close()
+		if *benchProfile != "" {
+			f, err := os.Create(*benchProfile)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				b.Fatal(err)
+			}
+			pidx, err := barrel.Open(bdir) // opened afresh: its caches as cold as the timed run's
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, q := range queries {
+				if _, err := pidx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			pprof.StopCPUProfile()
+			f.Close()
+			pidx.Close()
+		}
 		vi, err = bleve.Open(vdir)
 		if err != nil {
 			b.Fatal(err)
@@ -210,6 +243,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		b.ReportMetric(float64(percentile(vcpu, 0.99).Microseconds()), "bleve-cpu-p99-µs")
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (%d with results)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found)
+		fmt.Fprintf(&sb, "barrel: %d batches, %d segments\n", batches, segments)
 		fmt.Fprintf(&sb, "index:   barrel %.2fs (%.0f docs/s)  bleve %.2fs (%.0f docs/s)  speedup %.2fx\n",
 			barrelTime.Seconds(), n/barrelTime.Seconds(), bleveTime.Seconds(), n/bleveTime.Seconds(), bleveTime.Seconds()/barrelTime.Seconds())
 		fmt.Fprintf(&sb, "index CPU time (all threads): barrel %.2fs  bleve %.2fs  ratio %.2fx\n",
