@@ -281,8 +281,8 @@ func wholeBlockCommands(t *testing.T) map[string]string {
 // it short. A document ("" for any) and a regular expression of its
 // commands (as extracted: a line, continuations joined, comment dropped).
 var notRunHere = exemptions{
-	{"", `^(go test .*-bench .*|go test \./pkg/[a-z/]+ -run [A-Za-z]+ -v|go run \./(internal/cmd|pkg/opic/internal)/[a-z]+|cd pkg/barrel/blevebench && go test .*|([A-Z_]+=[^ ]+ )*scripts/[a-z-]+-(bench|eval)\.sh.*)$`,
-		"measurements: benchmark scripts and programs take minutes and print figures, not output to compare; go test's are the suite's own tests"},
+	{"", `^(go test .*-bench .*|go test \./pkg/[a-z/]+ -run [A-Za-z]+ -v|go run \./(internal/cmd|pkg/opic/internal)/[a-z]+|cd pkg/barrel/blevebench && go test .*|go tool pprof .*|([A-Z_]+=[^ ]+ )*scripts/[a-z-]+-(bench|eval)\.sh.*)$`,
+		"measurements: benchmark scripts and programs take minutes and print figures, not output to compare, and a profile they write is read by pprof; go test's are the suite's own tests"},
 	{"docs/barrel.md", `^barrel search --index old-idx москва$`,
 		"needs an index made before the index recorded its analysis, which no command of this version makes: TestAnalysisRecorded (pkg/barrel) makes one and checks this refusal"},
 	{"docs/barrel.md", `^chromium 'http://127.0.0.1:8765/\?q=json\+encoder'$`,
