@@ -29,23 +29,26 @@ go build -o "$T/" ./cmd/barrel ./internal/cmd/benchqueries
 "$T/barrel" build --index "$T/idx" --html-dir "$ROOT" --base-url http://docs.test/
 "$T/benchqueries" --html-dir "$ROOT" --n "$QUERIES" --seed "$SEED" > "$T/queries.txt"
 head -n "$SNIPPET_QUERIES" "$T/queries.txt" > "$T/snippet-queries.txt"
-# timed runs the batch RUNS times, printing each run's --timing line, then
-# the median and range of its wall p50, p99 and max.
+# timed FILE [FLAGS] answers the queries of FILE RUNS times, printing each
+# run's --timing line, then the median and range of its wall p50, p99 and
+# max.
 timed() {
+	file=$1
+	shift
 	: > "$T/timing"
 	for _ in $(seq "$RUNS"); do
-		"$T/barrel" search --index "$T/idx" --n 10 --timing "$@" 2>&1 > /dev/null | grep 'per query' | tee -a "$T/timing"
+		"$T/barrel" search --index "$T/idx" --n 10 --timing "$@" < "$file" 2>&1 > /dev/null | grep 'per query' | tee -a "$T/timing"
 	done
 	for f in p50 p99 max; do
-		sed -n "s/.*per query.* $f \([0-9.]*\)ms.*/\1/p" "$T/timing" | sort -n |
+		sed -n "s/.*per query\(.*\); CPU time.*/\1/p" "$T/timing" | sed -n "s/.* $f \([0-9.]*\)ms.*/\1/p" | sort -n |
 			awk -v f="$f" '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "  wall %s: median %.3f ms (%.3f-%.3f)\n", f, m, v[1], v[NR]}'
 	done
 }
 echo "commit $(git rev-parse --short HEAD), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $RUNS runs"
 echo "barrel search batch, $QUERIES queries, --n 10 --no-snippets:"
-timed --no-snippets < "$T/queries.txt"
+timed "$T/queries.txt" --no-snippets
 echo "barrel search batch, the first $SNIPPET_QUERIES queries, --n 10 with snippets:"
-timed < "$T/snippet-queries.txt"
+timed "$T/snippet-queries.txt"
 # bleve is required only by the module pkg/barrel/blevebench, not the toolkit's.
 (cd pkg/barrel/blevebench && go test -run '^$' -bench '^BenchmarkQueriesOnPages$' -benchtime=1x -count="$RUNS" -timeout 60m \
 	-barrel.htmldir="$ROOT" -barrel.queryfile="$T/queries.txt" -barrel.snippetqueries="$SNIPPET_QUERIES") | tee "$T/bench.txt" |
