@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sekitei/crawlkit/internal/benchenv"
 )
 
 func main() {
@@ -80,20 +82,9 @@ func summarize(r io.Reader, w io.Writer) error {
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
 	for _, m := range order {
 		v := values[m]
-		fmt.Fprintf(w, "| %s | %s | %s | %s-%s | %d |\n", m.bench, m.unit, num(median(v)), num(slices.Min(v)), num(slices.Max(v)), len(v))
+		fmt.Fprintf(w, "| %s | %s | %s | %s-%s | %d |\n", m.bench, m.unit, num(benchenv.Median(v)), num(slices.Min(v)), num(slices.Max(v)), len(v))
 	}
 	return nil
-}
-
-// median is the middle of v, or the mean of its two middle values.
-func median(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // num prints a figure: whole from 100 up, else with up to three

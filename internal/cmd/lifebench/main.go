@@ -52,6 +52,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sekitei/crawlkit/internal/benchenv"
 	"github.com/sekitei/crawlkit/internal/crawlsim"
 	"github.com/sekitei/crawlkit/pkg/barrel"
 	"github.com/sekitei/crawlkit/pkg/boltstate"
@@ -622,25 +623,14 @@ func summarizeRuns(ms []measure) measure {
 		for _, m := range ms {
 			v = append(v, m.secs[s])
 		}
-		r.secs[s], r.lo[s], r.hi[s] = median(v), slices.Min(v), slices.Max(v)
+		r.secs[s], r.lo[s], r.hi[s] = benchenv.Median(v), slices.Min(v), slices.Max(v)
 	}
 	var turns []float64
 	for _, m := range ms {
 		turns = append(turns, m.turn)
 	}
-	r.turn = median(turns)
+	r.turn = benchenv.Median(turns)
 	return r
-}
-
-// median is the middle of v, or the mean of its two middle values.
-func median(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
 }
 
 func snapshotDir(snaps string, age int) string {
@@ -1160,30 +1150,8 @@ func spread(r measure, step string) string {
 	return fmt.Sprintf("%.2f s (%.2f-%.2f)", r.secs[step], r.lo[step], r.hi[step])
 }
 
-// commit is the checkout's commit, marked when its code has changes.
-func commit() string {
-	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	c := strings.TrimSpace(string(out))
-	if exec.Command("git", "diff", "--quiet", "HEAD", "--", "pkg", "cmd", "internal").Run() != nil {
-		c += "+changes"
-	}
-	return c
-}
-
-// loadAverage is the machine's load average over 1, 5 and 15 minutes.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
-}
-
 func print(rs []measure, reps int) {
-	fmt.Printf("lifebench: commit %s, %d cores, load average %s; one turn of 700 fetch records (replayed) after each age, %d runs: per step the median time (fastest-slowest) and the largest peak memory\n\n", commit(), numCPU(), loadAverage(), reps)
+	fmt.Printf("lifebench: commit %s, %d cores, load average %s; one turn of 700 fetch records (replayed) after each age, %d runs: per step the median time (fastest-slowest) and the largest peak memory\n\n", benchenv.Commit(), numCPU(), benchenv.LoadAverage(), reps)
 	base := -1 // the age the oldest is compared with: 100 turns, as the targets say
 	for i, r := range rs[:len(rs)-1] {
 		if r.age == 100 {

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sekitei/crawlkit/internal/benchenv"
 	"github.com/sekitei/crawlkit/internal/sitegen"
 	"github.com/sekitei/crawlkit/pkg/record"
 )
@@ -125,7 +126,7 @@ func run(oldRev string, turns, dayEvery, port, runs int) error {
 		}
 	}
 	fmt.Printf("loopbench: commit %s, load average %s (1, 5, 15 min), %d runs of %d turns of 700 URLs over the generated web (%d hosts), NOW +6 h a turn, the web a day older every %d turns\n\n",
-		commit(), loadAverage(), runs, turns, len(cfg.Hosts), dayEvery)
+		benchenv.Commit(), benchenv.LoadAverage(), runs, turns, len(cfg.Hosts), dayEvery)
 	fmt.Println("| loop | pages fetched (distinct, 2xx), median (range) | recrawls | URLs tried | time a turn: median / 95th percentile / worst |")
 	fmt.Println("|---|---|---|---|---|")
 	for _, l := range loops {
@@ -214,28 +215,6 @@ func percentile(v []float64, p float64) float64 {
 // spread is the median of v and its range.
 func spread(v []float64) string {
 	return fmt.Sprintf("%.0f (%.0f-%.0f)", percentile(v, 0.5), slices.Min(v), slices.Max(v))
-}
-
-// commit is the checkout's commit, marked when its code has changes.
-func commit() string {
-	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	c := strings.TrimSpace(string(out))
-	if exec.Command("git", "diff", "--quiet", "HEAD", "--", "pkg", "cmd", "internal", "scripts").Run() != nil {
-		c += "+changes"
-	}
-	return c
-}
-
-// loadAverage is the machine's load average over 1, 5 and 15 minutes.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func free(port int) bool {

@@ -34,13 +34,13 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"os/exec"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sekitei/crawlkit/internal/benchenv"
 	"github.com/sekitei/crawlkit/internal/changeweb"
 	"github.com/sekitei/crawlkit/pkg/fetch"
 	"github.com/sekitei/crawlkit/pkg/hostrate"
@@ -121,7 +121,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "ratesbench: run %d, %s: freshness %.3f, %d 503s\n", r+1, policies[i], results[i].freshness, results[i].rejected)
 		}
 	}
-	fmt.Printf("ratesbench: commit %s, load average %s (1, 5, 15 min), seed %d, %d runs: freshness and 503s as median (range), pages per host per hour as the median, bursts as the worst run's\n\n", commit(), loadAverage(), o.seed, o.runs)
+	fmt.Printf("ratesbench: commit %s, load average %s (1, 5, 15 min), seed %d, %d runs: freshness and 503s as median (range), pages per host per hour as the median, bursts as the worst run's\n\n", benchenv.Commit(), benchenv.LoadAverage(), o.seed, o.runs)
 	fmt.Printf("| policy | weighted freshness | 503s received | pages per host per hour (%s) | max burst per host (requests in 1 s) |\n", hostNames())
 	fmt.Println("|---|---|---|---|---|")
 	for i, rs := range runs {
@@ -137,45 +137,12 @@ func main() {
 				per = append(per, r.perHour[h.Name])
 				burst = max(burst, r.burst[h.Name])
 			}
-			ph = append(ph, fmt.Sprintf("%.0f", median(per)))
+			ph = append(ph, fmt.Sprintf("%.0f", benchenv.Median(per)))
 			mb = append(mb, fmt.Sprint(burst))
 		}
-		fmt.Printf("| %s | %.3f (%.3f-%.3f) | %.0f (%.0f-%.0f) | %s | %s |\n", policies[i], median(fresh), slices.Min(fresh), slices.Max(fresh),
-			median(rejected), slices.Min(rejected), slices.Max(rejected), strings.Join(ph, " / "), strings.Join(mb, " / "))
+		fmt.Printf("| %s | %.3f (%.3f-%.3f) | %.0f (%.0f-%.0f) | %s | %s |\n", policies[i], benchenv.Median(fresh), slices.Min(fresh), slices.Max(fresh),
+			benchenv.Median(rejected), slices.Min(rejected), slices.Max(rejected), strings.Join(ph, " / "), strings.Join(mb, " / "))
 	}
-}
-
-// median is the middle of v, or the mean of its two middle values.
-func median(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}
-
-// commit is the checkout's commit, marked when its code has changes.
-func commit() string {
-	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	c := strings.TrimSpace(string(out))
-	if exec.Command("git", "diff", "--quiet", "HEAD", "--", "pkg", "cmd", "internal").Run() != nil {
-		c += "+changes"
-	}
-	return c
-}
-
-// loadAverage is the machine's load average over 1, 5 and 15 minutes.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func hostNames() string {
