@@ -132,24 +132,11 @@ type pageText struct {
 
 // readTextAt reads the text record at off.
 func readTextAt(f io.ReaderAt, off, limit int64) (*pageText, error) {
-	var h [8]byte
-	if off < 0 || off+8 > limit {
-		return nil, corrupt("%s: offset %d out of range", textName, off)
+	rec, err := readRecordAt(f, off, limit, nil)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := f.ReadAt(h[:], off); err != nil {
-		return nil, corrupt("%s at %d: %v", textName, off, err)
-	}
-	n := int64(binary.LittleEndian.Uint32(h[:]))
-	if n > maxTextRecord || off+8+n > limit {
-		return nil, corrupt("%s at %d runs past the end", textName, off)
-	}
-	body := make([]byte, n)
-	if _, err := f.ReadAt(body, off+8); err != nil {
-		return nil, corrupt("%s at %d: %v", textName, off, err)
-	}
-	if crc(body) != binary.LittleEndian.Uint32(h[4:]) {
-		return nil, corrupt("%s at %d: checksum mismatch", textName, off)
-	}
+	body := rec[8:]
 	bad := func() (*pageText, error) { return nil, corrupt("%s at %d: bad record", textName, off) }
 	words, k := binary.Uvarint(body)
 	if k <= 0 {
