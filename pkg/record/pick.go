@@ -16,11 +16,48 @@ type Picker struct {
 	keys []string
 	vals [][]byte
 	url  []byte
+	// plain marks the keys that need no escape in JSON: such a key is
+	// matched in place, its quoted bytes compared with the line's.
+	plain []bool
+	// same[k] is the next key equal to keys[k] (-1: none): all of them
+	// take the field's value.
+	same []int
+	// urlK is the index of "url" among the keys, -1 if not asked for.
+	urlK int
+	// next[k+1] is the key that followed key k on the last line (next[0]
+	// the first key), tried first: lines of one file mostly share their
+	// keys' order, and the guess spares a lookup among all the keys.
+	next []int
 }
 
 // NewPicker returns a Picker of the given keys.
 func NewPicker(keys ...string) *Picker {
-	return &Picker{keys: keys, vals: make([][]byte, len(keys))}
+	p := &Picker{keys: keys, vals: make([][]byte, len(keys)), plain: make([]bool, len(keys)),
+		same: make([]int, len(keys)), next: make([]int, len(keys)+1)}
+	for k, key := range keys {
+		p.plain[k] = len(key) > 0 && plainKey(key)
+		p.same[k] = -1
+		for l := k + 1; l < len(keys); l++ {
+			if keys[l] == key {
+				p.same[k] = l
+				break
+			}
+		}
+		p.next[k] = -1
+	}
+	p.next[len(keys)] = -1
+	p.urlK = p.index("url")
+	return p
+}
+
+// plainKey tells whether key is written in JSON as its bytes in quotes.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // Pick reads line. ok true means that line is a valid JSON object with a
@@ -35,30 +72,45 @@ func (p *Picker) Pick(line []byte) (ok bool) {
 	if len(b) == 0 || b[0] != '{' || !utf8.Valid(b) {
 		return false
 	}
-	i := skipWS(b, 1)
+	i := skipWSFast(b, 1)
 	if i < len(b) && b[i] == '}' {
 		i++
 	} else {
+		prev := -1 // the last wanted key matched
 		for {
 			if i >= len(b) || b[i] != '"' {
 				return false
 			}
-			ke, esc, err := scanString(b, i)
-			if err != nil || esc {
-				return false
+			k, ke := p.guessAt(b, i, prev)
+			isURL := false
+			if k < 0 {
+				var esc bool
+				var err *syntaxError
+				ke, esc, err = scanString(b, i)
+				if err != nil || esc {
+					return false
+				}
+				key := unsafe.String(&b[i+1], ke-i-2)
+				k = p.index(key)
+				isURL = p.urlK < 0 && key == "url"
 			}
-			key := unsafe.String(&b[i+1], ke-i-2)
-			j := skipWS(b, ke)
+			j := skipWSFast(b, ke)
 			if j >= len(b) || b[j] != ':' {
 				return false
 			}
-			vs := skipWS(b, j+1)
+			vs := skipWSFast(b, j+1)
 			ve, err := scanValue(b, vs, 1)
 			if err != nil {
 				return false
 			}
-			p.keep(key, b[vs:ve:ve])
-			i = skipWS(b, ve)
+			if k >= 0 {
+				p.keep(k, b[vs:ve:ve])
+				p.next[prev+1] = k
+				prev = k
+			} else if isURL && p.url == nil {
+				p.url = b[vs:ve:ve]
+			}
+			i = skipWSFast(b, ve)
 			if i >= len(b) {
 				return false
 			}
@@ -69,23 +121,59 @@ func (p *Picker) Pick(line []byte) (ok bool) {
 			if b[i] != ',' {
 				return false
 			}
-			i = skipWS(b, i+1)
+			i = skipWSFast(b, i+1)
 		}
+	}
+	if p.urlK >= 0 {
+		p.url = p.vals[p.urlK]
 	}
 	// As checkURL: a string url.
 	return i == len(b) && len(p.url) > 0 && p.url[0] == '"'
 }
 
-// keep notes a field's value if its key is wanted and not seen before on
-// the line (lookups see a duplicated key's first value, as Record's do).
-func (p *Picker) keep(key string, raw []byte) {
-	if key == "url" && p.url == nil {
-		p.url = raw
+// skipWSFast is skipWS with the common case, no space, inlined.
+func skipWSFast(b []byte, i int) int {
+	if i < len(b) && b[i] > ' ' {
+		return i
 	}
+	return skipWS(b, i)
+}
+
+// guessAt tries the key that followed prev on the last line against the
+// key string at b[i]: its index and the offset past the string if it is
+// that key, -1 if not.
+func (p *Picker) guessAt(b []byte, i, prev int) (k, end int) {
+	k = p.next[prev+1]
+	if k < 0 || !p.plain[k] {
+		return -1, 0
+	}
+	key := p.keys[k]
+	end = i + 1 + len(key)
+	if end >= len(b) || b[end] != '"' || string(b[i+1:end]) != key {
+		return -1, 0
+	}
+	return k, end + 1
+}
+
+// index returns the index of the first key equal to key, -1 if none.
+func (p *Picker) index(key string) int {
 	for k, want := range p.keys {
-		if len(want) == len(key) && want == key && p.vals[k] == nil {
-			p.vals[k] = raw
+		if len(want) == len(key) && want == key {
+			return k
 		}
+	}
+	return -1
+}
+
+// keep notes a field's value under key k and the keys equal to it, unless
+// the line had the key before (lookups see a duplicated key's first
+// value, as Record's do).
+func (p *Picker) keep(k int, raw []byte) {
+	if p.vals[k] != nil {
+		return
+	}
+	for ; k >= 0; k = p.same[k] {
+		p.vals[k] = raw
 	}
 }
 
