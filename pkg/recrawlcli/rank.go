@@ -72,7 +72,8 @@ func rankInput(c *cli.Context, files []string, keepURLs bool) (*ranked, error) {
 			return nil, err
 		}
 	}
-	set, err := loadPages(c, files, keepURLs)
+	// rank parses again only the lines it writes (not with --all).
+	set, err := loadPages(c, files, keepURLs, !keepURLs && !c.Bool("all"))
 	if err != nil {
 		return nil, err
 	}
@@ -158,8 +159,7 @@ func rank(c *cli.Context) error {
 			pos[j] = i
 		}
 		recs := make([]*record.Record, len(res.Selected))
-		selected := func(j int) bool { _, ok := pos[int32(j)]; return ok }
-		err = set.each(c, selected, func(r *record.Record, j int) error {
+		err = set.eachPage(c, res.Selected, func(r *record.Record, j int) error {
 			rk.annotate(r, j, true)
 			recs[pos[int32(j)]] = r
 			return nil

@@ -8,11 +8,13 @@ package recrawlcli
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,6 +96,11 @@ type pageSet struct {
 	now    time.Time
 	clean  func()
 	good   bitset
+	// at is each page's line as its offset in its input (pages of input i
+	// from inputs[i].first on), so that rank parses the few lines it
+	// writes without reading every line again; nil when not asked for or
+	// an input is over 4 GiB (then eachPage falls back to each).
+	at []uint32
 	// weights are the page values joined from --weights, by URL.
 	weights map[string]float64
 }
@@ -148,7 +155,7 @@ func (set *pageSet) applyWeight(r *record.Record) {
 // regular file mapped, standard input or a pipe copied to a temporary
 // file first) so that the output pass can read it again without copying:
 // the pages are kept as numbers only (about 40 bytes each), not as records.
-func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) {
+func loadPages(c *cli.Context, files []string, keepURLs, keepLines bool) (*pageSet, error) {
 	now := time.Now().UTC()
 	if s := c.String("now"); s != "" {
 		t, err := time.Parse(time.RFC3339Nano, s)
@@ -204,6 +211,9 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	if in.Shard.N <= 1 {
 		set.ps.Grow(lines) // the columns are filled without growing
 	}
+	if keepLines && size < 1<<32 {
+		set.at = make([]uint32, 0, lines)
+	}
 	bar := clikit.Progress(c, size, "recrawl: reading pages", true)
 	clikit.TrackInput(in, bar)
 	ordinal := 0
@@ -213,7 +223,9 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 	if set.weights == nil && in.Shard.N <= 1 {
 		pr = recrawl.NewPageReader(&set.opt)
 	}
-	for _, pi := range set.inputs {
+	for i := range set.inputs {
+		pi := &set.inputs[i]
+		pi.first = set.ps.Len()
 		err = in.EachLineIn(c.Context, pi.name, pi.data, func(_ string, line []byte, n int) error {
 			ordinal++
 			if pr != nil {
@@ -222,6 +234,7 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 					return &record.DataError{Line: n, Err: err}
 				}
 				set.add(p, ordinal, keepURLs)
+				set.keepLine(pi.data, line)
 				return nil
 			}
 			if err := record.ParseView(r, line); err != nil {
@@ -237,6 +250,7 @@ func loadPages(c *cli.Context, files []string, keepURLs bool) (*pageSet, error) 
 				return r.Errorf("%v", err)
 			}
 			set.add(p, ordinal, keepURLs)
+			set.keepLine(pi.data, line)
 			return nil
 		})
 		if err != nil {
@@ -258,6 +272,65 @@ func (set *pageSet) add(p recrawl.PageInput, ordinal int, keepURL bool) {
 	if keepURL {
 		set.urls = append(set.urls, strings.Clone(p.URL))
 	}
+}
+
+// keepLine notes where the line of the page just added starts in data.
+// The line is a slice of data (EachLineIn's lines are), so its offset is
+// the difference of their capacities; a line that is not (which would be
+// a change in the record package) turns the offsets off.
+func (set *pageSet) keepLine(data, line []byte) {
+	if set.at == nil {
+		return
+	}
+	off := cap(data) - cap(line)
+	if off < 0 || off >= len(data) || len(line) == 0 || &data[off] != &line[0] {
+		set.at = nil
+		return
+	}
+	set.at = append(set.at, uint32(off))
+}
+
+// lineAt returns the line starting at data[off:], as EachLineIn gives it.
+func lineAt(data []byte, off uint32) []byte {
+	b := data[off:]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	return bytes.TrimSuffix(b, []byte("\r"))
+}
+
+// eachPage is each for the given pages only, with want: fn sees them in
+// input order, each in a record of its own. With the line offsets it
+// parses those lines alone; without, it reads every line again.
+func (set *pageSet) eachPage(c *cli.Context, pages []int32, fn func(r *record.Record, j int) error) error {
+	if set.at == nil || len(set.at) != set.ps.Len() {
+		var want bitset
+		for _, j := range pages {
+			want.set(int(j))
+		}
+		return set.each(c, want.has, fn)
+	}
+	sorted := slices.Clone(pages)
+	slices.Sort(sorted)
+	in, last, line := 0, 0, 1 // the input, where line was counted to, its number
+	for _, j := range sorted {
+		for in+1 < len(set.inputs) && int(j) >= set.inputs[in+1].first {
+			in, last, line = in+1, 0, 1
+		}
+		data, off := set.inputs[in].data, int(set.at[j])
+		line += bytes.Count(data[last:off], []byte{'\n'})
+		last = off
+		r := new(record.Record)
+		if err := record.ParseView(r, lineAt(data, set.at[j])); err != nil {
+			return err // the first pass parsed this line
+		}
+		r.Line = line
+		set.applyWeight(r)
+		if err := fn(r, int(j)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bitset marks the input lines (by ordinal among non-blank lines) that
@@ -321,8 +394,9 @@ func (set *pageSet) each(c *cli.Context, want func(j int) bool, fn func(r *recor
 
 // A pageInput is one input file held in memory.
 type pageInput struct {
-	name string // as given; "-" for standard input
-	data []byte
+	name  string // as given; "-" for standard input
+	data  []byte
+	first int // the index of its first page
 }
 
 // readInputs holds the inputs in memory: regular files (standard input

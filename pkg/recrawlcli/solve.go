@@ -35,7 +35,7 @@ Example (Cho and Garcia-Molina: pages changing 1..5 times a day, 5 crawls a day)
    recrawl: 1 of 5 pages are never worth crawling (w/delta <= lambda_0 + lambda_i)`,
 		Flags: pageFlags(),
 		Action: func(c *cli.Context) error {
-			set, err := loadPages(c, c.Args().Slice(), false)
+			set, err := loadPages(c, c.Args().Slice(), false, false)
 			if err != nil {
 				return err
 			}

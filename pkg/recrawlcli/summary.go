@@ -43,7 +43,7 @@ instead of page records, from its per-cell aggregates:
 			if c.String("state") != "" {
 				return summaryState(c)
 			}
-			set, err := loadPages(c, c.Args().Slice(), false)
+			set, err := loadPages(c, c.Args().Slice(), false, false)
 			if err != nil {
 				return err
 			}
