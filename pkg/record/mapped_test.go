@@ -188,6 +188,15 @@ func TestParseTimeZMatchesTimeParse(t *testing.T) {
 			}
 		}
 	}
+	// Every day of the years where a calendar computation goes wrong, if
+	// it does: around 0, the centuries, the epoch, leap years, the last.
+	for _, y := range []int{0, 1, 4, 99, 100, 399, 400, 401, 1600, 1899, 1900, 1969, 1970, 1971, 2000, 2024, 2026, 2100, 9999} {
+		for m := 1; m <= 12; m++ {
+			for d := 1; d <= 31; d++ {
+				cases = append(cases, fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02dZ", y, m, d, d%24, (d*7)%60, (m*11)%60))
+			}
+		}
+	}
 	for _, s := range cases[:3] {
 		if _, ok := parseTimeZ(s); !ok {
 			t.Errorf("%q: not taken by the fast form", s)

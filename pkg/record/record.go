@@ -678,7 +678,34 @@ func parseTimeZ(s string) (t time.Time, ok bool) {
 	if day > 28 && day > daysIn(month, year) {
 		return time.Time{}, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, ns, time.UTC), true
+	// time.Date's result for fields in range, without its normalizing.
+	unix := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
+	return time.Unix(unix, int64(ns)).UTC(), true
+}
+
+// daysSinceEpoch is the number of days from 1970-01-01 to a valid date of
+// the proleptic Gregorian calendar (negative before it), by the
+// days-from-civil algorithm of Howard Hinnant, "chrono-Compatible
+// Low-Level Date Algorithms" (2013).
+func daysSinceEpoch(year, month, day int) int64 {
+	y := int64(year)
+	if month <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era-- // floor division
+	}
+	yoe := y - era*400
+	m := int64(month)
+	if m > 2 {
+		m -= 3
+	} else {
+		m += 9
+	}
+	doy := (153*m+2)/5 + int64(day) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
 }
 
 func daysIn(month, year int) int {
