@@ -562,24 +562,24 @@ func parseSimpleFloat(s []byte) (v float64, ok bool) {
 	if len(s) > 0 && s[0] == '-' {
 		i, neg = 1, true
 	}
+	// The integer digits, then those of the fraction, in tight loops.
 	var mant uint64
-	digits, frac, dot := 0, 0, false
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			mant = mant*10 + uint64(c-'0')
-			digits++
-			if dot {
-				frac++
-			}
-		case c == '.' && !dot && digits > 0:
-			dot = true
-		default:
+	start := i
+	for ; i < len(s) && s[i]-'0' <= 9; i++ {
+		mant = mant*10 + uint64(s[i]-'0')
+	}
+	digits, frac := i-start, 0
+	if i < len(s) && s[i] == '.' && digits > 0 {
+		i++
+		fs := i
+		for ; i < len(s) && s[i]-'0' <= 9; i++ {
+			mant = mant*10 + uint64(s[i]-'0')
+		}
+		if frac = i - fs; frac == 0 {
 			return 0, false
 		}
 	}
-	if digits == 0 || digits > 15 || dot && frac == 0 {
+	if i != len(s) || digits == 0 || digits+frac > 15 {
 		return 0, false
 	}
 	v = float64(mant) / float64pow10[frac]

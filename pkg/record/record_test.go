@@ -676,7 +676,7 @@ func TestParseSimpleFloatMatchesParseFloat(t *testing.T) {
 			t.Fatalf("%q: got %v (ok %v), ParseFloat %v (%v)", c, got, ok, want, err)
 		}
 	}
-	for _, c := range []string{"", "-", ".5", "5.", "1e5", "1.2.3", "1234567890123456", "+1", "0x10", " 1", "NaN"} {
+	for _, c := range []string{"", "-", ".5", "5.", "1e5", "1.2.3", "1234567890123456", "+1", "0x10", " 1", "NaN", "-.5", "1.5.", "1..2", "12345678901234.56", "1-2", "--1", "1 "} {
 		if _, ok := parseSimpleFloat([]byte(c)); ok {
 			t.Errorf("%q accepted", c)
 		}
