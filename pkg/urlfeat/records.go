@@ -1,7 +1,6 @@
 package urlfeat
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/sekitei/crawlkit/pkg/record"
@@ -9,23 +8,24 @@ import (
 
 // AppendJSON appends the features as a JSON array of strings. Feature text
 // is valid UTF-8 without control characters (see the package doc), so only
-// quotes and backslashes need escaping, and most lists have neither.
+// quotes and backslashes need escaping; a list without them, nearly every
+// list, is already its JSON array in the buffer (see Extractor.buf).
 func (f Features) AppendJSON(b []byte) []byte {
+	if len(f.ends) == 0 {
+		return append(b, "[]"...)
+	}
 	b = append(b, '[')
-	plain := bytes.IndexByte(f.buf, '"') < 0 && bytes.IndexByte(f.buf, '\\') < 0
-	start := 0
+	if !f.esc {
+		b = append(b, f.buf[:len(f.buf)-1]...) // without the last comma
+		return append(b, ']')
+	}
 	for i, end := range f.ends {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		if plain {
-			b = append(b, f.buf[start:end]...)
-		} else {
-			b = appendEscaped(b, f.buf[start:end])
-		}
+		b = appendEscaped(b, f.buf[f.start(i):end])
 		b = append(b, '"')
-		start = end
 	}
 	return append(b, ']')
 }
@@ -41,6 +41,20 @@ func appendEscaped(b, feat []byte) []byte {
 		}
 	}
 	return append(b, feat...)
+}
+
+// appendString is record.AppendString with a fast path for what nearly
+// every URL and host is: printable ASCII without '"' or '\\', which goes
+// out as it is.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if class[s[i]]&(cCtrl|cHigh|cQuote) != 0 {
+			return record.AppendString(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // An Annotator does the per-URL command's work on one input line: it reads
@@ -65,9 +79,9 @@ func (a *Annotator) AppendLine(dst, line []byte) ([]byte, error) {
 			return dst, lineError(err, u)
 		}
 		dst = append(dst, `{"url":`...)
-		dst = record.AppendString(dst, u)
+		dst = appendString(dst, u)
 		dst = append(dst, `,"host":`...)
-		dst = record.AppendString(dst, a.Host())
+		dst = appendString(dst, a.Host())
 		dst = append(dst, `,"features":`...)
 		dst = a.Features().AppendJSON(dst)
 		return append(dst, '}'), nil
