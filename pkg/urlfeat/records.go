@@ -2,6 +2,7 @@ package urlfeat
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 )
@@ -47,14 +48,58 @@ func appendEscaped(b, feat []byte) []byte {
 // every URL and host is: printable ASCII without '"' or '\\', which goes
 // out as it is.
 func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if class[s[i]]&(cCtrl|cHigh|cQuote) != 0 {
-			return record.AppendString(b, s)
-		}
+	if !jsonPlain(s) {
+		return record.AppendString(b, s)
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// appendURLString is appendString for a URL Extract took: valid UTF-8 (as
+// record.PlainURL gives it) without control characters (urlx.Split refuses
+// them). Then AppendString escapes only '"', '\\' and U+2028 and U+2029
+// (whose UTF-8 begins with 0xE2), and three vector searches for these
+// bytes tell whether it has anything to do.
+func appendURLString(b []byte, u string) []byte {
+	if strings.IndexByte(u, '"') >= 0 || strings.IndexByte(u, '\\') >= 0 || strings.IndexByte(u, 0xE2) >= 0 {
+		return record.AppendString(b, u)
+	}
+	b = append(b, '"')
+	b = append(b, u...)
+	return append(b, '"')
+}
+
+// jsonPlain reports whether s is printable ASCII without '"' or '\\', eight
+// bytes at a time: byte by byte, this test of each URL cost as much as
+// splitting it.
+func jsonPlain(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// A byte below n sets its high bit in (w - n*ones) &^ w, and only such
+	// a byte can (the borrow starts at one); a byte equal to c is a zero
+	// byte, below 1, in w ^ c*ones.
+	below := func(w, n uint64) uint64 { return (w - n*ones) &^ w }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s[i : i+8])
+		if (w|below(w, 0x20)|below(w^0x7f*ones, 1)|below(w^'"'*ones, 1)|below(w^'\\'*ones, 1))&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if class[s[i]]&(cCtrl|cHigh|cQuote) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// word reads the 8 bytes of s as a little-endian number; the compiler
+// makes this one load.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // An Annotator does the per-URL command's work on one input line: it reads
@@ -79,7 +124,7 @@ func (a *Annotator) AppendLine(dst, line []byte) ([]byte, error) {
 			return dst, lineError(err, u)
 		}
 		dst = append(dst, `{"url":`...)
-		dst = appendString(dst, u)
+		dst = appendURLString(dst, u)
 		dst = append(dst, `,"host":`...)
 		dst = appendString(dst, a.Host())
 		dst = append(dst, `,"features":`...)

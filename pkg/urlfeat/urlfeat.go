@@ -183,36 +183,38 @@ var class = func() (t [256]uint8) {
 func (e *Extractor) scanPath() (clean bool) {
 	e.segs = e.segs[:0]
 	path := e.path
+	// The segment being scanned, in locals rather than a segment: a
+	// struct of five fields is kept in memory, not in registers.
+	start, dot, runs, nonDigit := 0, -1, 0, false
 	var all uint8
-	s := segment{dot: -1}
 	prevDigit := false
 	for k, c := range path {
 		t := class[c]
 		all |= t
-		switch {
-		case t&cDigit != 0:
+		if t&(cDigit|cSlash|cDot) == 0 { // most bytes
+			nonDigit, prevDigit = true, false
+			continue
+		}
+		if t&cDigit != 0 {
 			if !prevDigit {
-				s.digitRuns++
+				runs++
 			}
 			prevDigit = true
 			continue
-		case t&cSlash != 0:
-			if k > s.start {
-				s.end = k
-				e.segs = append(e.segs, s)
-			}
-			s = segment{start: k + 1, dot: -1}
-		case t&cDot != 0:
-			s.dot = k
-			s.nonDigit = true
-		default:
-			s.nonDigit = true
 		}
 		prevDigit = false
+		if t&cDot != 0 {
+			dot, nonDigit = k, true
+			continue
+		}
+		// A '/' ends the segment.
+		if k > start {
+			e.segs = append(e.segs, segment{start, k, dot, runs, nonDigit})
+		}
+		start, dot, runs, nonDigit = k+1, -1, 0, false
 	}
-	if len(path) > s.start {
-		s.end = len(path)
-		e.segs = append(e.segs, s)
+	if len(path) > start {
+		e.segs = append(e.segs, segment{start, len(path), dot, runs, nonDigit})
 	}
 	e.esc = e.esc || all&cQuote != 0
 	return all&cCtrl == 0 && (all&cHigh == 0 || utf8.Valid(path))
@@ -287,7 +289,7 @@ func (e *Extractor) addParams(query string) {
 		}
 		e.buf = append(e.buf, `"param_name:`...)
 		e.tmp = decode(e.tmp[:0], name, true)
-		e.appendText(e.tmp)
+		e.appendParam(e.tmp)
 		e.end()
 		e.dropIfRepeated(firstName)
 	})
@@ -298,15 +300,15 @@ func (e *Extractor) addParams(query string) {
 		}
 		e.buf = append(e.buf, `"param:`...)
 		e.tmp = decode(e.tmp[:0], pair, true)
-		e.appendText(e.tmp)
+		e.appendParam(e.tmp)
 		e.end()
 		e.dropIfRepeated(firstPair)
 	})
 }
 
-// appendText appends URL-derived text s to the feature being written,
+// appendParam appends URL-derived text s to the feature being written,
 // cleaned (appendClean) if it needs it, and notes a quote for AppendJSON.
-func (e *Extractor) appendText(s []byte) {
+func (e *Extractor) appendParam(s []byte) {
 	var all uint8
 	for _, c := range s {
 		all |= class[c]
@@ -343,57 +345,58 @@ func (e *Extractor) addSegment(i int, s segment, clean bool) {
 	var idx [4]byte
 	ix := appendInt(idx[:0], i)
 	ix = append(ix, ':')
-
-	b := append(e.buf, `"segment_name_`...)
-	b = append(b, ix...)
-	if clean {
-		b = append(b, seg...)
-	} else {
-		b = appendClean(b, seg)
+	// Local copies, stored back once: appends to them stay in registers.
+	b, ends := e.buf, e.ends
+	end := func() {
+		ends = append(ends, len(b))
+		b = append(b, '"', ',')
 	}
-	e.buf = b
-	e.end()
 
+	b = append(b, `"segment_name_`...)
+	b = append(b, ix...)
+	b = appendText(b, seg, clean)
+	end()
 	if !s.nonDigit {
-		e.buf = append(e.buf, `"segment_[0-9]_`...)
-		e.buf = append(e.buf, ix...)
-		e.buf = append(e.buf, '1')
-		e.end()
+		b = append(b, `"segment_[0-9]_`...)
+		b = append(b, ix...)
+		b = append(b, '1')
+		end()
 	}
 	// ^[^\d]+\d+[^\d]+$: one run of digits with a non-digit at each end.
 	substr := s.digitRuns == 1 && len(seg) >= 3 && !isDigit(seg[0]) && !isDigit(seg[len(seg)-1])
 	if substr {
-		e.buf = append(e.buf, `"segment_substr[0-9]_`...)
-		e.buf = append(e.buf, ix...)
-		e.buf = append(e.buf, '1')
-		e.end()
+		b = append(b, `"segment_substr[0-9]_`...)
+		b = append(b, ix...)
+		b = append(b, '1')
+		end()
 	}
 	// The extension: the text after the last dot, if any.
 	if s.dot >= 0 && s.dot < s.end-1 {
 		ext := e.path[s.dot+1 : s.end]
-		e.buf = append(e.buf, `"segment_ext_`...)
-		e.buf = append(e.buf, ix...)
-		e.appendSegText(ext, clean)
-		e.end()
+		b = append(b, `"segment_ext_`...)
+		b = append(b, ix...)
+		b = appendText(b, ext, clean)
+		end()
 		if substr {
-			e.buf = append(e.buf, `"segment_ext_substr[0-9]_`...)
-			e.buf = append(e.buf, ix...)
-			e.appendSegText(ext, clean)
-			e.end()
+			b = append(b, `"segment_ext_substr[0-9]_`...)
+			b = append(b, ix...)
+			b = appendText(b, ext, clean)
+			end()
 		}
 	}
-	e.buf = append(e.buf, `"segment_len_`...)
-	e.buf = append(e.buf, ix...)
-	e.buf = appendInt(e.buf, len(seg))
-	e.end()
+	b = append(b, `"segment_len_`...)
+	b = append(b, ix...)
+	b = appendInt(b, len(seg))
+	end()
+	e.buf, e.ends = b, ends
 }
 
-func (e *Extractor) appendSegText(s []byte, clean bool) {
+// appendText appends s, through appendClean unless clean.
+func appendText(b, s []byte, clean bool) []byte {
 	if clean {
-		e.buf = append(e.buf, s...)
-	} else {
-		e.buf = appendClean(e.buf, s)
+		return append(b, s...)
 	}
+	return appendClean(b, s)
 }
 
 // appendInt is strconv.AppendInt in base 10, with the one and two digit
