@@ -341,24 +341,28 @@ func eachParam(query string, fn func(string)) {
 // no appendClean (see scanPath).
 func (e *Extractor) addSegment(i int, s segment, clean bool) {
 	seg := e.path[s.start:s.end]
-	// The index as text, written after each feature's name.
-	var idx [4]byte
-	ix := appendInt(idx[:0], i)
-	ix = append(ix, ':')
 	// Local copies, stored back once: appends to them stay in registers.
 	b, ends := e.buf, e.ends
 	end := func() {
 		ends = append(ends, len(b))
 		b = append(b, '"', ',')
 	}
+	// The index and ':' after each feature's name, as bytes of constant
+	// count: a copy of a slice is a call to memmove.
+	ix := func(b []byte) []byte {
+		if i < 10 {
+			return append(b, byte('0'+i), ':')
+		}
+		return append(appendInt(b, i), ':')
+	}
 
 	b = append(b, `"segment_name_`...)
-	b = append(b, ix...)
+	b = ix(b)
 	b = appendText(b, seg, clean)
 	end()
 	if !s.nonDigit {
 		b = append(b, `"segment_[0-9]_`...)
-		b = append(b, ix...)
+		b = ix(b)
 		b = append(b, '1')
 		end()
 	}
@@ -366,7 +370,7 @@ func (e *Extractor) addSegment(i int, s segment, clean bool) {
 	substr := s.digitRuns == 1 && len(seg) >= 3 && !isDigit(seg[0]) && !isDigit(seg[len(seg)-1])
 	if substr {
 		b = append(b, `"segment_substr[0-9]_`...)
-		b = append(b, ix...)
+		b = ix(b)
 		b = append(b, '1')
 		end()
 	}
@@ -374,18 +378,18 @@ func (e *Extractor) addSegment(i int, s segment, clean bool) {
 	if s.dot >= 0 && s.dot < s.end-1 {
 		ext := e.path[s.dot+1 : s.end]
 		b = append(b, `"segment_ext_`...)
-		b = append(b, ix...)
+		b = ix(b)
 		b = appendText(b, ext, clean)
 		end()
 		if substr {
 			b = append(b, `"segment_ext_substr[0-9]_`...)
-			b = append(b, ix...)
+			b = ix(b)
 			b = appendText(b, ext, clean)
 			end()
 		}
 	}
 	b = append(b, `"segment_len_`...)
-	b = append(b, ix...)
+	b = ix(b)
 	b = appendInt(b, len(seg))
 	end()
 	e.buf, e.ends = b, ends
