@@ -96,3 +96,30 @@ func TestJSONPlain(t *testing.T) {
 		}
 	}
 }
+
+// The direct record of a plain URL line, whose JSON strings skip the
+// escaper when they need no escape, is what the record layer writes, for
+// any line the Annotator takes.
+func FuzzAnnotatePlainLine(f *testing.F) {
+	for _, u := range []string{"http://lenta.ru/news/2013/09/30/mid/", `http://a.b/x"y\z?q="&r=\`, "http://a.b/%22%5C/x\u2028y\u2029", "http://Ex.AMPLE:80/%E2%80%A8.%5c?%22", "http://пример.рф/\u00e9", "http://a%0Ab/"} {
+		f.Add(u)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		var an Annotator
+		got, err := an.AppendLine(nil, []byte(u))
+		if err != nil {
+			return
+		}
+		r, err := record.Parse([]byte(u))
+		if err != nil {
+			t.Fatalf("%q: the Annotator took it, the record layer: %v", u, err)
+		}
+		var e Extractor
+		feats, _ := e.Extract(r.URL())
+		r.SetString("host", e.Host())
+		r.SetRaw("features", feats.AppendJSON(nil))
+		if want := r.AppendJSON(nil); !bytes.Equal(got, want) {
+			t.Fatalf("%q:\n got %s\nwant %s", u, got, want)
+		}
+	})
+}
