@@ -149,7 +149,7 @@ func (a *Annotator) Annotate(r *record.Record) error {
 	if err != nil {
 		return lineError(err, u)
 	}
-	a.vals = record.AppendString(a.vals[:0], a.Host())
+	a.vals = appendString(a.vals[:0], a.Host())
 	hostEnd := len(a.vals)
 	a.vals = f.AppendJSON(a.vals)
 	r.SetRawOwned("host", a.vals[:hostEnd])
