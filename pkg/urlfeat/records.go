@@ -1,31 +1,32 @@
 package urlfeat
 
 import (
-	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 )
 
 // AppendJSON appends the features as a JSON array of strings. Feature text
 // is valid UTF-8 without control characters (see the package doc), so only
-// quotes and backslashes need escaping, and most lists have neither.
+// quotes and backslashes need escaping; a list without them, nearly every
+// list, is already its JSON array in the buffer (see Extractor.buf).
 func (f Features) AppendJSON(b []byte) []byte {
+	if len(f.ends) == 0 {
+		return append(b, "[]"...)
+	}
 	b = append(b, '[')
-	plain := bytes.IndexByte(f.buf, '"') < 0 && bytes.IndexByte(f.buf, '\\') < 0
-	start := 0
+	if !f.esc {
+		b = append(b, f.buf[:len(f.buf)-1]...) // without the last comma
+		return append(b, ']')
+	}
 	for i, end := range f.ends {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		if plain {
-			b = append(b, f.buf[start:end]...)
-		} else {
-			b = appendEscaped(b, f.buf[start:end])
-		}
+		b = appendEscaped(b, f.buf[f.start(i):end])
 		b = append(b, '"')
-		start = end
 	}
 	return append(b, ']')
 }
@@ -41,6 +42,64 @@ func appendEscaped(b, feat []byte) []byte {
 		}
 	}
 	return append(b, feat...)
+}
+
+// appendString is record.AppendString with a fast path for what nearly
+// every URL and host is: printable ASCII without '"' or '\\', which goes
+// out as it is.
+func appendString(b []byte, s string) []byte {
+	if !jsonPlain(s) {
+		return record.AppendString(b, s)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendURLString is appendString for a URL Extract took: valid UTF-8 (as
+// record.PlainURL gives it) without control characters (urlx.Split refuses
+// them). Then AppendString escapes only '"', '\\' and U+2028 and U+2029
+// (whose UTF-8 begins with 0xE2), and three vector searches for these
+// bytes tell whether it has anything to do.
+func appendURLString(b []byte, u string) []byte {
+	if strings.IndexByte(u, '"') >= 0 || strings.IndexByte(u, '\\') >= 0 || strings.IndexByte(u, 0xE2) >= 0 {
+		return record.AppendString(b, u)
+	}
+	b = append(b, '"')
+	b = append(b, u...)
+	return append(b, '"')
+}
+
+// jsonPlain reports whether s is printable ASCII without '"' or '\\', eight
+// bytes at a time: byte by byte, this test of each URL cost as much as
+// splitting it.
+func jsonPlain(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// A byte below n sets its high bit in (w - n*ones) &^ w, and only such
+	// a byte can (the borrow starts at one); a byte equal to c is a zero
+	// byte, below 1, in w ^ c*ones.
+	below := func(w, n uint64) uint64 { return (w - n*ones) &^ w }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s[i : i+8])
+		if (w|below(w, 0x20)|below(w^0x7f*ones, 1)|below(w^'"'*ones, 1)|below(w^'\\'*ones, 1))&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if class[s[i]]&(cCtrl|cHigh|cQuote) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// word reads the 8 bytes of s as a little-endian number; the compiler
+// makes this one load.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // An Annotator does the per-URL command's work on one input line: it reads
@@ -65,9 +124,9 @@ func (a *Annotator) AppendLine(dst, line []byte) ([]byte, error) {
 			return dst, lineError(err, u)
 		}
 		dst = append(dst, `{"url":`...)
-		dst = record.AppendString(dst, u)
+		dst = appendURLString(dst, u)
 		dst = append(dst, `,"host":`...)
-		dst = record.AppendString(dst, a.Host())
+		dst = appendString(dst, a.Host())
 		dst = append(dst, `,"features":`...)
 		dst = a.Features().AppendJSON(dst)
 		return append(dst, '}'), nil
@@ -90,7 +149,7 @@ func (a *Annotator) Annotate(r *record.Record) error {
 	if err != nil {
 		return lineError(err, u)
 	}
-	a.vals = record.AppendString(a.vals[:0], a.Host())
+	a.vals = appendString(a.vals[:0], a.Host())
 	hostEnd := len(a.vals)
 	a.vals = f.AppendJSON(a.vals)
 	r.SetRawOwned("host", a.vals[:hostEnd])

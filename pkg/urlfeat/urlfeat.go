@@ -59,38 +59,47 @@ type Extractor struct {
 	// query_empty) after the homework's.
 	WholeURL bool
 
-	buf   []byte   // the features' text, back to back
-	ends  []int    // end offset of each feature in buf
-	path  []byte   // scratch: the decoded path
-	tmp   []byte   // scratch: a decoded query parameter
-	names []string // scratch: parameter names for param_names
+	// buf holds the features as JSON strings, each followed by a comma:
+	// "f0","f1",...,"fn", so that a list whose text needs no escape is its
+	// JSON array in one copy (AppendJSON). ends[i] is where feature i's
+	// text ends; it starts 3 bytes after the previous one's end (",").
+	buf   []byte
+	ends  []int
+	esc   bool      // some feature holds '"' or '\\': JSON needs escapes
+	path  []byte    // scratch: the decoded path
+	tmp   []byte    // scratch: a decoded query parameter
+	segs  []segment // scratch: the path's segments
+	names []string  // scratch: parameter names for param_names
 	host  string
 }
 
 // Features returns the features of the last Extract call, valid until the
 // next call.
-func (e *Extractor) Features() Features { return Features{buf: e.buf, ends: e.ends} }
+func (e *Extractor) Features() Features { return Features{buf: e.buf, ends: e.ends, esc: e.esc} }
 
 // Host returns the normalised host[:port] of the last URL extracted.
 func (e *Extractor) Host() string { return e.host }
 
 // Features is a list of features sharing one buffer.
 type Features struct {
-	buf  []byte
+	buf  []byte // see Extractor.buf
 	ends []int
+	esc  bool
 }
 
 // Len returns the number of features.
 func (f Features) Len() int { return len(f.ends) }
 
-// At returns feature i; the slice must not be modified.
-func (f Features) At(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = f.ends[i-1]
+// start returns where feature i's text starts in buf.
+func (f Features) start(i int) int {
+	if i == 0 {
+		return 1
 	}
-	return f.buf[start:f.ends[i]]
+	return f.ends[i-1] + 3
 }
+
+// At returns feature i; the slice must not be modified.
+func (f Features) At(i int) []byte { return f.buf[f.start(i):f.ends[i]] }
 
 // Strings returns the features as new strings.
 func (f Features) Strings() []string {
@@ -104,19 +113,18 @@ func (f Features) Strings() []string {
 // Extract computes the features of an absolute http(s) URL. It returns an
 // error for a relative URL, another scheme or a URL without host.
 func (e *Extractor) Extract(rawURL string) (Features, error) {
-	e.buf, e.ends = e.buf[:0], e.ends[:0]
+	e.buf, e.ends, e.esc = e.buf[:0], e.ends[:0], false
 	p, err := urlx.Split(rawURL)
 	if err != nil {
 		return Features{}, err
 	}
 	e.host = urlx.NormalizeHost(p.Scheme, p.Host)
 	e.path = decode(e.path[:0], p.Path, false)
+	clean := e.scanPath()
 
 	// 1. segments:<n>
-	n := 0
-	forEachSegment(e.path, func([]byte) { n++ })
-	e.buf = append(e.buf, "segments:"...)
-	e.buf = appendInt(e.buf, n)
+	e.buf = append(e.buf, `"segments:`...)
+	e.buf = appendInt(e.buf, len(e.segs))
 	e.end()
 
 	// 2, 3. param_name:<name>, param:<name=value>
@@ -125,20 +133,96 @@ func (e *Extractor) Extract(rawURL string) (Features, error) {
 	}
 
 	// 4. per segment
-	i := 0
-	forEachSegment(e.path, func(seg []byte) {
-		e.addSegment(i, seg)
-		i++
-	})
+	for i, s := range e.segs {
+		e.addSegment(i, s, clean)
+	}
 	if e.WholeURL {
 		e.addWholeURL(rawURL)
 	}
 	return e.Features(), nil
 }
 
+// A segment is a path segment with what its features need, found in the
+// one pass over the path (scanPath).
+type segment struct {
+	start, end int  // in Extractor.path
+	dot        int  // the last '.', or -1
+	digitRuns  int  // runs of ASCII digits
+	nonDigit   bool // a byte that is not an ASCII digit
+}
+
+// Byte classes for scanPath and appendText.
+const (
+	cDigit = 1 << iota
+	cSlash
+	cDot
+	cCtrl  // control character: written as %XX
+	cHigh  // not ASCII: the text must be checked for valid UTF-8
+	cQuote // '"' or '\\': escaped in JSON
+)
+
+var class = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = cDigit
+	}
+	t['/'], t['.'], t['"'], t['\\'] = cSlash, cDot, cQuote, cQuote
+	for c := 0; c < 0x20; c++ {
+		t[c] = cCtrl
+	}
+	t[0x7f] = cCtrl
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = cHigh
+	}
+	return t
+}()
+
+// scanPath splits the decoded path into e.segs (empty segments dropped) in
+// one pass, noting per segment what its features need. It reports whether
+// the whole path is printable, valid UTF-8: then so is every segment (they
+// are cut at an ASCII byte) and none needs appendClean.
+func (e *Extractor) scanPath() (clean bool) {
+	e.segs = e.segs[:0]
+	path := e.path
+	// The segment being scanned, in locals rather than a segment: a
+	// struct of five fields is kept in memory, not in registers.
+	start, dot, runs, nonDigit := 0, -1, 0, false
+	var all uint8
+	prevDigit := false
+	for k, c := range path {
+		t := class[c]
+		all |= t
+		if t&(cDigit|cSlash|cDot) == 0 { // most bytes
+			nonDigit, prevDigit = true, false
+			continue
+		}
+		if t&cDigit != 0 {
+			if !prevDigit {
+				runs++
+			}
+			prevDigit = true
+			continue
+		}
+		prevDigit = false
+		if t&cDot != 0 {
+			dot, nonDigit = k, true
+			continue
+		}
+		// A '/' ends the segment.
+		if k > start {
+			e.segs = append(e.segs, segment{start, k, dot, runs, nonDigit})
+		}
+		start, dot, runs, nonDigit = k+1, -1, 0, false
+	}
+	if len(path) > start {
+		e.segs = append(e.segs, segment{start, len(path), dot, runs, nonDigit})
+	}
+	e.esc = e.esc || all&cQuote != 0
+	return all&cCtrl == 0 && (all&cHigh == 0 || utf8.Valid(path))
+}
+
 // addWholeURL appends the whole-URL features; see the package doc.
 func (e *Extractor) addWholeURL(rawURL string) {
-	e.buf = append(e.buf, "url_len:"...)
+	e.buf = append(e.buf, `"url_len:`...)
 	e.buf = strconv.AppendInt(e.buf, int64(len(rawURL)), 10)
 	e.end()
 	// The distinct names, as param_name gives them, sorted.
@@ -150,15 +234,15 @@ func (e *Extractor) addWholeURL(rawURL string) {
 		}
 	}
 	sort.Strings(e.names)
-	e.buf = append(e.buf, "params:"...)
+	e.buf = append(e.buf, `"params:`...)
 	e.buf = strconv.AppendInt(e.buf, int64(len(e.names)), 10)
 	e.end()
 	if len(e.names) == 0 {
-		e.buf = append(e.buf, "query_empty:1"...)
+		e.buf = append(e.buf, `"query_empty:1`...)
 		e.end()
 		return
 	}
-	e.buf = append(e.buf, "param_names:"...)
+	e.buf = append(e.buf, `"param_names:`...)
 	for j, n := range e.names {
 		if j > 0 {
 			e.buf = append(e.buf, ',')
@@ -168,7 +252,11 @@ func (e *Extractor) addWholeURL(rawURL string) {
 	e.end()
 }
 
-func (e *Extractor) end() { e.ends = append(e.ends, len(e.buf)) }
+// end ends the feature whose opening quote and text were just appended.
+func (e *Extractor) end() {
+	e.ends = append(e.ends, len(e.buf))
+	e.buf = append(e.buf, '"', ',')
+}
 
 // dropIfRepeated removes the last feature if it already occurs at or after
 // index from; it keeps features unique per URL.
@@ -178,7 +266,7 @@ func (e *Extractor) dropIfRepeated(from int) {
 	cur := f.At(last)
 	for j := from; j < last; j++ {
 		if string(f.At(j)) == string(cur) {
-			e.buf = e.buf[:len(e.buf)-len(cur)]
+			e.buf = e.buf[:f.start(last)-1]
 			e.ends = e.ends[:last]
 			return
 		}
@@ -199,9 +287,9 @@ func (e *Extractor) addParams(query string) {
 		if name == "" {
 			return
 		}
-		e.buf = append(e.buf, "param_name:"...)
+		e.buf = append(e.buf, `"param_name:`...)
 		e.tmp = decode(e.tmp[:0], name, true)
-		e.buf = appendClean(e.buf, e.tmp)
+		e.appendParam(e.tmp)
 		e.end()
 		e.dropIfRepeated(firstName)
 	})
@@ -210,12 +298,27 @@ func (e *Extractor) addParams(query string) {
 		if pair == "" || pair[0] == '=' {
 			return
 		}
-		e.buf = append(e.buf, "param:"...)
+		e.buf = append(e.buf, `"param:`...)
 		e.tmp = decode(e.tmp[:0], pair, true)
-		e.buf = appendClean(e.buf, e.tmp)
+		e.appendParam(e.tmp)
 		e.end()
 		e.dropIfRepeated(firstPair)
 	})
+}
+
+// appendParam appends URL-derived text s to the feature being written,
+// cleaned (appendClean) if it needs it, and notes a quote for AppendJSON.
+func (e *Extractor) appendParam(s []byte) {
+	var all uint8
+	for _, c := range s {
+		all |= class[c]
+	}
+	e.esc = e.esc || all&cQuote != 0
+	if all&cCtrl != 0 || all&cHigh != 0 && !utf8.Valid(s) {
+		e.buf = appendClean(e.buf, s)
+		return
+	}
+	e.buf = append(e.buf, s...)
 }
 
 func eachParam(query string, fn func(string)) {
@@ -234,41 +337,70 @@ func eachParam(query string, fn func(string)) {
 	}
 }
 
-func (e *Extractor) addSegment(i int, seg []byte) {
-	idx := func(prefix string) {
-		e.buf = append(e.buf, prefix...)
-		e.buf = appendInt(e.buf, i)
-		e.buf = append(e.buf, ':')
+// addSegment appends the features of segment i; clean says its text needs
+// no appendClean (see scanPath).
+func (e *Extractor) addSegment(i int, s segment, clean bool) {
+	seg := e.path[s.start:s.end]
+	// Local copies, stored back once: appends to them stay in registers.
+	b, ends := e.buf, e.ends
+	end := func() {
+		ends = append(ends, len(b))
+		b = append(b, '"', ',')
 	}
-	idx("segment_name_")
-	e.buf = appendClean(e.buf, seg)
-	e.end()
+	// The index and ':' after each feature's name, as bytes of constant
+	// count: a copy of a slice is a call to memmove.
+	ix := func(b []byte) []byte {
+		if i < 10 {
+			return append(b, byte('0'+i), ':')
+		}
+		return append(appendInt(b, i), ':')
+	}
 
-	if allDigits(seg) {
-		idx("segment_[0-9]_")
-		e.buf = append(e.buf, '1')
-		e.end()
+	b = append(b, `"segment_name_`...)
+	b = ix(b)
+	b = appendText(b, seg, clean)
+	end()
+	if !s.nonDigit {
+		b = append(b, `"segment_[0-9]_`...)
+		b = ix(b)
+		b = append(b, '1')
+		end()
 	}
-	substr := lettersDigitsLetters(seg)
+	// ^[^\d]+\d+[^\d]+$: one run of digits with a non-digit at each end.
+	substr := s.digitRuns == 1 && len(seg) >= 3 && !isDigit(seg[0]) && !isDigit(seg[len(seg)-1])
 	if substr {
-		idx("segment_substr[0-9]_")
-		e.buf = append(e.buf, '1')
-		e.end()
+		b = append(b, `"segment_substr[0-9]_`...)
+		b = ix(b)
+		b = append(b, '1')
+		end()
 	}
-	ext := extension(seg)
-	if ext != nil {
-		idx("segment_ext_")
-		e.buf = appendClean(e.buf, ext)
-		e.end()
+	// The extension: the text after the last dot, if any.
+	if s.dot >= 0 && s.dot < s.end-1 {
+		ext := e.path[s.dot+1 : s.end]
+		b = append(b, `"segment_ext_`...)
+		b = ix(b)
+		b = appendText(b, ext, clean)
+		end()
 		if substr {
-			idx("segment_ext_substr[0-9]_")
-			e.buf = appendClean(e.buf, ext)
-			e.end()
+			b = append(b, `"segment_ext_substr[0-9]_`...)
+			b = ix(b)
+			b = appendText(b, ext, clean)
+			end()
 		}
 	}
-	idx("segment_len_")
-	e.buf = appendInt(e.buf, len(seg))
-	e.end()
+	b = append(b, `"segment_len_`...)
+	b = ix(b)
+	b = appendInt(b, len(seg))
+	end()
+	e.buf, e.ends = b, ends
+}
+
+// appendText appends s, through appendClean unless clean.
+func appendText(b, s []byte, clean bool) []byte {
+	if clean {
+		return append(b, s...)
+	}
+	return appendClean(b, s)
 }
 
 // appendInt is strconv.AppendInt in base 10, with the one and two digit
@@ -283,72 +415,21 @@ func appendInt(b []byte, v int) []byte {
 	return strconv.AppendInt(b, int64(v), 10)
 }
 
-func forEachSegment(path []byte, fn func([]byte)) {
-	start := 0
-	for k := 0; k <= len(path); k++ {
-		if k == len(path) || path[k] == '/' {
-			if k > start {
-				fn(path[start:k])
-			}
-			start = k + 1
-		}
-	}
-}
-
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func allDigits(s []byte) bool {
-	if len(s) == 0 {
-		return false
+// hexVal is the value of a hex digit, 0xff for any other byte.
+var hexVal = func() (t [256]byte) {
+	for c := range t {
+		t[c] = 0xff
 	}
-	for _, c := range s {
-		if !isDigit(c) {
-			return false
-		}
+	for c := byte(0); c < 10; c++ {
+		t['0'+c] = c
 	}
-	return true
-}
-
-// lettersDigitsLetters reports whether s matches ^[^\d]+\d+[^\d]+$: one run of
-// digits with at least one non-digit on each side.
-func lettersDigitsLetters(s []byte) bool {
-	if len(s) < 3 || isDigit(s[0]) || isDigit(s[len(s)-1]) {
-		return false
+	for c := byte(0); c < 6; c++ {
+		t['a'+c], t['A'+c] = 10+c, 10+c
 	}
-	runs := 0
-	for k := 0; k < len(s); k++ {
-		if isDigit(s[k]) && !isDigit(s[k-1]) { // s[0] is not a digit, so k >= 1
-			runs++
-		}
-	}
-	return runs == 1
-}
-
-// extension returns the text after the last dot, or nil if there is no dot
-// or nothing follows it.
-func extension(s []byte) []byte {
-	for k := len(s) - 1; k >= 0; k-- {
-		if s[k] == '.' {
-			if k == len(s)-1 {
-				return nil
-			}
-			return s[k+1:]
-		}
-	}
-	return nil
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
+	return t
+}()
 
 // decode appends the percent-decoding of s to dst. Invalid escapes are kept as
 // written. With plus, '+' decodes to a space (form encoding of queries).
@@ -365,9 +446,8 @@ func decode(dst []byte, s string, plus bool) []byte {
 	for k := 0; k < len(s); k++ {
 		c := s[k]
 		if c == '%' && k+2 < len(s) {
-			hi, ok1 := unhex(s[k+1])
-			lo, ok2 := unhex(s[k+2])
-			if ok1 && ok2 {
+			hi, lo := hexVal[s[k+1]], hexVal[s[k+2]]
+			if hi|lo < 16 {
 				out[w] = hi<<4 | lo
 				w++
 				k += 2

@@ -93,18 +93,51 @@ func Split(raw string) (Parts, error) {
 	} else {
 		p.Path = rest
 	}
-	for i := 0; i < len(raw); i++ {
-		if raw[i] < ' ' || raw[i] == 0x7f {
-			return p, ErrControl
-		}
+	if hasControl(raw) {
+		return p, ErrControl
 	}
 	return p, nil
+}
+
+// hasControl reports whether s holds a control character (below 0x20, or
+// 0x7f). It tests eight bytes at a time: byte by byte, this check of the
+// whole URL was half of Split's time.
+func hasControl(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s[i : i+8])
+		// A byte below n sets its high bit in (w - n*ones) &^ w, and
+		// only such a byte can (the borrow starts at one); a byte equal
+		// to 0x7f is a zero byte in w ^ 0x7f*ones.
+		del := w ^ 0x7f*ones
+		if ((w-0x20*ones)&^w|(del-ones)&^del)&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] < ' ' || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// word reads the 8 bytes of s as a little-endian number; the compiler
+// makes this one load.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // NormalizeHost returns host[:port] in lower case, with an internationalised
 // name (as Unicode or percent-encoded UTF-8) in its ASCII (punycode) form and the scheme's default port dropped.
 // A name IDNA refuses is returned lower-cased as it is.
 func NormalizeHost(scheme, host string) string {
+	if isPlainHost(host) {
+		return host // nearly every host: nothing to change
+	}
 	name, port := host, ""
 	if strings.HasPrefix(host, "[") { // IPv6 literal
 		if i := strings.IndexByte(host, ']'); i >= 0 {
@@ -135,6 +168,18 @@ func NormalizeHost(scheme, host string) string {
 		return name + ":" + port
 	}
 	return name
+}
+
+// isPlainHost reports whether host is a name NormalizeHost returns as it
+// is: lower-case ASCII letters, digits, dots and dashes, without a port or a
+// final dot.
+func isPlainHost(host string) bool {
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return host != "" && host[len(host)-1] != '.'
 }
 
 func isASCIILower(s string) bool {

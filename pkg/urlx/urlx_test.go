@@ -72,9 +72,42 @@ func TestNormalizeHost(t *testing.T) {
 		{"http", "[::1]:80"}:                                               "[::1]",
 		{"http", "[::1]:8080"}:                                             "[::1]:8080",
 		{"http", "127.0.0.1:8080"}:                                         "127.0.0.1:8080",
+		{"http", "lenta.ru"}:                                               "lenta.ru",
+		{"http", "ru.wiki-pedia.org."}:                                     "ru.wiki-pedia.org",
+		{"http", "a_b.org"}:                                                "a_b.org",
 	} {
 		if got := NormalizeHost(in[0], in[1]); got != want {
 			t.Errorf("NormalizeHost(%q, %q) = %q, want %q", in[0], in[1], got, want)
+		}
+	}
+}
+
+// hasControl, eight bytes at a time, agrees with the byte by byte test for
+// every byte value at every place of strings up to 19 bytes, among bytes
+// just above and below the limits (borrows must not leak).
+func TestHasControl(t *testing.T) {
+	slow := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] < ' ' || s[i] == 0x7f {
+				return true
+			}
+		}
+		return false
+	}
+	for _, fill := range []byte{' ', '!', 'a', 0x7e, 0x80, 0xff} {
+		for n := 0; n < 20; n++ {
+			for at := 0; at < n; at++ {
+				for c := 0; c < 256; c++ {
+					b := make([]byte, n)
+					for i := range b {
+						b[i] = fill
+					}
+					b[at] = byte(c)
+					if got, want := hasControl(string(b)), slow(string(b)); got != want {
+						t.Fatalf("hasControl(%q) = %v, want %v", b, got, want)
+					}
+				}
+			}
 		}
 	}
 }
