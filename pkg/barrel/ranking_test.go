@@ -204,6 +204,73 @@ and code that calls setraw should restore it. The constant below names the mode.
 	}
 }
 
+// A page defines a query of several words only when one defined name
+// holds them all: a glossary that defines "iterator" and "object" in two
+// entries, side by side, is no answer to "iterator objects", and the page
+// whose <dt> names "iterator object" is, though the glossary is the
+// better linked and mentions the words more. With the definition weight
+// 0 the glossary comes first, so the definition term (and which page it
+// counts) is what orders them.
+func TestDefinitionInOneEntry(t *testing.T) {
+	pages := map[string]string{
+		"http://e.test/glossary.html": `<html><head><title>Glossary</title></head><body>
+<h2>Iterator and object terms</h2><dl>
+<dt>iterator</dt><dd><p>An object representing a stream of data; an iterator object is returned by iter().</p></dd>
+<dt>object</dt><dd><p>Any data with state; every iterator is an object.</p></dd>
+</dl></body></html>`,
+		"http://e.test/api.html": `<html><head><title>Stream API</title></head><body>
+<p>The stream functions.</p><dl>
+<dt id="iterator-object">iterator object</dt><dd><p>What stream() returns.</p></dd>
+</dl></body></html>`,
+	}
+	for i := range 12 { // pages linking to the glossary only
+		pages[fmt.Sprintf("http://e.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See the <a href="glossary.html">glossary</a>.</p></body></html>`, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	search := func(w *Weights) *Response {
+		r, err := idx.Search("iterator objects", SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) != 2 {
+			t.Fatalf("iterator objects: %d results, want 2", len(r.Results))
+		}
+		return r
+	}
+	r := search(nil)
+	if r.Results[0].URL != "http://e.test/api.html" {
+		t.Errorf("iterator objects: first %s, want the page whose one entry names both words", r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		ex := res.Explain
+		oneEntry := res.URL == "http://e.test/api.html"
+		if def := ex.Features["definition"]; oneEntry != (def > 0) {
+			t.Errorf("%s: definition feature %g", res.URL, def)
+		}
+		if ex.DefinedApart == oneEntry {
+			t.Errorf("%s: defined_apart %v", res.URL, ex.DefinedApart)
+		}
+	}
+	// One word defined in one entry is a definition as before.
+	r1, err := idx.Search("iterator", SearchOptions{N: 5, NoSnippets: true, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range r1.Results {
+		if def := res.Explain.Features["definition"]; def <= 0 || res.Explain.DefinedApart {
+			t.Errorf("iterator: %s: definition feature %g, defined_apart %v", res.URL, def, res.Explain.DefinedApart)
+		}
+	}
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search(&noDef); r.Results[0].URL != "http://e.test/glossary.html" {
+		t.Errorf("iterator objects without the definition term: first %s, want the glossary (else the test shows nothing)", r.Results[0].URL)
+	}
+}
+
 // An index of format 6 (before definition hits) opens as it is and its
 // next batch makes it format 7, the definition hits of its new pages
 // counting.
