@@ -271,6 +271,56 @@ func TestDefinitionInOneEntry(t *testing.T) {
 	}
 }
 
+// A <dt> that links to another page ("See also: Module numbers") names
+// that page and defines nothing on its own: the page defining the term
+// comes first, though the referring page is the better linked and
+// mentions the word more. With the definition weight 0 the referring page
+// comes first.
+func TestReferenceIsNoDefinition(t *testing.T) {
+	pages := map[string]string{
+		"http://r.test/fractions.html": `<html><head><title>Rational arithmetic</title></head><body>
+<h2>Fractions of numbers</h2><p>Fractions are numbers; the numbers here are rational numbers.</p><dl>
+<dt>Module <a href="numbers.html">numbers</a></dt><dd><p>The abstract classes.</p></dd></dl></body></html>`,
+		"http://r.test/numbers.html": `<html><head><title>Abstract base classes</title></head><body>
+<p>The hierarchy.</p><dl><dt id="numbers.Number">class Numbers</dt><dd><p>The root of the hierarchy.</p></dd></dl></body></html>`,
+	}
+	for i := range 12 { // pages linking to the referring page only
+		pages[fmt.Sprintf("http://r.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See <a href="fractions.html">rational numbers</a>.</p></body></html>`, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	search := func(w *Weights) *Response {
+		r, err := idx.Search("numbers", SearchOptions{N: 20, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The two pages, in their order (the linking pages hold the
+		// word in their links' text).
+		r.Results = slices.DeleteFunc(r.Results, func(res Result) bool { return !strings.Contains(res.URL, "s.html") })
+		if len(r.Results) != 2 {
+			t.Fatalf("numbers: %d of the two pages", len(r.Results))
+		}
+		return r
+	}
+	r := search(nil)
+	if r.Results[0].URL != "http://r.test/numbers.html" {
+		t.Errorf("numbers: first %s, want the page defining it", r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		def := res.Explain.Features["definition"]
+		if defines := res.URL == "http://r.test/numbers.html"; defines != (def > 0) {
+			t.Errorf("%s: definition feature %g", res.URL, def)
+		}
+	}
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search(&noDef); r.Results[0].URL != "http://r.test/fractions.html" {
+		t.Errorf("numbers without the definition term: first %s, want the referring page (else the test shows nothing)", r.Results[0].URL)
+	}
+}
+
 // An index of format 6 (before definition hits) opens as it is and its
 // next batch makes it format 7, the definition hits of its new pages
 // counting.
