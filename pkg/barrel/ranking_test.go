@@ -321,6 +321,61 @@ func TestReferenceIsNoDefinition(t *testing.T) {
 	}
 }
 
+// A word the query writes with a capital is defined by a name written so:
+// for "Text" the page defining the class Text comes first, before a
+// better linked page that defines the parameter text; for "text" both
+// define it. With the definition weight 0 the better linked page comes
+// first.
+func TestCapitalDefinition(t *testing.T) {
+	pages := map[string]string{
+		"http://c.test/typing.html": `<html><head><title>Type hints</title></head><body>
+<p>Aliases.</p><dl><dt id="typing.Text">class typing.Text</dt><dd><p>An alias for str.</p></dd></dl></body></html>`,
+		"http://c.test/widgets.html": `<html><head><title>Widgets</title></head><body>
+<h2>Labels with text</h2><p>A label shows text; the text is set once.</p><dl>
+<dt id="widgets.text">text</dt><dd><p>The label's text.</p></dd></dl></body></html>`,
+	}
+	for i := range 12 { // pages linking to the widgets only
+		pages[fmt.Sprintf("http://c.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See the <a href="widgets.html">widgets</a>.</p></body></html>`, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	search := func(q string, w *Weights) *Response {
+		r, err := idx.Search(q, SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) != 2 {
+			t.Fatalf("%s: %d results, want 2", q, len(r.Results))
+		}
+		return r
+	}
+	r := search("Text", nil)
+	if r.Results[0].URL != "http://c.test/typing.html" {
+		t.Errorf("Text: first %s, want the page defining the class Text", r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		capital := res.URL == "http://c.test/typing.html"
+		if def := res.Explain.Features["definition"]; capital != (def > 0) {
+			t.Errorf("Text: %s: definition feature %g", res.URL, def)
+		}
+		if n := res.Explain.Counts["text"]["definition"]; capital != (n > 0) {
+			t.Errorf("Text: %s: %d definition hits in --explain", res.URL, n)
+		}
+	}
+	for _, res := range search("text", nil).Results {
+		if def := res.Explain.Features["definition"]; def <= 0 {
+			t.Errorf("text: %s: definition feature %g, want both pages defining it", res.URL, def)
+		}
+	}
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search("Text", &noDef); r.Results[0].URL != "http://c.test/widgets.html" {
+		t.Errorf("Text without the definition term: first %s, want the better linked page (else the test shows nothing)", r.Results[0].URL)
+	}
+}
+
 // An index of format 6 (before definition hits) opens as it is and its
 // next batch makes it format 7, the definition hits of its new pages
 // counting.
@@ -357,7 +412,8 @@ func TestFormat6Index(t *testing.T) {
 // The definition feature counts a page only when it defines every word of
 // the query: a page that defines one word of another page's title
 // ("cookie", of "http cookie") gets nothing from it, and a page that
-// defines both words (in two entries) gets their idf.
+// defines both words (in one entry: TestDefinitionInOneEntry has two)
+// gets their idf.
 func TestDefinitionNeedsEveryWord(t *testing.T) {
 	dir := t.TempDir()
 	build(t, dir, Options{}, map[string]string{
@@ -366,7 +422,7 @@ func TestDefinitionNeedsEveryWord(t *testing.T) {
 		"http://c.test/cookie.html": `<html><head><title>Http cookie state</title></head><body>
 <p>State management over http with a cookie header.</p></body></html>`,
 		"http://c.test/both.html": `<html><head><title>Reference</title></head><body>
-<p>Terms.</p><dl><dt id="ref.http">http</dt><dd><p>The protocol.</p></dd><dt id="ref.Cookie">Cookie</dt><dd><p>A cookie.</p></dd></dl></body></html>`,
+<p>Terms.</p><dl><dt id="ref.http">http</dt><dd><p>The protocol.</p></dd><dt id="ref.http-cookie">http cookie</dt><dd><p>A cookie.</p></dd></dl></body></html>`,
 	})
 	idx := open(t, dir)
 	def := func(q string) map[string]float64 {

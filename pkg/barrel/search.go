@@ -72,7 +72,7 @@ var DefaultWeights = Weights{
 	Rank:       0.25,
 	TitleMatch: 2,
 	TitleLead:  1,
-	Def:        1,
+	Def:        1.5,
 }
 
 // typeOf maps a hit to its weight type.
@@ -1547,10 +1547,13 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			units |= 1 << (q.group[i] & 63) // a query of over 64 units (the tools clip at 32 terms) may count two as one
 		}
 		var counts [numTypes]int
-		leads, caps := false, 0
+		leads, caps, capDefs := false, 0, 0
 		for j := 0; j+1 < len(l); j += 2 { // a hit's type is in its high byte, a title hit's position in its low byte
 			t := typeByHigh[l[j]]
 			counts[t]++
+			if t == TypeDef && l[j]&0x80 != 0 {
+				capDefs++
+			}
 			if t == TypeTitle && int(l[j+1]) < leadMax {
 				leads = true
 			}
@@ -1576,13 +1579,25 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 		idf := q.idf[i]
 		ir1 += idf * tf * (w.K1 + 1) / (tf + norm)
+		if q.capital[i] {
+			// A word the query writes with a capital is defined by a
+			// name written so: "Text" is typing's class Text, not the
+			// parameter text.
+			counts[TypeDef] = capDefs
+			if ex != nil && ex.Counts[q.keys[i]] != nil {
+				ex.Counts[q.keys[i]][TypeNames[TypeDef]] = capDefs
+				if capDefs == 0 {
+					delete(ex.Counts[q.keys[i]], TypeNames[TypeDef])
+				}
+			}
+		}
 		if counts[TypeDef] > 0 { // the page defines the word
 			def += idf
 			if q.driver[i] {
 				defUnits |= 1 << (q.group[i] & 63)
 				if q.of > 1 {
 					for j := 0; j+1 < len(l); j += 2 {
-						if typeByHigh[l[j]] == TypeDef && len(defAt) < cap(defAt) {
+						if typeByHigh[l[j]] == TypeDef && (!q.capital[i] || l[j]&0x80 != 0) && len(defAt) < cap(defAt) {
 							defAt = append(defAt, defPos{l[j+1], uint8(q.group[i] & 63)})
 						}
 					}
