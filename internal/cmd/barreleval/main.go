@@ -3,7 +3,7 @@
 // body text of the same pages, with the same analysis), printing a
 // Markdown table of MRR@10, nDCG@10 and Recall@10.
 //
-//	go run ./internal/cmd/barreleval -index IDX -docroot /usr/share/doc/python3.11/html [-sample 1500] [-half held-out]
+//	go run ./internal/cmd/barreleval -index IDX -docroot /usr/share/doc/python3.11/html [-sample 1500] [-half held-out] [-weights JSON] [-misses]
 //	go run ./internal/cmd/barreleval -russian
 //
 // The Python set: the documentation's own index of terms (genindex-all.html
