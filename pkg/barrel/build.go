@@ -510,13 +510,22 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 	fancy(doc.Meta, hit.Meta)
 	// The terms the page defines: an identifier joined by '_' counts
 	// whole ("S_ISBLK" defines s_isblk, not isblk), its parts left out.
-	pos, wholeEnd := 0, -1
-	doc.Analyzer.Tokens([]byte(doc.Defs), func(t analysis.Token) {
+	// A position is left out between two entries, so the words of one
+	// defined name are the ones at consecutive positions.
+	pos, wholeEnd, entry := 0, -1, 0
+	defs := []byte(doc.Defs)
+	doc.Analyzer.Tokens(defs, func(t analysis.Token) {
 		if t.Start < wholeEnd {
 			return
 		}
 		if t.Whole {
 			wholeEnd = t.End
+		}
+		if bytes.IndexByte(defs[entry:t.Start], '\n') >= 0 { // a new entry
+			if pos > 0 {
+				pos++
+			}
+			entry = t.Start
 		}
 		p.keys = append(p.keys, t.Term...)
 		p.ends = append(p.ends, uint32(len(p.keys)))

@@ -204,6 +204,178 @@ and code that calls setraw should restore it. The constant below names the mode.
 	}
 }
 
+// A page defines a query of several words only when one defined name
+// holds them all: a glossary that defines "iterator" and "object" in two
+// entries, side by side, is no answer to "iterator objects", and the page
+// whose <dt> names "iterator object" is, though the glossary is the
+// better linked and mentions the words more. With the definition weight
+// 0 the glossary comes first, so the definition term (and which page it
+// counts) is what orders them.
+func TestDefinitionInOneEntry(t *testing.T) {
+	pages := map[string]string{
+		"http://e.test/glossary.html": `<html><head><title>Glossary</title></head><body>
+<h2>Iterator and object terms</h2><dl>
+<dt>iterator</dt><dd><p>An object representing a stream of data; an iterator object is returned by iter().</p></dd>
+<dt>object</dt><dd><p>Any data with state; every iterator is an object.</p></dd>
+</dl></body></html>`,
+		"http://e.test/api.html": `<html><head><title>Stream API</title></head><body>
+<p>The stream functions.</p><dl>
+<dt id="iterator-object">iterator object</dt><dd><p>What stream() returns.</p></dd>
+</dl></body></html>`,
+	}
+	for i := range 12 { // pages linking to the glossary only
+		pages[fmt.Sprintf("http://e.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See the <a href="glossary.html">glossary</a>.</p></body></html>`, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	search := func(w *Weights) *Response {
+		r, err := idx.Search("iterator objects", SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) != 2 {
+			t.Fatalf("iterator objects: %d results, want 2", len(r.Results))
+		}
+		return r
+	}
+	r := search(nil)
+	if r.Results[0].URL != "http://e.test/api.html" {
+		t.Errorf("iterator objects: first %s, want the page whose one entry names both words", r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		ex := res.Explain
+		oneEntry := res.URL == "http://e.test/api.html"
+		if def := ex.Features["definition"]; oneEntry != (def > 0) {
+			t.Errorf("%s: definition feature %g", res.URL, def)
+		}
+		if ex.DefinedApart == oneEntry {
+			t.Errorf("%s: defined_apart %v", res.URL, ex.DefinedApart)
+		}
+	}
+	// One word defined in one entry is a definition as before.
+	r1, err := idx.Search("iterator", SearchOptions{N: 5, NoSnippets: true, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range r1.Results {
+		if def := res.Explain.Features["definition"]; def <= 0 || res.Explain.DefinedApart {
+			t.Errorf("iterator: %s: definition feature %g, defined_apart %v", res.URL, def, res.Explain.DefinedApart)
+		}
+	}
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search(&noDef); r.Results[0].URL != "http://e.test/glossary.html" {
+		t.Errorf("iterator objects without the definition term: first %s, want the glossary (else the test shows nothing)", r.Results[0].URL)
+	}
+}
+
+// A <dt> that links to another page ("See also: Module numbers") names
+// that page and defines nothing on its own: the page defining the term
+// comes first, though the referring page is the better linked and
+// mentions the word more. With the definition weight 0 the referring page
+// comes first.
+func TestReferenceIsNoDefinition(t *testing.T) {
+	pages := map[string]string{
+		"http://r.test/fractions.html": `<html><head><title>Rational arithmetic</title></head><body>
+<h2>Fractions of numbers</h2><p>Fractions are numbers; the numbers here are rational numbers.</p><dl>
+<dt>Module <a href="numbers.html">numbers</a></dt><dd><p>The abstract classes.</p></dd></dl></body></html>`,
+		"http://r.test/numbers.html": `<html><head><title>Abstract base classes</title></head><body>
+<p>The hierarchy.</p><dl><dt id="numbers.Number">class Numbers</dt><dd><p>The root of the hierarchy.</p></dd></dl></body></html>`,
+	}
+	for i := range 12 { // pages linking to the referring page only
+		pages[fmt.Sprintf("http://r.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See <a href="fractions.html">rational numbers</a>.</p></body></html>`, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	search := func(w *Weights) *Response {
+		r, err := idx.Search("numbers", SearchOptions{N: 20, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The two pages, in their order (the linking pages hold the
+		// word in their links' text).
+		r.Results = slices.DeleteFunc(r.Results, func(res Result) bool { return !strings.Contains(res.URL, "s.html") })
+		if len(r.Results) != 2 {
+			t.Fatalf("numbers: %d of the two pages", len(r.Results))
+		}
+		return r
+	}
+	r := search(nil)
+	if r.Results[0].URL != "http://r.test/numbers.html" {
+		t.Errorf("numbers: first %s, want the page defining it", r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		def := res.Explain.Features["definition"]
+		if defines := res.URL == "http://r.test/numbers.html"; defines != (def > 0) {
+			t.Errorf("%s: definition feature %g", res.URL, def)
+		}
+	}
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search(&noDef); r.Results[0].URL != "http://r.test/fractions.html" {
+		t.Errorf("numbers without the definition term: first %s, want the referring page (else the test shows nothing)", r.Results[0].URL)
+	}
+}
+
+// A word the query writes with a capital is defined by a name written so:
+// for "Text" the page defining the class Text comes first, before a
+// better linked page that defines the parameter text; for "text" both
+// define it. With the definition weight 0 the better linked page comes
+// first.
+func TestCapitalDefinition(t *testing.T) {
+	pages := map[string]string{
+		"http://c.test/typing.html": `<html><head><title>Type hints</title></head><body>
+<p>Aliases.</p><dl><dt id="typing.Text">class typing.Text</dt><dd><p>An alias for str.</p></dd></dl></body></html>`,
+		"http://c.test/widgets.html": `<html><head><title>Widgets</title></head><body>
+<h2>Labels with text</h2><p>A label shows text; the text is set once.</p><dl>
+<dt id="widgets.text">text</dt><dd><p>The label's text.</p></dd></dl></body></html>`,
+	}
+	for i := range 12 { // pages linking to the widgets only
+		pages[fmt.Sprintf("http://c.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See the <a href="widgets.html">widgets</a>.</p></body></html>`, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	search := func(q string, w *Weights) *Response {
+		r, err := idx.Search(q, SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) != 2 {
+			t.Fatalf("%s: %d results, want 2", q, len(r.Results))
+		}
+		return r
+	}
+	r := search("Text", nil)
+	if r.Results[0].URL != "http://c.test/typing.html" {
+		t.Errorf("Text: first %s, want the page defining the class Text", r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		capital := res.URL == "http://c.test/typing.html"
+		if def := res.Explain.Features["definition"]; capital != (def > 0) {
+			t.Errorf("Text: %s: definition feature %g", res.URL, def)
+		}
+		if n := res.Explain.Counts["text"]["definition"]; capital != (n > 0) {
+			t.Errorf("Text: %s: %d definition hits in --explain", res.URL, n)
+		}
+	}
+	for _, res := range search("text", nil).Results {
+		if def := res.Explain.Features["definition"]; def <= 0 {
+			t.Errorf("text: %s: definition feature %g, want both pages defining it", res.URL, def)
+		}
+	}
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search("Text", &noDef); r.Results[0].URL != "http://c.test/widgets.html" {
+		t.Errorf("Text without the definition term: first %s, want the better linked page (else the test shows nothing)", r.Results[0].URL)
+	}
+}
+
 // An index of format 6 (before definition hits) opens as it is and its
 // next batch makes it format 7, the definition hits of its new pages
 // counting.
@@ -240,7 +412,8 @@ func TestFormat6Index(t *testing.T) {
 // The definition feature counts a page only when it defines every word of
 // the query: a page that defines one word of another page's title
 // ("cookie", of "http cookie") gets nothing from it, and a page that
-// defines both words (in two entries) gets their idf.
+// defines both words (in one entry: TestDefinitionInOneEntry has two)
+// gets their idf.
 func TestDefinitionNeedsEveryWord(t *testing.T) {
 	dir := t.TempDir()
 	build(t, dir, Options{}, map[string]string{
@@ -249,7 +422,7 @@ func TestDefinitionNeedsEveryWord(t *testing.T) {
 		"http://c.test/cookie.html": `<html><head><title>Http cookie state</title></head><body>
 <p>State management over http with a cookie header.</p></body></html>`,
 		"http://c.test/both.html": `<html><head><title>Reference</title></head><body>
-<p>Terms.</p><dl><dt id="ref.http">http</dt><dd><p>The protocol.</p></dd><dt id="ref.Cookie">Cookie</dt><dd><p>A cookie.</p></dd></dl></body></html>`,
+<p>Terms.</p><dl><dt id="ref.http">http</dt><dd><p>The protocol.</p></dd><dt id="ref.http-cookie">http cookie</dt><dd><p>A cookie.</p></dd></dl></body></html>`,
 	})
 	idx := open(t, dir)
 	def := func(q string) map[string]float64 {

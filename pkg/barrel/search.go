@@ -72,7 +72,7 @@ var DefaultWeights = Weights{
 	Rank:       0.25,
 	TitleMatch: 2,
 	TitleLead:  1,
-	Def:        1,
+	Def:        1.5,
 }
 
 // typeOf maps a hit to its weight type.
@@ -176,12 +176,16 @@ type Explain struct {
 	Prox       map[string][10]float64    `json:"proximity,omitempty"` // unused; kept for readers of older output
 	TitleMatch float64                   `json:"title_match"`
 	TitleLead  float64                   `json:"title_lead"`
-	IR         float64                   `json:"ir"`        // the text score: the parts above with the model's other features
-	Rank       float64                   `json:"pagerank"`  // the page's PageRank
-	Prior      float64                   `json:"prior"`     // p = r/(1+r), r = log2(1 + PageRank·N)
-	RankPart   float64                   `json:"rank_part"` // what the prior adds: ir · weight · p
-	Features   map[string]float64        `json:"features"`  // the model's inputs
-	feats      [NumFeatures]float64
+	// DefinedApart says the page defines every query word, but in
+	// different entries (no one defined name holds them all): the
+	// definition feature is then 0.
+	DefinedApart bool               `json:"defined_apart,omitempty"`
+	IR           float64            `json:"ir"`        // the text score: the parts above with the model's other features
+	Rank         float64            `json:"pagerank"`  // the page's PageRank
+	Prior        float64            `json:"prior"`     // p = r/(1+r), r = log2(1 + PageRank·N)
+	RankPart     float64            `json:"rank_part"` // what the prior adds: ir · weight · p
+	Features     map[string]float64 `json:"features"`  // the model's inputs
+	feats        [NumFeatures]float64
 }
 
 // Response is the answer to a query.
@@ -1530,6 +1534,8 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	var units uint64
 	ir1, lead, def := 0.0, 0.0, 0.0
 	var defUnits uint64 // the units the page defines
+	var defBuf [64]defPos
+	defAt := defBuf[:0] // the driving words' definition hits
 	if ex != nil {
 		ex.Counts = map[string]map[string]int{}
 	}
@@ -1541,10 +1547,13 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			units |= 1 << (q.group[i] & 63) // a query of over 64 units (the tools clip at 32 terms) may count two as one
 		}
 		var counts [numTypes]int
-		leads, caps := false, 0
+		leads, caps, capDefs := false, 0, 0
 		for j := 0; j+1 < len(l); j += 2 { // a hit's type is in its high byte, a title hit's position in its low byte
 			t := typeByHigh[l[j]]
 			counts[t]++
+			if t == TypeDef && l[j]&0x80 != 0 {
+				capDefs++
+			}
 			if t == TypeTitle && int(l[j+1]) < leadMax {
 				leads = true
 			}
@@ -1570,10 +1579,29 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 		idf := q.idf[i]
 		ir1 += idf * tf * (w.K1 + 1) / (tf + norm)
+		if q.capital[i] {
+			// A word the query writes with a capital is defined by a
+			// name written so: "Text" is typing's class Text, not the
+			// parameter text.
+			counts[TypeDef] = capDefs
+			if ex != nil && ex.Counts[q.keys[i]] != nil {
+				ex.Counts[q.keys[i]][TypeNames[TypeDef]] = capDefs
+				if capDefs == 0 {
+					delete(ex.Counts[q.keys[i]], TypeNames[TypeDef])
+				}
+			}
+		}
 		if counts[TypeDef] > 0 { // the page defines the word
 			def += idf
 			if q.driver[i] {
 				defUnits |= 1 << (q.group[i] & 63)
+				if q.of > 1 {
+					for j := 0; j+1 < len(l); j += 2 {
+						if typeByHigh[l[j]] == TypeDef && (!q.capital[i] || l[j]&0x80 != 0) && len(defAt) < cap(defAt) {
+							defAt = append(defAt, defPos{l[j+1], uint8(q.group[i] & 63)})
+						}
+					}
+				}
 			}
 		}
 		titleHits[i] = counts[TypeTitle]
@@ -1624,6 +1652,14 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		// The page defines the query only if it defines all of it: a page
 		// defining one word of another page's title is no answer to it.
 		def = 0
+	} else if q.of > 1 && !oneEntry(defAt, q) {
+		// Every word is defined, but not in one defined name: a glossary
+		// defining "iterator" and "object" apart is no answer to
+		// "iterator objects".
+		def = 0
+		if ex != nil {
+			ex.DefinedApart = true
+		}
 	}
 	p := float64(st.prior)
 	var s float64
@@ -1651,6 +1687,37 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 	}
 	return s, matched
+}
+
+// defPos is a definition hit of a query word: its position, and the
+// word's coordination unit.
+type defPos struct{ pos, unit uint8 }
+
+// oneEntry reports whether one defined name holds all the query's
+// coordination units: their definition hits at consecutive positions (the
+// index leaves a position out between two entries; an index built before
+// that reads two adjacent entries as one). Positions past the last one a
+// hit holds (255) are all the same, and hold no name. at holds up to 64
+// hits; a page that defines the words more often than that may be missed.
+func oneEntry(at []defPos, q *parsedQuery) bool {
+	n := q.of
+	if n < 2 {
+		return true
+	}
+	slices.SortFunc(at, func(a, b defPos) int { return int(a.pos) - int(b.pos) })
+	for s := range at {
+		var got uint64
+		for _, d := range at[s:] {
+			if int(d.pos) >= int(at[s].pos)+n || d.pos == hit.MaxFancyPos {
+				break
+			}
+			got |= 1 << d.unit
+		}
+		if bits.OnesCount64(got) >= n {
+			return true
+		}
+	}
+	return false
 }
 
 // handScore is the score of the hand weights' model.

@@ -3,7 +3,7 @@
 // body text of the same pages, with the same analysis), printing a
 // Markdown table of MRR@10, nDCG@10 and Recall@10.
 //
-//	go run ./internal/cmd/barreleval -index IDX -docroot /usr/share/doc/python3.11/html [-sample 1500] [-half held-out]
+//	go run ./internal/cmd/barreleval -index IDX -docroot /usr/share/doc/python3.11/html [-sample 1500] [-half held-out] [-weights JSON] [-misses]
 //	go run ./internal/cmd/barreleval -russian
 //
 // The Python set: the documentation's own index of terms (genindex-all.html
@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/sekitei/crawlkit/pkg/barrel"
 	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
@@ -39,6 +41,7 @@ func main() {
 	half := flag.String("half", "held-out", "which half to report: tuning, held-out or both")
 	russian := flag.Bool("russian", false, "evaluate the generated Russian set, with and without stemming")
 	weights := flag.String("weights", "", "JSON of barrel weights to use instead of the defaults (for tuning)")
+	misses := flag.Bool("misses", false, "after the table, list on stderr the reported half's queries whose relevant page is not first: query, rank (0 if not in the top 10), first result, relevant pages")
 	flag.Parse()
 	var w *barrel.Weights
 	if *weights != "" {
@@ -59,7 +62,7 @@ func main() {
 	if *index == "" {
 		fail(fmt.Errorf("-index is required (or -russian)"))
 	}
-	if err := pythonSet(*index, *docroot, *sample, *half, w); err != nil {
+	if err := pythonSet(*index, *docroot, *sample, *half, w, *misses); err != nil {
 		fail(err)
 	}
 }
@@ -97,7 +100,7 @@ func bm25Of(idx *barrel.Index, opt analysis.Options, key func(string) string) (*
 	return m, err
 }
 
-func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights) error {
+func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights, misses bool) error {
 	all, err := ireval.LoadGenIndex(docroot)
 	if err != nil {
 		return err
@@ -128,6 +131,11 @@ func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights) 
 		}
 		m25, _ := ireval.Evaluate(h.qs, 10, func(q string) ([]string, error) { return bm.Search(q, 10), nil })
 		row(set, "barrel", mb)
+		if misses {
+			if err := listMisses(h.name, h.qs, barrelSearch(idx, w, ireval.PathKey)); err != nil {
+				return err
+			}
+		}
 		row(set, "BM25 (title + body)", m25)
 	}
 	return nil
@@ -182,6 +190,34 @@ func russianSet(w *barrel.Weights) error {
 		}
 		m, _ := ireval.Evaluate(queries, 10, func(q string) ([]string, error) { return bm.Search(q, 10), nil })
 		row("Russian, generated", c.name, m)
+	}
+	return nil
+}
+
+// listMisses writes, on stderr, each query whose first result is not
+// relevant: its half, text, the rank of its first relevant result (0
+// when none is in the top 10), the first result and the relevant pages.
+func listMisses(half string, qs []ireval.Query, search func(string) ([]string, error)) error {
+	for _, q := range qs {
+		ranked, err := search(q.Text)
+		if err != nil {
+			return err
+		}
+		rank := 0
+		for i, r := range ranked {
+			if slices.Contains(q.Relevant, r) {
+				rank = i + 1
+				break
+			}
+		}
+		if rank == 1 {
+			continue
+		}
+		first := ""
+		if len(ranked) > 0 {
+			first = ranked[0]
+		}
+		fmt.Fprintf(os.Stderr, "miss\t%s\t%q\t%d\t%s\t%s\n", half, q.Text, rank, first, strings.Join(q.Relevant, " "))
 	}
 	return nil
 }

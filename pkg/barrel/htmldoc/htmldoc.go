@@ -192,6 +192,9 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 							d.Links = append(d.Links, Link{URL: u})
 							inAnchor = len(d.Links) - 1
 							anchor.Reset()
+							if base == nil || u != pageURL(base) {
+								defs.link()
+							}
 						}
 					}
 				}
@@ -521,6 +524,13 @@ func linkURL(base *url.URL, href string) (string, bool) {
 	return u.String(), true
 }
 
+// pageURL is u without its fragment, as linkURL makes a link's URL.
+func pageURL(u *url.URL) string {
+	c := *u
+	c.Fragment, c.RawFragment = "", ""
+	return c.String()
+}
+
 func resolve(base *url.URL, href string) (*url.URL, error) {
 	u, err := url.Parse(href)
 	if err != nil {
@@ -553,7 +563,10 @@ const (
 
 // defs collects the terms a page defines (Doc.Defs): the leading text of
 // each <dt> up to what starts a signature's parameters or a value ('(',
-// '[', '=', ':'), with the element's id when that says more. Headings are
+// '[', '=', ':'), with the element's id when that says more. A <dt> whose
+// leading text links to another page names that page ("See also: Module
+// configparser"), not a term of this one, and is left out; a link to a
+// place in the page itself (a permalink) is not a reference. Headings are
 // not definitions: a section titled "Why are strings immutable?" is about
 // the word, and the heading hits weigh it already.
 type defs struct {
@@ -562,6 +575,17 @@ type defs struct {
 	text []byte
 	id   string
 	done bool // the leading text has ended
+	// ref says the leading text holds a link to another page: the entry
+	// names that page ("See also: Module configparser"), and is left out.
+	ref bool
+}
+
+// link notes a link to another page, read inside the open entry's
+// leading text.
+func (s *defs) link() {
+	if s.open && !s.done {
+		s.ref = true
+	}
 }
 
 // startTag notes an element's start: a <dt> opens an entry, closing an
@@ -570,7 +594,7 @@ func (s *defs) startTag(z *html.Tokenizer, a atom.Atom, hasAttr bool) {
 	switch {
 	case a == atom.Dt:
 		s.end()
-		s.open, s.text, s.id, s.done = true, s.text[:0], "", false
+		s.open, s.text, s.id, s.done, s.ref = true, s.text[:0], "", false, false
 		if hasAttr {
 			s.id = attr(z, "id")
 		}
@@ -611,6 +635,9 @@ func (s *defs) end() {
 		return
 	}
 	s.open = false
+	if s.ref {
+		return
+	}
 	text, id := lastParts(string(s.text)), lastParts(s.id)
 	tn, in := letters(text), letters(id)
 	var entry string

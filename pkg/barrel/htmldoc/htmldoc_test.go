@@ -126,8 +126,8 @@ func FuzzParse(f *testing.F) {
 // Defs holds each <dt>'s leading text (up to a signature's parameters or
 // a value), or its id when that holds the text and more, both when
 // neither holds the other, and a qualified name by its last part;
-// an unclosed <dt> ends at its <dd>, and headings and other text are not
-// definitions.
+// an unclosed <dt> ends at its <dd>, headings and other text are not
+// definitions, and a <dt> linking to another page is not one either.
 func TestDefs(t *testing.T) {
 	page := `<h1>Reference</h1><p>Text with <span id="a-target">a target</span>.</p><dl>
 <dt id="term-abstract-base-class">abstract base class<a href="#x">¶</a></dt><dd>A class.</dd>
@@ -141,6 +141,16 @@ func TestDefs(t *testing.T) {
 	want := "term-abstract-base-class\nmethod isblk\numask\nVERSION\n-v, --verbose cmdoption-v\nnested\n"
 	if d.Defs != want {
 		t.Errorf("defs\n got %q\nwant %q", d.Defs, want)
+	}
+	// A <dt> whose leading text links to another page names that page;
+	// a permalink to the page's own place, or a link after the leading
+	// text (a parameter's type), leaves the entry as it is.
+	base, _ := url.Parse("http://d.test/lib/shlex.html#top")
+	d.Parse([]byte(`<dl><dt>Module <a href="configparser.html#module-configparser">configparser</a></dt><dd>See also.</dd>
+<dt id="shlex.get_token">get_token(<em>x</em>: <a href="typing.html#Any">Any</a>)<a href="#shlex.get_token">¶</a></dt>
+<dt id="term-token"><a href="shlex.html#term-token">token</a></dt></dl>`), base)
+	if want := "get_token\nterm-token\n"; d.Defs != want {
+		t.Errorf("defs with links\n got %q\nwant %q", d.Defs, want)
 	}
 	d.Parse([]byte("<dl><dt>"+strings.Repeat("word ", 100)), nil)
 	if n := len(strings.Fields(d.Defs)); n != maxDefText/len("word ") {
