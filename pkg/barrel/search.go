@@ -746,6 +746,7 @@ type segCursor struct {
 	sg    *segment
 	cs    []cursor
 	sc    []cursor // the short lists, read by the pruner's bounds
+	tc    []cursor // the short lists again, walked by nextTitled to their title hits
 	drive []bool
 	neg   []bool
 	all   bool // a match holds every driving word
@@ -764,10 +765,11 @@ type skipState struct {
 	// need is the driving lists a match must hold (the coordination of
 	// the worst candidate kept, when no unit is an OR group).
 	need int
-	// titled: only a match with a title hit can enter (the candidates
-	// hold every driving word and the worst scores above the bound of
-	// every page without one), so the matches are walked in the order of
-	// the short lists.
+	// titled: the worst candidate scores above the bound of every page
+	// without a title hit, so only a match with a title hit and need
+	// driving lists, or one with more than need, can enter: the matches
+	// are walked in the order of the short lists and of the pivot of
+	// need+1 lists (nextTitled).
 	titled bool
 }
 
@@ -787,7 +789,7 @@ func newSegCursor(sg *segment, ids []uint32, drive, neg []bool, all, short bool,
 			continue
 		}
 		if cs == nil {
-			cs = make([]cursor, 2*len(ids)) // the full lists, then the short
+			cs = make([]cursor, 3*len(ids)) // the full lists, the short, and the short again
 			c.lists = make([][]byte, len(ids))
 		}
 		any = any || drive[i] && nf > 0
@@ -804,6 +806,7 @@ func newSegCursor(sg *segment, ids []uint32, drive, neg []bool, all, short bool,
 			if x.ok = x.it.next(); x.it.err != nil {
 				return nil, x.it.err
 			}
+			cs[2*len(ids)+i] = *x
 		}
 	}
 	if !any {
@@ -811,7 +814,8 @@ func newSegCursor(sg *segment, ids []uint32, drive, neg []bool, all, short bool,
 	}
 	c.cs = cs[:len(ids)]
 	if short {
-		c.sc = cs[len(ids):]
+		c.sc = cs[len(ids) : 2*len(ids)]
+		c.tc = cs[2*len(ids):]
 	}
 	return c, nil
 }
@@ -826,7 +830,19 @@ func (c *segCursor) find() error {
 			break
 		}
 		if c.sg.del.has(doc) { // superseded by a later segment
-			c.step(doc)
+			// The driving lists jump to the segment's next live
+			// document (its live bitmap): a segment later batches
+			// superseded is mostly deleted, and walking its deleted
+			// postings one by one was most of a search's work.
+			if t := c.sg.nextLive(doc + 1); t == doc+1 {
+				c.step(doc)
+			} else {
+				for i := range c.cs {
+					if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc < t {
+						x.ok = x.it.seek(t)
+					}
+				}
+			}
 			if err := c.err(); err != nil {
 				return err
 			}
@@ -856,7 +872,7 @@ func (c *segCursor) next() (uint32, bool) {
 	if k := c.skip; k != nil && !c.all {
 		switch {
 		case k.titled:
-			doc, any = c.nextTitled()
+			doc, any = c.nextTitled(k.need)
 		case k.need > 1:
 			doc, any = c.nextPivot(k.need)
 		default:
@@ -872,6 +888,12 @@ func (c *segCursor) next() (uint32, bool) {
 		}
 		return doc, any
 	}
+	return c.nextAll()
+}
+
+// nextAll is the first live document all the driving lists hold.
+func (c *segCursor) nextAll() (uint32, bool) {
+	doc := uint32(0)
 	for {
 		for i := range c.cs {
 			if !c.drive[i] {
@@ -881,6 +903,9 @@ func (c *segCursor) next() (uint32, bool) {
 				return 0, false
 			}
 			doc = max(doc, c.cs[i].it.doc)
+		}
+		if c.sg.del != nil {
+			doc = c.sg.nextLive(doc) // past the segment's deleted documents
 		}
 		same := true
 		for i := range c.cs {
@@ -943,18 +968,37 @@ func (c *segCursor) nextPivot(need int) (uint32, bool) {
 	}
 }
 
-// nextTitled is the first document a driving list holds that has a
-// title or anchor hit of a scoring word: the short lists lead, the
-// driving lists seek to their documents.
-func (c *segCursor) nextTitled() (uint32, bool) {
+// nextTitled is the first document that can still enter when the worst
+// candidate kept holds need driving lists and scores above the bound of
+// every page without a title hit: a document more driving lists hold (the
+// pivot of need+1 lists, as nextPivot finds it), or one a driving list
+// holds that has a title hit of a scoring word (the short lists lead,
+// past their postings of anchor hits only, and the driving lists seek to
+// their documents). Every document passed holds at most need driving
+// lists and no title hit.
+func (c *segCursor) nextTitled(need int) (uint32, bool) {
+	var buf [16]uint32
 	for {
-		lo, any := c.first()
-		if !any {
+		docs := buf[:0]
+		for i := range c.cs {
+			if c.drive[i] && c.cs[i].ok {
+				docs = append(docs, c.cs[i].it.doc)
+			}
+		}
+		if len(docs) == 0 {
 			return 0, false
 		}
+		slices.Sort(docs)
+		lo := docs[0]
+		pivot, byCount := uint32(0), len(docs) > need
+		if byCount {
+			if pivot = docs[need]; pivot == lo {
+				return lo, true // need+1 lists hold it
+			}
+		}
 		t, found := uint32(0), false
-		for i := range c.sc {
-			x := &c.sc[i]
+		for i := range c.tc {
+			x := &c.tc[i]
 			if c.neg[i] || !x.ok {
 				continue
 			}
@@ -963,24 +1007,46 @@ func (c *segCursor) nextTitled() (uint32, bool) {
 					continue
 				}
 			}
+			for !hasTitleHit(x.it.hits) { // anchor hits only
+				if x.ok = x.it.next(); !x.ok {
+					break
+				}
+			}
+			if !x.ok {
+				continue
+			}
 			if !found || x.it.doc < t {
 				t, found = x.it.doc, true
 			}
 		}
-		if !found {
+		if !found && !byCount {
 			return 0, false
+		}
+		target := t
+		if !found || byCount && pivot < t {
+			target, found = pivot, false
 		}
 		held := false
 		for i := range c.cs {
-			if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc < t {
-				x.ok = x.it.seek(t)
+			if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc < target {
+				x.ok = x.it.seek(target)
 			}
-			held = held || c.drive[i] && c.cs[i].ok && c.cs[i].it.doc == t
+			held = held || c.drive[i] && c.cs[i].ok && c.cs[i].it.doc == target
 		}
-		if held {
-			return t, true
+		if found && held {
+			return target, true
 		}
 	}
+}
+
+// hasTitleHit reports whether a short posting's hits hold a title hit.
+func hasTitleHit(hits []byte) bool {
+	for j := 0; j+1 < len(hits); j += 2 {
+		if hits[j]&0x7f == 0x70|hit.Title {
+			return true
+		}
+	}
+	return false
 }
 
 // step moves the driving lists past doc.
@@ -1001,6 +1067,11 @@ func (c *segCursor) err() error {
 	for i := range c.sc {
 		if c.sc[i].it.err != nil {
 			return c.sc[i].it.err
+		}
+	}
+	for i := range c.tc {
+		if c.tc[i].it.err != nil {
+			return c.tc[i].it.err
 		}
 	}
 	return nil
@@ -1054,7 +1125,6 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 		skip.last, matches = last, n
 	}
-	units := countTrue(q.driver)
 	live := h[:0]
 	for _, c := range h {
 		if err := c.find(); err != nil {
@@ -1136,7 +1206,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				top = keepTop(top, cand, depth)
 				if skip != nil && len(top) == depth && !q.or {
 					skip.need = int(top[0].matched)
-					skip.titled = skip.need == units && pr.noTitle <= top[0].score
+					skip.titled = pr.noTitle <= top[0].score
 				}
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -253,6 +255,9 @@ type segment struct {
 	del     docBits                 // the deleted ones, one bit a docID
 	delList []uint32
 
+	liveOnce sync.Once
+	live     docBits // the documents not deleted, with deletions (nextLive)
+
 	mu      sync.Mutex
 	inv     []byte
 	ptrsMap []byte
@@ -350,6 +355,61 @@ func bitsOf(ds []uint32) docBits {
 func (b docBits) has(d uint32) bool {
 	i := int(d / 64)
 	return i < len(b) && b[i]&(1<<(d%64)) != 0
+}
+
+// nextLive is the first docID at or after d that the segment holds and
+// has not deleted; math.MaxUint32 past the last. Without deletions it is
+// d.
+func (s *segment) nextLive(d uint32) uint32 {
+	if s.del == nil {
+		return d
+	}
+	s.liveOnce.Do(s.loadLive)
+	b := s.live
+	if b == nil {
+		return d // the table is damaged (tableErr says so): no jumps
+	}
+	i := int(d / 64)
+	if i >= len(b) {
+		return math.MaxUint32
+	}
+	if w := b[i] >> (d % 64); w != 0 {
+		return d + uint32(bits.TrailingZeros64(w))
+	}
+	for i++; i < len(b); i++ {
+		if b[i] != 0 {
+			return uint32(i*64 + bits.TrailingZeros64(b[i]))
+		}
+	}
+	return math.MaxUint32
+}
+
+// loadLive sets live, the segment's documents less its deleted ones, one
+// bit a docID: a segment that later batches superseded is mostly
+// deleted, and its lists jump from one live document to the next
+// instead of walking the deleted postings between.
+func (s *segment) loadLive() {
+	var b docBits
+	err := s.dt.each(0, math.MaxUint64, func(r []byte) error {
+		d := binary.LittleEndian.Uint64(r)
+		if d > math.MaxUint32 {
+			return corrupt("%s: docID %d", s.dt.name, d)
+		}
+		if !s.del.has(uint32(d)) {
+			for int(d/64) >= len(b) {
+				b = append(b, 0)
+			}
+			b[d/64] |= 1 << (d % 64)
+		}
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	if b == nil {
+		b = docBits{0}
+	}
+	s.live = b
 }
 
 // entry returns the entry of doc d as the segment holds it.
@@ -508,11 +568,18 @@ func (s *segment) liveCount(list []byte, n uint32) (uint32, error) {
 			}
 		}
 	} else {
-		for it.next() {
+		// The live postings are counted, the runs of deleted documents
+		// jumped with the skip table.
+		live := uint32(0)
+		for ok := it.next(); ok; {
 			if s.del.has(it.doc) {
-				dead++
+				ok = it.seek(s.nextLive(it.doc + 1))
+				continue
 			}
+			live++
+			ok = it.next()
 		}
+		dead = n - live
 	}
 	return n - dead, it.err
 }

@@ -1,8 +1,10 @@
 package barrel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -502,5 +504,45 @@ func TestExpunge(t *testing.T) {
 	build(t, ref, Options{}, changed)
 	if got, want := byURL(t, idx, queries, SearchOptions{N: 10}), byURL(t, open(t, ref), queries, SearchOptions{N: 10}); got != want {
 		t.Errorf("after Expunge\n%s\nbuilt in one go\n%s", got, want)
+	}
+}
+
+// TestNextLive: a segment's next live document, which the search's lists
+// jump to past deleted postings, is the first docID at or after d that
+// the segment's table holds and its deletion list does not.
+func TestNextLive(t *testing.T) {
+	dir := t.TempDir()
+	segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: 90, FloorDocs: 20, AnchorGrowth: -1})
+	idx := open(t, dir)
+	withDel := 0
+	for _, sg := range idx.segs {
+		var docs []uint32
+		if err := sg.dt.each(0, math.MaxUint64, func(r []byte) error {
+			if d := uint32(binary.LittleEndian.Uint64(r)); !slices.Contains(sg.delList, d) {
+				docs = append(docs, d)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if sg.del == nil {
+			if got := sg.nextLive(5); got != 5 {
+				t.Errorf("segment %d without deletions: nextLive(5) = %d", sg.info.ID, got)
+			}
+			continue
+		}
+		withDel++
+		for d := uint32(0); d < idx.m.Docs+70; d++ {
+			want := uint32(math.MaxUint32)
+			if i, _ := slices.BinarySearch(docs, d); i < len(docs) {
+				want = docs[i]
+			}
+			if got := sg.nextLive(d); got != want {
+				t.Fatalf("segment %d: nextLive(%d) = %d, want %d", sg.info.ID, d, got, want)
+			}
+		}
+	}
+	if withDel == 0 {
+		t.Fatal("no segment with deletions")
 	}
 }
