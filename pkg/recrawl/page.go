@@ -219,33 +219,10 @@ func plainHost(url string) (host string, ok bool) {
 	if end == 0 || rest[end-1] == '.' {
 		return "", false
 	}
-	if hasControl(rest[end:]) {
+	if urlx.HasControl(rest[end:]) {
 		return "", false
 	}
 	return rest[:end], true
-}
-
-// hasControl tells whether s holds a control character (below ' ', or
-// DEL), eight bytes at a time: the path is most of a URL.
-func hasControl(s string) bool {
-	const lsb, msb = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		d := x ^ (lsb * 0x7f) // a zero byte where x has DEL
-		// The high bit of a byte below 0x20, or of a zero byte of d, is
-		// set by the subtraction's borrow and clear in the byte itself.
-		if ((x-lsb*0x20)&^x|(d-lsb)&^d)&msb != 0 {
-			return true
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c == 0x7f {
-			return true
-		}
-	}
-	return false
 }
 
 func clip(s string) string {

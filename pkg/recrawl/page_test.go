@@ -3,7 +3,6 @@ package recrawl
 import (
 	"bytes"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,30 +215,4 @@ func FuzzPageReader(f *testing.F) {
 	f.Add([]byte(`http://plain.example/line`))
 	readers := pageReaders()
 	f.Fuzz(func(t *testing.T, line []byte) { checkPageReader(t, readers, line) })
-}
-
-// TestHasControl holds the eight-bytes-at-a-time check to the plain loop:
-// every byte value at every position of a path, beside printable bytes
-// of every kind (the borrow of a subtraction must not mark them).
-func TestHasControl(t *testing.T) {
-	slow := func(s string) bool {
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c < ' ' || c == 0x7f {
-				return true
-			}
-		}
-		return false
-	}
-	base := []byte("/p/1234-x~\u00e9 !AZaz\xff\x80/q")
-	for pos := range base {
-		for c := 0; c < 256; c++ {
-			s := slices.Clone(base)
-			s[pos] = byte(c)
-			for _, sub := range []string{string(s), string(s[1:]), string(s[:pos+1])} {
-				if got := hasControl(sub); got != slow(sub) {
-					t.Fatalf("hasControl(%q) = %v", sub, got)
-				}
-			}
-		}
-	}
 }

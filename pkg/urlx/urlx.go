@@ -93,16 +93,16 @@ func Split(raw string) (Parts, error) {
 	} else {
 		p.Path = rest
 	}
-	if hasControl(raw) {
+	if HasControl(raw) {
 		return p, ErrControl
 	}
 	return p, nil
 }
 
-// hasControl reports whether s holds a control character (below 0x20, or
-// 0x7f). It tests eight bytes at a time: byte by byte, this check of the
-// whole URL was half of Split's time.
-func hasControl(s string) bool {
+// HasControl reports whether s holds a control character (below 0x20, or
+// 0x7f), which Split refuses. It tests eight bytes at a time: byte by
+// byte, this check of the whole URL was half of Split's time.
+func HasControl(s string) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(s); i += 8 {

@@ -82,7 +82,7 @@ func TestNormalizeHost(t *testing.T) {
 	}
 }
 
-// hasControl, eight bytes at a time, agrees with the byte by byte test for
+// HasControl, eight bytes at a time, agrees with the byte by byte test for
 // every byte value at every place of strings up to 19 bytes, among bytes
 // just above and below the limits (borrows must not leak).
 func TestHasControl(t *testing.T) {
@@ -103,8 +103,8 @@ func TestHasControl(t *testing.T) {
 						b[i] = fill
 					}
 					b[at] = byte(c)
-					if got, want := hasControl(string(b)), slow(string(b)); got != want {
-						t.Fatalf("hasControl(%q) = %v, want %v", b, got, want)
+					if got, want := HasControl(string(b)), slow(string(b)); got != want {
+						t.Fatalf("HasControl(%q) = %v, want %v", b, got, want)
 					}
 				}
 			}
