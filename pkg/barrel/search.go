@@ -939,6 +939,17 @@ func (c *segCursor) first() (uint32, bool) {
 	return doc, any
 }
 
+// driveDocs appends the current document of each driving list that is
+// not at its end.
+func (c *segCursor) driveDocs(docs []uint32) []uint32 {
+	for i := range c.cs {
+		if c.drive[i] && c.cs[i].ok {
+			docs = append(docs, c.cs[i].it.doc)
+		}
+	}
+	return docs
+}
+
 // nextPivot is the first document at least need driving lists hold:
 // while the need-th smallest current document (the pivot) is ahead of
 // the smallest, the lists behind it seek to it (fewer than need lists
@@ -946,12 +957,7 @@ func (c *segCursor) first() (uint32, bool) {
 func (c *segCursor) nextPivot(need int) (uint32, bool) {
 	var buf [16]uint32
 	for {
-		docs := buf[:0]
-		for i := range c.cs {
-			if c.drive[i] && c.cs[i].ok {
-				docs = append(docs, c.cs[i].it.doc)
-			}
-		}
+		docs := c.driveDocs(buf[:0])
 		if len(docs) < need {
 			return 0, false
 		}
@@ -979,12 +985,7 @@ func (c *segCursor) nextPivot(need int) (uint32, bool) {
 func (c *segCursor) nextTitled(need int) (uint32, bool) {
 	var buf [16]uint32
 	for {
-		docs := buf[:0]
-		for i := range c.cs {
-			if c.drive[i] && c.cs[i].ok {
-				docs = append(docs, c.cs[i].it.doc)
-			}
-		}
+		docs := c.driveDocs(buf[:0])
 		if len(docs) == 0 {
 			return 0, false
 		}
