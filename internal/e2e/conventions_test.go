@@ -512,10 +512,13 @@ func TestOnATerminal(t *testing.T) {
 
 	// fetch on a terminal: each record as it is made, not at the end.
 	// The second page is held until the test ends, so the first record can
-	// only be on the screen if fetch wrote it as it was made.
+	// only be on the screen if fetch wrote it as it was made. Both sites
+	// are on 127.0.0.1, one politeness queue (--queue-by ip): --per-host 2
+	// lets the first page be fetched while the second is held, whichever
+	// of them the queue takes first.
 	srv, served := countingSite(t, 0)
 	slow := heldSite(t)
-	o := startOnTerminal(t, bin, "fetch", "--allow-private", "--delay", "0", srv.URL+"/a.html", slow.URL+"/b.html")
+	o := startOnTerminal(t, bin, "fetch", "--allow-private", "--delay", "0", "--per-host", "2", srv.URL+"/a.html", slow.URL+"/b.html")
 	if !o.waitFor(srv.URL+"/a.html", 15*time.Second) || served.Load() != 1 {
 		t.Errorf("fetch on a terminal: the first record is not shown while the second is fetched: %q", o.screen())
 	}
