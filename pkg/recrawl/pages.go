@@ -14,7 +14,7 @@ type Pages struct {
 	HostNames     []string
 	// HostRate is k_i per host (+Inf when the host has no limit).
 	HostRate []float64
-	hosts    map[string]int32
+	hosts    hostTable
 	// fromRecord marks hosts whose limit came from a host_rate field.
 	fromRecord []bool
 	// HostRateOf gives a host's limit from outside the records (the
@@ -43,15 +43,12 @@ func (ps *Pages) Len() int { return len(ps.W) }
 
 // HostIndex returns the index of a host, adding it if new.
 func (ps *Pages) HostIndex(host string) int32 {
-	if ps.hosts == nil {
-		ps.hosts = make(map[string]int32)
-	}
-	if i, ok := ps.hosts[host]; ok {
+	if i, _ := ps.hosts.find(host); i >= 0 {
 		return i
 	}
 	i := int32(len(ps.HostNames))
 	host = strings.Clone(host) // it may be a view of the input (ParsePage)
-	ps.hosts[host] = i
+	ps.hosts.add(host, i)
 	ps.HostNames = append(ps.HostNames, host)
 	k := math.Inf(1)
 	if ps.HostRateOf != nil {
@@ -65,8 +62,8 @@ func (ps *Pages) HostIndex(host string) int32 {
 
 // LookupHost returns a host's index.
 func (ps *Pages) LookupHost(host string) (int32, bool) {
-	i, ok := ps.hosts[host]
-	return i, ok
+	i, _ := ps.hosts.find(host)
+	return i, i >= 0
 }
 
 // Add appends a page and returns its index. A host_rate in the record

@@ -157,7 +157,12 @@ func freshInverseD(y, x, acc float64) (float64, float64) {
 	if !hinted {
 		x = freshGuess(y)
 	}
-	for i := 0; i < 50; i++ {
+	return freshHalley(y, x, acc, hinted, 0)
+}
+
+// freshHalley is freshInverseD's iteration from step i on.
+func freshHalley(y, x, acc float64, hinted bool, i int) (float64, float64) {
+	for ; i < 50; i++ {
 		e := math.Exp(-x)
 		var g float64
 		if x < 0.01 {
