@@ -1,8 +1,10 @@
 package urlfeat
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 )
@@ -117,6 +119,23 @@ type Annotator struct {
 // not a record, or whose url has no features, gives an error for that line
 // and dst unchanged.
 func (a *Annotator) AppendLine(dst, line []byte) ([]byte, error) {
+	if b := bytes.TrimSpace(line); len(b) > 0 && b[0] != '{' && jsonPlain(unsafe.String(&b[0], len(b))) {
+		// The common plain URL line, printable ASCII without '"' or '\\'
+		// (one test, eight bytes at a time): valid UTF-8, as PlainURL
+		// would check, without a control character, as urlx.Split
+		// would, and its own JSON string, as appendURLString would.
+		u := unsafe.String(&b[0], len(b))
+		if _, err := a.extract(u, true); err != nil {
+			return dst, lineError(err, u)
+		}
+		dst = append(dst, `{"url":"`...)
+		dst = append(dst, u...)
+		dst = append(dst, `","host":`...)
+		dst = appendString(dst, a.Host())
+		dst = append(dst, `,"features":`...)
+		dst = a.Features().AppendJSON(dst)
+		return append(dst, '}'), nil
+	}
 	if u, ok := record.PlainURL(line); ok {
 		// A plain URL line: the record {"url":u} with the two fields
 		// added, written directly, as the record layer would write it.

@@ -3,6 +3,7 @@ package urlfeat
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -122,4 +123,58 @@ func FuzzAnnotatePlainLine(f *testing.F) {
 			t.Fatalf("%q:\n got %s\nwant %s", u, got, want)
 		}
 	})
+}
+
+// The Annotator's fast path for printable ASCII lines gives what the
+// general one gives (record.PlainURL, Extract with urlx.Split's control
+// check, the record layer's JSON), output and error alike, on many
+// generated lines: good URLs, and URLs with control characters, quotes,
+// backslashes, bytes that are not ASCII, escapes, spaces around them, other
+// schemes, no host, and lines that are not URLs at all.
+func TestAnnotatorFastPathMatchesGeneral(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	parts := []string{"http://", "https://", "HTTP://", "ftp://", "//", "http:/", "a.example", "B.Example:8080",
+		"x@h.test", "/", "/", "/p", "/2013", "/a1b", "/x.html", "%D0%9F", "%zz", "%2F", "?", "&", "=", "q=1", "+",
+		"#frag", " ", "\t", "\"", "\\", "\x01", "\x7f", "é", "\u2028", "{", "}", "[", ":", ".", "-", "_", "~"}
+	var an Annotator
+	var general Extractor
+	fast := 0
+	for i := 0; i < 200_000; i++ {
+		var b strings.Builder
+		if rng.IntN(4) > 0 {
+			b.WriteString([]string{"http://", "https://"}[rng.IntN(2)])
+			b.WriteString([]string{"a.example", "h7.test", "Mixed.Case.ORG:443", "u:p@x.y"}[rng.IntN(4)])
+		}
+		for n := rng.IntN(12); n > 0; n-- {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		line := []byte(b.String())
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && trimmed[0] != '{' && jsonPlain(string(trimmed)) {
+			fast++
+		}
+		got, gotErr := an.AppendLine([]byte("kept"), line)
+		u, plain := record.PlainURL(line)
+		if !plain {
+			continue // not a plain URL line: the general path for both
+		}
+		var want []byte
+		var wantErr error
+		if _, err := general.Extract(u); err != nil {
+			want, wantErr = []byte("kept"), lineError(err, u)
+		} else {
+			r, err := record.Parse(line)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			r.SetString("host", general.Host())
+			r.SetRaw("features", general.Features().AppendJSON(nil))
+			want = r.AppendJSON([]byte("kept"))
+		}
+		if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("%q:\n got %s, %v\nwant %s, %v", line, got, gotErr, want, wantErr)
+		}
+	}
+	if fast < 50_000 {
+		t.Fatalf("only %d lines took the fast path", fast)
+	}
 }

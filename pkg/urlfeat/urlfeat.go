@@ -113,8 +113,20 @@ func (f Features) Strings() []string {
 // Extract computes the features of an absolute http(s) URL. It returns an
 // error for a relative URL, another scheme or a URL without host.
 func (e *Extractor) Extract(rawURL string) (Features, error) {
+	return e.extract(rawURL, false)
+}
+
+// extract is Extract; printable says the caller found rawURL to be
+// printable ASCII (see urlx.SplitPrintable).
+func (e *Extractor) extract(rawURL string, printable bool) (Features, error) {
 	e.buf, e.ends, e.esc = e.buf[:0], e.ends[:0], false
-	p, err := urlx.Split(rawURL)
+	var p urlx.Parts
+	var err error
+	if printable {
+		p, err = urlx.SplitPrintable(rawURL)
+	} else {
+		p, err = urlx.Split(rawURL)
+	}
 	if err != nil {
 		return Features{}, err
 	}

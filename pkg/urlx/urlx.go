@@ -38,6 +38,17 @@ var (
 // accept in the path and query (spaces included) but refuses control
 // characters, which no URL can carry.
 func Split(raw string) (Parts, error) {
+	return split(raw, true)
+}
+
+// SplitPrintable is Split for a URL its caller has found to be printable
+// ASCII (every byte in 0x20..0x7e): the same parts and errors, without
+// Split's search for a control character, which such a URL cannot hold.
+func SplitPrintable(raw string) (Parts, error) {
+	return split(raw, false)
+}
+
+func split(raw string, checkControl bool) (Parts, error) {
 	var p Parts
 	if raw == "" {
 		return p, ErrEmpty
@@ -93,7 +104,7 @@ func Split(raw string) (Parts, error) {
 	} else {
 		p.Path = rest
 	}
-	if HasControl(raw) {
+	if checkControl && HasControl(raw) {
 		return p, ErrControl
 	}
 	return p, nil

@@ -2,7 +2,9 @@ package urlx
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -108,6 +110,25 @@ func TestHasControl(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// SplitPrintable gives Split's parts and errors for every printable ASCII
+// URL, generated from pieces of every part of a URL.
+func TestSplitPrintableMatchesSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	pieces := []string{"http", "HTTPS", "ftp", ":", "//", "/", "a.b", "X.Y:80", "u:p@", "@", "?", "#", "&", "=", "%41", " ", "x", "[::1]"}
+	for i := 0; i < 100_000; i++ {
+		var b strings.Builder
+		for n := rng.IntN(10); n > 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		u := b.String()
+		p, err := Split(u)
+		q, qerr := SplitPrintable(u)
+		if p != q || err != qerr {
+			t.Fatalf("%q: Split %+v, %v; SplitPrintable %+v, %v", u, p, err, q, qerr)
 		}
 	}
 }
