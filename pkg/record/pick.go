@@ -76,7 +76,10 @@ func plainKey(key string) bool {
 func (p *Picker) Pick(line []byte) (ok bool) {
 	clear(p.vals)
 	p.url = nil
-	b := bytes.TrimSpace(line)
+	b := line
+	if len(b) == 0 || b[0] != '{' || b[len(b)-1] != '}' {
+		b = bytes.TrimSpace(line) // else it has no space to trim
+	}
 	if len(b) == 0 || b[0] != '{' || !isASCII(b) && !utf8.Valid(b) {
 		return false
 	}

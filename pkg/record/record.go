@@ -642,8 +642,32 @@ func RawTime(key string, raw []byte) (t time.Time, ok bool, err error) {
 // form (or an out-of-range field), which time.Parse then handles, so that
 // results and errors stay exactly time.Parse's.
 func parseTimeZ(s string) (t time.Time, ok bool) {
-	if len(s) < 20 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+	unix, ns, ok := parseUnixZ(s)
+	if !ok {
 		return time.Time{}, false
+	}
+	return time.Unix(unix, int64(ns)).UTC(), true
+}
+
+// RawUnixTime is RawTime's common case without a time.Time: for a raw
+// value of the form parseTimeZ reads, a string without escapes, the Unix
+// seconds and nanoseconds of the time RawTime gives; ok is false for any
+// other value (missing, null, another form, an error), left to RawTime.
+func RawUnixTime(raw []byte) (sec int64, nsec int, ok bool) {
+	if len(raw) < 22 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return 0, 0, false
+	}
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') >= 0 {
+		return 0, 0, false
+	}
+	return parseUnixZ(unsafe.String(&body[0], len(body)))
+}
+
+// parseUnixZ is parseTimeZ giving the Unix seconds and nanoseconds.
+func parseUnixZ(s string) (unix int64, nsec int, ok bool) {
+	if len(s) < 20 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return 0, 0, false
 	}
 	num := func(from, to int) int {
 		v := 0
@@ -662,25 +686,25 @@ func parseTimeZ(s string) (t time.Time, ok bool) {
 	if len(s) > 20 {
 		frac := s[19 : len(s)-1]
 		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
-			return time.Time{}, false
+			return 0, 0, false
 		}
 		ns = num(20, len(s)-1)
 		if ns < 0 {
-			return time.Time{}, false
+			return 0, 0, false
 		}
 		for i := len(frac) - 1; i < 9; i++ {
 			ns *= 10
 		}
 	}
 	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
-		return time.Time{}, false
+		return 0, 0, false
 	}
 	if day > 28 && day > daysIn(month, year) {
-		return time.Time{}, false
+		return 0, 0, false
 	}
 	// time.Date's result for fields in range, without its normalizing.
-	unix := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
-	return time.Unix(unix, int64(ns)).UTC(), true
+	unix = daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
+	return unix, ns, true
 }
 
 // daysSinceEpoch is the number of days from 1970-01-01 to a valid date of

@@ -120,7 +120,9 @@ func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
 		return p, fmt.Errorf(`field "change_rate": %v changes per day is not plausible`, d)
 	}
 	p.Delta = d
-	if last, ok, err := record.RawTime("last_fetch", f[fLastFetch]); err != nil {
+	if tau, ok := tauOf(f[fLastFetch], opt.Now); ok {
+		p.Tau = tau
+	} else if last, ok, err := record.RawTime("last_fetch", f[fLastFetch]); err != nil {
 		return p, err
 	} else if ok {
 		if last.After(opt.Now) {
@@ -138,6 +140,23 @@ func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
 		p.HostRate = k
 	}
 	return p, nil
+}
+
+// tauOf is the days from a last_fetch to now, as parsePage's general way
+// computes them from RawTime and now.Sub, for the common raw value that
+// record.RawUnixTime reads, not after now and less than 2^33 seconds
+// (272 years) before it, where Sub cannot saturate; ok is false for any
+// other value, left to the general way.
+func tauOf(raw []byte, now time.Time) (float64, bool) {
+	sec, nsec, ok := record.RawUnixTime(raw)
+	if !ok {
+		return 0, false
+	}
+	ds, dns := now.Unix()-sec, now.Nanosecond()-nsec
+	if ds < 0 || ds == 0 && dns < 0 || ds >= 1<<33 {
+		return 0, false
+	}
+	return float64(time.Duration(ds)*time.Second+time.Duration(dns)) / float64(Day), true
 }
 
 // A PageReader parses page lines one after another, as record.ParseView
@@ -206,15 +225,15 @@ func plainHost(url string) (host string, ok bool) {
 	}
 	end := len(rest)
 	for i := 0; i < len(rest); i++ {
-		c := rest[i]
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' {
+		switch hostByte[rest[i]] {
+		case hostName:
 			continue
-		}
-		if c == '/' || c == '?' || c == '#' {
+		case hostEnd:
 			end = i
-			break
+		default:
+			return "", false
 		}
-		return "", false
+		break
 	}
 	if end == 0 || rest[end-1] == '.' {
 		return "", false
@@ -224,6 +243,25 @@ func plainHost(url string) (host string, ok bool) {
 	}
 	return rest[:end], true
 }
+
+// hostByte classes the bytes of a URL for plainHost: those of a plain
+// host name, those that end it, and the rest (0).
+var hostByte = func() (t [256]uint8) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = hostName
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = hostName
+	}
+	t['-'], t['.'] = hostName, hostName
+	t['/'], t['?'], t['#'] = hostEnd, hostEnd, hostEnd
+	return t
+}()
+
+const (
+	hostName = 1 + iota
+	hostEnd
+)
 
 func clip(s string) string {
 	if len(s) > 100 {
