@@ -131,7 +131,15 @@ func (a *Annotator) AppendLine(dst, line []byte) ([]byte, error) {
 		dst = append(dst, `{"url":"`...)
 		dst = append(dst, u...)
 		dst = append(dst, `","host":`...)
-		dst = appendString(dst, a.Host())
+		if h := a.Host(); within(h, u) {
+			// The host as written in the URL (nearly every host):
+			// printable ASCII without quotes too.
+			dst = append(dst, '"')
+			dst = append(dst, h...)
+			dst = append(dst, '"')
+		} else {
+			dst = appendString(dst, h)
+		}
 		dst = append(dst, `,"features":`...)
 		dst = a.Features().AppendJSON(dst)
 		return append(dst, '}'), nil
@@ -158,6 +166,16 @@ func (a *Annotator) AppendLine(dst, line []byte) ([]byte, error) {
 		return dst, err
 	}
 	return a.rec.AppendJSON(dst), nil
+}
+
+// within reports whether s is a part of u, the same bytes in memory.
+func within(s, u string) bool {
+	if len(s) == 0 || len(u) == 0 {
+		return len(s) == 0
+	}
+	start := uintptr(unsafe.Pointer(unsafe.StringData(u)))
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	return p >= start && p+uintptr(len(s)) <= start+uintptr(len(u))
 }
 
 // Annotate sets r's "host" and "features" from its url. The values live in
