@@ -863,10 +863,7 @@ func (c *segCursor) find() error {
 					}
 				}
 			}
-			if err := c.err(); err != nil {
-				return err
-			}
-			continue
+			continue // a list found damaged has ended: c.err reports it below
 		}
 		for i := range c.cs {
 			x := &c.cs[i]
