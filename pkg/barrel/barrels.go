@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
@@ -306,8 +305,17 @@ func (it *postingIter) seek(target uint32) bool {
 			lo += step
 			step *= 2
 		}
-		hi := min(ns, lo+step)
-		i := lo + sort.Search(hi-lo, func(k int) bool { return skipDoc(lo+k) > target }) - 1
+		// The last block in [lo, hi) starting at or before target: lo's
+		// does, and hi's does not (or is past the table).
+		for hi := min(ns, lo+step); hi-lo > 1; {
+			mid := int(uint(lo+hi) >> 1)
+			if skipDoc(mid) <= target {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		i := lo
 		doc := skipDoc(i)
 		off := int(binary.BigEndian.Uint32(it.skips[8*i+4:]))
 		if off > it.pos-len(it.raw) && int64(doc) > it.prev {

@@ -2,7 +2,6 @@ package barrel
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -262,6 +261,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	q := &parsedQuery{sites: syn.sites}
 	an := idx.analyzers.Get().(*analysis.Analyzer)
 	terms := queryTerms(an, syn.text)
+	q.grow(len(terms))
 	// The terms of each OR group count once for coordination.
 	orOf := map[string]int{}
 	for g, alts := range syn.or {
@@ -280,11 +280,16 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	}
 	idx.analyzers.Put(an)
 	onlyStop := !slices.ContainsFunc(terms, func(t queryTerm) bool { return !t.stop })
-	var labels []string // coordination units: a term, or an OR group
+	type unit struct {
+		term string // a term, or with or, an OR group
+		or   bool
+		g    int
+	}
+	var labels []unit // coordination units
 	label := func(term string) int {
-		l := "t:" + term
+		l := unit{term: term}
 		if g, ok := orOf[term]; ok {
-			l = fmt.Sprint("or:", g)
+			l = unit{or: true, g: g}
 		}
 		if i := slices.Index(labels, l); i >= 0 {
 			return i
@@ -395,6 +400,9 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	}
 	top = top[min(opt.Offset, len(top)):]
 	top = top[:min(want, len(top))]
+	if len(top) > 0 {
+		resp.Results = make([]Result, 0, len(top))
+	}
 	for _, s := range top {
 		r := Result{Doc: s.doc, Score: s.score}
 		info, err := idx.docInfo(s.doc)
@@ -434,6 +442,16 @@ func startsUpper(w string) bool {
 		return unicode.IsUpper(r)
 	}
 	return false
+}
+
+// grow makes room for n keys.
+func (q *parsedQuery) grow(n int) {
+	q.ids = make([]uint32, 0, n)
+	q.keys = make([]string, 0, n)
+	q.count = make([]int, 0, n)
+	q.group = make([]int, 0, n)
+	bs := make([]bool, 3*n)
+	q.driver, q.neg, q.capital = bs[:0:n], bs[n:n:2*n], bs[2*n:2*n:3*n]
 }
 
 // addKey adds a known term to the query's lists.
@@ -774,50 +792,52 @@ type skipState struct {
 }
 
 // newSegCursor opens the query's lists in sg (with short, the short lists
-// too), each looked up once; its cs is nil when no driving word is in the
-// segment. find moves it to the first match.
-func newSegCursor(sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState) (*segCursor, error) {
-	c := &segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip}
+// too), each looked up once, into c; its cs is nil when no driving word
+// is in the segment. The cursors are taken from the start of slab (zeroed,
+// 3*len(ids) of them), the lists from lists (len(ids)). find moves it to
+// the first match.
+func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState, slab []cursor, lists [][]byte) error {
+	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip}
 	var cs []cursor
 	any := false
 	for i, id := range ids {
 		full, sh, nf, ns, err := sg.lists(id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if nf == 0 && ns == 0 {
 			continue
 		}
 		if cs == nil {
-			cs = make([]cursor, 3*len(ids)) // the full lists, the short, and the short again
-			c.lists = make([][]byte, len(ids))
+			cs = slab[:3*len(ids)] // the full lists, the short, and the short again
+			c.lists = lists[:len(ids):len(ids)]
 		}
 		any = any || drive[i] && nf > 0
 		if nf > 0 {
 			x := &cs[i]
 			x.list, x.n, x.it = full, nf, newPostingIter(full)
 			if x.ok = x.it.next(); x.it.err != nil {
-				return nil, x.it.err
+				return x.it.err
 			}
 		}
 		if short && ns > 0 {
 			x := &cs[len(ids)+i]
 			x.it = newPostingIter(sh)
 			if x.ok = x.it.next(); x.it.err != nil {
-				return nil, x.it.err
+				return x.it.err
 			}
 			cs[2*len(ids)+i] = *x
 		}
 	}
 	if !any {
-		return c, nil // no match in the segment
+		return nil // no match in the segment
 	}
-	c.cs = cs[:len(ids)]
+	c.cs = cs[:len(ids):len(ids)]
 	if short {
-		c.sc = cs[len(ids) : 2*len(ids)]
-		c.tc = cs[2*len(ids):]
+		c.sc = cs[len(ids) : 2*len(ids) : 2*len(ids)]
+		c.tc = cs[2*len(ids) : 3*len(ids) : 3*len(ids)]
 	}
-	return c, nil
+	return nil
 }
 
 // find moves to the first live document at or after the driving lists'
@@ -843,10 +863,7 @@ func (c *segCursor) find() error {
 					}
 				}
 			}
-			if err := c.err(); err != nil {
-				return err
-			}
-			continue
+			continue // a list found damaged has ended: c.err reports it below
 		}
 		for i := range c.cs {
 			x := &c.cs[i]
@@ -1108,9 +1125,16 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	if pr != nil && !all && !q.filtered() {
 		skip = &skipState{need: 1}
 	}
-	var h []*segCursor // a min-heap by current docID
+	// The cursors, their lists and the candidates are held in buffers a
+	// next scan reuses.
+	nl := len(q.ids)
+	buf := scanBufs.Get().(*scanBuf)
+	defer buf.put()
+	segcs, curs, clists := buf.cursors(len(idx.segs), nl)
+	h := buf.heap[:0] // a min-heap by current docID
 	for _, sg := range idx.segs {
-		c, err := newSegCursor(sg, q.ids, q.driver, q.neg, all, pr != nil, skip)
+		c := &segcs[len(h)]
+		err := newSegCursor(c, sg, q.ids, q.driver, q.neg, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):])
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1118,6 +1142,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			h = append(h, c)
 		}
 	}
+	buf.heap = h
 	matches := 0
 	if skip != nil {
 		n, last, err := countMatches(h, q, opt.MaxMatches)
@@ -1158,9 +1183,6 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	}
 	// The candidates: a heap of keys without pointers (moving them costs
 	// no write barriers), their lists, segments and features by slot.
-	nl := len(q.ids)
-	buf := scanBufs.Get().(*scanBuf)
-	defer buf.put()
 	top, slotLists, slotSeg, slotParts := buf.top[:0], buf.lists[:0], buf.seg[:0], buf.parts[:0]
 	for len(h) > 0 && (skip != nil || matches < opt.MaxMatches) {
 		c := h[0]
@@ -1244,16 +1266,16 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			order = append(order, rank{score: ub, doc: t.doc, matched: int32(t.matched), slot: int32(i)})
 		}
 		buf.order = order
-		slices.SortFunc(order, func(a, b rank) int {
-			switch {
-			case a.better(b):
-				return -1
-			case b.better(a):
-				return 1
-			}
-			return 0
-		})
-		for _, o := range order {
+		// Best bound first, taken from a heap: the re-scoring mostly
+		// stops after a few, where sorting them all cost more than it.
+		for i := len(order)/2 - 1; i >= 0; i-- {
+			siftBest(order, i)
+		}
+		for len(order) > 0 {
+			o := order[0]
+			order[0] = order[len(order)-1]
+			order = order[:len(order)-1]
+			siftBest(order, 0)
 			if len(sel) == opt.N && (o.matched < sel[0].matched || o.matched == sel[0].matched && o.score < sel[0].score) {
 				break
 			}
@@ -1407,7 +1429,7 @@ func nthDoc(list []byte, k int) (uint32, error) {
 	return it.doc, nil
 }
 
-// scanBuf holds a scan's candidates, reused by the next scan.
+// scanBuf holds a scan's cursors and candidates, reused by the next scan.
 type scanBuf struct {
 	top   []rank
 	lists [][]byte
@@ -1415,15 +1437,44 @@ type scanBuf struct {
 	parts []parts
 	out   []scored
 	order []rank
+
+	segcs  []segCursor
+	heap   []*segCursor
+	curs   []cursor
+	clists [][]byte
 }
 
 var scanBufs = sync.Pool{New: func() any { return new(scanBuf) }}
+
+// cursors returns room for the cursors of segs segments of a query of nl
+// lists: the segment cursors, and zeroed list cursors (3*nl a segment)
+// and current lists (nl a segment) for them.
+func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte) {
+	if cap(b.segcs) < segs {
+		b.segcs = make([]segCursor, segs)
+	}
+	if n := 3 * nl * segs; cap(b.curs) < n {
+		b.curs = make([]cursor, n)
+	} else {
+		b.curs = b.curs[:n]
+		clear(b.curs)
+	}
+	if n := nl * segs; cap(b.clists) < n {
+		b.clists = make([][]byte, n)
+	} else {
+		b.clists = b.clists[:n]
+		clear(b.clists)
+	}
+	return b.segcs[:segs], b.curs, b.clists
+}
 
 // put returns b to the pool, dropping its references to the index.
 func (b *scanBuf) put() {
 	clear(b.lists)
 	clear(b.seg)
 	clear(b.out)
+	clear(b.segcs[:cap(b.segcs)])
+	clear(b.heap[:cap(b.heap)])
 	scanBufs.Put(b)
 }
 
@@ -1443,6 +1494,24 @@ func (a rank) better(b rank) bool {
 		return a.matched > b.matched
 	}
 	return a.score > b.score || a.score == b.score && a.doc < b.doc
+}
+
+// siftBest moves h[i] down the heap h, which holds the best at its root.
+func siftBest(h []rank, i int) {
+	for {
+		k := 2*i + 1
+		if k >= len(h) {
+			return
+		}
+		if k+1 < len(h) && h[k+1].better(h[k]) {
+			k++
+		}
+		if !h[k].better(h[i]) {
+			return
+		}
+		h[i], h[k] = h[k], h[i]
+		i = k
+	}
 }
 
 // keepTop adds s to top, a heap of at most n candidates with the worst at
@@ -1618,16 +1687,10 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			units |= 1 << (q.group[i] & 63) // a query of over 64 units (the tools clip at 32 terms) may count two as one
 		}
 		var counts [numTypes]int
-		leads, caps, capDefs := false, 0, 0
-		for j := 0; j+1 < len(l); j += 2 { // a hit's type is in its high byte, a title hit's position in its low byte
-			t := typeByHigh[l[j]]
-			counts[t]++
-			if t == TypeDef && l[j]&0x80 != 0 {
-				capDefs++
-			}
-			if t == TypeTitle && int(l[j+1]) < leadMax {
-				leads = true
-			}
+		countTypes(l, &counts)
+		leads, caps, capDefs := counts[TypeTitle] > 0 && titleLeads(l, leadMax), 0, 0
+		if counts[TypeDef] > 0 && q.capital[i] {
+			capDefs = capitalDefs(l)
 		}
 		if fields && q.capital[i] { // read again only for a model that weighs them
 			for j := range len(l) / 2 {
@@ -1758,6 +1821,52 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 	}
 	return s, matched
+}
+
+// countTypes counts the hits of a posting by weight type (a hit's type
+// is in its high byte). A long posting is counted into four tables in
+// turn: one table's counts would each wait for the previous increment of
+// the same type, and most hits of a page are of one or two types.
+func countTypes(l []byte, counts *[numTypes]int) {
+	j := 0
+	if len(l) >= 32 {
+		var c [4][16]int32
+		for ; j+8 <= len(l); j += 8 {
+			h := l[j : j+8 : j+8]
+			c[0][typeByHigh[h[0]]&15]++
+			c[1][typeByHigh[h[2]]&15]++
+			c[2][typeByHigh[h[4]]&15]++
+			c[3][typeByHigh[h[6]]&15]++
+		}
+		for t := range counts {
+			counts[t] = int(c[0][t] + c[1][t] + c[2][t] + c[3][t])
+		}
+	}
+	for ; j+1 < len(l); j += 2 {
+		counts[typeByHigh[l[j]]]++
+	}
+}
+
+// titleLeads reports whether a posting holds a title hit among the
+// title's first leadMax places (a title hit's position is its low byte).
+func titleLeads(l []byte, leadMax int) bool {
+	for j := 0; j+1 < len(l); j += 2 {
+		if typeByHigh[l[j]] == TypeTitle && int(l[j+1]) < leadMax {
+			return true
+		}
+	}
+	return false
+}
+
+// capitalDefs counts a posting's definition hits written with a capital.
+func capitalDefs(l []byte) int {
+	n := 0
+	for j := 0; j+1 < len(l); j += 2 {
+		if typeByHigh[l[j]] == TypeDef && l[j]&0x80 != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // defPos is a definition hit of a query word: its position, and the

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -526,25 +527,37 @@ type docInfo struct {
 	textRef    uint64 // 1 + offset in the text file; 0: no stored text
 }
 
+// docInfoBufs are readDocInfoAt's buffers.
+var docInfoBufs = sync.Pool{New: func() any { return new([512]byte) }}
+
 // readDocInfoAt reads the docinfo record at off; records from textFrom on
 // carry a text reference.
+// A record is read with its header in one read of up to 512 bytes (a
+// result's URL and title mostly fit), the rest of a longer one after.
 func readDocInfoAt(f io.ReaderAt, off, limit, textFrom int64) (docInfo, error) {
-	var h [8]byte
 	if off < 0 || off+8 > limit {
 		return docInfo{}, corrupt("docinfo: offset %d out of range", off)
 	}
-	if _, err := f.ReadAt(h[:], off); err != nil {
+	buf := docInfoBufs.Get().(*[512]byte)
+	defer docInfoBufs.Put(buf)
+	got := buf[:min(int64(len(buf)), limit-off)]
+	k, err := f.ReadAt(got, off)
+	if err != nil && (err != io.EOF || k < 8) { // a short file: the record may still be whole
 		return docInfo{}, corrupt("docinfo at %d: %v", off, err)
 	}
-	n := int64(binary.LittleEndian.Uint32(h[:]))
+	got = got[:k]
+	n := int64(binary.LittleEndian.Uint32(got))
 	if off+8+n > limit {
 		return docInfo{}, corrupt("docinfo at %d runs past the end", off)
+	}
+	if 8+n <= int64(len(got)) {
+		return parseDocInfo(got[:8], got[8:8+n], off, textFrom)
 	}
 	body := make([]byte, n)
 	if _, err := f.ReadAt(body, off+8); err != nil {
 		return docInfo{}, corrupt("docinfo at %d: %v", off, err)
 	}
-	return parseDocInfo(h[:], body, off, textFrom)
+	return parseDocInfo(got[:8], body, off, textFrom)
 }
 
 // parseDocInfo parses the docinfo record at off: its header h and body.
@@ -556,7 +569,7 @@ func parseDocInfo(h, body []byte, off, textFrom int64) (docInfo, error) {
 	if k <= 0 || ul > uint64(len(body)-k) {
 		return docInfo{}, corrupt("docinfo at %d: bad URL length", off)
 	}
-	d := docInfo{url: string(body[k : k+int(ul)])}
+	d := docInfo{}
 	rest := body[k+int(ul):]
 	if off >= textFrom {
 		ref, k := binary.Uvarint(rest)
@@ -565,6 +578,8 @@ func parseDocInfo(h, body []byte, off, textFrom int64) (docInfo, error) {
 		}
 		d.textRef, rest = ref, rest[k:]
 	}
-	d.title = string(rest)
+	// The URL and the title, cut from one string.
+	str := string(body[k:])
+	d.url, d.title = str[:ul], str[len(str)-len(rest):]
 	return d, nil
 }
