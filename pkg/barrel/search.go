@@ -75,10 +75,10 @@ var DefaultWeights = Weights{
 	B:          0.25,
 	ProxScale:  0.25,
 	Rank:       0.25,
-	TitleMatch: 3,
+	TitleMatch: 5,
 	TitleLead:  1,
 	Def:        1.5,
-	IDFPlus:    0.4,
+	IDFPlus:    0.3,
 }
 
 // typeOf maps a hit to its weight type.
