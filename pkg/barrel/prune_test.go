@@ -34,7 +34,7 @@ func TestPrunedTopKIsExhaustive(t *testing.T) {
 		"model":   {N: 10, NoSnippets: true, Model: &model},
 		"flat":    {N: 20, NoSnippets: true, Weights: &flat},
 		"literal": {N: 10, NoSnippets: true, Literal: true},
-		"stop":    {N: 10, NoSnippets: true, MaxMatches: 40},
+		"stop":    {N: 10, NoSnippets: true, MaxMatches: 60},
 		"deep":    {N: 250, NoSnippets: true},
 	}
 	for _, seed := range []uint64{1, 2, 3} {

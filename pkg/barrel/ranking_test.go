@@ -445,3 +445,43 @@ func TestDefinitionNeedsEveryWord(t *testing.T) {
 		t.Errorf("http cookie: definition features %v, want jar and cookie 0, both above its %g for cookie alone", two, one["both.html"])
 	}
 }
+
+// A word on every page still counts (IDFPlus): for "class object", where
+// "object" is on every page, the page with both words in its heading
+// comes before one with "class" set off more often but "object" only in
+// its text. With IDFPlus 0, BM25's idf gives "object" next to nothing and
+// the other page comes first: IDFPlus is what orders them.
+func TestCommonWordCounts(t *testing.T) {
+	pages := map[string]string{
+		"http://c.test/objects.html": `<html><head><title>Reference</title></head><body>
+<h2>Class objects</h2><p>They support two kinds of operations.</p></body></html>`,
+		"http://c.test/tutorial.html": `<html><head><title>Tutorial</title></head><body>
+<h2>A first look at class</h2><p>Each <b>class</b> has a name; a <b>class</b> statement makes one.
+Every value is an object.</p></body></html>`,
+	}
+	for i := range 12 {
+		pages[fmt.Sprintf("http://c.test/p%d.html", i)] = fmt.Sprintf(`<html><head><title>Page %d</title></head>
+<body><p>Page %d is about one object.</p></body></html>`, i, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	first := func(w *Weights) string {
+		r, err := idx.Search("class object", SearchOptions{N: 5, NoSnippets: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) < 2 {
+			t.Fatalf("class object: %d results", len(r.Results))
+		}
+		return r.Results[0].URL
+	}
+	if got := first(nil); got != "http://c.test/objects.html" {
+		t.Errorf("class object: first %s, want the page with both words in its heading", got)
+	}
+	plain := DefaultWeights
+	plain.IDFPlus = 0
+	if got := first(&plain); got != "http://c.test/tutorial.html" {
+		t.Errorf("class object with IDFPlus 0: first %s, want the page setting off class more (else the test shows nothing)", got)
+	}
+}

@@ -58,6 +58,11 @@ type Weights struct {
 	// <dt>, as a glossary or an API reference sets off its entries; our
 	// addition too).
 	Def float64
+	// IDFPlus is added to every word's idf: a word on nearly every page
+	// still weighs IDFPlus, so the common words of a query ("class
+	// object", "built-in method") still tell pages apart, where BM25's
+	// idf gives them next to nothing.
+	IDFPlus float64
 }
 
 // DefaultWeights are the weights barrel ships with (docs/barrel.md).
@@ -69,9 +74,10 @@ var DefaultWeights = Weights{
 	B:          0.25,
 	ProxScale:  0.25,
 	Rank:       0.25,
-	TitleMatch: 2,
+	TitleMatch: 5,
 	TitleLead:  1,
 	Def:        1.5,
+	IDFPlus:    0.3,
 }
 
 // typeOf maps a hit to its weight type.
@@ -358,7 +364,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	if !slices.Contains(q.driver, true) {
 		return resp, nil
 	}
-	// Word weights: BM25's idf over the live documents.
+	// Word weights: BM25's idf over the live documents, plus IDFPlus.
 	n := float64(max(1, idx.m.Fetched))
 	q.idf = make([]float64, len(q.ids))
 	for i, id := range q.ids {
@@ -367,7 +373,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			return nil, err
 		}
 		d := float64(min(max(1, df), int(n)))
-		q.idf[i] = math.Log(1 + (n-d+0.5)/(d+0.5))
+		q.idf[i] = math.Log(1+(n-d+0.5)/(d+0.5)) + opt.Weights.IDFPlus
 	}
 	q.avgLen = idx.avgWords()
 	want := opt.N
