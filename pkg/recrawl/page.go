@@ -52,7 +52,7 @@ func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
 	f[fChangeRate] = rawOrEmpty(rec, "change_rate")
 	f[fLastFetch] = rawOrEmpty(rec, "last_fetch")
 	f[fHostRate] = rawOrEmpty(rec, "host_rate")
-	return parsePage(&f, opt)
+	return parsePage(&f, nil, opt)
 }
 
 // rawOrEmpty is rec.Raw with nil only for a missing key.
@@ -84,7 +84,22 @@ const (
 	fHostRate
 )
 
-func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
+// pageNums are the numbers a record.Picker read as it scanned a page's
+// fields (ok[k]: f[k] is a bare number, v[k] its value as RawFloat gives).
+type pageNums struct {
+	v  [6]float64
+	ok [6]bool
+}
+
+// float is record.RawFloat of field k, from n where the Picker read it.
+func (n *pageNums) float(key string, f *pageFields, k int) (float64, bool, error) {
+	if n != nil && n.ok[k] {
+		return n.v[k], true, nil
+	}
+	return record.RawFloat(key, f[k])
+}
+
+func parsePage(f *pageFields, n *pageNums, opt *PageOptions) (PageInput, error) {
 	p := PageInput{Tau: math.Inf(1)}
 	p.URL, _ = record.RawString(f[fURL]) // not kept: no copy
 	p.Host = pageHost(f[fHost], p.URL)
@@ -92,7 +107,7 @@ func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
 		return p, fmt.Errorf("no host in url %q", clip(p.URL))
 	}
 	wf := weightField(opt)
-	w, ok, err := record.RawFloat(wf, f[fWeight])
+	w, ok, err := n.float(wf, f, fWeight)
 	switch {
 	case err != nil:
 		return p, err
@@ -105,7 +120,7 @@ func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
 		return p, fmt.Errorf("field %q: weight must be positive, got %v", wf, w)
 	}
 	p.W = w
-	d, ok, err := record.RawFloat("change_rate", f[fChangeRate])
+	d, ok, err := n.float("change_rate", f, fChangeRate)
 	switch {
 	case err != nil:
 		return p, err
@@ -131,7 +146,7 @@ func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
 		}
 		p.Tau = float64(opt.Now.Sub(last)) / float64(Day)
 	}
-	if k, ok, err := record.RawFloat("host_rate", f[fHostRate]); err != nil {
+	if k, ok, err := n.float("host_rate", f, fHostRate); err != nil {
 		return p, err
 	} else if ok {
 		if k <= 0 {
@@ -182,10 +197,12 @@ func NewPageReader(opt *PageOptions) *PageReader {
 func (pr *PageReader) Read(line []byte) (PageInput, error) {
 	if pr.picker.Pick(line) {
 		var f pageFields
+		var n pageNums
 		for k := range f {
 			f[k] = pr.picker.Value(k)
+			n.v[k], n.ok[k] = pr.picker.Number(k)
 		}
-		return parsePage(&f, pr.opt)
+		return parsePage(&f, &n, pr.opt)
 	}
 	if err := record.ParseView(&pr.rec, line); err != nil {
 		return PageInput{}, err
