@@ -116,18 +116,18 @@ func (p *Picker) Pick(line []byte) (ok bool) {
 				return false
 			}
 			vs := skipWSFast(b, j+1)
-			if k >= 0 && p.vals[k] == nil && vs < len(b) && (b[vs] == '-' || isDigit(b[vs])) {
+			if vs < len(b) && (b[vs]-'0' <= 9 || b[vs] == '-') && k >= 0 {
 				// A wanted number, read as it is scanned.
 				ve, v, simple, err := scanNumberValue(b, vs)
 				if err != nil {
 					return false
 				}
-				p.keep(k, b[vs:ve:ve])
-				if simple {
+				if simple && p.vals[k] == nil {
 					for l := k; l >= 0; l = p.same[l] {
 						p.nums[l], p.numOK[l] = v, true
 					}
 				}
+				p.keep(k, b[vs:ve:ve])
 				p.next[prev+1] = k
 				prev = k
 				i = skipWSFast(b, ve)

@@ -24,6 +24,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -671,7 +672,8 @@ func parseUnixZ(s string) (unix int64, nsec int, ok bool) {
 	}
 	// The fourteen digits of the date and time tested together, a word of
 	// eight bytes at a time (digitsAt), then read without a test each.
-	if !digitsAt(s, 0, 0x00ffff00ffffffff) || !digitsAt(s, 8, 0xffff00ffff00ffff) || !digitsAt(s, 11, 0xffff00ffff00ffff) {
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	if !digitsAt(b[0:8], 0x00ffff00ffffffff) || !digitsAt(b[8:16], 0xffff00ffff00ffff) || !digitsAt(b[11:19], 0xffff00ffff00ffff) {
 		return 0, 0, false
 	}
 	dig := func(i int) int { return int(s[i] - '0') }
@@ -718,15 +720,13 @@ func parseUnixZ(s string) (unix int64, nsec int, ok bool) {
 // the proleptic Gregorian calendar (negative before it), by the
 // days-from-civil algorithm of Howard Hinnant, "chrono-Compatible
 // Low-Level Date Algorithms" (2013).
-// digitsAt tells whether the bytes of s[i:i+8] that mask marks (0xff, the
-// first byte lowest) are all ASCII digits: each byte less '0', its high bit
+// digitsAt tells whether the bytes of b (eight) that mask marks (0xff, the
+// first byte lowest) are all ASCII digits: each byte xor '0', its high bit
 // cleared so that adding 0x76 carries into no other byte, is a digit where
 // neither that sum nor the byte itself reaches 0x80.
-func digitsAt(s string, i int, mask uint64) bool {
+func digitsAt(b []byte, mask uint64) bool {
 	const ones = 0x0101010101010101
-	w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-	x := w ^ 0x30*ones
+	x := binary.LittleEndian.Uint64(b) ^ 0x30*ones
 	return ((x&(0x7f*ones)+0x76*ones)|x)&(0x80*ones)&mask == 0
 }
 
