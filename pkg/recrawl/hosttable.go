@@ -76,12 +76,16 @@ func (t *hostTable) find(host string) (idx int32, slot int) {
 // cache while the rest of the page is read, so that the find that follows
 // does not wait for memory (recrawl rank's input streams through the
 // cache and evicts the table between two pages of one host).
-func (t *hostTable) touch(host string) {
+// It returns the slot's index, for the host's other columns to be touched
+// too (an empty or another host's slot gives some index, no harm).
+func (t *hostTable) touch(host string) int {
 	if len(host) > hostKeyMax || len(t.slots) == 0 {
-		return
+		return 0
 	}
 	w := hostWords(host)
-	t.sink += t.slots[int(hostHash(&w, len(host)))&(len(t.slots)-1)].n
+	s := &t.slots[int(hostHash(&w, len(host)))&(len(t.slots)-1)]
+	t.sink += s.n
+	return int(s.idx)
 }
 
 // add adds a host not in the table under index idx.

@@ -87,9 +87,9 @@ const (
 // pageNums are the numbers a record.Picker read as it scanned a page's
 // fields (ok[k]: f[k] is a bare number, v[k] its value as RawFloat gives).
 type pageNums struct {
-	v     [6]float64
-	ok    [6]bool
-	hosts *hostTable // touched with the page's host (PageReader.AddsTo)
+	v  [6]float64
+	ok [6]bool
+	to *Pages // touched with the page's host (PageReader.AddsTo)
 }
 
 // float is record.RawFloat of field k, from n where the Picker read it.
@@ -107,8 +107,8 @@ func parsePage(f *pageFields, n *pageNums, opt *PageOptions) (PageInput, error) 
 	if p.Host == "" {
 		return p, fmt.Errorf("no host in url %q", clip(p.URL))
 	}
-	if n != nil && n.hosts != nil {
-		n.hosts.touch(p.Host)
+	if n != nil && n.to != nil {
+		n.to.touch(p.Host)
 	}
 	wf := weightField(opt)
 	w, ok, err := n.float(wf, f, fWeight)
@@ -188,13 +188,13 @@ type PageReader struct {
 	opt    *PageOptions
 	picker *record.Picker
 	rec    record.Record
-	hosts  *hostTable // of the Pages the pages go to (AddsTo); nil if not said
+	to     *Pages // the Pages the pages go to (AddsTo); nil if not said
 }
 
 // AddsTo says that the pages read are added to ps, in the order read:
 // Read then starts fetching each page's host entry of ps as soon as it
 // knows the host, so that Add finds it in the cache. It changes no page.
-func (pr *PageReader) AddsTo(ps *Pages) { pr.hosts = &ps.hosts }
+func (pr *PageReader) AddsTo(ps *Pages) { pr.to = ps }
 
 // NewPageReader returns a PageReader with the given options.
 func NewPageReader(opt *PageOptions) *PageReader {
@@ -212,7 +212,7 @@ func (pr *PageReader) Read(line []byte) (PageInput, error) {
 			f[k] = pr.picker.Value(k)
 			n.v[k], n.ok[k] = pr.picker.Number(k)
 		}
-		n.hosts = pr.hosts
+		n.to = pr.to
 		return parsePage(&f, &n, pr.opt)
 	}
 	if err := record.ParseView(&pr.rec, line); err != nil {
