@@ -228,3 +228,29 @@ func TestEstimateLines(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTimeZEveryByte puts every byte at every digit place of a time
+// (the digits are tested eight bytes at a time): a digit gives the time
+// time.Parse gives, or none where the field goes out of range; any other
+// byte gives none, never a time.
+func TestParseTimeZEveryByte(t *testing.T) {
+	base := "2024-02-29T23:59:58Z"
+	for _, i := range []int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
+		for c := 0; c < 256; c++ {
+			b := []byte(base)
+			b[i] = byte(c)
+			s := string(b)
+			got, ok := parseTimeZ(s)
+			if c < '0' || c > '9' {
+				if ok {
+					t.Errorf("%q: taken as %v", s, got)
+				}
+				continue
+			}
+			want, err := time.Parse(time.RFC3339Nano, s)
+			if ok != (err == nil) || ok && !got.Equal(want) {
+				t.Errorf("%q: fast %v, %v; time.Parse %v, %v", s, got, ok, want, err)
+			}
+		}
+	}
+}

@@ -16,7 +16,11 @@ import (
 type Picker struct {
 	keys []string
 	vals [][]byte
-	url  []byte
+	// nums[k] is key k's value where numOK[k]: a bare number of the form
+	// parseSimpleFloat reads, parsed in the pass that scanned it.
+	nums  []float64
+	numOK []bool
+	url   []byte
 	// plain marks the keys that need no escape in JSON: such a key is
 	// matched in place, its quoted bytes compared with the line's.
 	plain []bool
@@ -36,7 +40,8 @@ type Picker struct {
 
 // NewPicker returns a Picker of the given keys.
 func NewPicker(keys ...string) *Picker {
-	p := &Picker{keys: keys, vals: make([][]byte, len(keys)), plain: make([]bool, len(keys)),
+	p := &Picker{keys: keys, vals: make([][]byte, len(keys)), nums: make([]float64, len(keys)),
+		numOK: make([]bool, len(keys)), plain: make([]bool, len(keys)),
 		same: make([]int, len(keys)), next: make([]int, len(keys)+1), words: make([][4]uint64, len(keys))}
 	for k, key := range keys {
 		for i := 0; i < len(key) && i < 16; i++ {
@@ -75,6 +80,7 @@ func plainKey(key string) bool {
 // escape) and to word its error. The values are slices of line.
 func (p *Picker) Pick(line []byte) (ok bool) {
 	clear(p.vals)
+	clear(p.numOK)
 	p.url = nil
 	b := line
 	if len(b) == 0 || b[0] != '{' || b[len(b)-1] != '}' {
@@ -110,18 +116,35 @@ func (p *Picker) Pick(line []byte) (ok bool) {
 				return false
 			}
 			vs := skipWSFast(b, j+1)
-			ve, err := scanValue(b, vs, 1)
-			if err != nil {
-				return false
-			}
-			if k >= 0 {
+			if vs < len(b) && (b[vs]-'0' <= 9 || b[vs] == '-') && k >= 0 {
+				// A wanted number, read as it is scanned.
+				ve, v, simple, err := scanNumberValue(b, vs)
+				if err != nil {
+					return false
+				}
+				if simple && p.vals[k] == nil {
+					for l := k; l >= 0; l = p.same[l] {
+						p.nums[l], p.numOK[l] = v, true
+					}
+				}
 				p.keep(k, b[vs:ve:ve])
 				p.next[prev+1] = k
 				prev = k
-			} else if isURL && p.url == nil {
-				p.url = b[vs:ve:ve]
+				i = skipWSFast(b, ve)
+			} else {
+				ve, err := scanValue(b, vs, 1)
+				if err != nil {
+					return false
+				}
+				if k >= 0 {
+					p.keep(k, b[vs:ve:ve])
+					p.next[prev+1] = k
+					prev = k
+				} else if isURL && p.url == nil {
+					p.url = b[vs:ve:ve]
+				}
+				i = skipWSFast(b, ve)
 			}
-			i = skipWSFast(b, ve)
 			if i >= len(b) {
 				return false
 			}
@@ -217,6 +240,13 @@ func (p *Picker) keep(k int, raw []byte) {
 // picked, nil if the line has no such field. The slice must not be
 // modified.
 func (p *Picker) Value(k int) []byte { return p.vals[k] }
+
+// Number returns the k-th key's value on the last line picked as RawFloat
+// would give it, where that value is a bare number of the common form
+// (digits, an optional fraction, at most 15 digits, no exponent), read in
+// the pass that scanned it; ok is false for any other value (a string, an
+// exponent, null, missing), left to RawFloat on Value(k).
+func (p *Picker) Number(k int) (v float64, ok bool) { return p.nums[k], p.numOK[k] }
 
 // RawString is Record.StringView for a raw value (nil: missing).
 func RawString(raw []byte) (string, bool) {

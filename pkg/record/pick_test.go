@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -27,6 +28,14 @@ func checkPick(t *testing.T, p *Picker, line []byte) {
 			raw, has := r.Raw(key)
 			if got := p.Value(k); has != (got != nil) || !bytes.Equal(got, raw) {
 				t.Fatalf("%q: Pick's %q = %q, Raw gives %q (%v)", line, key, got, raw, has)
+			}
+			// Number: RawFloat's value, for every bare number of the
+			// simple form (and for no other value).
+			v, ok := p.Number(k)
+			want, wok, werr := RawFloat(key, raw)
+			_, simple := parseSimpleFloat(raw)
+			if ok != (simple && len(raw) > 0 && raw[0] != '"') || ok && (!wok || werr != nil || math.Float64bits(v) != math.Float64bits(want)) {
+				t.Fatalf("%q: Pick's number %q = %v (%v), RawFloat %v %v %v", line, key, v, ok, want, wok, werr)
 			}
 		}
 		return
@@ -82,7 +91,9 @@ func FuzzPick(f *testing.F) {
 func TestPickGenerated(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	keys := []string{"url", "urlx", "ur", "n", "nn", "x", "a", "aaaaaaaaaaaaaaaaaa", "missing", "missinG", "é", "u\xffl"}
-	vals := []string{`"u"`, `"http://a/é"`, "\"\xff\"", `1`, `-0.5e+3`, `[1,"é"]`, `{"url":"in"}`, `null`, `true`, `"a\"b"`, `tru`, `"`}
+	vals := []string{`"u"`, `"http://a/é"`, "\"\xff\"", `1`, `-0.5e+3`, `[1,"é"]`, `{"url":"in"}`, `null`, `true`, `"a\"b"`, `tru`, `"`,
+		`0`, `-0`, `0.5`, `-0.0001`, `123456789012345`, `1234567890123456`, `12345678.1234567`, `1.2345678901234567`,
+		`99999999999999999999999`, `1.5E3`, `1e`, `01`, `-`, `1.`, `-a`, `0.30000000000000004`, `"1.5"`, `7.0e0`}
 	p := NewPicker(pickKeys...)
 	for i := 0; i < 100_000; i++ {
 		var b bytes.Buffer
@@ -101,5 +112,34 @@ func TestPickGenerated(t *testing.T) {
 			b.WriteByte('}')
 		}
 		checkPick(t, p, b.Bytes())
+	}
+}
+
+// scanNumberValue ends and fails where scanNumber does, on random strings
+// of number bytes, and where it reads a number, that is parseSimpleFloat's
+// value of the same bytes, bit for bit.
+func TestScanNumberValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	const alphabet = "0123456789012345678901234567890123456789-.eE+x"
+	for i := 0; i < 200_000; i++ {
+		b := make([]byte, 1+rng.IntN(22))
+		for j := range b {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if rng.IntN(2) == 0 {
+			b[0] = "-0123456789"[rng.IntN(11)]
+		}
+		end, serr := scanNumber(b, 0)
+		vend, v, simple, verr := scanNumberValue(b, 0)
+		if (serr == nil) != (verr == nil) || serr == nil && end != vend {
+			t.Fatalf("%q: scanNumber %d %v, scanNumberValue %d %v", b, end, serr, vend, verr)
+		}
+		if serr != nil {
+			continue
+		}
+		want, wok := parseSimpleFloat(b[:end])
+		if simple != wok || simple && math.Float64bits(v) != math.Float64bits(want) {
+			t.Fatalf("%q: scanNumberValue %v (%v), parseSimpleFloat %v (%v)", b[:end], v, simple, want, wok)
+		}
 	}
 }

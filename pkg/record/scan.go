@@ -144,6 +144,59 @@ func scanNumber(b []byte, i int) (int, *syntaxError) {
 	return i, nil
 }
 
+// scanNumberValue is scanNumber that also reads the number where it has
+// parseSimpleFloat's form: an optional minus, digits and an optional
+// fraction, at most 15 digits in all, no exponent. simple tells whether v
+// holds it, the same float64 as parseSimpleFloat gives for the same bytes
+// (one division of the digits by a power of ten, both exact).
+func scanNumberValue(b []byte, i int) (end int, v float64, simple bool, err *syntaxError) {
+	start := i
+	neg := false
+	if b[i] == '-' {
+		i++
+		neg = true
+	}
+	var mant uint64
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for ; i < len(b) && isDigit(b[i]); i++ {
+			mant = mant*10 + uint64(b[i]-'0')
+		}
+	default:
+		return 0, 0, false, &syntaxError{"invalid number", start}
+	}
+	digits := i - start
+	if neg {
+		digits--
+	}
+	frac := 0
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || !isDigit(b[i]) {
+			return 0, 0, false, &syntaxError{"invalid number", start}
+		}
+		fs := i
+		for ; i < len(b) && isDigit(b[i]); i++ {
+			mant = mant*10 + uint64(b[i]-'0')
+		}
+		frac = i - fs
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		end, err := scanNumber(b, start)
+		return end, 0, false, err
+	}
+	if digits+frac > 15 {
+		return i, 0, false, nil
+	}
+	v = float64(mant) / float64pow10[frac]
+	if neg {
+		v = -v
+	}
+	return i, v, true, nil
+}
+
 func scanLiteral(b []byte, i int, lit string) (int, *syntaxError) {
 	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
 		return 0, &syntaxError{"invalid value", i}

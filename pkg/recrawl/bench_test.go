@@ -130,6 +130,7 @@ func rankRecords(b *testing.B, data []byte, now time.Time) int {
 	lines := make([][]byte, 0, record.EstimateLines(data)) // the line of each page, for the output
 	r := new(record.Record)
 	pr := NewPageReader(&opt)
+	pr.AddsTo(ps)
 	lr := record.NewBytesLineReader(data)
 	for {
 		line, _, err := lr.Next()

@@ -19,6 +19,7 @@ type hostTable struct {
 	slots []hostSlot
 	n     int              // hosts in slots
 	long  map[string]int32 // hosts over hostKeyMax bytes
+	sink  uint32           // what touch loaded (kept, so that the load is made)
 }
 
 type hostSlot struct {
@@ -68,6 +69,23 @@ func (t *hostTable) find(host string) (idx int32, slot int) {
 			return s.idx, i
 		}
 	}
+}
+
+// touch loads the slot where finding host starts, and does nothing else:
+// called as soon as a page's host is known, it brings the slot into the
+// cache while the rest of the page is read, so that the find that follows
+// does not wait for memory (recrawl rank's input streams through the
+// cache and evicts the table between two pages of one host).
+// It returns the slot's index, for the host's other columns to be touched
+// too (an empty or another host's slot gives some index, no harm).
+func (t *hostTable) touch(host string) int {
+	if len(host) > hostKeyMax || len(t.slots) == 0 {
+		return 0
+	}
+	w := hostWords(host)
+	s := &t.slots[int(hostHash(&w, len(host)))&(len(t.slots)-1)]
+	t.sink += s.n
+	return int(s.idx)
 }
 
 // add adds a host not in the table under index idx.

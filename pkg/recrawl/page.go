@@ -52,7 +52,7 @@ func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
 	f[fChangeRate] = rawOrEmpty(rec, "change_rate")
 	f[fLastFetch] = rawOrEmpty(rec, "last_fetch")
 	f[fHostRate] = rawOrEmpty(rec, "host_rate")
-	return parsePage(&f, opt)
+	return parsePage(&f, nil, opt)
 }
 
 // rawOrEmpty is rec.Raw with nil only for a missing key.
@@ -84,15 +84,34 @@ const (
 	fHostRate
 )
 
-func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
+// pageNums are the numbers a record.Picker read as it scanned a page's
+// fields (ok[k]: f[k] is a bare number, v[k] its value as RawFloat gives).
+type pageNums struct {
+	v  [6]float64
+	ok [6]bool
+	to *Pages // touched with the page's host (PageReader.AddsTo)
+}
+
+// float is record.RawFloat of field k, from n where the Picker read it.
+func (n *pageNums) float(key string, f *pageFields, k int) (float64, bool, error) {
+	if n != nil && n.ok[k] {
+		return n.v[k], true, nil
+	}
+	return record.RawFloat(key, f[k])
+}
+
+func parsePage(f *pageFields, n *pageNums, opt *PageOptions) (PageInput, error) {
 	p := PageInput{Tau: math.Inf(1)}
 	p.URL, _ = record.RawString(f[fURL]) // not kept: no copy
 	p.Host = pageHost(f[fHost], p.URL)
 	if p.Host == "" {
 		return p, fmt.Errorf("no host in url %q", clip(p.URL))
 	}
+	if n != nil && n.to != nil {
+		n.to.touch(p.Host)
+	}
 	wf := weightField(opt)
-	w, ok, err := record.RawFloat(wf, f[fWeight])
+	w, ok, err := n.float(wf, f, fWeight)
 	switch {
 	case err != nil:
 		return p, err
@@ -105,7 +124,7 @@ func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
 		return p, fmt.Errorf("field %q: weight must be positive, got %v", wf, w)
 	}
 	p.W = w
-	d, ok, err := record.RawFloat("change_rate", f[fChangeRate])
+	d, ok, err := n.float("change_rate", f, fChangeRate)
 	switch {
 	case err != nil:
 		return p, err
@@ -131,7 +150,7 @@ func parsePage(f *pageFields, opt *PageOptions) (PageInput, error) {
 		}
 		p.Tau = float64(opt.Now.Sub(last)) / float64(Day)
 	}
-	if k, ok, err := record.RawFloat("host_rate", f[fHostRate]); err != nil {
+	if k, ok, err := n.float("host_rate", f, fHostRate); err != nil {
 		return p, err
 	} else if ok {
 		if k <= 0 {
@@ -169,7 +188,13 @@ type PageReader struct {
 	opt    *PageOptions
 	picker *record.Picker
 	rec    record.Record
+	to     *Pages // the Pages the pages go to (AddsTo); nil if not said
 }
+
+// AddsTo says that the pages read are added to ps, in the order read:
+// Read then starts fetching each page's host entry of ps as soon as it
+// knows the host, so that Add finds it in the cache. It changes no page.
+func (pr *PageReader) AddsTo(ps *Pages) { pr.to = ps }
 
 // NewPageReader returns a PageReader with the given options.
 func NewPageReader(opt *PageOptions) *PageReader {
@@ -182,10 +207,13 @@ func NewPageReader(opt *PageOptions) *PageReader {
 func (pr *PageReader) Read(line []byte) (PageInput, error) {
 	if pr.picker.Pick(line) {
 		var f pageFields
+		var n pageNums
 		for k := range f {
 			f[k] = pr.picker.Value(k)
+			n.v[k], n.ok[k] = pr.picker.Number(k)
 		}
-		return parsePage(&f, pr.opt)
+		n.to = pr.to
+		return parsePage(&f, &n, pr.opt)
 	}
 	if err := record.ParseView(&pr.rec, line); err != nil {
 		return PageInput{}, err

@@ -2,6 +2,7 @@ package recrawl
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -174,8 +175,19 @@ func checkPageReader(t *testing.T, readers []*PageReader, line []byte) {
 }
 
 func pageReaders() []*PageReader {
+	// The third adds to pages that hold some hosts, short and long: its
+	// touches of their table (AddsTo) must change no page.
+	ps := &Pages{}
+	for i := 0; i < 2000; i++ {
+		ps.HostIndex(fmt.Sprintf("h%d.example", i))
+	}
+	ps.HostIndex("a.example")
+	ps.HostIndex("a-host-name-longer-than-24-bytes.example")
+	added := NewPageReader(&PageOptions{Now: fuzzNow, DefaultChangeRate: 0.1})
+	added.AddsTo(ps)
 	return []*PageReader{NewPageReader(&PageOptions{Now: fuzzNow}),
-		NewPageReader(&PageOptions{Now: fuzzNow, DefaultChangeRate: 0.3, WeightField: "importance", DefaultWeight: 2})}
+		NewPageReader(&PageOptions{Now: fuzzNow, DefaultChangeRate: 0.3, WeightField: "importance", DefaultWeight: 2}),
+		added}
 }
 
 // PageReader reads the pages of scripts/recrawl-genpages.sh's kind, and

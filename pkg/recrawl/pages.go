@@ -60,6 +60,14 @@ func (ps *Pages) HostIndex(host string) int32 {
 	return i
 }
 
+// touch starts loading what Add reads of host: its slot in the host table
+// and its limit (see hostTable.touch).
+func (ps *Pages) touch(host string) {
+	if i := ps.hosts.touch(host); i < len(ps.HostRate) {
+		ps.hosts.sink += uint32(math.Float64bits(ps.HostRate[i]))
+	}
+}
+
 // LookupHost returns a host's index.
 func (ps *Pages) LookupHost(host string) (int32, bool) {
 	i, _ := ps.hosts.find(host)

@@ -103,22 +103,18 @@ func Rank(ps *Pages, opt RankOptions) (*RankResult, error) {
 	for h := 0; h < nh; h++ {
 		start[h+1] = start[h] + res.HostCandidates[h]
 	}
-	cand := make([]int32, start[nh])
+	// Each candidate carries its value, so that the selections below
+	// compare neighbouring memory, not values scattered over the pages.
+	cand := make([]pageValue, start[nh])
 	next := slices.Clone(start[:nh])
 	for j := 0; j < n; j++ {
 		if v := res.Value[j]; v > 0 && v >= res.Lambda0 {
 			h := ps.Host[j]
-			cand[next[h]] = int32(j)
+			cand[next[h]] = pageValue{v: v, j: int32(j)}
 			next[h]++
 		}
 	}
-	byValue := func(a, b int32) int {
-		if c := cmp.Compare(res.Value[b], res.Value[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	}
-	sel := make([]int32, 0, len(cand))
+	sel := make([]pageValue, 0, len(cand))
 	for h := 0; h < nh; h++ {
 		hc := cand[start[h]:start[h+1]]
 		capacity := unlimited
@@ -132,7 +128,7 @@ func Rank(ps *Pages, opt RankOptions) (*RankResult, error) {
 			// The best capacity in any order (sel is sorted below), and
 			// the next best, whose value is the slot's lambda.
 			selectK(hc, capacity, byValue)
-			res.SlotLambda[h] = res.Value[hc[capacity]] - res.Lambda0
+			res.SlotLambda[h] = hc[capacity].v - res.Lambda0
 			hc = hc[:capacity]
 		}
 		sel = append(sel, hc...)
@@ -151,15 +147,31 @@ func Rank(ps *Pages, opt RankOptions) (*RankResult, error) {
 	}
 	if len(sel) > gcap {
 		selectK(sel, gcap, byValue)
-		res.GlobalCut = res.Value[sel[gcap]]
+		res.GlobalCut = sel[gcap].v
 		sel = sel[:gcap]
 	}
 	slices.SortFunc(sel, byValue)
-	for _, j := range sel {
-		res.HostSelected[ps.Host[j]]++
+	res.Selected = make([]int32, len(sel))
+	for i, c := range sel {
+		res.Selected[i] = c.j
+		res.HostSelected[ps.Host[c.j]]++
 	}
-	res.Selected = sel
 	return res, nil
+}
+
+// A pageValue is a candidate page and its crawl value.
+type pageValue struct {
+	v float64
+	j int32
+}
+
+// byValue orders candidates by decreasing value, then by index: a strict
+// total order, so that the selection does not depend on the input order.
+func byValue(a, b pageValue) int {
+	if c := cmp.Compare(b.v, a.v); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.j, b.j)
 }
 
 func carryOf(c []float64, h int) float64 {

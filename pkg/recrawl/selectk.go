@@ -11,7 +11,7 @@ import (
 // quickselect, falling back to a sort when the partitions shrink slowly,
 // and costs linear time where a sort would cost n log n: rank keeps only
 // the best of each host's candidates and of the slot's.
-func selectK(s []int32, k int, cmp func(a, b int32) int) {
+func selectK[T any](s []T, k int, cmp func(a, b T) int) {
 	if k < 0 || k >= len(s) {
 		return
 	}

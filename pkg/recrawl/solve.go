@@ -399,6 +399,11 @@ func (ev *evaluator) evalFresh(mu float64) {
 	for j, h := range p.Host {
 		d := delta[j]
 		y := mu * d / w[j]
+		if y >= 1 {
+			// Never worth crawling: page's rate and slope 0, which leave
+			// the sums as they are; the old warm start is kept.
+			continue
+		}
 		if x := xs[j]; y > 0 && y < 1 && x > 0 && x < 0.5*math.MaxFloat64 {
 			e := math.Exp(-x)
 			var g float64

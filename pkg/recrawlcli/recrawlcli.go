@@ -222,6 +222,7 @@ func loadPages(c *cli.Context, files []string, keepURLs, keepLines bool) (*pageS
 	var pr *recrawl.PageReader
 	if set.weights == nil && in.Shard.N <= 1 {
 		pr = recrawl.NewPageReader(&set.opt)
+		pr.AddsTo(set.ps)
 	}
 	for i := range set.inputs {
 		pi := &set.inputs[i]
