@@ -185,9 +185,9 @@ type Builder struct {
 	infoR     *logView          // docinfo, read at logical offsets
 	// anchor records of the versions the batch replaced (dead with them)
 	deadAnchors int64
-	dead      wordSets
-	dfRecs    [][2]uint64 // the batch's changes of document frequencies
-	repoCache map[uint32]uint64
+	dead        wordSets
+	dfRecs      [][2]uint64 // the batch's changes of document frequencies
+	repoCache   map[uint32]uint64
 }
 
 // ErrLocked is returned when another build holds the index.

@@ -153,9 +153,9 @@ const (
 	formatNumber        = 8
 	formatNoInfoReclaim = 7
 	formatNoReclaim     = 6 // nor definition hits
-	formatNoAnchors = 5
-	formatZlib      = 4
-	formatNoText    = 3
+	formatNoAnchors     = 5
+	formatZlib          = 4
+	formatNoText        = 3
 )
 
 // appendFile names an append-only file on disk and its committed length.
