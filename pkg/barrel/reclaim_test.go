@@ -208,6 +208,28 @@ func TestReclaimKeepsAnswers(t *testing.T) {
 	idx.Close()
 }
 
+// oldManifest makes the manifest in dir one of format, without the
+// fields drop (which that format did not have).
+func oldManifest(t *testing.T, dir string, format int, drop ...string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j map[string]any
+	if err := json.Unmarshal(raw, &j); err != nil {
+		t.Fatal(err)
+	}
+	j["format"] = format
+	for _, f := range drop {
+		delete(j, f)
+	}
+	raw, _ = json.Marshal(j)
+	if err := os.WriteFile(filepath.Join(dir, manifestName), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // An index of format 7 (no docinfo or anchors reclaim fields) is read as
 // it is; its first commit counts its anchors, and its docinfo and anchors
 // are reclaimed once their dead records pass the fraction, the answers
@@ -220,22 +242,7 @@ func TestReclaimFormat7(t *testing.T) {
 		reclaimBatch(t, ref, batch, Options{}, true)
 	}
 	want := reclaimAnswers(t, dir)
-	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var j map[string]any
-	if err := json.Unmarshal(raw, &j); err != nil {
-		t.Fatal(err)
-	}
-	j["format"] = 7
-	delete(j, "docinfo_space")
-	delete(j, "anchors_space")
-	delete(j, "live_anchors")
-	raw, _ = json.Marshal(j)
-	if err := os.WriteFile(filepath.Join(dir, manifestName), raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	oldManifest(t, dir, 7, "docinfo_space", "anchors_space", "live_anchors")
 	if got := reclaimAnswers(t, dir); got != want {
 		t.Fatal("a format 7 index answers otherwise")
 	}
@@ -260,7 +267,7 @@ func TestReclaimFormat7(t *testing.T) {
 }
 
 // An index of format 6 (no reclaim fields) is read as it is, and reclaimed
-// once dead records pass the fraction after it becomes format 7.
+// once dead records pass the fraction after it becomes the current format.
 func TestReclaimFormat6(t *testing.T) {
 	withReclaim(t, 0.1, 0, 100<<10)
 	dir := filepath.Join(t.TempDir(), "idx")
@@ -268,21 +275,7 @@ func TestReclaimFormat6(t *testing.T) {
 		reclaimBatch(t, dir, batch, Options{}, true)
 	}
 	want := reclaimAnswers(t, dir)
-	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var j map[string]any
-	if err := json.Unmarshal(raw, &j); err != nil {
-		t.Fatal(err)
-	}
-	j["format"] = 6
-	delete(j, "repository_space")
-	delete(j, "text_space")
-	raw, _ = json.Marshal(j)
-	if err := os.WriteFile(filepath.Join(dir, manifestName), raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	oldManifest(t, dir, 6, "repository_space", "text_space", "docinfo_space", "anchors_space", "live_anchors")
 	if got := reclaimAnswers(t, dir); got != want {
 		t.Fatal("a format 6 index answers otherwise")
 	}
@@ -297,6 +290,7 @@ func TestReclaimFormat6(t *testing.T) {
 		t.Errorf("format %d after a commit, want %d", m.Format, formatNumber)
 	}
 	reclaimAnswers(t, dir) // verifies
+	checkAnchorCounts(t, dir)
 }
 
 // TestReclaimKillChild is the child of TestReclaimKill: it adds batches to
