@@ -188,6 +188,7 @@ func (b *Builder) indexAnchors(chunks <-chan *anchorChunk) error {
 				toks := c.toks[t:ra.end]
 				t = ra.end
 				if ra.dropped {
+					b.Stats.AnchorsDropped++
 					continue // dead before the batch, and now
 				}
 				if to < b.oldN && (held == 0 || p < held) && b.liveBefore(ra.from, ra.fromOff) {

@@ -96,8 +96,9 @@ type Stats struct {
 	Anchors   int
 	// Targets counts the documents outside the batch re-indexed for
 	// their anchor text, AnchorsRead the anchors read to index the dirty
-	// documents' anchor text.
-	Targets, AnchorsRead int
+	// documents' anchor text, AnchorsDropped those of them a reclaim had
+	// dropped (dead, known so without reading them).
+	Targets, AnchorsRead, AnchorsDropped int
 	// Waiting counts the targets of the batch's anchors left as they were:
 	// their count of anchors passed no power of 1+Options.AnchorGrowth.
 	Waiting int
@@ -107,8 +108,8 @@ type Stats struct {
 	// MergeTime is the wall time of the segment merges (part of FinishTime).
 	MergeTime time.Duration
 	// Reclaimed names the append-only file whose dead records the commit
-	// dropped ("repository" or "text"; reclaim.go), ReclaimTime its wall
-	// time (part of FinishTime).
+	// dropped ("repository", "text", "docinfo" or "anchors"; reclaim.go),
+	// ReclaimTime its wall time (part of FinishTime).
 	Reclaimed   string
 	ReclaimTime time.Duration
 	// SegmentDocs is the documents of the batch's new segment (its pages

@@ -135,10 +135,15 @@ func TestReclaimKeepsAnswers(t *testing.T) {
 	on, off := filepath.Join(t.TempDir(), "on"), filepath.Join(t.TempDir(), "off")
 	steps, done, mid := map[string]int{}, map[string]int{}, map[string]int{}
 	files := map[string]string{}
+	dropped := 0
 	for batch := range 24 {
 		st := reclaimBatch(t, on, batch, Options{MergeFactor: 2, PageRankEvery: 3}, false)
 		steps[st.Reclaimed]++
-		reclaimBatch(t, off, batch, Options{MergeFactor: 2, PageRankEvery: 3}, true)
+		dropped += st.AnchorsDropped
+		stOff := reclaimBatch(t, off, batch, Options{MergeFactor: 2, PageRankEvery: 3}, true)
+		if st.AnchorsRead != stOff.AnchorsRead || st.Targets != stOff.Targets || st.Waiting != stOff.Waiting {
+			t.Errorf("batch %d: anchors read %d, targets %d, waiting %d; without reclaim %d, %d, %d", batch, st.AnchorsRead, st.Targets, st.Waiting, stOff.AnchorsRead, stOff.Targets, stOff.Waiting)
+		}
 		m, err := readManifest(on)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +167,10 @@ func TestReclaimKeepsAnswers(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("reclaim steps %v, files replaced %v, answers compared mid-copy %v", steps, done, mid)
+	t.Logf("reclaim steps %v, files replaced %v, answers compared mid-copy %v, dropped anchors met %d", steps, done, mid, dropped)
+	if dropped == 0 {
+		t.Error("no batch met an anchor record a reclaim had dropped")
+	}
 	// Copies of several steps, each file replaced at least once.
 	for _, kind := range reclaimKinds {
 		if done[kind] == 0 || steps[kind] <= done[kind] || mid[kind] == 0 {
