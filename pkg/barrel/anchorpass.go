@@ -32,11 +32,13 @@ type chunkTarget struct {
 }
 
 // readAnchor is one anchor record: its page's doc and version, and the end
-// of its text's tokens in toks.
+// of its text's tokens in toks; dropped for one a reclaim dropped (dead,
+// its version unknown, no tokens).
 type readAnchor struct {
 	from    uint32
 	fromOff uint64
 	end     int
+	dropped bool
 }
 
 // anchorTok is one token of an anchor text: its term's bytes in terms.
@@ -92,6 +94,10 @@ func (b *Builder) readAnchors(targets iter.Seq[uint32], anchors *anchorReader, s
 			for _, p := range batch {
 				for _, r := range p.recs {
 					from, fromOff, text, err := anchors.at(r[1], p.to)
+					if err == errDropped {
+						c.anchors = append(c.anchors, readAnchor{from: uint32(r[0]), end: len(c.toks), dropped: true})
+						continue
+					}
 					if err == nil && uint32(r[0]) != from {
 						err = corrupt("anchor runs: record at %d is not from doc %d", r[1], uint32(r[0]))
 					}
@@ -181,6 +187,10 @@ func (b *Builder) indexAnchors(chunks <-chan *anchorChunk) error {
 			for p, ra := range c.anchors[a:ct.end] {
 				toks := c.toks[t:ra.end]
 				t = ra.end
+				if ra.dropped {
+					b.Stats.AnchorsDropped++
+					continue // dead before the batch, and now
+				}
 				if to < b.oldN && (held == 0 || p < held) && b.liveBefore(ra.from, ra.fromOff) {
 					// an anchor the target's old segment indexed
 					for _, tok := range toks {

@@ -96,8 +96,9 @@ type Stats struct {
 	Anchors   int
 	// Targets counts the documents outside the batch re-indexed for
 	// their anchor text, AnchorsRead the anchors read to index the dirty
-	// documents' anchor text.
-	Targets, AnchorsRead int
+	// documents' anchor text, AnchorsDropped those of them a reclaim had
+	// dropped (dead, known so without reading them).
+	Targets, AnchorsRead, AnchorsDropped int
 	// Waiting counts the targets of the batch's anchors left as they were:
 	// their count of anchors passed no power of 1+Options.AnchorGrowth.
 	Waiting int
@@ -107,8 +108,8 @@ type Stats struct {
 	// MergeTime is the wall time of the segment merges (part of FinishTime).
 	MergeTime time.Duration
 	// Reclaimed names the append-only file whose dead records the commit
-	// dropped ("repository" or "text"; reclaim.go), ReclaimTime its wall
-	// time (part of FinishTime).
+	// dropped ("repository", "text", "docinfo" or "anchors"; reclaim.go),
+	// ReclaimTime its wall time (part of FinishTime).
 	Reclaimed   string
 	ReclaimTime time.Duration
 	// SegmentDocs is the documents of the batch's new segment (its pages
@@ -181,11 +182,13 @@ type Builder struct {
 	df        *runSet
 	oldN      uint32            // docIDs before the batch
 	oldRepo   map[uint32]uint64 // re-crawled pages: repository offset of the version replaced
-	appended  int64             // records the batch added to the repository and to the text
 	noReclaim bool              // reclaim (reclaim.go) is off
-	dead      wordSets
-	dfRecs    [][2]uint64 // the batch's changes of document frequencies
-	repoCache map[uint32]uint64
+	infoR     *logView          // docinfo, read at logical offsets
+	// anchor records of the versions the batch replaced (dead with them)
+	deadAnchors int64
+	dead        wordSets
+	dfRecs      [][2]uint64 // the batch's changes of document frequencies
+	repoCache   map[uint32]uint64
 }
 
 // ErrLocked is returned when another build holds the index.
@@ -253,13 +256,23 @@ func (b *Builder) load() error {
 		}
 	}
 	b.m = m
-	if m.Format < formatNumber {
+	if m.Format < formatNoInfoReclaim {
 		// Dead records are counted from the first commit of format 7.
 		m.RepoSpace.Records, m.TextSpace.Records = int64(m.Fetched), int64(m.Fetched)
 	}
+	if m.Format < formatNumber {
+		// and docinfo's from that of format 8; the anchors are counted
+		// now, live and dead.
+		m.InfoSpace.Records = int64(m.Docs)
+		if b.old != nil {
+			if m.AnchorSpace.Records, m.LiveAnchors, err = b.old.anchorCounts(); err != nil {
+				return err
+			}
+		}
+	}
 	removeStale(b.dir, m)
-	for _, sp := range []Reclaimed{m.RepoSpace, m.TextSpace} {
-		if c := sp.Copy; c != nil { // cut back what a commit that died wrote
+	for _, s := range m.spaces() {
+		if c := s.sp.Copy; c != nil { // cut back what a commit that died wrote
 			a, err := openAppend(filepath.Join(b.dir, c.File), c.Size, c.CRC)
 			if err != nil {
 				return err
@@ -270,10 +283,13 @@ func (b *Builder) load() error {
 	if b.repo, err = openAppendAt(filepath.Join(b.dir, m.RepoSpace.name(repoName)), m.RepoSpace, m.Repository, m.RepositoryCRC); err != nil {
 		return err
 	}
-	if b.info, err = openAppend(filepath.Join(b.dir, docInfoName), m.DocInfo, m.DocInfoCRC); err != nil {
+	if b.info, err = openAppendAt(filepath.Join(b.dir, m.InfoSpace.name(docInfoName)), m.InfoSpace, m.DocInfo, m.DocInfoCRC); err != nil {
 		return err
 	}
-	if b.anchorsF, err = openAppend(filepath.Join(b.dir, anchorsName), m.Anchors, m.AnchorsCRC); err != nil {
+	if b.infoR, err = openLogView(b.dir, docInfoName, m.InfoSpace, m); err != nil {
+		return err
+	}
+	if b.anchorsF, err = openAppendAt(filepath.Join(b.dir, m.AnchorSpace.name(anchorsName)), m.AnchorSpace, m.Anchors, m.AnchorsCRC); err != nil {
 		return err
 	}
 	if b.text, err = openAppendAt(filepath.Join(b.dir, m.TextSpace.name(textName)), m.TextSpace, m.Text, m.TextCRC); err != nil {
@@ -313,6 +329,7 @@ func (b *Builder) Close() error {
 	if b.old != nil {
 		b.old.Close()
 	}
+	b.infoR.close()
 	b.anc.close()
 	if b.lock != nil {
 		b.lock.Close()
@@ -412,7 +429,7 @@ func (b *Builder) docURL(d uint32) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	info, err := readDocInfoAt(b.info.f, int64(e.InfoOff), b.info.off, b.m.TextFrom)
+	info, err := readDocInfoAt(b.infoR, int64(e.InfoOff), b.info.off, b.m.TextFrom)
 	return info.url, err
 }
 
@@ -705,7 +722,6 @@ func (b *Builder) apply(p *prepared) error {
 	}
 	b.inBatch.set(doc)
 	repoOff := uint64(b.repo.off)
-	b.appended++ // one repository and one text record
 	b.recbuf = appendRepoRecord(b.recbuf[:0], doc, p.url, p.z)
 	if _, err := b.repo.Write(b.recbuf); err != nil {
 		return err
@@ -1018,12 +1034,17 @@ func (b *Builder) Commit() error {
 	// by a goroutine of their own (readAnchors), while the stale targets'
 	// pages are re-parsed and indexed; the reader touches nothing that
 	// re-indexing writes.
-	anchors, err := openAnchorReader(filepath.Join(b.dir, anchorsName), b.anchorsF.off,
-		mapAnchors(b.anchorsF.off-b.m.Anchors, b.anchorsF.off))
+	asp := b.m.AnchorSpace
+	size := asp.physical(b.anchorsF.off)
+	anchors, err := openAnchorReader(filepath.Join(b.dir, asp.name(anchorsName)), size,
+		mapAnchors(b.anchorsF.off-b.m.Anchors, size))
 	if err != nil {
 		return err
 	}
 	defer anchors.close()
+	if anchors.lay, err = openLayout(b.dir, asp, b.m); err != nil {
+		return err
+	}
 	stop := make(chan struct{})
 	chunks := b.readAnchors(dirty.all(n), anchors, stop)
 	defer func() {
@@ -1185,9 +1206,10 @@ func (b *Builder) repoOf(d uint32) (uint64, error) {
 // saves a system call a record.
 type anchorReader struct {
 	f    *os.File
-	size uint64
+	size uint64 // bytes on disk
 	buf  []byte
-	data []byte // the mapped file, or nil
+	data []byte   // the mapped file, or nil
+	lay  *logView // the file's layout (reclaim.go), or nil
 
 	// The records prefetch found in the page cache, read then: offset to
 	// their span in ahead.
@@ -1219,21 +1241,44 @@ func openAnchorReader(path string, size int64, mapped bool) (*anchorReader, erro
 	return r, nil
 }
 
-// at reads the record at off, which must point to doc to; text is valid
-// until the next call.
+// errDropped is at's answer for an anchor record a reclaim dropped: dead
+// since then.
+var errDropped = errors.New("anchor record dropped")
+
+// onDisk maps the logical offset of a record to the file's; ok is false
+// for a record a reclaim dropped.
+func (r *anchorReader) onDisk(off uint64) (uint64, bool, error) {
+	if r.lay == nil || len(r.lay.maps) == 0 && r.lay.base == 0 {
+		return off, true, nil
+	}
+	p, ok, err := r.lay.locate(int64(off))
+	return uint64(p), ok, err
+}
+
+// at reads the record at logical offset off, which must point to doc to;
+// text is valid until the next call. A record a reclaim dropped is
+// errDropped.
 func (r *anchorReader) at(off uint64, to uint32) (from uint32, fromOff uint64, text []byte, err error) {
+	logical := off
+	off, ok, err := r.onDisk(off)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if !ok {
+		return 0, 0, nil, errDropped
+	}
 	if off+anchorHeader > r.size {
 		return 0, 0, nil, corrupt("anchor runs: offset %d past the anchors file", off)
 	}
 	if sp, ok := r.early[off]; ok {
-		return anchorAt(r.ahead[sp[0]:sp[1]], off, to)
+		return anchorAt(r.ahead[sp[0]:sp[1]], logical, to)
 	}
 	if r.data != nil {
 		need := uint64(anchorHeader) + uint64(binary.LittleEndian.Uint16(r.data[off+16:]))
 		if off+need > r.size {
 			return 0, 0, nil, corrupt("anchors: truncated record at %d", off)
 		}
-		return anchorAt(r.data[off:off+need], off, to)
+		return anchorAt(r.data[off:off+need], logical, to)
 	}
 	n := min(uint64(len(r.buf)), r.size-off)
 	if _, err := r.f.ReadAt(r.buf[:n], int64(off)); err != nil {
@@ -1251,7 +1296,7 @@ func (r *anchorReader) at(off uint64, to uint32) (from uint32, fromOff uint64, t
 			return 0, 0, nil, err
 		}
 	}
-	return anchorAt(r.buf[:need], off, to)
+	return anchorAt(r.buf[:need], logical, to)
 }
 
 // prefetch readies the records at offs, which at is about to read: each
@@ -1276,6 +1321,10 @@ func (r *anchorReader) prefetch(offs []uint64) {
 	fd := int(r.f.Fd())
 	nowait := true
 	for _, off := range offs {
+		off, ok, err := r.onDisk(off)
+		if err != nil || !ok {
+			continue
+		}
 		if nowait && off+anchorHeader <= r.size {
 			start := len(r.ahead)
 			r.ahead = slices.Grow(r.ahead, prefetchBytes)
@@ -1307,6 +1356,7 @@ const prefetchBytes = 512
 const repoPrefetchBytes = 16 << 10
 
 func (r *anchorReader) close() {
+	r.lay.close()
 	if r.data != nil {
 		syscall.Munmap(r.data)
 	}
@@ -1355,6 +1405,7 @@ func (b *Builder) oldWords(repoR *logView, d uint32, off uint64, dirty bitset) e
 		start = end
 	}
 	b.dead.add(d, b.keys)
+	b.deadAnchors += int64(len(p.links))
 	for _, l := range p.links {
 		to, ok, err := lookupURL(b.urls, l.URL, b.docURL)
 		if err != nil {

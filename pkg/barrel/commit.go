@@ -274,8 +274,10 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	m.NoIndex += b.Stats.NoIndex
 	m.Folded += b.Stats.Folded
 	m.Guessed += b.Stats.Guessed
-	m.RepoSpace.Records += b.appended
-	m.TextSpace.Records += b.appended
+	for _, s := range m.spaces() {
+		s.sp.Records += b.file(s.kind).written
+	}
+	m.LiveAnchors += b.anchorsF.written - b.deadAnchors
 	// Reclaim, when one of the files is due: its new generation is
 	// written and synced before the manifest names it.
 	if kind := reclaimDue(&m); kind != "" && !b.noReclaim {
@@ -297,7 +299,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		}
 		b.Stats.Reclaimed, b.Stats.ReclaimTime = kind, time.Since(rt)
 		if reclaimHook != nil {
-			reclaimHook("written")
+			reclaimHook("written", kind)
 		}
 	}
 	if err := writeManifest(b.dir, &m); err != nil {
@@ -320,13 +322,13 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		written = append(written, diskName(name, old.Generation))
 	}
 	if reclaimHook != nil && b.Stats.Reclaimed != "" {
-		reclaimHook("committed")
+		reclaimHook("committed", b.Stats.Reclaimed)
 	}
 	removeUnreferenced(b.dir, written, &m)
 	// The files a reclaim replaced.
-	for _, sp := range [][2]string{{old.RepoSpace.name(repoName), m.RepoSpace.name(repoName)}, {old.TextSpace.name(textName), m.TextSpace.name(textName)}} {
-		if sp[0] != sp[1] {
-			os.Remove(filepath.Join(b.dir, sp[0]))
+	for i, s := range old.spaces() {
+		if was, is := s.sp.name(s.kind), m.spaces()[i].sp.name(s.kind); was != is {
+			os.Remove(filepath.Join(b.dir, was))
 		}
 	}
 	return nil

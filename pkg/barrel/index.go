@@ -70,7 +70,7 @@ type Index struct {
 	urls  *runSet
 	ranks *table // nil before the first ranking
 	repo  *logView
-	info  *os.File
+	info  *logView
 	text  *logView // nil when no page has stored text
 
 	analyzers sync.Pool // of *analysis.Analyzer, the index's analysis
@@ -143,7 +143,7 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 	if idx.repo, err = openLogView(dir, repoName, m.RepoSpace, m); err != nil {
 		return nil, err
 	}
-	if idx.info, err = os.Open(filepath.Join(dir, docInfoName)); err != nil {
+	if idx.info, err = openLogView(dir, docInfoName, m.InfoSpace, m); err != nil {
 		return nil, err
 	}
 	if m.Text > 0 {
@@ -159,9 +159,7 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 func (idx *Index) Close() error {
 	idx.repo.close()
 	idx.text.close()
-	if idx.info != nil {
-		idx.info.Close()
-	}
+	idx.info.close()
 	for _, s := range idx.segs {
 		s.close()
 	}
@@ -446,7 +444,7 @@ func (idx *Index) Verify() error {
 		}
 	}
 	n := idx.m.Docs
-	if err := eachAnchorFile(filepath.Join(idx.dir, anchorsName), idx.m.Anchors, func(from, to uint32, _ uint64, _ []byte) error {
+	if err := eachAnchorFile(filepath.Join(idx.dir, idx.m.AnchorSpace.name(anchorsName)), idx.m.AnchorsBytes(), func(from, to uint32, _ uint64, _ []byte) error {
 		if from >= n || to >= n {
 			return corrupt("anchors: docID out of range")
 		}
@@ -519,34 +517,49 @@ func (idx *Index) Verify() error {
 			}
 		}
 	}
-	for _, v := range []*logView{idx.repo, idx.text} {
-		if v == nil {
-			continue
-		}
-		for _, t := range v.maps {
-			if err := t.verify(); err != nil {
+	// The maps of each reclaimed file, and of a copy under way.
+	for _, s := range idx.m.spaces() {
+		for _, maps := range [][]int{s.sp.Maps, s.sp.copyMaps()} {
+			ts, _, err := openMaps(idx.dir, maps, idx.m)
+			if err != nil {
+				return err
+			}
+			for _, t := range ts {
+				err = cmp.Or(err, t.verify())
+			}
+			closeTables(ts)
+			if err != nil {
 				return err
 			}
 		}
 	}
-	for _, sp := range []Reclaimed{idx.m.RepoSpace, idx.m.TextSpace} {
-		if sp.Copy == nil {
-			continue
-		}
-		ts, _, err := openMaps(idx.dir, sp.Copy.Maps, idx.m)
-		if err != nil {
-			return err
-		}
-		for _, t := range ts {
-			err = cmp.Or(err, t.verify())
-		}
-		closeTables(ts)
-		if err != nil {
-			return err
-		}
-	}
 	sp := idx.m.RepoSpace
 	return scanRepo(filepath.Join(idx.dir, sp.name(repoName)), sp.physical(idx.m.Repository), func(*RepoRecord) error { return nil })
+}
+
+// anchorCounts counts the records of the anchors file, and the live ones
+// (in the current version of their page), reading it once.
+func (idx *Index) anchorCounts() (records, live int64, err error) {
+	cur := make([]uint64, idx.m.Docs)
+	for i := range cur {
+		cur[i] = NoOffset
+	}
+	if err := idx.eachLive(func(d uint32, e DocEntry) error {
+		if d < idx.m.Docs && e.Status == StatusFetched {
+			cur[d] = e.RepoOff
+		}
+		return nil
+	}); err != nil {
+		return 0, 0, err
+	}
+	err = eachAnchorFile(filepath.Join(idx.dir, idx.m.AnchorSpace.name(anchorsName)), idx.m.AnchorsBytes(), func(from, _ uint32, fromOff uint64, _ []byte) error {
+		records++
+		if int(from) < len(cur) && cur[from] == fromOff {
+			live++
+		}
+		return nil
+	})
+	return records, live, err
 }
 
 // fileCRC is the CRC-32C of the first n bytes of a file.

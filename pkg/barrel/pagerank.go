@@ -212,7 +212,9 @@ func (b *Builder) links() (*linkGraph, error) {
 	if err := b.anchorsF.w.Flush(); err != nil {
 		return nil, err
 	}
-	path, size := filepath.Join(b.dir, anchorsName), b.anchorsF.off
+	// The file on disk, read in order: its live records in logical order.
+	sp := b.m.AnchorSpace
+	path, size := filepath.Join(b.dir, sp.name(anchorsName)), sp.physical(b.anchorsF.off)
 	pass := 0
 	return newLinkGraph(int(n), func(fn func(from, to uint32)) error {
 		pass++

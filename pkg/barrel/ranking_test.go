@@ -388,7 +388,7 @@ func TestFormat6Index(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := strings.Replace(string(data), fmt.Sprintf(`"format": %d,`, formatNumber), fmt.Sprintf(`"format": %d,`, formatNoReclaim), 1)
-	if old == string(data) || formatNoReclaim != 6 || formatNumber != 7 {
+	if old == string(data) || formatNoReclaim != 6 || formatNumber != 8 {
 		t.Fatal("no format field in the manifest, or the formats moved on")
 	}
 	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {

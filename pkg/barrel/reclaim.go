@@ -3,6 +3,7 @@ package barrel
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,20 +13,33 @@ import (
 	"strings"
 )
 
-// Reclaim. The repository and the text are append-only: a page fetched
-// again writes new records, and the old ones stay, dead, as long as the
-// file. Once the dead records of one of them pass reclaimFraction of its
+// Reclaim. The repository, the text, docinfo and the anchors file are
+// append-only: a page fetched again writes new records, and the old ones
+// stay, dead, as long as the file. A repository or text record is live
+// while a live document entry points at it (its repository offset, its
+// docinfo record's text reference), a docinfo record while a live entry's
+// InfoOff does, an anchor record while its source page's current version
+// is the one that wrote it (its fromOff is that version's repository
+// offset; the version replaced, its anchors die with it and stay dead).
+// Once the dead records of one of them pass reclaimFraction of its
 // records, the file's live records are copied, in order and as they are,
-// into a new file beside it (repository.G, text.G), at most reclaimStep
-// bytes of the old file's offsets a commit, each commit's records with a
-// map table from their logical offsets to their places in the new file.
+// into a new file beside it (repository.G, text.G, docinfo.G, anchors.G),
+// at most reclaimStep bytes of the old file's offsets a commit, each
+// commit's records with a map table from logical offsets to their places
+// in the new file (one entry per run of records adjacent in both).
 // Until the copy reaches the file's end, readers and appends use the old
 // file; the commit whose step reaches it makes the manifest name the new
 // file and its maps, and the old file is removed after that commit. Offsets
 // do not change: the document entries, the anchors (which know a page's
-// version by its repository offset) and the docinfo records keep the
-// logical offsets they hold, and a read maps an offset below the file's
-// Base through the maps, one at or past it by Base and Head. One copy is
+// version by its repository offset), the anchor runs and the docinfo
+// records keep the logical offsets they hold, and a read maps an offset
+// below the file's Base through the maps, one at or past it by Base and
+// Head. The anchor runs keep the keys of dropped anchors (a document's
+// count of anchor records, live or dead, decides when it is re-indexed
+// for them): a reader finds such an offset in no run of the maps
+// (logView.locate) and takes the anchor as dead, as it would have on
+// reading it. Sequential readers (PageRank's links, Verify) read the file
+// on disk in order, which is the live records' logical order. One copy is
 // under way at a time.
 
 // Reclaimed places an append-only file's records on disk.
@@ -41,9 +55,11 @@ type Reclaimed struct {
 	Base int64 `json:"base,omitempty"`
 	Head int64 `json:"head,omitempty"`
 	Maps []int `json:"maps,omitempty"`
-	// Records counts the records in the file, live or dead (from the
-	// first commit of format 7 on; an older index's dead records are not
-	// counted until its first reclaim).
+	// Records counts the records in the file, live or dead (the
+	// repository's and the text's from the first commit of format 7 on,
+	// docinfo's from that of format 8 on: an older index's dead records
+	// are not counted until the file's first reclaim; the anchors' are
+	// counted at the first commit of format 8).
 	Records int64 `json:"records,omitempty"`
 	// Copy is the reclaim under way, if any.
 	Copy *ReclaimCopy `json:"copy,omitempty"`
@@ -66,6 +82,14 @@ const mapKind = "spacemap"
 // physical is the length on disk of a file of logical length n.
 func (sp Reclaimed) physical(n int64) int64 { return n - sp.Base + sp.Head }
 
+// copyMaps are the maps of the copy under way, if any.
+func (sp Reclaimed) copyMaps() []int {
+	if sp.Copy == nil {
+		return nil
+	}
+	return sp.Copy.Maps
+}
+
 // name is the file's name on disk.
 func (sp Reclaimed) name(def string) string {
 	if sp.File == "" {
@@ -85,8 +109,8 @@ var (
 
 // reclaimHook, when set (by tests), is called after a reclaim's files are
 // written and synced ("written") and after the manifest naming them is in
-// ("committed"), before the old file is removed.
-var reclaimHook func(stage string)
+// ("committed"), before the old file is removed, with the file's kind.
+var reclaimHook func(stage, kind string)
 
 // logView reads an append-only file at logical offsets.
 type logView struct {
@@ -128,11 +152,20 @@ func closeTables(ts []*table) {
 	}
 }
 
-// openLogView opens the file dir/sp.name(def).
-func openLogView(dir, def string, sp Reclaimed, m *Manifest) (*logView, error) {
+// openLayout is a logView of sp's maps alone, for locate (no file).
+func openLayout(dir string, sp Reclaimed, m *Manifest) (*logView, error) {
 	v := &logView{base: sp.Base, head: sp.Head}
 	var err error
 	if v.maps, v.firsts, err = openMaps(dir, sp.Maps, m); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// openLogView opens the file dir/sp.name(def).
+func openLogView(dir, def string, sp Reclaimed, m *Manifest) (*logView, error) {
+	v, err := openLayout(dir, sp, m)
+	if err != nil {
 		return nil, err
 	}
 	f, err := os.Open(filepath.Join(dir, sp.name(def)))
@@ -154,6 +187,15 @@ func (v *logView) close() {
 	closeTables(v.maps)
 }
 
+// mapEntry reads map entry i of table t: a logical and a physical offset.
+func mapEntry(t *table, i int) (lo, ph int64, err error) {
+	r, err := t.rec(i)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int64(binary.LittleEndian.Uint64(r)), int64(binary.LittleEndian.Uint64(r[8:])), nil
+}
+
 // phys maps a logical offset to the file's.
 func (v *logView) phys(off int64) (int64, error) {
 	if off >= v.base || len(v.maps) == 0 {
@@ -168,11 +210,39 @@ func (v *logView) phys(off int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	r, err := t.rec(i - 1) // i > 0: the table's first key is at most off
-	if err != nil {
-		return 0, err
+	lo, ph, err := mapEntry(t, i-1) // i > 0: the table's first key is at most off
+	return ph + off - lo, err
+}
+
+// locate maps the logical offset of a record to the file's, and reports
+// whether the record is in the file: false for one a reclaim dropped (in
+// no run of the maps). Each map entry starts a run of records that ends
+// where the next entry's (or, for the last, the reclaimed part) does.
+func (v *logView) locate(off int64) (int64, bool, error) {
+	if off >= v.base {
+		return off - v.base + v.head, true, nil
 	}
-	return int64(binary.LittleEndian.Uint64(r[8:])) + off - int64(binary.LittleEndian.Uint64(r)), nil
+	j := sort.Search(len(v.firsts), func(i int) bool { return v.firsts[i] > uint64(off) }) - 1
+	if j < 0 {
+		return 0, false, nil
+	}
+	t := v.maps[j]
+	i, err := t.search(uint64(off) + 1)
+	if err != nil {
+		return 0, false, err
+	}
+	lo, ph, err := mapEntry(t, i-1)
+	if err != nil {
+		return 0, false, err
+	}
+	end := v.head
+	switch {
+	case i < t.count:
+		_, end, err = mapEntry(t, i)
+	case j+1 < len(v.maps):
+		_, end, err = mapEntry(v.maps[j+1], 0)
+	}
+	return ph + off - lo, off-lo < end-ph, err
 }
 
 // ReadAt reads at a logical offset (within one record).
@@ -184,49 +254,113 @@ func (v *logView) ReadAt(b []byte, off int64) (int, error) {
 	return v.f.ReadAt(b, p)
 }
 
-// reclaimDue picks the file a commit reclaims a step of: the one whose
-// copy is under way, else the one past the fraction with more dead
-// records, else "".
-func reclaimDue(m *Manifest) string {
-	switch {
-	case m.RepoSpace.Copy != nil:
-		return repoName
-	case m.TextSpace.Copy != nil:
-		return textName
-	}
-	due := func(sp Reclaimed, size int64, live uint32) float64 {
-		if size < reclaimMin || sp.Records <= int64(live) {
-			return 0
-		}
-		f := float64(sp.Records-int64(live)) / float64(sp.Records)
-		if f < reclaimFraction {
-			return 0
-		}
-		return f
-	}
-	r, t := due(m.RepoSpace, m.Repository, m.Fetched), due(m.TextSpace, m.Text, m.Fetched)
-	switch {
-	case r == 0 && t == 0:
-		return ""
-	case r >= t:
-		return repoName
-	default:
-		return textName
+// spaceRef is one of a manifest's reclaimed files: its name, its layout,
+// its logical length and CRC-32C.
+type spaceRef struct {
+	kind string
+	sp   *Reclaimed
+	size *int64
+	crc  *uint32
+}
+
+// spaces lists the files reclaim gives space back from, in the order it
+// prefers them on a tie.
+func (m *Manifest) spaces() []spaceRef {
+	return []spaceRef{
+		{repoName, &m.RepoSpace, &m.Repository, &m.RepositoryCRC},
+		{textName, &m.TextSpace, &m.Text, &m.TextCRC},
+		{docInfoName, &m.InfoSpace, &m.DocInfo, &m.DocInfoCRC},
+		{anchorsName, &m.AnchorSpace, &m.Anchors, &m.AnchorsCRC},
 	}
 }
 
-// reclaim copies one step of the file kind (repoName or textName) of the
-// manifest m being committed: its next live records, reclaimStep bytes of
-// them (or twice what the batch appended to the file, if more), those of the live documents of m's segments
-// (written, not yet synced) and, for the text, their docinfo records'
-// references. It returns the files it wrote (not synced); the caller syncs
-// them, and the copy file. When the step reaches the file's end, m names
-// the new file.
-func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written []string, err error) {
-	sp, logical, before := &m.RepoSpace, b.repo.off, b.m.Repository
-	if kind == textName {
-		sp, logical, before = &m.TextSpace, b.text.off, b.m.Text
+// space returns the reclaimed file kind of m.
+func (m *Manifest) space(kind string) spaceRef {
+	for _, s := range m.spaces() {
+		if s.kind == kind {
+			return s
+		}
 	}
+	panic("barrel: no reclaimed file " + kind)
+}
+
+// liveRecords is the number of live records of the file kind: a
+// repository and a text record per fetched page, a docinfo record per
+// docID, and the live anchors the manifest counts.
+func (m *Manifest) liveRecords(kind string) int64 {
+	switch kind {
+	case repoName, textName:
+		return int64(m.Fetched)
+	case docInfoName:
+		return int64(m.Docs)
+	}
+	return m.LiveAnchors
+}
+
+// file is the builder's append-only file kind.
+func (b *Builder) file(kind string) *appendFile {
+	switch kind {
+	case repoName:
+		return b.repo
+	case textName:
+		return b.text
+	case docInfoName:
+		return b.info
+	}
+	return b.anchorsF
+}
+
+// reclaimDue picks the file a commit reclaims a step of: the one whose
+// copy is under way, else, of those past the fraction, the one reclaimed
+// longest ago (never first; the larger share of dead records on a tie),
+// so that a file whose share grows slowly is not passed over by those
+// that pass the fraction again soon after their reclaim; else "".
+func reclaimDue(m *Manifest) string {
+	for _, s := range m.spaces() {
+		if s.sp.Copy != nil {
+			return s.kind
+		}
+	}
+	kind, since, most := "", 0, 0.0
+	for _, s := range m.spaces() {
+		live := m.liveRecords(s.kind)
+		if *s.size < reclaimMin || s.sp.Records <= live {
+			continue
+		}
+		f := float64(s.sp.Records-live) / float64(s.sp.Records)
+		if f < reclaimFraction {
+			continue
+		}
+		g := s.sp.since(s.kind)
+		if kind == "" || g < since || g == since && f > most {
+			kind, since, most = s.kind, g, f
+		}
+	}
+	return kind
+}
+
+// since is the generation whose commit started the copy that made the
+// file, -1 for a file never reclaimed.
+func (sp Reclaimed) since(kind string) int {
+	g, err := strconv.Atoi(strings.TrimPrefix(sp.File, kind+"."))
+	if err != nil {
+		return -1
+	}
+	return g
+}
+
+// errStepFull stops a reclaim step's records.
+var errStepFull = errors.New("step full")
+
+// reclaim copies one step of the file kind of the manifest m being
+// committed: its next live records, reclaimStep bytes of them (or twice
+// what the batch appended to the file, if more), as the live document
+// entries of m's segments (written, not yet synced) find them. It returns
+// the files it wrote (not synced); the caller syncs them, and the copy
+// file. When the step reaches the file's end, m names the new file.
+func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written []string, err error) {
+	s := m.space(kind)
+	sp, logical, before := s.sp, b.file(kind).off, *b.m.space(kind).size
 	// A step copies at least twice what the batch appended, so that the
 	// copy gains on the file's end.
 	step := max(reclaimStep, 2*(logical-before))
@@ -235,51 +369,15 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 	}
 	c := *sp.Copy
 	c.Maps = slices.Clone(c.Maps)
-	from := c.Done
-	inStep := func(off int64) bool { return off >= from }
-	var live []int64
-	for _, si := range m.Segments {
-		s, err := openSegment(b.dir, si, m)
-		if err != nil {
-			return nil, err
-		}
-		err = s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
-			if s.del.has(d) {
-				return nil
-			}
-			switch {
-			case kind == repoName && e.Status == StatusFetched && e.RepoOff != NoOffset:
-				if inStep(int64(e.RepoOff)) {
-					live = append(live, int64(e.RepoOff))
-				}
-			case kind == textName:
-				live = append(live, int64(e.InfoOff))
-			}
-			return nil
-		})
-		s.close()
-		if err != nil {
-			return nil, err
-		}
-	}
-	slices.Sort(live)
-	live = slices.Compact(live)
-	if kind == textName {
-		// The text records the live docinfo records point at, read in
-		// one pass over docinfo.
-		refs, err := textRefs(filepath.Join(b.dir, docInfoName), live, b.info.off, m.TextFrom)
-		if err != nil {
-			return nil, err
-		}
-		live = slices.DeleteFunc(refs, func(off int64) bool { return !inStep(off) })
-		slices.Sort(live)
-		live = slices.Compact(live)
-	}
 	old, err := openLogView(b.dir, kind, *sp, b.m)
 	if err != nil {
 		return nil, err
 	}
 	defer old.close()
+	records, err := b.liveSource(m, kind, old, c.Done, logical)
+	if err != nil {
+		return nil, err
+	}
 	g, err := openAppend(filepath.Join(b.dir, c.File), c.Size, c.CRC)
 	if err != nil {
 		return nil, err
@@ -287,38 +385,37 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 	defer g.close()
 	var tw *tableWriter
 	var mg *genWriter
-	if len(live) > 0 {
-		id := newID()
-		if mg, err = createGen(filepath.Join(b.dir, runName(mapKind, id))); err != nil {
-			return nil, err
-		}
-		written = append(written, runName(mapKind, id))
-		c.Maps = append(c.Maps, id)
-		tw = newTableWriter(mg, 16)
-	}
-	var rec, buf []byte
-	to, start := logical, g.off
-	for i, off := range live {
+	var ent []byte
+	to, start, end := logical, g.off, int64(-1)
+	err = records(func(off int64, rec []byte) error {
 		if g.off-start >= step {
 			to = off
-			live = live[:i]
-			break
+			return errStepFull
 		}
-		if kind == repoName {
-			r, err := readRepoAt(old, off, logical)
-			if err != nil {
-				mg.finish()
-				return written, err
+		if tw == nil {
+			id := newID()
+			if mg, err = createGen(filepath.Join(b.dir, runName(mapKind, id))); err != nil {
+				return err
 			}
-			buf = appendRepoRecord(buf[:0], r.Doc, r.URL, r.Page)
-		} else if buf, err = readRecordAt(old, off, logical, buf[:0]); err != nil {
-			mg.finish()
-			return written, err
+			written = append(written, runName(mapKind, id))
+			c.Maps = append(c.Maps, id)
+			tw = newTableWriter(mg, 16)
 		}
-		rec = binary.LittleEndian.AppendUint64(rec[:0], uint64(off))
-		rec = binary.LittleEndian.AppendUint64(rec, uint64(g.off))
-		tw.add(rec)
-		g.Write(buf)
+		if off != end { // a new run
+			ent = binary.LittleEndian.AppendUint64(ent[:0], uint64(off))
+			ent = binary.LittleEndian.AppendUint64(ent, uint64(g.off))
+			tw.add(ent)
+		}
+		end = off + int64(len(rec))
+		c.Records++
+		_, err := g.Write(rec)
+		return err
+	})
+	if err != nil && err != errStepFull {
+		if mg != nil {
+			mg.finish()
+		}
+		return written, err
 	}
 	if tw != nil {
 		sum, err := tw.finish()
@@ -330,7 +427,7 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 	if err := g.sync(); err != nil {
 		return written, err
 	}
-	c.Size, c.CRC, c.Done, c.Records = g.off, g.crc, to, c.Records+int64(len(live))
+	c.Size, c.CRC, c.Done = g.off, g.crc, to
 	if to < logical {
 		sp.Copy = &c
 		return written, nil
@@ -340,47 +437,190 @@ func (b *Builder) reclaim(m *Manifest, kind string, newID func() int) (written [
 		delete(m.Files, runName(mapKind, id))
 	}
 	*sp = Reclaimed{File: c.File, Base: logical, Head: c.Size, Maps: c.Maps, Records: c.Records}
-	if kind == repoName {
-		m.RepositoryCRC = c.CRC
-	} else {
-		m.TextCRC = c.CRC
-	}
+	*s.crc = c.CRC
 	return written, nil
 }
 
-// textRefs returns the text offsets of the docinfo records at offs
-// (sorted) of the file at path, of committed length limit, reading it
-// once, in order.
-func textRefs(path string, offs []int64, limit, textFrom int64) ([]int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// recordSource calls fn with the logical offset and bytes of records in
+// order, until fn returns an error.
+type recordSource func(fn func(off int64, rec []byte) error) error
+
+// liveSource returns the live records of the file kind, read through old,
+// from logical offset from to limit, as the live document entries of m
+// find them.
+func (b *Builder) liveSource(m *Manifest, kind string, old *logView, from, limit int64) (recordSource, error) {
+	var live []int64 // offsets of live records (repository, docinfo)
+	var cur []uint64 // anchors: each document's current repository offset
+	if kind == anchorsName {
+		cur = make([]uint64, m.Docs)
+		for i := range cur {
+			cur[i] = NoOffset
+		}
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(io.LimitReader(f, limit), 1<<20)
+	for _, si := range m.Segments {
+		s, err := openSegment(b.dir, si, m)
+		if err != nil {
+			return nil, err
+		}
+		err = s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
+			if s.del.has(d) {
+				return nil
+			}
+			fetched := e.Status == StatusFetched && e.RepoOff != NoOffset
+			switch {
+			case kind == repoName && fetched:
+				live = append(live, int64(e.RepoOff))
+			case kind == textName || kind == docInfoName:
+				live = append(live, int64(e.InfoOff))
+			case kind == anchorsName && fetched && d < m.Docs:
+				cur[d] = e.RepoOff
+			}
+			return nil
+		})
+		s.close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if kind == anchorsName {
+		return func(fn func(off int64, rec []byte) error) error {
+			return eachLaid(old, anchorsName, from, limit, anchorHeader, func(h []byte) int64 {
+				return anchorHeader + int64(binary.LittleEndian.Uint16(h[16:]))
+			}, func(off int64, rec []byte) error {
+				src := binary.LittleEndian.Uint32(rec)
+				if int(src) < len(cur) && cur[src] == binary.LittleEndian.Uint64(rec[8:]) {
+					return fn(off, rec)
+				}
+				return nil
+			})
+		}, nil
+	}
+	slices.Sort(live)
+	live = slices.Compact(live)
+	if kind == textName {
+		// The text records the live docinfo records point at, read in
+		// one pass over docinfo.
+		info, err := openLogView(b.dir, docInfoName, b.m.InfoSpace, b.m)
+		if err != nil {
+			return nil, err
+		}
+		refs, err := textRefs(info, live, b.info.off, b.m.InfoSpace.physical(b.info.off), m.TextFrom)
+		info.close()
+		if err != nil {
+			return nil, err
+		}
+		live = refs
+	}
+	live = live[sort.Search(len(live), func(i int) bool { return live[i] >= from }):]
+	return func(fn func(off int64, rec []byte) error) error {
+		var buf []byte
+		for _, off := range live {
+			if kind == repoName {
+				r, err := readRepoAt(old, off, limit)
+				if err != nil {
+					return err
+				}
+				buf = appendRepoRecord(buf[:0], r.Doc, r.URL, r.Page)
+			} else {
+				var err error
+				if buf, err = readRecordAt(old, kind, off, limit, buf[:0]); err != nil {
+					return err
+				}
+			}
+			if err := fn(off, buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+// eachLaid calls fn with the logical offset and bytes of each record of
+// the file name laid out as v says, from logical offset from (a record's,
+// or one a reclaim dropped) to limit, in order, reading the file once;
+// size gives a record's length from its first hdr bytes.
+func eachLaid(v *logView, name string, from, limit int64, hdr int, size func([]byte) int64, fn func(off int64, rec []byte) error) error {
+	// The file's runs: logical start, place in the file, length.
+	var runs [][3]int64
+	for _, t := range v.maps {
+		for i := range t.count {
+			lo, ph, err := mapEntry(t, i)
+			if err != nil {
+				return err
+			}
+			if n := len(runs); n > 0 {
+				runs[n-1][2] = ph - runs[n-1][1]
+			}
+			runs = append(runs, [3]int64{lo, ph, 0})
+		}
+	}
+	if n := len(runs); n > 0 {
+		runs[n-1][2] = v.head - runs[n-1][1]
+	}
+	runs = append(runs, [3]int64{v.base, v.head, limit - v.base})
+	r := bufio.NewReaderSize(nil, 1<<20)
+	rec := make([]byte, 0, 1024)
+	for _, run := range runs {
+		lo, ph, n := run[0], run[1], run[2]
+		if lo+n <= from {
+			continue
+		}
+		skip := max(0, from-lo)
+		r.Reset(io.NewSectionReader(v.f, ph+skip, n-skip))
+		for off := lo + skip; off < lo+n; {
+			rec = rec[:hdr]
+			if _, err := io.ReadFull(r, rec); err != nil {
+				return corrupt("%s: truncated record at %d", name, off)
+			}
+			k := size(rec)
+			if k < int64(hdr) || off+k > lo+n {
+				return corrupt("%s: record at %d runs past the end", name, off)
+			}
+			rec = slices.Grow(rec, int(k)-hdr)[:k]
+			if _, err := io.ReadFull(r, rec[hdr:]); err != nil {
+				return corrupt("%s: truncated record at %d", name, off)
+			}
+			if err := fn(off, rec); err != nil {
+				return err
+			}
+			off += k
+		}
+	}
+	return nil
+}
+
+// textRefs returns the text offsets of the docinfo records at offs
+// (logical, sorted) of docinfo as info lays it out, of logical length
+// limit and length on disk size, reading the file once, in order.
+func textRefs(info *logView, offs []int64, limit, size, textFrom int64) ([]int64, error) {
+	r := bufio.NewReaderSize(io.NewSectionReader(info.f, 0, size), 1<<20)
 	var refs []int64
 	var h [8]byte
 	var body []byte
 	pos := int64(0)
 	for _, off := range offs {
-		if off < pos || off+8 > limit {
+		p, err := info.phys(off)
+		if err != nil {
+			return nil, err
+		}
+		if off+8 > limit || p < pos || p+8 > size {
 			return nil, corrupt("docinfo: offset %d out of range", off)
 		}
-		if _, err := r.Discard(int(off - pos)); err != nil {
+		if _, err := r.Discard(int(p - pos)); err != nil {
 			return nil, corrupt("docinfo at %d: %v", off, err)
 		}
 		if _, err := io.ReadFull(r, h[:]); err != nil {
 			return nil, corrupt("docinfo at %d: %v", off, err)
 		}
 		n := int64(binary.LittleEndian.Uint32(h[:]))
-		if off+8+n > limit {
+		if off+8+n > limit || p+8+n > size {
 			return nil, corrupt("docinfo at %d runs past the end", off)
 		}
 		body = slices.Grow(body[:0], int(n))[:n]
 		if _, err := io.ReadFull(r, body); err != nil {
 			return nil, corrupt("docinfo at %d: %v", off, err)
 		}
-		pos = off + 8 + n
+		pos = p + 8 + n
 		di, err := parseDocInfo(h[:], body, off, textFrom)
 		if err != nil {
 			return nil, err
@@ -393,27 +633,27 @@ func textRefs(path string, offs []int64, limit, textFrom int64) ([]int64, error)
 	return slices.Compact(refs), nil
 }
 
-// readRecordAt appends to buf the text record (length, CRC-32C, body) at
-// logical offset off, checked.
-func readRecordAt(f io.ReaderAt, off, limit int64, buf []byte) ([]byte, error) {
+// readRecordAt appends to buf the record (length, CRC-32C, body: a text
+// or docinfo record) of the file name at logical offset off, checked.
+func readRecordAt(f io.ReaderAt, name string, off, limit int64, buf []byte) ([]byte, error) {
 	var h [8]byte
 	if off < 0 || off+8 > limit {
-		return buf, corrupt("%s: offset %d out of range", textName, off)
+		return buf, corrupt("%s: offset %d out of range", name, off)
 	}
 	if _, err := f.ReadAt(h[:], off); err != nil {
-		return buf, corrupt("%s at %d: %v", textName, off, err)
+		return buf, corrupt("%s at %d: %v", name, off, err)
 	}
 	n := int64(binary.LittleEndian.Uint32(h[:]))
 	if n > maxTextRecord || off+8+n > limit {
-		return buf, corrupt("%s at %d runs past the end", textName, off)
+		return buf, corrupt("%s at %d runs past the end", name, off)
 	}
 	start := len(buf)
 	buf = append(buf, make([]byte, 8+n)...)
 	if _, err := f.ReadAt(buf[start:], off); err != nil {
-		return buf, corrupt("%s at %d: %v", textName, off, err)
+		return buf, corrupt("%s at %d: %v", name, off, err)
 	}
 	if crc(buf[start+8:]) != binary.LittleEndian.Uint32(h[4:]) {
-		return buf, corrupt("%s at %d: checksum mismatch", textName, off)
+		return buf, corrupt("%s at %d: checksum mismatch", name, off)
 	}
 	return buf, nil
 }
@@ -428,14 +668,11 @@ func removeStale(dir string, m *Manifest) {
 	}
 	for _, e := range ents {
 		name := e.Name()
-		for _, sp := range []struct {
-			kind string
-			sp   Reclaimed
-		}{{repoName, m.RepoSpace}, {textName, m.TextSpace}} {
-			if name == sp.sp.name(sp.kind) || sp.sp.Copy != nil && name == sp.sp.Copy.File {
+		for _, s := range m.spaces() {
+			if name == s.sp.name(s.kind) || s.sp.Copy != nil && name == s.sp.Copy.File {
 				continue
 			}
-			rest, ok := strings.CutPrefix(name, sp.kind)
+			rest, ok := strings.CutPrefix(name, s.kind)
 			if !ok || rest != "" && (rest[0] != '.' || !allDigits(rest[1:])) {
 				continue
 			}

@@ -81,6 +81,13 @@ type Manifest struct {
 	// offsets the document entries, anchors and docinfo records hold.
 	RepoSpace Reclaimed `json:"repository_space"`
 	TextSpace Reclaimed `json:"text_space"`
+	// InfoSpace and AnchorSpace do the same for docinfo and the anchors
+	// file (format 8 on), DocInfo and Anchors staying their logical
+	// lengths; LiveAnchors counts the anchor records live (in the current
+	// version of their page), which AnchorSpace.Records less it are dead.
+	InfoSpace   Reclaimed `json:"docinfo_space"`
+	AnchorSpace Reclaimed `json:"anchors_space"`
+	LiveAnchors int64     `json:"live_anchors"`
 	// LexCounts is the number of words per barrel; LexRuns and DFRuns
 	// the runs of the lexicon and of the document frequencies.
 	LexCounts  [64]uint32 `json:"lexicon_counts"`
@@ -121,7 +128,12 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 7: the repository and the text give the space of
+	// formatNumber 8: docinfo and the anchors file give the space of
+	// their dead records back as well (Manifest.InfoSpace, AnchorSpace,
+	// LiveAnchors). A format 7 index has neither field (its docinfo and
+	// anchors offsets are the files' own), opens as it is and becomes
+	// format 8 at its next commit, which counts its anchors, live and
+	// dead, once. Format 7: the repository and the text give the space of
 	// their dead records back (reclaim.go): Manifest.RepoSpace and
 	// TextSpace map their logical offsets to the file on disk; and pages
 	// carry definition hits (hit.Def, the terms a page defines). A format
@@ -139,11 +151,12 @@ const (
 	// format at their next commit, keeping zlib. Formats 1 (one set of
 	// barrels rewritten per batch) and 2 (segments without live document
 	// frequencies) are read only by rebuild.
-	formatNumber    = 7
-	formatNoReclaim = 6 // nor definition hits
-	formatNoAnchors = 5
-	formatZlib      = 4
-	formatNoText    = 3
+	formatNumber        = 8
+	formatNoInfoReclaim = 7
+	formatNoReclaim     = 6 // nor definition hits
+	formatNoAnchors     = 5
+	formatZlib          = 4
+	formatNoText        = 3
 )
 
 // appendFile names an append-only file on disk and its committed length.
@@ -155,23 +168,23 @@ type appendFileSum struct {
 
 // appendFiles lists the index's append-only files as they lie on disk.
 func (m *Manifest) appendFiles() []appendFileSum {
-	fs := []appendFileSum{
-		{m.RepoSpace.name(repoName), m.RepoSpace.physical(m.Repository), m.RepositoryCRC},
-		{docInfoName, m.DocInfo, m.DocInfoCRC}, {anchorsName, m.Anchors, m.AnchorsCRC}, {wordsName, m.Words, m.WordsCRC},
-		{m.TextSpace.name(textName), m.TextSpace.physical(m.Text), m.TextCRC},
-	}
-	for _, sp := range []Reclaimed{m.RepoSpace, m.TextSpace} {
-		if c := sp.Copy; c != nil {
+	fs := []appendFileSum{{wordsName, m.Words, m.WordsCRC}}
+	for _, s := range m.spaces() {
+		fs = append(fs, appendFileSum{s.sp.name(s.kind), s.sp.physical(*s.size), *s.crc})
+		if c := s.sp.Copy; c != nil {
 			fs = append(fs, appendFileSum{c.File, c.Size, c.CRC})
 		}
 	}
 	return fs
 }
 
-// RepositoryBytes and TextBytes are the repository's and the text's bytes
-// on disk (Repository and Text are their logical lengths).
+// RepositoryBytes, TextBytes, DocInfoBytes and AnchorsBytes are the
+// repository's, the text's, docinfo's and the anchors file's bytes on
+// disk (Repository, Text, DocInfo and Anchors are their logical lengths).
 func (m *Manifest) RepositoryBytes() int64 { return m.RepoSpace.physical(m.Repository) }
 func (m *Manifest) TextBytes() int64       { return m.TextSpace.physical(m.Text) }
+func (m *Manifest) DocInfoBytes() int64    { return m.InfoSpace.physical(m.DocInfo) }
+func (m *Manifest) AnchorsBytes() int64    { return m.AnchorSpace.physical(m.Anchors) }
 
 // Format is the index format this barrel writes (MANIFEST "format").
 const Format = formatNumber
@@ -203,7 +216,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {
@@ -362,6 +375,8 @@ type appendFile struct {
 	w   *bufio.Writer
 	off int64  // logical length (Reclaimed)
 	crc uint32 // CRC-32C of the whole file, kept as it grows
+	// records written since opened (each Write is one record)
+	written int64
 }
 
 func openAppend(path string, committed int64, committedCRC uint32) (*appendFile, error) {
@@ -401,6 +416,7 @@ func openAppendAt(path string, sp Reclaimed, logical int64, committedCRC uint32)
 func (a *appendFile) Write(b []byte) (int, error) {
 	n, err := a.w.Write(b)
 	a.off += int64(n)
+	a.written++
 	a.crc = crc32.Update(a.crc, castagnoli, b[:n])
 	return n, err
 }

@@ -132,7 +132,7 @@ type pageText struct {
 
 // readTextAt reads the text record at off.
 func readTextAt(f io.ReaderAt, off, limit int64) (*pageText, error) {
-	rec, err := readRecordAt(f, off, limit, nil)
+	rec, err := readRecordAt(f, textName, off, limit, nil)
 	if err != nil {
 		return nil, err
 	}

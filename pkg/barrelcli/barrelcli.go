@@ -898,7 +898,7 @@ func stats(c *cli.Context) error {
 	out := map[string]any{
 		"generation": m.Generation, "batches": m.Batches, "pages": m.Fetched, "doc_ids": m.Docs,
 		"words": idx.Words(), "postings": postings, "bytes": idx.Size(),
-		"repository_codec": m.RepoCodec, "repository_bytes": m.RepositoryBytes(), "docinfo_bytes": m.DocInfo, "anchors_bytes": m.Anchors, "text_bytes": m.TextBytes(),
+		"repository_codec": m.RepoCodec, "repository_bytes": m.RepositoryBytes(), "docinfo_bytes": m.DocInfoBytes(), "anchors_bytes": m.AnchorsBytes(), "text_bytes": m.TextBytes(),
 		"short_barrel_bytes": short, "full_barrel_bytes": full,
 		"lexicon_bytes": lexBytes, "docindex_bytes": docBytes,
 		"urls_bytes": urlBytes, "segment_count": len(m.Segments), "last_batch": m.LastBatch,
