@@ -405,13 +405,7 @@ func (ev *evaluator) evalFresh(mu float64) {
 			continue
 		}
 		if x := xs[j]; y > 0 && y < 1 && x > 0 && x < 0.5*math.MaxFloat64 {
-			e := math.Exp(-x)
-			var g float64
-			if x < 0.01 {
-				g = freshUnit(x)
-			} else {
-				g = 1 - (1+x)*e
-			}
+			g, e := freshAt(x)
 			if !(g > 2*y || g < y/2 || 1-g > 2*(1-y) || 1-g < (1-y)/2) {
 				f := g - y
 				d1 := x * e

@@ -160,16 +160,20 @@ func freshInverseD(y, x, acc float64) (float64, float64) {
 	return freshHalley(y, x, acc, hinted, 0)
 }
 
+// freshAt returns g(x) = 1 - (1+x)e^-x and e^-x; below 0.01, g by its
+// series (freshUnit), where 1 - (1+x)e^-x loses its digits.
+func freshAt(x float64) (g, e float64) {
+	e = math.Exp(-x)
+	if x < 0.01 {
+		return freshUnit(x), e
+	}
+	return 1 - (1+x)*e, e
+}
+
 // freshHalley is freshInverseD's iteration from step i on.
 func freshHalley(y, x, acc float64, hinted bool, i int) (float64, float64) {
 	for ; i < 50; i++ {
-		e := math.Exp(-x)
-		var g float64
-		if x < 0.01 {
-			g = freshUnit(x)
-		} else {
-			g = 1 - (1+x)*e
-		}
+		g, e := freshAt(x)
 		if hinted && i == 0 && (g > 2*y || g < y/2 || 1-g > 2*(1-y) || 1-g < (1-y)/2) {
 			// A warm start far from the root would crawl along the flat
 			// tail of g; start afresh.
