@@ -36,21 +36,30 @@ import (
 // near-duplicate web pages.
 const DefaultThreshold = 3
 
-// skipped are elements whose text is never main text.
-var skipped = map[atom.Atom]bool{
-	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Svg: true,
-	atom.Nav: true, atom.Header: true, atom.Footer: true, atom.Aside: true, atom.Form: true,
-	atom.Select: true, atom.Option: true, atom.Button: true, atom.Iframe: true, atom.Object: true,
-	atom.Textarea: true, atom.Head: true, atom.Time: true, atom.Menu: true,
+// skipped are elements whose text is never main text. (A switch, not a
+// map: it is asked for every tag of every page fetched.)
+func skipped(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg,
+		atom.Nav, atom.Header, atom.Footer, atom.Aside, atom.Form,
+		atom.Select, atom.Option, atom.Button, atom.Iframe, atom.Object,
+		atom.Textarea, atom.Head, atom.Time, atom.Menu:
+		return true
+	}
+	return false
 }
 
 // blocks end a text block.
-var blocks = map[atom.Atom]bool{
-	atom.P: true, atom.Div: true, atom.Li: true, atom.Td: true, atom.Th: true, atom.Tr: true,
-	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
-	atom.Article: true, atom.Section: true, atom.Main: true, atom.Blockquote: true, atom.Pre: true,
-	atom.Ul: true, atom.Ol: true, atom.Dl: true, atom.Dd: true, atom.Dt: true, atom.Table: true,
-	atom.Br: true, atom.Hr: true, atom.Body: true, atom.Figcaption: true, atom.Address: true,
+func blocks(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Div, atom.Li, atom.Td, atom.Th, atom.Tr,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
+		atom.Article, atom.Section, atom.Main, atom.Blockquote, atom.Pre,
+		atom.Ul, atom.Ol, atom.Dl, atom.Dd, atom.Dt, atom.Table,
+		atom.Br, atom.Hr, atom.Body, atom.Figcaption, atom.Address:
+		return true
+	}
+	return false
 }
 
 // maxLinkDensity is the share of a block's text inside links above which
@@ -93,7 +102,7 @@ func MainText(page []byte) string {
 		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
 			name, _ := z.TagName()
 			a := atom.Lookup(name)
-			if blocks[a] {
+			if blocks(a) {
 				flush()
 			}
 			if tt == html.SelfClosingTagToken {
@@ -104,7 +113,7 @@ func MainText(page []byte) string {
 				delta = -1
 			}
 			switch {
-			case skipped[a]:
+			case skipped(a):
 				skip = max(0, skip+delta)
 			case a == atom.A:
 				inLink = max(0, inLink+delta)
@@ -341,7 +350,7 @@ func (s *Signer) Tag(name []byte, end, selfClosing bool) {
 		return
 	}
 	a := atom.Lookup(name)
-	if blocks[a] {
+	if blocks(a) {
 		s.flush()
 	}
 	if selfClosing {
@@ -352,7 +361,7 @@ func (s *Signer) Tag(name []byte, end, selfClosing bool) {
 		delta = -1
 	}
 	switch {
-	case skipped[a]:
+	case skipped(a):
 		s.skip = max(0, s.skip+delta)
 	case a == atom.A:
 		s.inLink = max(0, s.inLink+delta)

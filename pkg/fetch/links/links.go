@@ -91,8 +91,13 @@ type Options struct {
 // up to their end tag (x/net/html's list, without noscript: a crawler runs
 // no scripts, so it parses noscript content as markup, as the Standard
 // does with scripting disabled).
-var rawText = map[string]bool{"iframe": true, "noembed": true, "noframes": true,
-	"plaintext": true, "script": true, "style": true, "textarea": true, "title": true, "xmp": true}
+func rawText(name string) bool {
+	switch name {
+	case "iframe", "noembed", "noframes", "plaintext", "script", "style", "textarea", "title", "xmp":
+		return true
+	}
+	return false
+}
 
 // A found is a URL-bearing tag in document order, resolved after the scan
 // because the first <base href> applies to links before it too.
@@ -157,7 +162,7 @@ func newExtractor(pageURL string, opt Options) (*extractor, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return &extractor{opt: opt, page: page, seen: map[string]struct{}{}, refs: map[string]struct{}{}, robots: directives.For(opt.Agent)}, true
+	return &extractor{opt: opt, page: page, refs: make(map[string]struct{}, 64), robots: directives.For(opt.Agent)}, true
 }
 
 func (e *extractor) finish() Page {
@@ -287,7 +292,7 @@ func (e *extractor) scan(b []byte) {
 			e.mute = mute
 			text = mute
 		}
-		if rawText[name] {
+		if rawText(name) {
 			if name == "plaintext" {
 				e.sigText(b, i, len(b), true)
 				return
@@ -431,24 +436,15 @@ func (e *extractor) resolveAll() {
 	sameDoc := base == e.page
 	// Parsed once for the references the fast path leaves to the parser.
 	base = base.Prepared()
-	type ref struct {
-		abs string
-		u   *weburl.URL
-	}
-	resolved := map[string]ref{} // pages repeat their links
+	// The scan kept each link reference once, so each is resolved once
+	// (a canonical or refresh URL may repeat one: resolved again).
+	e.seen = make(map[string]struct{}, len(e.found))
 	for _, f := range e.found {
-		r, done := resolved[f.ref]
-		if !done {
-			r.u = resolve(base, httpBase, sameDoc, f.ref, e.opt.Encoding)
-			if r.u != nil {
-				r.abs = r.u.String()
-			}
-			resolved[f.ref] = r
-		}
-		abs := r.abs
-		if abs == "" {
+		u := resolve(base, httpBase, sameDoc, f.ref, e.opt.Encoding)
+		if u == nil {
 			continue
 		}
+		abs := u.String()
 		switch f.kind {
 		case 'c':
 			if e.p.Canonical == "" {
@@ -457,10 +453,10 @@ func (e *extractor) resolveAll() {
 		case 'r':
 			if e.p.Refresh == "" {
 				e.p.Refresh, e.p.RefreshDelay = abs, f.delay
-				e.link(abs, r.u, "")
+				e.link(abs, u, "")
 			}
 		default:
-			e.link(abs, r.u, f.rel)
+			e.link(abs, u, f.rel)
 		}
 	}
 }
