@@ -133,9 +133,12 @@ func TestPerHost(t *testing.T) {
 		t.Errorf("at most %d requests at once, want 3", m)
 	}
 	// With several connections the delay spaces the starts on our side; the
-	// server sees them up to the scheduling jitter apart.
-	if g := h.minGap(); g < 5*time.Millisecond {
-		t.Errorf("starts %v apart", g)
+	// server sees each start up to the scheduling jitter late, which on a
+	// loaded machine can take one gap to nothing: every third start is
+	// still two delays (less that jitter) after the first, where without
+	// the delay three start together.
+	if g := h.minSpan(2); g < cfg.Delay {
+		t.Errorf("three starts within %v", g)
 	}
 }
 

@@ -64,11 +64,15 @@ func (th *testHost) requested(path string) int {
 }
 
 // minGap returns the shortest gap between consecutive requests.
-func (th *testHost) minGap() time.Duration {
+func (th *testHost) minGap() time.Duration { return th.minSpan(1) }
+
+// minSpan returns the shortest time between a request and the k-th after
+// it: with concurrent requests one late arrival shortens one gap, not k.
+func (th *testHost) minSpan(k int) time.Duration {
 	hs := th.log()
 	best := time.Duration(1 << 62)
-	for i := 1; i < len(hs); i++ {
-		if d := hs[i].at.Sub(hs[i-1].at); d < best {
+	for i := k; i < len(hs); i++ {
+		if d := hs[i].at.Sub(hs[i-k].at); d < best {
 			best = d
 		}
 	}
