@@ -766,8 +766,8 @@ type parsedQuery struct {
 	// parts "return" and "value", which the index leaves out of a
 	// definition).
 	defNeed uint64
-	seq    []int
-	avgLen float64
+	seq     []int
+	avgLen  float64
 
 	neg     []bool  // lists read only by the filters: they neither drive nor score
 	capital []bool  // the query wrote the word with a capital letter
