@@ -540,3 +540,60 @@ Every value is an object.</p></body></html>`,
 		t.Errorf("class object with IDFPlus 0: first %s, want the page setting off class more (else the test shows nothing)", got)
 	}
 }
+
+// A one-word query of a word on nearly every page: a page whose title
+// is the word, and nothing else about it, does not outrank the page that
+// defines the word and has it in its headings. The title match and lead
+// are shares of the query's idf, so without Weights.TitleIDF the title
+// counts in full whatever the word's idf, and the title page comes
+// first; a word of high idf keeps the full title terms.
+func TestCommonWordTitle(t *testing.T) {
+	pages := map[string]string{
+		"http://c.test/title.html": `<html><head><title>Message digests and hashes</title></head><body>
+<p>Notes on the mail package.</p></body></html>`,
+		"http://c.test/api.html": `<html><head><title>Mail objects</title></head><body>
+<h2>Message</h2><h3>The message object</h3><p>A message is parsed into headers and a payload.</p><dl>
+<dt id="mail.message">message</dt><dd><p>The object a parser returns.</p></dd></dl></body></html>`,
+	}
+	for i := range 20 { // the word on nearly every page
+		pages[fmt.Sprintf("http://c.test/p%d.html", i)] = fmt.Sprintf(`<html><head><title>Page %d</title></head>
+<body><p>A message of page %d about zephyrs.</p></body></html>`, i, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	first := func(q string, w *Weights) string {
+		r, err := idx.Search(q, SearchOptions{N: 3, NoSnippets: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) == 0 {
+			t.Fatalf("%s: no results", q)
+		}
+		return r.Results[0].URL
+	}
+	if got := first("message", nil); got != "http://c.test/api.html" {
+		t.Errorf("message: first %s, want the page defining it", got)
+	}
+	off := DefaultWeights
+	off.TitleIDF = 0
+	if got := first("message", &off); got != "http://c.test/title.html" {
+		t.Errorf("message with TitleIDF 0: first %s, want the title page (else the test shows nothing)", got)
+	}
+	// A rare word: the title page still wins on its title.
+	pages["http://c.test/title.html"] = `<html><head><title>Zephyr</title></head><body>
+<p>Notes on the mail package.</p></body></html>`
+	pages["http://c.test/api.html"] = `<html><head><title>Mail objects</title></head><body>
+<h3>The zephyr object</h3><p>A zephyr is parsed into headers and a payload.</p><dl>
+<dt id="mail.zephyr">zephyr</dt><dd><p>The object a parser returns.</p></dd></dl></body></html>`
+	for i := range 20 {
+		pages[fmt.Sprintf("http://c.test/p%d.html", i)] = fmt.Sprintf(`<html><head><title>Page %d</title></head>
+<body><p>A message of page %d.</p></body></html>`, i, i)
+	}
+	dir = t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx = open(t, dir)
+	if got := first("zephyr", nil); got != "http://c.test/title.html" {
+		t.Errorf("zephyr: first %s, want the page titled with the rare word", got)
+	}
+}
