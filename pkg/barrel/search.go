@@ -53,13 +53,6 @@ type Weights struct {
 	// TitleLead weighs the query's words found at the start of the title,
 	// in order: what a person recalls of a title is its first words.
 	TitleLead float64
-	// TitleIDF is the idf the query's words in the title must weigh for
-	// the title match and the title's lead to count in full; below it
-	// they count in proportion (the two are shares of the query's idf,
-	// so without it a title holding the one common word of a one-word
-	// query would count as much as one holding a rare word). 0 turns it
-	// off.
-	TitleIDF float64
 	// Def weighs the definition feature: the idf of the query's words
 	// when the page defines every one of them (the leading text of a
 	// <dt>, as a glossary or an API reference sets off its entries; our
@@ -83,7 +76,6 @@ var DefaultWeights = Weights{
 	Rank:       0.25,
 	TitleMatch: 5,
 	TitleLead:  1,
-	TitleIDF:   1,
 	Def:        1.5,
 	IDFPlus:    0.3,
 }
@@ -1813,14 +1805,6 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	if inTitle > 0 && qw > 0 {
 		words := max(int(st.titleWords), inTitle)
 		tm = tw / qw * float64(inTitle) / float64(words)
-	}
-	if w.TitleIDF > 0 {
-		// A title sharing only common words with the query is weak
-		// evidence: below TitleIDF of the query's idf, the title terms
-		// shrink in proportion (they only shrink: the pruning bound
-		// holds).
-		tm *= min(1, tw/w.TitleIDF)
-		lead *= min(1, lead/w.TitleIDF)
 	}
 	if qw > 0 {
 		lead /= qw
