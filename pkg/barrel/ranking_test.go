@@ -204,6 +204,61 @@ and code that calls setraw should restore it. The constant below names the mode.
 	}
 }
 
+// A query of one identifier is defined by a page that defines the
+// identifier: the index keeps an identifier's whole in a definition and
+// leaves its parts out, so the query's parts ("return", "value" of
+// RETURN_VALUE) need no definition of their own. A word of the query
+// that is not such a part still does: the same page does not define
+// "RETURN_VALUE mode".
+func TestIdentifierDefinition(t *testing.T) {
+	pages := map[string]string{
+		"http://i.test/dis.html": `<html><head><title>Opcodes</title></head><body>
+<p>The opcodes of the interpreter.</p><dl>
+<dt id="opcode-RETURN_VALUE">RETURN_VALUE</dt><dd><p>Returns with the top of the stack to the caller.</p></dd>
+<dt id="opcode-POP_TOP">POP_TOP</dt><dd><p>Removes the top of the stack.</p></dd></dl></body></html>`,
+		"http://i.test/mock.html": `<html><head><title>Mock objects</title></head><body>
+<h4>Setting RETURN_VALUE</h4><p>Set RETURN_VALUE on a mock to choose what it returns; a mock's
+RETURN_VALUE is another mock unless set, and RETURN_VALUE mode is the default.</p></body></html>`,
+	}
+	for i := range 3 { // pages linking to the mentioning page only
+		pages[fmt.Sprintf("http://i.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See the <a href="mock.html">mock objects</a>.</p></body></html>`, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	search := func(q string, w *Weights) *Response {
+		r, err := idx.Search(q, SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) != 2 {
+			t.Fatalf("%s: %d results, want 2", q, len(r.Results))
+		}
+		return r
+	}
+	r := search("RETURN_VALUE", nil)
+	if r.Results[0].URL != "http://i.test/dis.html" {
+		t.Errorf("RETURN_VALUE: first %s, want the page defining it", r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		def := res.Explain.Features["definition"]
+		if defines := res.URL == "http://i.test/dis.html"; defines != (def > 0) {
+			t.Errorf("RETURN_VALUE: %s: definition feature %g", res.URL, def)
+		}
+	}
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search("RETURN_VALUE", &noDef); r.Results[0].URL != "http://i.test/mock.html" {
+		t.Errorf("RETURN_VALUE without the definition feature: first %s, want the mentioning page (else the test shows nothing)", r.Results[0].URL)
+	}
+	for _, res := range search("RETURN_VALUE mode", nil).Results {
+		if def := res.Explain.Features["definition"]; def != 0 {
+			t.Errorf("RETURN_VALUE mode: %s: definition feature %g, want 0 (no page defines mode)", res.URL, def)
+		}
+	}
+}
+
 // A page defines a query of several words only when one defined name
 // holds them all: a glossary that defines "iterator" and "object" in two
 // entries, side by side, is no answer to "iterator objects", and the page

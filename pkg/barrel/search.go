@@ -304,8 +304,12 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		return len(labels) - 1
 	}
 	counted := map[int]bool{}
+	notPart := map[int]bool{}
 	for _, t := range terms {
 		w := t.term
+		if !t.part {
+			notPart[label(w)] = true
+		}
 		if i := slices.Index(q.keys, w); i >= 0 {
 			if !t.whole {
 				q.seq = append(q.seq, i)
@@ -337,6 +341,11 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		}
 	}
 	q.of = len(counted)
+	for u := range counted {
+		if notPart[u] {
+			q.defNeed |= 1 << (u & 63)
+		}
+	}
 	q.fields = opt.Model.fields()
 	q.or = len(syn.or) > 0
 	for _, p := range phrases {
@@ -587,13 +596,19 @@ type queryTerm struct {
 	term        string
 	word        string // as the query wrote it
 	stop, whole bool
+	part        bool // a part of the identifier whole before it ("path" of "os.path")
 }
 
 // queryTerms analyses a query as the indexer analysed the pages.
 func queryTerms(an *analysis.Analyzer, query string) []queryTerm {
 	var out []queryTerm
+	wholeEnd := -1
 	an.Tokens([]byte(query), func(t analysis.Token) {
-		out = append(out, queryTerm{string(t.Term), query[t.Start:t.End], t.Stop, t.Whole})
+		part := !t.Whole && t.Start < wholeEnd
+		if t.Whole {
+			wholeEnd = t.End
+		}
+		out = append(out, queryTerm{string(t.Term), query[t.Start:t.End], t.Stop, t.Whole, part})
 	})
 	return out
 }
@@ -745,8 +760,14 @@ type parsedQuery struct {
 	count  []int  // occurrences in the query
 	driver []bool // a match needs one of these (stop words do not drive)
 	of     int    // the units coordination counts (words known or not, OR groups)
-	seq    []int
-	avgLen float64
+	// defNeed is the counted units a page must define for the definition
+	// feature: all but those that are only an identifier's parts (a page
+	// defining RETURN_VALUE defines the query "RETURN_VALUE", not its
+	// parts "return" and "value", which the index leaves out of a
+	// definition).
+	defNeed uint64
+	seq     []int
+	avgLen  float64
 
 	neg     []bool  // lists read only by the filters: they neither drive nor score
 	capital []bool  // the query wrote the word with a capital letter
@@ -1735,7 +1756,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			def += idf
 			if q.driver[i] {
 				defUnits |= 1 << (q.group[i] & 63)
-				if q.of > 1 {
+				if q.of > 1 && q.defNeed&(1<<(q.group[i]&63)) != 0 {
 					for j := 0; j+1 < len(l); j += 2 {
 						if typeByHigh[l[j]] == TypeDef && (!q.capital[i] || l[j]&0x80 != 0) && len(defAt) < cap(defAt) {
 							defAt = append(defAt, defPos{l[j+1], uint8(q.group[i] & 63)})
@@ -1788,11 +1809,11 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	if qw > 0 {
 		lead /= qw
 	}
-	if bits.OnesCount64(defUnits) < q.of {
+	if defUnits&q.defNeed != q.defNeed {
 		// The page defines the query only if it defines all of it: a page
 		// defining one word of another page's title is no answer to it.
 		def = 0
-	} else if q.of > 1 && !oneEntry(defAt, q) {
+	} else if bits.OnesCount64(q.defNeed) > 1 && !oneEntry(defAt, q) {
 		// Every word is defined, but not in one defined name: a glossary
 		// defining "iterator" and "object" apart is no answer to
 		// "iterator objects".
@@ -1886,7 +1907,7 @@ type defPos struct{ pos, unit uint8 }
 // hit holds (255) are all the same, and hold no name. at holds up to 64
 // hits; a page that defines the words more often than that may be missed.
 func oneEntry(at []defPos, q *parsedQuery) bool {
-	n := q.of
+	n := bits.OnesCount64(q.defNeed)
 	if n < 2 {
 		return true
 	}
