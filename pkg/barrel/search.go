@@ -394,7 +394,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	var matches int
 	var stopped, done bool
 	var err error
-	few := minDF <= opt.N && minDF < opt.MaxMatches
+	few := rareFirst && minDF <= opt.N && minDF < opt.MaxMatches
 	if drivers := countTrue(q.driver); intersectFirst && !few && !q.or && drivers > 1 && drivers == q.of {
 		top, matches, stopped, err = idx.scan(q, opt, true)
 		if err != nil {
@@ -574,6 +574,11 @@ func hasHitAt(l []byte, class, pos int) bool {
 // intersectFirst enables the walk of the pages holding every word first
 // (off only in the test that checks it changes nothing).
 var intersectFirst = true
+
+// rareFirst enables the union's walk without the intersection first when
+// a word is on no more pages than wanted (off only in the test that checks
+// it changes nothing).
+var rareFirst = true
 
 // pruning enables the skipping of matches whose score bound cannot enter
 // the candidates (off only in the tests that check it changes nothing).

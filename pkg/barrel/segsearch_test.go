@@ -36,7 +36,8 @@ func resultBits(t *testing.T, idx *Index, queries []string, opt SearchOptions, c
 // search answers to the bit as the exhaustive scan (every match scored,
 // no intersection first) on the same segments, as a second time (with
 // the document frequencies cached), and, match counts included, as the
-// same index merged into one segment without deletions. The queries
+// same index merged into one segment without deletions, and as the scan
+// that walks the intersection first even for a word on few pages. The queries
 // include words rarer than the results wanted, whose pages holding every
 // word are too few for the intersection to be walked first.
 func TestManySegmentsExact(t *testing.T) {
@@ -103,6 +104,12 @@ func TestManySegmentsExact(t *testing.T) {
 	want := map[string]string{}
 	for name, opt := range opts {
 		got := resultBits(t, idx, queries, opt, true)
+		rareFirst = false
+		walked := resultBits(t, idx, queries, opt, true)
+		rareFirst = true
+		if walked != got {
+			t.Errorf("%s: the intersection walked first:\n%s\nnot walked for a rare word:\n%s", name, walked, got)
+		}
 		if again := resultBits(t, idx, queries, opt, true); again != got {
 			t.Errorf("%s: a second time:\n%s\nfirst:\n%s", name, again, got)
 		}
