@@ -327,18 +327,31 @@ func (it *postingIter) seek(target uint32) bool {
 		}
 		it.sk = i // the next target is not before this one
 	}
-	for it.pos < len(it.data) && it.err == nil {
-		doc, n, size, err := hit.ReadInverted(it.data[it.pos:])
-		if err != nil || it.pos+size+2*n > len(it.data) || int64(doc) <= it.prev {
-			it.err = corrupt("inverted list: bad posting at byte %d", it.pos)
+	if it.err != nil {
+		return false
+	}
+	// The walk keeps its place in locals, and stops on the posting it
+	// wants without reading its header again.
+	data, pos, prev := it.data, it.pos, it.prev
+	for pos < len(data) {
+		doc, n, size, err := hit.ReadInverted(data[pos:])
+		end := pos + size + 2*n
+		if err != nil || end > len(data) || int64(doc) <= prev {
+			it.pos, it.prev = pos, prev
+			it.err = corrupt("inverted list: bad posting at byte %d", pos)
 			return false
 		}
 		if doc >= target {
-			return it.next()
+			it.raw = data[pos:end]
+			it.hits = data[pos+size : end]
+			it.doc, it.n, it.prev = doc, n, int64(doc)
+			it.pos = end
+			return true
 		}
-		it.prev = int64(doc)
-		it.pos += size + 2*n
+		prev = int64(doc)
+		pos = end
 	}
+	it.pos, it.prev = pos, prev
 	return false
 }
 

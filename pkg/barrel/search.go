@@ -376,10 +376,14 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	// Word weights: BM25's idf over the live documents, plus IDFPlus.
 	n := float64(max(1, idx.m.Fetched))
 	q.idf = make([]float64, len(q.ids))
+	minDF := math.MaxInt // the fewest live pages a driving word is on
 	for i, id := range q.ids {
 		df, err := idx.docFreq(id)
 		if err != nil {
 			return nil, err
+		}
+		if q.driver[i] {
+			minDF = min(minDF, df)
 		}
 		d := float64(min(max(1, df), int(n)))
 		q.idf[i] = math.Log(1+(n-d+0.5)/(d+0.5)) + opt.Weights.IDFPlus
@@ -392,12 +396,15 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	// results wanted of them exist, the results are among them, and walking only
 	// them (an intersection, with skips) gives the same answer as walking
 	// every page holding one of the words. With OR, a page holding one word
-	// of each group ranks with them: no shortcut.
+	// of each group ranks with them: no shortcut. No more pages hold every
+	// word than hold its rarest: when those are not more than wanted, the
+	// intersection would be walked in vain.
 	var top []scored
 	var matches int
 	var stopped, done bool
 	var err error
-	if drivers := countTrue(q.driver); intersectFirst && !q.or && drivers > 1 && drivers == q.of {
+	few := rareFirst && minDF <= opt.N && minDF < opt.MaxMatches
+	if drivers := countTrue(q.driver); intersectFirst && !few && !q.or && drivers > 1 && drivers == q.of {
 		top, matches, stopped, err = idx.scan(q, opt, true)
 		if err != nil {
 			return nil, err
@@ -577,6 +584,11 @@ func hasHitAt(l []byte, class, pos int) bool {
 // (off only in the test that checks it changes nothing).
 var intersectFirst = true
 
+// rareFirst enables the union's walk without the intersection first when
+// a word is on no more pages than wanted (off only in the test that checks
+// it changes nothing).
+var rareFirst = true
+
 // pruning enables the skipping of matches whose score bound cannot enter
 // the candidates (off only in the tests that check it changes nothing).
 var pruning = true
@@ -643,7 +655,18 @@ type avgState struct {
 
 	statsOnce sync.Once
 	stats     []atomic.Pointer[statChunk] // by docID / statChunkDocs, allocated when first met
+
+	dfOnce  sync.Once
+	dfCache []atomic.Uint64 // docFreq's cache: (wordID+1)<<32 | df, by a hash of the wordID
 }
+
+// dfCacheSize is the entries of docFreq's cache (8 bytes each): the
+// words of the queries met, a word's entry taken over by the next word of
+// the same slot.
+const (
+	dfCacheBits = 14
+	dfCacheSize = 1 << dfCacheBits
+)
 
 // docStat is what scoring reads of a document besides its hits.
 type docStat struct {
@@ -726,8 +749,19 @@ func (t *table) failed() error {
 // docFreq is the number of live documents holding word id, over all
 // segments: the global statistic that keeps scores comparable across
 // segments. It is kept exact by the builds (see docFreqs).
+// A word's frequency is the sum of its changes over the df runs (a
+// binary search per run, and an index that merges seldom has many), so
+// the frequencies read are cached: an open index does not change.
 func (idx *Index) docFreq(id uint32) (int, error) {
+	idx.dfOnce.Do(func() { idx.dfCache = make([]atomic.Uint64, dfCacheSize) })
+	slot := &idx.dfCache[(id*0x9e3779b1)>>(32-dfCacheBits)] // a wordID's low bits are its place in its barrel: mixed
+	if v := slot.Load(); v>>32 == uint64(id)+1 {
+		return int(uint32(v)), nil
+	}
 	n, err := dfOf(idx.df, id)
+	if err == nil && n <= math.MaxUint32 {
+		slot.Store((uint64(id)+1)<<32 | uint64(n))
+	}
 	return int(n), err
 }
 
@@ -1408,10 +1442,14 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, erro
 			it := &its[i]
 			del := segs[i].del
 			for oks[i] && uint64(it.doc) < lo+window {
-				if !del.has(it.doc) {
-					k := uint64(it.doc) - lo
-					bm[k/64] |= 1 << (k % 64)
+				if del.has(it.doc) {
+					// A run of deleted documents is jumped with the
+					// skip table, to the segment's next live one.
+					oks[i] = it.seek(segs[i].nextLive(it.doc + 1))
+					continue
 				}
+				k := uint64(it.doc) - lo
+				bm[k/64] |= 1 << (k % 64)
 				oks[i] = it.next()
 			}
 			if it.err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
@@ -264,6 +265,12 @@ type segment struct {
 	mapped  bool
 	checked [lexicon.Barrels]bool
 	err     error
+
+	// A bit per barrel whose word arrays are loaded (secReady), whose
+	// sections are mapped and checked (barReady): a query's lookups in a
+	// barrel already read take no lock (one lookup per query word and
+	// segment).
+	secReady, barReady atomic.Uint64
 }
 
 // readChecked reads manifest file name from dir and checks it.
@@ -451,6 +458,7 @@ func (s *segment) close() {
 		syscall.Munmap(s.inv)
 	}
 	s.inv, s.mapped = nil, false
+	s.barReady.Store(0)
 	s.dt.close()
 	if len(s.ptrsMap) > 0 {
 		syscall.Munmap(s.ptrsMap)
@@ -461,6 +469,10 @@ func (s *segment) close() {
 // barrel returns the full and short sections of barrel bb, mapping the
 // segment and checking the sections' CRC-32C the first time.
 func (s *segment) barrel(bb int) (full, short []byte, err error) {
+	if s.barReady.Load()&(1<<(bb%64)) != 0 {
+		sec := &s.secs[bb]
+		return s.inv[sec.fullStart : sec.fullStart+sec.fullLen], s.inv[sec.shortStart : sec.shortStart+sec.shortLen], nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -481,6 +493,7 @@ func (s *segment) barrel(bb int) (full, short []byte, err error) {
 			return nil, nil, corrupt("%s: barrel %d checksum mismatch", filepath.Base(s.path), bb)
 		}
 		s.checked[bb] = true
+		s.barReady.Or(1 << (bb % 64))
 	}
 	return full, short, nil
 }
@@ -488,6 +501,9 @@ func (s *segment) barrel(bb int) (full, short []byte, err error) {
 // sec returns barrel bb's section, its word arrays read and checked the
 // first time.
 func (s *segment) sec(bb int) (*barrelSection, error) {
+	if s.secReady.Load()&(1<<(bb%64)) != 0 {
+		return &s.secs[bb], nil
+	}
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	if s.pErr != nil {
@@ -504,6 +520,7 @@ func (s *segment) sec(bb int) (*barrelSection, error) {
 			return nil, s.pErr
 		}
 		s.loaded[bb] = true
+		s.secReady.Or(1 << (bb % 64))
 	}
 	return &s.secs[bb], nil
 }

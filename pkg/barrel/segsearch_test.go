@@ -1,0 +1,140 @@
+package barrel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// bits summarises results with docIDs and the scores' bits, in rank
+// order; with counts, the match count and whether the scan stopped too.
+func resultBits(t *testing.T, idx *Index, queries []string, opt SearchOptions, counts bool) string {
+	t.Helper()
+	var sb strings.Builder
+	for _, q := range queries {
+		r, err := idx.Search(q, opt)
+		if err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		sb.WriteString(q)
+		if counts {
+			fmt.Fprintf(&sb, " (%d matches, stopped %v)", r.Matches, r.Stopped)
+		}
+		sb.WriteByte(':')
+		for _, x := range r.Results {
+			fmt.Fprintf(&sb, " %d %016x", x.Doc, math.Float64bits(x.Score))
+		}
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+// TestManySegmentsExact: on an index of many segments whose lists still
+// hold the postings of the pages re-indexed since (merges held back), a
+// search answers to the bit as the exhaustive scan (every match scored,
+// no intersection first) on the same segments, as a second time (with
+// the document frequencies cached), and, match counts included, as the
+// same index merged into one segment without deletions, and as the scan
+// that walks the intersection first even for a word on few pages. The queries
+// include words rarer than the results wanted, whose pages holding every
+// word are too few for the intersection to be walked first.
+func TestManySegmentsExact(t *testing.T) {
+	dir := t.TempDir()
+	site, _, _ := segmentedSite(t, dir, Options{MergeFactor: 64, DeletesPct: 100})
+	idx := open(t, dir)
+	segs, deleted := idx.Segments(), 0
+	for _, s := range segs {
+		deleted += s.Deleted
+	}
+	if len(segs) < 5 || deleted == 0 {
+		t.Fatalf("want many segments with deletions, got %+v", segs)
+	}
+	pool := strings.Fields(strings.Join(site.Queries(300), " "))
+	rng := rand.New(rand.NewPCG(5, 28))
+	queries := site.Queries(100)
+	for range 150 {
+		var q []string
+		for range 1 + rng.IntN(3) {
+			q = append(q, pool[rng.IntN(len(pool))])
+		}
+		queries = append(queries, strings.Join(q, " "))
+	}
+	queries = append(queries, `"`+pool[0]+" "+pool[1]+`" `+pool[2], pool[3]+" -"+pool[4], pool[5]+" OR "+pool[6]+" "+pool[7])
+
+	// Queries of several words, one of them on at most 10 pages, are
+	// there; and the kept frequencies are the lists' live postings.
+	rare := 0
+	for _, q := range queries {
+		words, minDF := 0, math.MaxInt
+		for _, w := range strings.Fields(q) {
+			id, ok, err := idx.lex.Lookup([]byte(w))
+			if err != nil || !ok {
+				continue
+			}
+			df, err := idx.docFreq(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, err := idx.countLive(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if df != int(live) {
+				t.Errorf("word %q: docFreq %d, %d live postings", w, df, live)
+			}
+			words++
+			minDF = min(minDF, df)
+		}
+		if words > 1 && minDF <= 10 {
+			rare++
+		}
+	}
+	if rare < 10 {
+		t.Errorf("only %d queries of several words hold a word on at most 10 pages", rare)
+	}
+
+	opts := map[string]SearchOptions{
+		"top10":  {N: 10, NoSnippets: true},
+		"offset": {N: 3, Offset: 4, NoSnippets: true},
+		"stop":   {N: 5, NoSnippets: true, MaxMatches: 7},
+		"deep":   {N: 60, NoSnippets: true},
+	}
+	want := map[string]string{}
+	for name, opt := range opts {
+		got := resultBits(t, idx, queries, opt, true)
+		rareFirst = false
+		walked := resultBits(t, idx, queries, opt, true)
+		rareFirst = true
+		if walked != got {
+			t.Errorf("%s: the intersection walked first:\n%s\nnot walked for a rare word:\n%s", name, walked, got)
+		}
+		if again := resultBits(t, idx, queries, opt, true); again != got {
+			t.Errorf("%s: a second time:\n%s\nfirst:\n%s", name, again, got)
+		}
+		want[name] = got
+		if name == "stop" { // the exhaustive scan counts other matches up to the cut-off
+			continue
+		}
+		pruning, intersectFirst = false, false
+		all := resultBits(t, idx, queries, opt, false)
+		pruning, intersectFirst = true, true
+		if fast := resultBits(t, idx, queries, opt, false); fast != all {
+			t.Errorf("%s: on %d segments:\n%s\nevery match scored:\n%s", name, len(segs), fast, all)
+		}
+	}
+	idx.Close()
+	if _, err := ForceMerge(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	merged := open(t, dir)
+	if s := merged.Segments(); len(s) != 1 || s[0].Deleted != 0 {
+		t.Fatalf("after ForceMerge: %+v", s)
+	}
+	for name, opt := range opts {
+		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
+			t.Errorf("%s: one segment answers\n%s\n%d segments\n%s", name, got, len(segs), want[name])
+		}
+	}
+}
