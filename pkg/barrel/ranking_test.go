@@ -224,19 +224,7 @@ RETURN_VALUE is another mock unless set, and RETURN_VALUE mode is the default.</
 		pages[fmt.Sprintf("http://i.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
 <body><p>See the <a href="mock.html">mock objects</a>.</p></body></html>`, i)
 	}
-	dir := t.TempDir()
-	build(t, dir, Options{}, pages)
-	idx := open(t, dir)
-	search := func(q string, w *Weights) *Response {
-		r, err := idx.Search(q, SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Results) != 2 {
-			t.Fatalf("%s: %d results, want 2", q, len(r.Results))
-		}
-		return r
-	}
+	search := searchTwo(t, pages)
 	r := search("RETURN_VALUE", nil)
 	if r.Results[0].URL != "http://i.test/dis.html" {
 		t.Errorf("RETURN_VALUE: first %s, want the page defining it", r.Results[0].URL)
@@ -393,19 +381,7 @@ func TestCapitalDefinition(t *testing.T) {
 		pages[fmt.Sprintf("http://c.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
 <body><p>See the <a href="widgets.html">widgets</a>.</p></body></html>`, i)
 	}
-	dir := t.TempDir()
-	build(t, dir, Options{}, pages)
-	idx := open(t, dir)
-	search := func(q string, w *Weights) *Response {
-		r, err := idx.Search(q, SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Results) != 2 {
-			t.Fatalf("%s: %d results, want 2", q, len(r.Results))
-		}
-		return r
-	}
+	search := searchTwo(t, pages)
 	r := search("Text", nil)
 	if r.Results[0].URL != "http://c.test/typing.html" {
 		t.Errorf("Text: first %s, want the page defining the class Text", r.Results[0].URL)
@@ -538,5 +514,25 @@ Every value is an object.</p></body></html>`,
 	plain.IDFPlus = 0
 	if got := first(&plain); got != "http://c.test/tutorial.html" {
 		t.Errorf("class object with IDFPlus 0: first %s, want the page setting off class more (else the test shows nothing)", got)
+	}
+}
+
+// searchTwo indexes pages and returns a search, with the features
+// explained, of a query that two of them answer.
+func searchTwo(t *testing.T, pages map[string]string) func(q string, w *Weights) *Response {
+	t.Helper()
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	return func(q string, w *Weights) *Response {
+		t.Helper()
+		r, err := idx.Search(q, SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) != 2 {
+			t.Fatalf("%s: %d results, want 2", q, len(r.Results))
+		}
+		return r
 	}
 }

@@ -184,13 +184,7 @@ func testSegmentedAsOneShot(t *testing.T, deletesPct int) {
 	small := SearchOptions{N: 5, NoSnippets: true, MaxMatches: 7}
 	before, beforeSmall := exact(t, idx, queries, opt), exact(t, idx, queries, small)
 	idx.Close()
-	if _, err := ForceMerge(dir, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	merged := open(t, dir)
-	if s := merged.Segments(); len(s) != 1 || s[0].Deleted != 0 {
-		t.Fatalf("after ForceMerge: %+v", s)
-	}
+	merged := forceMerged(t, dir)
 	if after := exact(t, merged, queries, opt); after != before {
 		t.Errorf("merged index answers\n%s\nsegmented\n%s", after, before)
 	}
@@ -545,4 +539,18 @@ func TestNextLive(t *testing.T) {
 	if withDel == 0 {
 		t.Fatal("no segment with deletions")
 	}
+}
+
+// forceMerged merges the index in dir into one segment, without deleted
+// documents, and opens it.
+func forceMerged(t *testing.T, dir string) *Index {
+	t.Helper()
+	if _, err := ForceMerge(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	merged := open(t, dir)
+	if s := merged.Segments(); len(s) != 1 || s[0].Deleted != 0 {
+		t.Fatalf("after ForceMerge: %+v", s)
+	}
+	return merged
 }

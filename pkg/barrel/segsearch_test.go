@@ -125,13 +125,7 @@ func TestManySegmentsExact(t *testing.T) {
 		}
 	}
 	idx.Close()
-	if _, err := ForceMerge(dir, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	merged := open(t, dir)
-	if s := merged.Segments(); len(s) != 1 || s[0].Deleted != 0 {
-		t.Fatalf("after ForceMerge: %+v", s)
-	}
+	merged := forceMerged(t, dir)
 	for name, opt := range opts {
 		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
 			t.Errorf("%s: one segment answers\n%s\n%d segments\n%s", name, got, len(segs), want[name])
