@@ -67,22 +67,10 @@ func byURL(t testing.TB, idx *Index, queries []string, opt SearchOptions) string
 	return sb.String()
 }
 
-// exact summarises results with docIDs, in rank order.
+// exact summarises results to the bit, with the match counts, the barrels
+// read and whether the scan stopped.
 func exact(t testing.TB, idx *Index, queries []string, opt SearchOptions) string {
-	t.Helper()
-	var sb strings.Builder
-	for _, q := range queries {
-		r, err := idx.Search(q, opt)
-		if err != nil {
-			t.Fatalf("search %q: %v", q, err)
-		}
-		fmt.Fprintf(&sb, "%s (%d matches, %s, stopped %v):", q, r.Matches, r.Barrels, r.Stopped)
-		for _, x := range r.Results {
-			fmt.Fprintf(&sb, " %d %.9f", x.Doc, x.Score)
-		}
-		sb.WriteByte('\n')
-	}
-	return sb.String()
+	return resultBits(t, idx, queries, opt, true)
 }
 
 // segmentedSite builds 600 synthetic pages in 12 batches, re-crawling (with

@@ -9,8 +9,9 @@ import (
 )
 
 // bits summarises results with docIDs and the scores' bits, in rank
-// order; with counts, the match count and whether the scan stopped too.
-func resultBits(t *testing.T, idx *Index, queries []string, opt SearchOptions, counts bool) string {
+// order; with counts, the match count, the barrels read and whether the
+// scan stopped too.
+func resultBits(t testing.TB, idx *Index, queries []string, opt SearchOptions, counts bool) string {
 	t.Helper()
 	var sb strings.Builder
 	for _, q := range queries {
@@ -20,7 +21,7 @@ func resultBits(t *testing.T, idx *Index, queries []string, opt SearchOptions, c
 		}
 		sb.WriteString(q)
 		if counts {
-			fmt.Fprintf(&sb, " (%d matches, stopped %v)", r.Matches, r.Stopped)
+			fmt.Fprintf(&sb, " (%d matches, %s, stopped %v)", r.Matches, r.Barrels, r.Stopped)
 		}
 		sb.WriteByte(':')
 		for _, x := range r.Results {
