@@ -172,36 +172,7 @@ and code that calls setraw should restore it. The constant below names the mode.
 		pages[fmt.Sprintf("http://d.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
 <body><p>See the <a href="notes.html">porting notes</a>.</p></body></html>`, i)
 	}
-	dir := t.TempDir()
-	build(t, dir, Options{}, pages)
-	idx := open(t, dir)
-	search := func(w *Weights) *Response {
-		r, err := idx.Search("setraw", SearchOptions{N: 5, NoSnippets: true, Explain: true, Weights: w})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Results) != 2 {
-			t.Fatalf("setraw: %d results, want 2", len(r.Results))
-		}
-		return r
-	}
-	r := search(nil)
-	if r.Results[0].URL != "http://d.test/term.html" {
-		t.Errorf("setraw: first %s, want the page defining it", r.Results[0].URL)
-	}
-	for _, res := range r.Results {
-		def := res.Explain.Features["definition"]
-		if defines := res.URL == "http://d.test/term.html"; defines != (def > 0) {
-			t.Errorf("%s: definition feature %g", res.URL, def)
-		}
-	}
-	// Without the definition feature the mentioning page wins: the
-	// feature is what orders them.
-	noDef := DefaultWeights
-	noDef.Def = 0
-	if r := search(&noDef); r.Results[0].URL != "http://d.test/notes.html" {
-		t.Errorf("setraw without the definition feature: first %s, want the mentioning page (else the test shows nothing)", r.Results[0].URL)
-	}
+	definitionOrders(t, searchTwo(t, pages), "setraw", "http://d.test/term.html", "http://d.test/notes.html")
 }
 
 // A query of one identifier is defined by a page that defines the
@@ -225,21 +196,7 @@ RETURN_VALUE is another mock unless set, and RETURN_VALUE mode is the default.</
 <body><p>See the <a href="mock.html">mock objects</a>.</p></body></html>`, i)
 	}
 	search := searchTwo(t, pages)
-	r := search("RETURN_VALUE", nil)
-	if r.Results[0].URL != "http://i.test/dis.html" {
-		t.Errorf("RETURN_VALUE: first %s, want the page defining it", r.Results[0].URL)
-	}
-	for _, res := range r.Results {
-		def := res.Explain.Features["definition"]
-		if defines := res.URL == "http://i.test/dis.html"; defines != (def > 0) {
-			t.Errorf("RETURN_VALUE: %s: definition feature %g", res.URL, def)
-		}
-	}
-	noDef := DefaultWeights
-	noDef.Def = 0
-	if r := search("RETURN_VALUE", &noDef); r.Results[0].URL != "http://i.test/mock.html" {
-		t.Errorf("RETURN_VALUE without the definition feature: first %s, want the mentioning page (else the test shows nothing)", r.Results[0].URL)
-	}
+	definitionOrders(t, search, "RETURN_VALUE", "http://i.test/dis.html", "http://i.test/mock.html")
 	for _, res := range search("RETURN_VALUE mode", nil).Results {
 		if def := res.Explain.Features["definition"]; def != 0 {
 			t.Errorf("RETURN_VALUE mode: %s: definition feature %g, want 0 (no page defines mode)", res.URL, def)
@@ -534,5 +491,27 @@ func searchTwo(t *testing.T, pages map[string]string) func(q string, w *Weights)
 			t.Fatalf("%s: %d results, want 2", q, len(r.Results))
 		}
 		return r
+	}
+}
+
+// definitionOrders checks that the page defining q comes first, that the
+// definition feature counts for it alone, and that without the feature
+// the page only mentioning q wins (else the test would show nothing).
+func definitionOrders(t *testing.T, search func(string, *Weights) *Response, q, definer, mentioner string) {
+	t.Helper()
+	r := search(q, nil)
+	if r.Results[0].URL != definer {
+		t.Errorf("%s: first %s, want the page defining it", q, r.Results[0].URL)
+	}
+	for _, res := range r.Results {
+		def := res.Explain.Features["definition"]
+		if defines := res.URL == definer; defines != (def > 0) {
+			t.Errorf("%s: %s: definition feature %g", q, res.URL, def)
+		}
+	}
+	noDef := DefaultWeights
+	noDef.Def = 0
+	if r := search(q, &noDef); r.Results[0].URL != mentioner {
+		t.Errorf("%s without the definition feature: first %s, want the mentioning page", q, r.Results[0].URL)
 	}
 }
