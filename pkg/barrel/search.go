@@ -2,6 +2,8 @@ package barrel
 
 import (
 	"encoding/binary"
+	"fmt"
+	"hash/maphash"
 	"math"
 	"math/bits"
 	"slices"
@@ -318,7 +320,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			q.capital[i] = q.capital[i] || startsUpper(t.word)
 			continue
 		}
-		id, ok, err := idx.lex.Lookup([]byte(w))
+		id, ok, err := idx.lookupWord(w)
 		if err != nil {
 			return nil, err
 		}
@@ -427,7 +429,11 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	}
 	for _, s := range top {
 		r := Result{Doc: s.doc, Score: s.score}
-		info, err := idx.docInfo(s.doc)
+		e, err := idx.docIn(s.sg, s.doc)
+		if err != nil {
+			return nil, err
+		}
+		info, err := readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo, idx.m.TextFrom)
 		if err != nil {
 			return nil, err
 		}
@@ -441,10 +447,6 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			r.Matched, r.Prior, r.Features = ex.Matched, ex.Prior, ex.feats
 		}
 		if !opt.NoSnippets {
-			e, _, err := idx.doc(s.doc)
-			if err != nil {
-				return nil, err
-			}
 			if e.Flags&FlagNoSnippet == 0 { // the page said nosnippet
 				if r.Snippet, err = idx.snippet(s.doc, q.keys, s.lists, info.textRef); err != nil {
 					return nil, err
@@ -454,6 +456,24 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		resp.Results = append(resp.Results, r)
 	}
 	return resp, nil
+}
+
+// docIn is the entry of doc, live in segment sg: the entry idx.doc finds
+// walking the segments from the newest, read from the one that holds it.
+func (idx *Index) docIn(sg *segment, doc uint32) (DocEntry, error) {
+	e, ok, err := sg.entry(doc)
+	if err != nil {
+		return e, err
+	}
+	if !ok {
+		e, ok, err = idx.doc(doc)
+		if err == nil && !ok {
+			err = fmt.Errorf("no document %d", doc)
+		}
+		return e, err
+	}
+	e.Rank, err = idx.rank(doc)
+	return e, err
 }
 
 // startsUpper reports whether a query word begins with a capital letter:
@@ -508,7 +528,7 @@ func (idx *Index) phraseKeys(q *parsedQuery, terms []string) ([]int, bool, error
 	for _, t := range terms {
 		i := slices.Index(q.keys, t)
 		if i < 0 {
-			id, ok, err := idx.lex.Lookup([]byte(t))
+			id, ok, err := idx.lookupWord(t)
 			if err != nil || !ok {
 				return nil, false, err
 			}
@@ -658,7 +678,46 @@ type avgState struct {
 
 	dfOnce  sync.Once
 	dfCache []atomic.Uint64 // docFreq's cache: (wordID+1)<<32 | df, by a hash of the wordID
+
+	lexOnce  sync.Once
+	lexSeed  maphash.Seed
+	lexCache []atomic.Pointer[lexEntry] // lookupWord's cache, by a hash of the word
 }
+
+// lexEntry is a word's lookup in the lexicon, cached.
+type lexEntry struct {
+	word string
+	id   uint32
+	ok   bool
+}
+
+// lookupWord returns the wordID of a query's term. The lexicon is a
+// binary search per run and a read of the word (an index that merges
+// seldom has many runs), so the lookups are cached by word, found or not:
+// an open index does not change (a build's index, whose lexicon takes new
+// words, is not cached).
+func (idx *Index) lookupWord(w string) (uint32, bool, error) {
+	if idx.lex.batch != nil {
+		return idx.lex.Lookup([]byte(w))
+	}
+	idx.lexOnce.Do(func() {
+		idx.lexSeed = maphash.MakeSeed()
+		idx.lexCache = make([]atomic.Pointer[lexEntry], lexCacheSize)
+	})
+	slot := &idx.lexCache[maphash.String(idx.lexSeed, w)&(lexCacheSize-1)]
+	if e := slot.Load(); e != nil && e.word == w {
+		return e.id, e.ok, nil
+	}
+	id, ok, err := idx.lex.Lookup([]byte(w))
+	if err == nil {
+		slot.Store(&lexEntry{w, id, ok})
+	}
+	return id, ok, err
+}
+
+// lexCacheSize is the entries of lookupWord's cache: the words of the
+// queries met, a word's entry taken over by the next word of the slot.
+const lexCacheSize = 1 << 12
 
 // dfCacheSize is the entries of docFreq's cache (8 bytes each): the
 // words of the queries met, a word's entry taken over by the next word of
@@ -1212,6 +1271,13 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 		skip.last, matches = last, n
 	}
+	// Where the scan cannot meet more matches than it keeps candidates,
+	// every match is one: the candidates are kept with a bound of their
+	// score with proximity (a quarter of a score's cost), and only those
+	// whose bound can enter the results are scored, best bound first.
+	maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
+	boundsFirst := pr != nil && rerank && !q.fields && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 &&
+		atMost(h, q, all, skip, matches) <= depth
 	live := h[:0]
 	for _, c := range h {
 		if err := c.find(); err != nil {
@@ -1222,8 +1288,21 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 	}
 	h = live
+	// Each live document is in one segment, and the candidates are kept
+	// by their score, not by when they are met: where the scan does not
+	// stop at the MaxMatches-th match in docID order (a counted scan stops
+	// at its docID in each segment), the segments are scanned one after
+	// the other instead of merged in docID order, sharing the candidates
+	// and so the score a match must beat.
+	bySeg := skip != nil || atMost(h, q, all, nil, 0) < opt.MaxMatches
 	less := func(i, j int) bool { return h[i].doc < h[j].doc }
 	down := func(i int) {
+		if bySeg {
+			if !h[0].ok {
+				h = h[1:]
+			}
+			return
+		}
 		for {
 			k := 2*i + 1
 			if k >= len(h) {
@@ -1239,7 +1318,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			i = k
 		}
 	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
+	for i := len(h)/2 - 1; i >= 0 && !bySeg; i-- {
 		down(i)
 	}
 	// The candidates: a heap of keys without pointers (moving them costs
@@ -1251,7 +1330,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			if err := c.advance(); err != nil {
 				return nil, 0, false, err
 			}
-			if !c.ok {
+			if !c.ok && !bySeg {
 				h[0] = h[len(h)-1]
 				h = h[:len(h)-1]
 			}
@@ -1263,14 +1342,25 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 		out := false
 		if pr != nil && len(top) == depth {
-			// Matches come in docID order: one that ties the worst kept
-			// ranks after it.
+			// A match after the worst kept in docID order ranks after it
+			// on a tie; one before, only below it.
 			m := matchedOf(c.lists, q)
-			out = m < int(top[0].matched) || m == int(top[0].matched) && pr.skip(idx, c, q, m, top[0].score)
+			thr := top[0].score
+			if c.doc < top[0].doc {
+				thr = math.Nextafter(thr, math.Inf(-1))
+			}
+			out = m < int(top[0].matched) || m == int(top[0].matched) && pr.skip(idx, c, q, m, thr)
 		}
 		if !out {
 			var pt parts
-			s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
+			var s float64
+			var m int
+			if boundsFirst {
+				m = matchedOf(c.lists, q)
+				s = pr.bound(idx, c, q, m, math.Inf(-1), maxProx*proxIDF(c.lists, q))
+			} else {
+				s, m = idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
+			}
 			if cand := (rank{doc: c.doc, matched: int32(m), score: s}); len(top) < depth || cand.better(top[0]) {
 				// The hits stay in the mapped barrels while the index is
 				// open; the slot of the candidate dropped is reused.
@@ -1288,16 +1378,18 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				copy(slotLists[int(cand.slot)*nl:], c.lists)
 				slotSeg[cand.slot], slotParts[cand.slot] = c.sg, pt
 				top = keepTop(top, cand, depth)
-				if skip != nil && len(top) == depth && !q.or {
+				if skip != nil && len(top) == depth && !q.or && !boundsFirst {
 					skip.need = int(top[0].matched)
-					skip.titled = pr.noTitle <= top[0].score
+					skip.titled = pr.noTitle < top[0].score || pr.noTitle == top[0].score && !bySeg
 				}
 			}
 		}
 		if err := c.advance(); err != nil {
 			return nil, 0, false, err
 		}
-		if !c.ok {
+		if bySeg {
+			down(0)
+		} else if !c.ok {
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
 			down(0)
@@ -1316,14 +1408,16 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	}
 	buf.out = out
 	sel := top[:0]
-	if rerank && pruning && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 && !slices.ContainsFunc(out, func(t scored) bool { return !t.parts.ok }) {
+	if boundsFirst || rerank && pruning && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 && !slices.ContainsFunc(out, func(t scored) bool { return !t.parts.ok }) {
 		// Proximity adds at most the largest proximity weight times the
 		// words' idf: the candidates are re-scored best bound first, until
 		// none left can enter the results.
-		maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
 		order := buf.order[:0]
 		for i, t := range out {
-			ub := handScore(opt.Model, t.parts.ir1, maxProx*proxIDF(t.lists, q), t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
+			ub := t.score // boundsFirst: the bound
+			if !boundsFirst {
+				ub = handScore(opt.Model, t.parts.ir1, maxProx*proxIDF(t.lists, q), t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
+			}
 			order = append(order, rank{score: ub, doc: t.doc, matched: int32(t.matched), slot: int32(i)})
 		}
 		buf.order = order
@@ -1341,8 +1435,12 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				break
 			}
 			t := &out[o.slot]
-			ir2, _ := proximity(t.lists, q, opt.Weights)
-			t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
+			if boundsFirst {
+				t.score, _ = idx.score(t.sg, t.doc, t.lists, q, opt.Weights, opt.Model, nil, true, &t.parts)
+			} else {
+				ir2, _ := proximity(t.lists, q, opt.Weights)
+				t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
+			}
 			sel = keepTop(sel, rank{score: t.score, doc: t.doc, matched: int32(t.matched), slot: o.slot}, opt.N)
 		}
 	} else {
@@ -1380,6 +1478,30 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		copy(res[i].lists, out[r.slot].lists)
 	}
 	return res, matches, matches >= opt.MaxMatches, nil
+}
+
+// atMost is a bound of the matches a scan of the cursors h meets: those
+// counted (with skip), or the postings of the driving lists, deleted ones
+// included (with all, those of its shortest word).
+func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted int) int {
+	if skip != nil {
+		return counted
+	}
+	most, sum := math.MaxInt, 0
+	for i, d := range q.driver {
+		if !d {
+			continue
+		}
+		n := 0
+		for _, c := range h {
+			n += int(c.cs[i].n)
+		}
+		most, sum = min(most, n), sum+n
+	}
+	if !all {
+		return sum
+	}
+	return most
 }
 
 // countMatches counts the matches of q's scan of every page holding one
