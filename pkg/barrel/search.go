@@ -386,6 +386,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		}
 		if q.driver[i] {
 			minDF = min(minDF, df)
+			q.driveDF = df
 		}
 		d := float64(min(max(1, df), int(n)))
 		q.idf[i] = math.Log(1+(n-d+0.5)/(d+0.5)) + opt.Weights.IDFPlus
@@ -608,6 +609,16 @@ var intersectFirst = true
 // a word is on no more pages than wanted (off only in the test that checks
 // it changes nothing).
 var rareFirst = true
+
+// skippedLater counts the matches skipped in a segment scanned after
+// another (the candidates of the earlier segments let the bounds skip
+// them); boundsKept and boundsScored count the candidates kept by their
+// bound and those then scored (for the tests).
+var skippedLater, boundsKept, boundsScored atomic.Int64
+
+// segmentOrder enables the scan of the segments one after the other (off
+// only in the tests that check it changes nothing).
+var segmentOrder = true
 
 // pruning enables the skipping of matches whose score bound cannot enter
 // the candidates (off only in the tests that check it changes nothing).
@@ -870,6 +881,9 @@ type parsedQuery struct {
 	phrases [][]int // lists that must hold these words in a row
 	minus   [][]int // lists that must not
 	sites   []string
+	// driveDF is the live pages holding a driving word (the last one):
+	// with one driving word, its matches.
+	driveDF int
 }
 
 // filtered reports whether matches must pass keep.
@@ -1294,7 +1308,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	// at its docID in each segment), the segments are scanned one after
 	// the other instead of merged in docID order, sharing the candidates
 	// and so the score a match must beat.
-	bySeg := skip != nil || atMost(h, q, all, nil, 0) < opt.MaxMatches
+	bySeg := segmentOrder && (skip != nil || atMost(h, q, all, nil, 0) < opt.MaxMatches)
 	less := func(i, j int) bool { return h[i].doc < h[j].doc }
 	down := func(i int) {
 		if bySeg {
@@ -1324,6 +1338,11 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	// The candidates: a heap of keys without pointers (moving them costs
 	// no write barriers), their lists, segments and features by slot.
 	top, slotLists, slotSeg, slotParts := buf.top[:0], buf.lists[:0], buf.seg[:0], buf.parts[:0]
+	var first *segCursor // the segment scanned first
+	if len(h) > 0 {
+		first = h[0]
+	}
+	later := int64(0) // matches skipped past it (bySeg)
 	for len(h) > 0 && (skip != nil || matches < opt.MaxMatches) {
 		c := h[0]
 		if q.filtered() && !idx.keep(c.doc, c.lists, q) {
@@ -1350,6 +1369,9 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				thr = math.Nextafter(thr, math.Inf(-1))
 			}
 			out = m < int(top[0].matched) || m == int(top[0].matched) && pr.skip(idx, c, q, m, thr)
+			if out && c != first {
+				later++
+			}
 		}
 		if !out {
 			var pt parts
@@ -1400,6 +1422,9 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	if pr != nil {
 		skippedMatches.Add(pr.skipped)
 	}
+	if bySeg {
+		skippedLater.Add(later)
+	}
 	buf.top, buf.lists, buf.seg, buf.parts = top, slotLists, slotSeg, slotParts
 	out := buf.out[:0]
 	for _, r := range top {
@@ -1408,6 +1433,9 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	}
 	buf.out = out
 	sel := top[:0]
+	if boundsFirst {
+		boundsKept.Add(int64(len(out)))
+	}
 	if boundsFirst || rerank && pruning && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 && !slices.ContainsFunc(out, func(t scored) bool { return !t.parts.ok }) {
 		// Proximity adds at most the largest proximity weight times the
 		// words' idf: the candidates are re-scored best bound first, until
@@ -1436,6 +1464,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			}
 			t := &out[o.slot]
 			if boundsFirst {
+				boundsScored.Add(1)
 				t.score, _ = idx.score(t.sg, t.doc, t.lists, q, opt.Weights, opt.Model, nil, true, &t.parts)
 			} else {
 				ir2, _ := proximity(t.lists, q, opt.Weights)
@@ -1508,17 +1537,17 @@ func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted i
 // of its driving words, up to limit, and returns the last docID the scan
 // reads: the limit-th match, or the largest docID when there are fewer.
 // One driving word in one segment without deletions is counted by its
-// posting count (and skip table); otherwise the lists' live postings are
+// posting count (and skip table), one on fewer pages than limit by its
+// document frequency; otherwise the lists' live postings are
 // marked in a bitmap of a window of docIDs at a time.
 func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, error) {
 	var lists [][]byte
 	var segs []*segment
-	var ns []uint32
 	total := 0
 	for _, c := range cs {
 		for i := range c.cs {
 			if x := &c.cs[i]; q.driver[i] && x.n > 0 {
-				lists, segs, ns = append(lists, x.list), append(segs, c.sg), append(ns, x.n)
+				lists, segs = append(lists, x.list), append(segs, c.sg)
 				total += int(x.n)
 			}
 		}
@@ -1533,18 +1562,11 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, erro
 		d, err := nthDoc(lists[0], limit-1)
 		return limit, d, err
 	}
-	if total < limit && countTrue(q.driver) == 1 {
+	if countTrue(q.driver) == 1 && q.driveDF < limit {
 		// One word: a live document is in one segment's list, so the
-		// matches are the lists' live postings.
-		live := 0
-		for i, l := range lists {
-			n, err := segs[i].liveCount(l, ns[i])
-			if err != nil {
-				return 0, 0, err
-			}
-			live += int(n)
-		}
-		return live, math.MaxUint32, nil
+		// matches are the lists' live postings, which the document
+		// frequency counts (Verify checks it does).
+		return q.driveDF, math.MaxUint32, nil
 	}
 	its := make([]postingIter, len(lists))
 	oks := make([]bool, len(lists))
