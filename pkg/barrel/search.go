@@ -1010,7 +1010,7 @@ func (c *segCursor) find() error {
 			}
 		}
 		c.doc, c.ok = doc, true
-		break
+		return nil // a list found damaged has ended: the scan reports it when done
 	}
 	return c.err()
 }
@@ -1277,6 +1277,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 	}
 	buf.heap = h
+	opened := segcs[:len(h)]
 	matches := 0
 	if skip != nil {
 		n, last, err := countMatches(h, q, opt.MaxMatches)
@@ -1417,6 +1418,11 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			down(0)
 		} else if len(h) > 1 && (h[1].doc < c.doc || len(h) > 2 && h[2].doc < c.doc) {
 			down(0) // segments hold runs of docIDs: mostly the same cursor stays first
+		}
+	}
+	for i := range opened { // the damage the cursors met
+		if err := opened[i].err(); err != nil {
+			return nil, 0, false, err
 		}
 	}
 	if pr != nil {
