@@ -742,7 +742,6 @@ const (
 type docStat struct {
 	words      uint32
 	titleWords uint16
-	rank       float32
 	prior      float32 // p = r/(1+r) of r = log2(1 + rank * N), PageRank scaled so the mean page has r = 1
 }
 
@@ -750,19 +749,26 @@ type docStat struct {
 const statChunkDocs = 4096
 
 // statChunk caches the docStats of statChunkDocs consecutive docIDs, each
-// in two words written atomically: words, title words and a set bit in
-// the first (written last), rank and prior in the second. Two searches
-// that fill the same entry write the same values.
-type statChunk [statChunkDocs][2]atomic.Uint64
+// in one word written atomically: the prior's bits, the words (statWords
+// bits), the title words (statTitleBits) and a set bit. A document whose
+// counts do not fit is not cached. Two searches that fill the same entry
+// write the same value.
+type statChunk [statChunkDocs]atomic.Uint64
 
-const statSet = 1 << 63
+const (
+	statSet       = 1 << 63
+	statWordBits  = 24
+	statTitleBits = 7
+)
 
-// docStats returns doc's length, title length and rank, from a cache
-// indexed by docID (16 bytes a document, in chunks allocated when a
-// search first meets one of their documents): a table lookup per match
-// would cost more than scoring its hits, and a hash map's lookup nearly
-// as much. An open index does not change, so the cache never goes stale.
-// Damage is reported by tableErr.
+// docStats returns doc's length, title length and prior, from a cache
+// indexed by docID (8 bytes a document, in chunks allocated when a search
+// first meets one of their documents): a table lookup per match would
+// cost more than scoring its hits, and a hash map's lookup nearly as
+// much; the matches of a segment are spread over the docIDs, so each is
+// mostly a cache line of its own, and the smaller the entry the more of
+// them the processor's caches hold. An open index does not change, so
+// the cache never goes stale. Damage is reported by tableErr.
 func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 	idx.statsOnce.Do(func() {
 		idx.stats = make([]atomic.Pointer[statChunk], int(idx.m.Docs)/statChunkDocs+1)
@@ -774,21 +780,17 @@ func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 			idx.stats[ci].CompareAndSwap(nil, new(statChunk))
 			c = idx.stats[ci].Load()
 		}
-		slot := &c[doc%statChunkDocs]
-		if a := slot[0].Load(); a&statSet != 0 {
-			b := slot[1].Load()
-			return docStat{words: uint32(a), titleWords: uint16(a >> 32),
-				rank: math.Float32frombits(uint32(b)), prior: math.Float32frombits(uint32(b >> 32))}
+		if a := c[doc%statChunkDocs].Load(); a&statSet != 0 {
+			return docStat{prior: math.Float32frombits(uint32(a)), words: uint32(a>>32) & (1<<statWordBits - 1),
+				titleWords: uint16(a>>(32+statWordBits)) & (1<<statTitleBits - 1)}
 		}
 	}
 	e, _, _ := sg.entry(doc)
 	rank, _ := idx.rank(doc)
-	st := docStat{words: e.Words, titleWords: e.TitleWords, rank: rank,
+	st := docStat{words: e.Words, titleWords: e.TitleWords,
 		prior: float32(priorOf(math.Log2(1 + float64(rank)*float64(idx.m.Docs))))}
-	if c != nil {
-		slot := &c[doc%statChunkDocs]
-		slot[1].Store(uint64(math.Float32bits(st.rank)) | uint64(math.Float32bits(st.prior))<<32)
-		slot[0].Store(uint64(st.words) | uint64(st.titleWords)<<32 | statSet)
+	if c != nil && st.words < 1<<statWordBits && st.titleWords < 1<<statTitleBits {
+		c[doc%statChunkDocs].Store(uint64(math.Float32bits(st.prior)) | uint64(st.words)<<32 | uint64(st.titleWords)<<(32+statWordBits) | statSet)
 	}
 	return st
 }
@@ -2028,7 +2030,8 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		ex.Matched, ex.Of, ex.Window = matched, q.of, span
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.TitleLead = ir1, m.W[FeatProximity]*ir2, m.W[FeatTitleMatch]*tm, m.W[FeatTitleLead]*lead
 		ex.IR = s / (1 + m.Prior*p)
-		ex.Rank, ex.Prior, ex.RankPart = float64(st.rank), p, ex.IR*m.Prior*p
+		rank, _ := idx.rank(doc) // damage is reported by tableErr
+		ex.Rank, ex.Prior, ex.RankPart = float64(rank), p, ex.IR*m.Prior*p
 		ex.feats = f
 		ex.Features = map[string]float64{}
 		for i, v := range f {

@@ -239,3 +239,33 @@ func TestSegmentOrderTies(t *testing.T) {
 		}
 	}
 }
+
+// TestDocStatsLongTitle: a page whose title is longer than the scores'
+// cache holds (the cache keeps 7 bits of title words) is scored with its
+// whole title, the first time and when met again: the title match is the
+// query's share of its 150 words.
+func TestDocStatsLongTitle(t *testing.T) {
+	dir := t.TempDir()
+	long := "zebra" + strings.Repeat(" ab", 149) // 452 bytes: titles are clipped at 500
+	build(t, dir, Options{}, map[string]string{
+		"http://a.test/long.html":  "<html><head><title>" + long + "</title></head><body><p>zebra here</p></body></html>",
+		"http://a.test/short.html": "<html><head><title>zebra notes</title></head><body><p>zebra there</p></body></html>",
+	})
+	idx := open(t, dir)
+	for range 2 {
+		r, err := idx.Search("zebra", SearchOptions{N: 10, Explain: true, NoSnippets: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, x := range r.Results {
+			got[x.URL] = x.Explain.TitleMatch / HandModel(&DefaultWeights).W[FeatTitleMatch]
+		}
+		if want := 1.0 / 150; math.Abs(got["http://a.test/long.html"]-want) > 1e-12 {
+			t.Errorf("long title: title match %v, want %v", got["http://a.test/long.html"], want)
+		}
+		if want := 1.0 / 2; math.Abs(got["http://a.test/short.html"]-want) > 1e-12 {
+			t.Errorf("short title: title match %v, want %v", got["http://a.test/short.html"], want)
+		}
+	}
+}
