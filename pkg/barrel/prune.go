@@ -53,7 +53,7 @@ func (p *pruner) skip(idx *Index, c *segCursor, q *parsedQuery, matched int, thr
 		return false
 	}
 	p.tries++
-	if p.bound(idx, c, q, matched, thr) <= thr {
+	if p.bound(idx, c, q, matched, thr, 0) <= thr {
 		p.skips++
 		p.skipped++
 		return true
@@ -119,8 +119,10 @@ func matchedOf(lists [][]byte, q *parsedQuery) int {
 
 // bound is an upper bound of the first-stage score (no proximity) of
 // the current match of c, matched its coordination; thr is the score to
-// beat: a match without title hits is bounded first by noTitle.
-func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, thr float64) float64 {
+// beat: a match without title hits is bounded first by noTitle. With
+// prox, a bound of the proximity feature, it bounds the score with
+// proximity.
+func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, thr, prox float64) float64 {
 	// The short postings first: how many title and anchor hits each word
 	// has, and whether a title hit leads.
 	sc := p.sc[:0]
@@ -149,7 +151,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 		sc = append(sc, x)
 	}
 	p.sc = sc
-	if !titled && p.noTitle <= thr {
+	if !titled && p.noTitle <= thr && prox == 0 {
 		return p.noTitle
 	}
 	w := p.w
@@ -160,6 +162,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 		return math.Inf(1)
 	}
 	var f [NumFeatures]float64
+	f[FeatProximity] = prox
 	tw, lead := 0.0, 0.0
 	inTitle := 0
 	for i, l := range c.lists {
@@ -223,7 +226,7 @@ func bm(idf float64, c int, nrm float64) float64 {
 func (p *pruner) sum(f *[NumFeatures]float64, prior float64) float64 {
 	s := 0.0
 	for k, x := range p.m.W {
-		if x > 0 && k != FeatProximity {
+		if x > 0 {
 			s += x * f[k]
 		}
 	}

@@ -72,9 +72,9 @@ func TestPrunedTopKIsExhaustive(t *testing.T) {
 			before := skippedMatches.Load()
 			pruned := exact(t, idx, queries, opt)
 			skipped := skippedMatches.Load() - before
-			pruning = false
+			pruning, segmentOrder = false, false
 			all := exact(t, idx, queries, opt)
-			pruning = true
+			pruning, segmentOrder = true, true
 			if pruned != all {
 				t.Errorf("seed %d, %s: pruned:\n%s\nevery match scored:\n%s", seed, name, pruned, all)
 			}

@@ -2,6 +2,8 @@ package barrel
 
 import (
 	"encoding/binary"
+	"fmt"
+	"hash/maphash"
 	"math"
 	"math/bits"
 	"slices"
@@ -318,7 +320,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			q.capital[i] = q.capital[i] || startsUpper(t.word)
 			continue
 		}
-		id, ok, err := idx.lex.Lookup([]byte(w))
+		id, ok, err := idx.lookupWord(w)
 		if err != nil {
 			return nil, err
 		}
@@ -384,6 +386,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		}
 		if q.driver[i] {
 			minDF = min(minDF, df)
+			q.driveDF = df
 		}
 		d := float64(min(max(1, df), int(n)))
 		q.idf[i] = math.Log(1+(n-d+0.5)/(d+0.5)) + opt.Weights.IDFPlus
@@ -427,7 +430,11 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	}
 	for _, s := range top {
 		r := Result{Doc: s.doc, Score: s.score}
-		info, err := idx.docInfo(s.doc)
+		e, err := idx.docIn(s.sg, s.doc)
+		if err != nil {
+			return nil, err
+		}
+		info, err := readDocInfoAt(idx.info, int64(e.InfoOff), idx.m.DocInfo, idx.m.TextFrom)
 		if err != nil {
 			return nil, err
 		}
@@ -441,10 +448,6 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			r.Matched, r.Prior, r.Features = ex.Matched, ex.Prior, ex.feats
 		}
 		if !opt.NoSnippets {
-			e, _, err := idx.doc(s.doc)
-			if err != nil {
-				return nil, err
-			}
 			if e.Flags&FlagNoSnippet == 0 { // the page said nosnippet
 				if r.Snippet, err = idx.snippet(s.doc, q.keys, s.lists, info.textRef); err != nil {
 					return nil, err
@@ -454,6 +457,24 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		resp.Results = append(resp.Results, r)
 	}
 	return resp, nil
+}
+
+// docIn is the entry of doc, live in segment sg: the entry idx.doc finds
+// walking the segments from the newest, read from the one that holds it.
+func (idx *Index) docIn(sg *segment, doc uint32) (DocEntry, error) {
+	e, ok, err := sg.entry(doc)
+	if err != nil {
+		return e, err
+	}
+	if !ok {
+		e, ok, err = idx.doc(doc)
+		if err == nil && !ok {
+			err = fmt.Errorf("no document %d", doc)
+		}
+		return e, err
+	}
+	e.Rank, err = idx.rank(doc)
+	return e, err
 }
 
 // startsUpper reports whether a query word begins with a capital letter:
@@ -508,7 +529,7 @@ func (idx *Index) phraseKeys(q *parsedQuery, terms []string) ([]int, bool, error
 	for _, t := range terms {
 		i := slices.Index(q.keys, t)
 		if i < 0 {
-			id, ok, err := idx.lex.Lookup([]byte(t))
+			id, ok, err := idx.lookupWord(t)
 			if err != nil || !ok {
 				return nil, false, err
 			}
@@ -589,6 +610,16 @@ var intersectFirst = true
 // it changes nothing).
 var rareFirst = true
 
+// skippedLater counts the matches skipped in a segment scanned after
+// another (the candidates of the earlier segments let the bounds skip
+// them); boundsKept and boundsScored count the candidates kept by their
+// bound and those then scored (for the tests).
+var skippedLater, boundsKept, boundsScored atomic.Int64
+
+// segmentOrder enables the scan of the segments one after the other (off
+// only in the tests that check it changes nothing).
+var segmentOrder = true
+
 // pruning enables the skipping of matches whose score bound cannot enter
 // the candidates (off only in the tests that check it changes nothing).
 var pruning = true
@@ -658,7 +689,46 @@ type avgState struct {
 
 	dfOnce  sync.Once
 	dfCache []atomic.Uint64 // docFreq's cache: (wordID+1)<<32 | df, by a hash of the wordID
+
+	lexOnce  sync.Once
+	lexSeed  maphash.Seed
+	lexCache []atomic.Pointer[lexEntry] // lookupWord's cache, by a hash of the word
 }
+
+// lexEntry is a word's lookup in the lexicon, cached.
+type lexEntry struct {
+	word string
+	id   uint32
+	ok   bool
+}
+
+// lookupWord returns the wordID of a query's term. The lexicon is a
+// binary search per run and a read of the word (an index that merges
+// seldom has many runs), so the lookups are cached by word, found or not:
+// an open index does not change (a build's index, whose lexicon takes new
+// words, is not cached).
+func (idx *Index) lookupWord(w string) (uint32, bool, error) {
+	if idx.lex.batch != nil {
+		return idx.lex.Lookup([]byte(w))
+	}
+	idx.lexOnce.Do(func() {
+		idx.lexSeed = maphash.MakeSeed()
+		idx.lexCache = make([]atomic.Pointer[lexEntry], lexCacheSize)
+	})
+	slot := &idx.lexCache[maphash.String(idx.lexSeed, w)&(lexCacheSize-1)]
+	if e := slot.Load(); e != nil && e.word == w {
+		return e.id, e.ok, nil
+	}
+	id, ok, err := idx.lex.Lookup([]byte(w))
+	if err == nil {
+		slot.Store(&lexEntry{w, id, ok})
+	}
+	return id, ok, err
+}
+
+// lexCacheSize is the entries of lookupWord's cache: the words of the
+// queries met, a word's entry taken over by the next word of the slot.
+const lexCacheSize = 1 << 12
 
 // dfCacheSize is the entries of docFreq's cache (8 bytes each): the
 // words of the queries met, a word's entry taken over by the next word of
@@ -672,7 +742,6 @@ const (
 type docStat struct {
 	words      uint32
 	titleWords uint16
-	rank       float32
 	prior      float32 // p = r/(1+r) of r = log2(1 + rank * N), PageRank scaled so the mean page has r = 1
 }
 
@@ -680,19 +749,26 @@ type docStat struct {
 const statChunkDocs = 4096
 
 // statChunk caches the docStats of statChunkDocs consecutive docIDs, each
-// in two words written atomically: words, title words and a set bit in
-// the first (written last), rank and prior in the second. Two searches
-// that fill the same entry write the same values.
-type statChunk [statChunkDocs][2]atomic.Uint64
+// in one word written atomically: the prior's bits, the words (statWords
+// bits), the title words (statTitleBits) and a set bit. A document whose
+// counts do not fit is not cached. Two searches that fill the same entry
+// write the same value.
+type statChunk [statChunkDocs]atomic.Uint64
 
-const statSet = 1 << 63
+const (
+	statSet       = 1 << 63
+	statWordBits  = 24
+	statTitleBits = 7
+)
 
-// docStats returns doc's length, title length and rank, from a cache
-// indexed by docID (16 bytes a document, in chunks allocated when a
-// search first meets one of their documents): a table lookup per match
-// would cost more than scoring its hits, and a hash map's lookup nearly
-// as much. An open index does not change, so the cache never goes stale.
-// Damage is reported by tableErr.
+// docStats returns doc's length, title length and prior, from a cache
+// indexed by docID (8 bytes a document, in chunks allocated when a search
+// first meets one of their documents): a table lookup per match would
+// cost more than scoring its hits, and a hash map's lookup nearly as
+// much; the matches of a segment are spread over the docIDs, so each is
+// mostly a cache line of its own, and the smaller the entry the more of
+// them the processor's caches hold. An open index does not change, so
+// the cache never goes stale. Damage is reported by tableErr.
 func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 	idx.statsOnce.Do(func() {
 		idx.stats = make([]atomic.Pointer[statChunk], int(idx.m.Docs)/statChunkDocs+1)
@@ -704,21 +780,17 @@ func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 			idx.stats[ci].CompareAndSwap(nil, new(statChunk))
 			c = idx.stats[ci].Load()
 		}
-		slot := &c[doc%statChunkDocs]
-		if a := slot[0].Load(); a&statSet != 0 {
-			b := slot[1].Load()
-			return docStat{words: uint32(a), titleWords: uint16(a >> 32),
-				rank: math.Float32frombits(uint32(b)), prior: math.Float32frombits(uint32(b >> 32))}
+		if a := c[doc%statChunkDocs].Load(); a&statSet != 0 {
+			return docStat{prior: math.Float32frombits(uint32(a)), words: uint32(a>>32) & (1<<statWordBits - 1),
+				titleWords: uint16(a>>(32+statWordBits)) & (1<<statTitleBits - 1)}
 		}
 	}
 	e, _, _ := sg.entry(doc)
 	rank, _ := idx.rank(doc)
-	st := docStat{words: e.Words, titleWords: e.TitleWords, rank: rank,
+	st := docStat{words: e.Words, titleWords: e.TitleWords,
 		prior: float32(priorOf(math.Log2(1 + float64(rank)*float64(idx.m.Docs))))}
-	if c != nil {
-		slot := &c[doc%statChunkDocs]
-		slot[1].Store(uint64(math.Float32bits(st.rank)) | uint64(math.Float32bits(st.prior))<<32)
-		slot[0].Store(uint64(st.words) | uint64(st.titleWords)<<32 | statSet)
+	if c != nil && st.words < 1<<statWordBits && st.titleWords < 1<<statTitleBits {
+		c[doc%statChunkDocs].Store(uint64(math.Float32bits(st.prior)) | uint64(st.words)<<32 | uint64(st.titleWords)<<(32+statWordBits) | statSet)
 	}
 	return st
 }
@@ -811,6 +883,9 @@ type parsedQuery struct {
 	phrases [][]int // lists that must hold these words in a row
 	minus   [][]int // lists that must not
 	sites   []string
+	// driveDF is the live pages holding a driving word (the last one):
+	// with one driving word, its matches.
+	driveDF int
 }
 
 // filtered reports whether matches must pass keep.
@@ -937,7 +1012,7 @@ func (c *segCursor) find() error {
 			}
 		}
 		c.doc, c.ok = doc, true
-		break
+		return nil // a list found damaged has ended: the scan reports it when done
 	}
 	return c.err()
 }
@@ -1204,6 +1279,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 	}
 	buf.heap = h
+	opened := segcs[:len(h)]
 	matches := 0
 	if skip != nil {
 		n, last, err := countMatches(h, q, opt.MaxMatches)
@@ -1212,6 +1288,13 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 		skip.last, matches = last, n
 	}
+	// Where the scan cannot meet more matches than it keeps candidates,
+	// every match is one: the candidates are kept with a bound of their
+	// score with proximity (a quarter of a score's cost), and only those
+	// whose bound can enter the results are scored, best bound first.
+	maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
+	boundsFirst := pr != nil && rerank && !q.fields && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 &&
+		atMost(h, q, all, skip, matches) <= depth
 	live := h[:0]
 	for _, c := range h {
 		if err := c.find(); err != nil {
@@ -1222,8 +1305,21 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 	}
 	h = live
+	// Each live document is in one segment, and the candidates are kept
+	// by their score, not by when they are met: where the scan does not
+	// stop at the MaxMatches-th match in docID order (a counted scan stops
+	// at its docID in each segment), the segments are scanned one after
+	// the other instead of merged in docID order, sharing the candidates
+	// and so the score a match must beat.
+	bySeg := segmentOrder && (skip != nil || atMost(h, q, all, nil, 0) < opt.MaxMatches)
 	less := func(i, j int) bool { return h[i].doc < h[j].doc }
 	down := func(i int) {
+		if bySeg {
+			if !h[0].ok {
+				h = h[1:]
+			}
+			return
+		}
 		for {
 			k := 2*i + 1
 			if k >= len(h) {
@@ -1239,19 +1335,24 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			i = k
 		}
 	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
+	for i := len(h)/2 - 1; i >= 0 && !bySeg; i-- {
 		down(i)
 	}
 	// The candidates: a heap of keys without pointers (moving them costs
 	// no write barriers), their lists, segments and features by slot.
 	top, slotLists, slotSeg, slotParts := buf.top[:0], buf.lists[:0], buf.seg[:0], buf.parts[:0]
+	var first *segCursor // the segment scanned first
+	if len(h) > 0 {
+		first = h[0]
+	}
+	later := int64(0) // matches skipped past it (bySeg)
 	for len(h) > 0 && (skip != nil || matches < opt.MaxMatches) {
 		c := h[0]
 		if q.filtered() && !idx.keep(c.doc, c.lists, q) {
 			if err := c.advance(); err != nil {
 				return nil, 0, false, err
 			}
-			if !c.ok {
+			if !c.ok && !bySeg {
 				h[0] = h[len(h)-1]
 				h = h[:len(h)-1]
 			}
@@ -1263,14 +1364,28 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		}
 		out := false
 		if pr != nil && len(top) == depth {
-			// Matches come in docID order: one that ties the worst kept
-			// ranks after it.
+			// A match after the worst kept in docID order ranks after it
+			// on a tie; one before, only below it.
 			m := matchedOf(c.lists, q)
-			out = m < int(top[0].matched) || m == int(top[0].matched) && pr.skip(idx, c, q, m, top[0].score)
+			thr := top[0].score
+			if c.doc < top[0].doc {
+				thr = math.Nextafter(thr, math.Inf(-1))
+			}
+			out = m < int(top[0].matched) || m == int(top[0].matched) && pr.skip(idx, c, q, m, thr)
+			if out && c != first {
+				later++
+			}
 		}
 		if !out {
 			var pt parts
-			s, m := idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
+			var s float64
+			var m int
+			if boundsFirst {
+				m = matchedOf(c.lists, q)
+				s = pr.bound(idx, c, q, m, math.Inf(-1), maxProx*proxIDF(c.lists, q))
+			} else {
+				s, m = idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
+			}
 			if cand := (rank{doc: c.doc, matched: int32(m), score: s}); len(top) < depth || cand.better(top[0]) {
 				// The hits stay in the mapped barrels while the index is
 				// open; the slot of the candidate dropped is reused.
@@ -1288,16 +1403,18 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				copy(slotLists[int(cand.slot)*nl:], c.lists)
 				slotSeg[cand.slot], slotParts[cand.slot] = c.sg, pt
 				top = keepTop(top, cand, depth)
-				if skip != nil && len(top) == depth && !q.or {
+				if skip != nil && len(top) == depth && !q.or && !boundsFirst {
 					skip.need = int(top[0].matched)
-					skip.titled = pr.noTitle <= top[0].score
+					skip.titled = pr.noTitle < top[0].score || pr.noTitle == top[0].score && !bySeg
 				}
 			}
 		}
 		if err := c.advance(); err != nil {
 			return nil, 0, false, err
 		}
-		if !c.ok {
+		if bySeg {
+			down(0)
+		} else if !c.ok {
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
 			down(0)
@@ -1305,8 +1422,16 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			down(0) // segments hold runs of docIDs: mostly the same cursor stays first
 		}
 	}
+	for i := range opened { // the damage the cursors met
+		if err := opened[i].err(); err != nil {
+			return nil, 0, false, err
+		}
+	}
 	if pr != nil {
 		skippedMatches.Add(pr.skipped)
+	}
+	if bySeg {
+		skippedLater.Add(later)
 	}
 	buf.top, buf.lists, buf.seg, buf.parts = top, slotLists, slotSeg, slotParts
 	out := buf.out[:0]
@@ -1316,14 +1441,19 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	}
 	buf.out = out
 	sel := top[:0]
-	if rerank && pruning && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 && !slices.ContainsFunc(out, func(t scored) bool { return !t.parts.ok }) {
+	if boundsFirst {
+		boundsKept.Add(int64(len(out)))
+	}
+	if boundsFirst || rerank && pruning && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 && !slices.ContainsFunc(out, func(t scored) bool { return !t.parts.ok }) {
 		// Proximity adds at most the largest proximity weight times the
 		// words' idf: the candidates are re-scored best bound first, until
 		// none left can enter the results.
-		maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
 		order := buf.order[:0]
 		for i, t := range out {
-			ub := handScore(opt.Model, t.parts.ir1, maxProx*proxIDF(t.lists, q), t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
+			ub := t.score // boundsFirst: the bound
+			if !boundsFirst {
+				ub = handScore(opt.Model, t.parts.ir1, maxProx*proxIDF(t.lists, q), t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
+			}
 			order = append(order, rank{score: ub, doc: t.doc, matched: int32(t.matched), slot: int32(i)})
 		}
 		buf.order = order
@@ -1341,8 +1471,13 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				break
 			}
 			t := &out[o.slot]
-			ir2, _ := proximity(t.lists, q, opt.Weights)
-			t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
+			if boundsFirst {
+				boundsScored.Add(1)
+				t.score, _ = idx.score(t.sg, t.doc, t.lists, q, opt.Weights, opt.Model, nil, true, &t.parts)
+			} else {
+				ir2, _ := proximity(t.lists, q, opt.Weights)
+				t.score = handScore(opt.Model, t.parts.ir1, ir2, t.parts.tm, t.parts.lead, t.parts.p, t.parts.def)
+			}
 			sel = keepTop(sel, rank{score: t.score, doc: t.doc, matched: int32(t.matched), slot: o.slot}, opt.N)
 		}
 	} else {
@@ -1382,21 +1517,45 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	return res, matches, matches >= opt.MaxMatches, nil
 }
 
+// atMost is a bound of the matches a scan of the cursors h meets: those
+// counted (with skip), or the postings of the driving lists, deleted ones
+// included (with all, those of its shortest word).
+func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted int) int {
+	if skip != nil {
+		return counted
+	}
+	most, sum := math.MaxInt, 0
+	for i, d := range q.driver {
+		if !d {
+			continue
+		}
+		n := 0
+		for _, c := range h {
+			n += int(c.cs[i].n)
+		}
+		most, sum = min(most, n), sum+n
+	}
+	if !all {
+		return sum
+	}
+	return most
+}
+
 // countMatches counts the matches of q's scan of every page holding one
 // of its driving words, up to limit, and returns the last docID the scan
 // reads: the limit-th match, or the largest docID when there are fewer.
 // One driving word in one segment without deletions is counted by its
-// posting count (and skip table); otherwise the lists' live postings are
+// posting count (and skip table), one on fewer pages than limit by its
+// document frequency; otherwise the lists' live postings are
 // marked in a bitmap of a window of docIDs at a time.
 func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, error) {
 	var lists [][]byte
 	var segs []*segment
-	var ns []uint32
 	total := 0
 	for _, c := range cs {
 		for i := range c.cs {
 			if x := &c.cs[i]; q.driver[i] && x.n > 0 {
-				lists, segs, ns = append(lists, x.list), append(segs, c.sg), append(ns, x.n)
+				lists, segs = append(lists, x.list), append(segs, c.sg)
 				total += int(x.n)
 			}
 		}
@@ -1411,18 +1570,11 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, erro
 		d, err := nthDoc(lists[0], limit-1)
 		return limit, d, err
 	}
-	if total < limit && countTrue(q.driver) == 1 {
+	if countTrue(q.driver) == 1 && q.driveDF < limit {
 		// One word: a live document is in one segment's list, so the
-		// matches are the lists' live postings.
-		live := 0
-		for i, l := range lists {
-			n, err := segs[i].liveCount(l, ns[i])
-			if err != nil {
-				return 0, 0, err
-			}
-			live += int(n)
-		}
-		return live, math.MaxUint32, nil
+		// matches are the lists' live postings, which the document
+		// frequency counts (Verify checks it does).
+		return q.driveDF, math.MaxUint32, nil
 	}
 	its := make([]postingIter, len(lists))
 	oks := make([]bool, len(lists))
@@ -1878,7 +2030,8 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		ex.Matched, ex.Of, ex.Window = matched, q.of, span
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.TitleLead = ir1, m.W[FeatProximity]*ir2, m.W[FeatTitleMatch]*tm, m.W[FeatTitleLead]*lead
 		ex.IR = s / (1 + m.Prior*p)
-		ex.Rank, ex.Prior, ex.RankPart = float64(st.rank), p, ex.IR*m.Prior*p
+		rank, _ := idx.rank(doc) // damage is reported by tableErr
+		ex.Rank, ex.Prior, ex.RankPart = float64(rank), p, ex.IR*m.Prior*p
 		ex.feats = f
 		ex.Features = map[string]float64{}
 		for i, v := range f {

@@ -35,7 +35,8 @@ func resultBits(t testing.TB, idx *Index, queries []string, opt SearchOptions, c
 // TestManySegmentsExact: on an index of many segments whose lists still
 // hold the postings of the pages re-indexed since (merges held back), a
 // search answers to the bit as the exhaustive scan (every match scored,
-// no intersection first) on the same segments, as a second time (with
+// no intersection first, the segments merged in docID order) on the same
+// segments, as a second time (with
 // the document frequencies cached), and, match counts included, as the
 // same index merged into one segment without deletions, and as the scan
 // that walks the intersection first even for a word on few pages. The queries
@@ -118,9 +119,9 @@ func TestManySegmentsExact(t *testing.T) {
 		if name == "stop" { // the exhaustive scan counts other matches up to the cut-off
 			continue
 		}
-		pruning, intersectFirst = false, false
+		pruning, intersectFirst, segmentOrder = false, false, false
 		all := resultBits(t, idx, queries, opt, false)
-		pruning, intersectFirst = true, true
+		pruning, intersectFirst, segmentOrder = true, true, true
 		if fast := resultBits(t, idx, queries, opt, false); fast != all {
 			t.Errorf("%s: on %d segments:\n%s\nevery match scored:\n%s", name, len(segs), fast, all)
 		}
@@ -130,6 +131,141 @@ func TestManySegmentsExact(t *testing.T) {
 	for name, opt := range opts {
 		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
 			t.Errorf("%s: one segment answers\n%s\n%d segments\n%s", name, got, len(segs), want[name])
+		}
+	}
+}
+
+// TestSegmentOrderExact: scanning the segments one after the other, with
+// the candidates (and so the score to beat) of the segments scanned
+// before, answers to the bit as the segments merged in docID order and
+// as the exhaustive scan (every match scored), match counts included.
+// The bounds skip matches in segments scanned after the first, and the
+// scans that keep every match score only some of them.
+func TestSegmentOrderExact(t *testing.T) {
+	dir := t.TempDir()
+	site, _, _ := segmentedSite(t, dir, Options{MergeFactor: 64, DeletesPct: 100})
+	idx := open(t, dir)
+	if len(idx.segs) < 5 {
+		t.Fatalf("%d segments: the test wants many", len(idx.segs))
+	}
+	pool := strings.Fields(strings.Join(site.Queries(300), " "))
+	rng := rand.New(rand.NewPCG(9, 28))
+	queries := site.Queries(100)
+	for range 200 {
+		var q []string
+		for range 1 + rng.IntN(3) {
+			q = append(q, pool[rng.IntN(len(pool))])
+		}
+		queries = append(queries, strings.Join(q, " "))
+	}
+	queries = append(queries, `"`+pool[0]+" "+pool[1]+`" `+pool[2], pool[3]+" -"+pool[4], pool[5]+" OR "+pool[6]+" "+pool[7])
+	for name, opt := range map[string]SearchOptions{
+		"top10":  {N: 10, NoSnippets: true},
+		"offset": {N: 3, Offset: 4, NoSnippets: true},
+		"one":    {N: 1, NoSnippets: true},
+		"deep":   {N: 60, NoSnippets: true}, // most scans keep fewer candidates than that: all scored
+	} {
+		later, kept, scored := skippedLater.Load(), boundsKept.Load(), boundsScored.Load()
+		got := resultBits(t, idx, queries, opt, true)
+		later, kept, scored = skippedLater.Load()-later, boundsKept.Load()-kept, boundsScored.Load()-scored
+		segmentOrder = false
+		merged := resultBits(t, idx, queries, opt, true)
+		pruning, intersectFirst = false, false
+		all := resultBits(t, idx, queries, opt, false) // the intersection walked first counts other matches
+		pruning, intersectFirst, segmentOrder = true, true, true
+		if got != merged {
+			t.Errorf("%s: segment after segment:\n%s\nmerged in docID order:\n%s", name, got, merged)
+		}
+		if got := resultBits(t, idx, queries, opt, false); got != all {
+			t.Errorf("%s: segment after segment:\n%s\nevery match scored:\n%s", name, got, all)
+		}
+		if later == 0 {
+			t.Errorf("%s: no match skipped in a segment scanned after the first", name)
+		}
+		if kept == 0 || scored >= kept && name != "deep" {
+			t.Errorf("%s: %d candidates kept by their bound, %d of them scored", name, kept, scored)
+		}
+	}
+}
+
+// TestSegmentOrderTies: pages of the same score in two segments, the
+// later segment holding the lower docIDs (re-crawled, changed in a word
+// no query holds), rank
+// by docID as the merged scan ranks them: a match scanned after the
+// worst candidate but before it in docID order enters on a tie.
+func TestSegmentOrderTies(t *testing.T) {
+	dir := t.TempDir()
+	other := "alpha"
+	page := func(u string) []byte {
+		return []byte("<html><head><title>notes</title></head><body><p>tiedword common text here " + other + "</p></body></html>")
+	}
+	var urls []string
+	for i := range 40 {
+		urls = append(urls, fmt.Sprintf("http://tie%d.test/p.html", i))
+	}
+	batchOf(t, dir, Options{MergeFactor: 64, DeletesPct: 100}, urls, page)
+	other = "gamma"                                                             // changed, but not in the query nor in length
+	batchOf(t, dir, Options{MergeFactor: 64, DeletesPct: 100}, urls[:20], page) // the lower docIDs, in a new segment
+	idx := open(t, dir)
+	if len(idx.segs) != 2 {
+		t.Fatalf("%d segments, want 2", len(idx.segs))
+	}
+	queries := []string{"tiedword", "tiedword common", "tiedword text here"}
+	for _, n := range []int{1, 5, 10, 25} {
+		opt := SearchOptions{N: n, NoSnippets: true}
+		got := resultBits(t, idx, queries, opt, true)
+		segmentOrder = false
+		merged := resultBits(t, idx, queries, opt, true)
+		segmentOrder = true
+		if got != merged {
+			t.Errorf("N=%d: segment after segment:\n%s\nmerged in docID order:\n%s", n, got, merged)
+		}
+		for _, q := range queries {
+			r, err := idx.Search(q, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Results) != n {
+				t.Fatalf("%q: %d results, want %d", q, len(r.Results), n)
+			}
+			for i, x := range r.Results {
+				if x.Score != r.Results[0].Score {
+					t.Fatalf("%q: result %d scores %v, the first %v: the pages should tie", q, i, x.Score, r.Results[0].Score)
+				}
+				if i > 0 && x.Doc <= r.Results[i-1].Doc {
+					t.Errorf("%q: tied results out of docID order: %d after %d", q, x.Doc, r.Results[i-1].Doc)
+				}
+			}
+		}
+	}
+}
+
+// TestDocStatsLongTitle: a page whose title is longer than the scores'
+// cache holds (the cache keeps 7 bits of title words) is scored with its
+// whole title, the first time and when met again: the title match is the
+// query's share of its 150 words.
+func TestDocStatsLongTitle(t *testing.T) {
+	dir := t.TempDir()
+	long := "zebra" + strings.Repeat(" ab", 149) // 452 bytes: titles are clipped at 500
+	build(t, dir, Options{}, map[string]string{
+		"http://a.test/long.html":  "<html><head><title>" + long + "</title></head><body><p>zebra here</p></body></html>",
+		"http://a.test/short.html": "<html><head><title>zebra notes</title></head><body><p>zebra there</p></body></html>",
+	})
+	idx := open(t, dir)
+	for range 2 {
+		r, err := idx.Search("zebra", SearchOptions{N: 10, Explain: true, NoSnippets: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, x := range r.Results {
+			got[x.URL] = x.Explain.TitleMatch / HandModel(&DefaultWeights).W[FeatTitleMatch]
+		}
+		if want := 1.0 / 150; math.Abs(got["http://a.test/long.html"]-want) > 1e-12 {
+			t.Errorf("long title: title match %v, want %v", got["http://a.test/long.html"], want)
+		}
+		if want := 1.0 / 2; math.Abs(got["http://a.test/short.html"]-want) > 1e-12 {
+			t.Errorf("short title: title match %v, want %v", got["http://a.test/short.html"], want)
 		}
 	}
 }
