@@ -2,7 +2,6 @@ package barrel
 
 import (
 	"math"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
@@ -114,7 +113,7 @@ func matchedOf(lists [][]byte, q *parsedQuery) int {
 			units |= 1 << (q.group[i] & 63)
 		}
 	}
-	return bits.OnesCount64(units)
+	return q.coordTier(units)
 }
 
 // bound is an upper bound of the first-stage score (no proximity) of
@@ -202,7 +201,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 		f[FeatTitleLead] = lead / p.qw
 	}
 	if q.of > 0 {
-		f[FeatCoord] = float64(matched) / float64(q.of)
+		f[FeatCoord] = float64(matched) / coordQ
 	}
 	return p.sum(&f, float64(st.prior))
 }

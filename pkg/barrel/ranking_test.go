@@ -106,6 +106,43 @@ func TestEveryMatchScored(t *testing.T) {
 	}
 }
 
+// Coordination weighs the words a page holds by their idf: for "command
+// line option openssl" the one page holding openssl (and option) ranks
+// before pages holding more of the words, all common; counting words, as
+// coordination did, would put the three-word pages first.
+func TestCoordinationByIdf(t *testing.T) {
+	pages := map[string]string{}
+	for i := range 20 {
+		u := fmt.Sprintf("http://c.test/%d.html", i)
+		pages[u] = fmt.Sprintf(`<html><head><title>Tool %d</title></head><body><p>The command line of tool %d takes an option.</p></body></html>`, i, i)
+	}
+	for i := range 20 {
+		u := fmt.Sprintf("http://c.test/other%d.html", i)
+		pages[u] = fmt.Sprintf(`<html><head><title>Page %d</title></head><body><p>Nothing here %d.</p></body></html>`, i, i)
+	}
+	pages["http://c.test/configure.html"] = `<html><head><title>Configure</title></head><body>
+<p>The openssl option names the OpenSSL directory.</p></body></html>`
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	r, err := idx.Search("command line option openssl", SearchOptions{N: 5, Explain: true, NoSnippets: true})
+	if err != nil || len(r.Results) != 5 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if r.Results[0].URL != "http://c.test/configure.html" {
+		t.Errorf("first %s, want configure.html", r.Results[0].URL)
+	}
+	// Counted by words, every other result holds more of them.
+	if first := r.Results[0].Explain.Matched; first != 2 {
+		t.Errorf("%s holds %d words, want configure.html holding 2 (option, openssl)", r.Results[0].URL, first)
+	}
+	for _, x := range r.Results[1:] {
+		if x.Explain.Matched != 3 {
+			t.Errorf("%s holds %d words, want 3 (command, line, option)", x.URL, x.Explain.Matched)
+		}
+	}
+}
+
 // Proximity looks at all the query's words: the page where the three
 // stand together beats the one where two are a phrase and the third far.
 func TestProximityOfAllWords(t *testing.T) {

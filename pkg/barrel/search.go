@@ -388,6 +388,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		d := float64(min(max(1, df), int(n)))
 		q.idf[i] = math.Log(1+(n-d+0.5)/(d+0.5)) + opt.Weights.IDFPlus
 	}
+	q.setCoord(counted, n)
 	q.avgLen = idx.avgWords()
 	want := opt.N
 	opt.N += opt.Offset
@@ -800,6 +801,8 @@ type parsedQuery struct {
 	// parts "return" and "value", which the index leaves out of a
 	// definition).
 	defNeed uint64
+	unitW   [64]float64 // each unit's weight in coordination (by its bit; see coord.go)
+	unitSum float64
 	seq     []int
 	avgLen  float64
 
@@ -1289,8 +1292,8 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				slotSeg[cand.slot], slotParts[cand.slot] = c.sg, pt
 				top = keepTop(top, cand, depth)
 				if skip != nil && len(top) == depth && !q.or {
-					skip.need = int(top[0].matched)
-					skip.titled = pr.noTitle <= top[0].score
+					skip.need = q.needUnits(int(top[0].matched))
+					skip.titled = top[0].matched == coordQ && pr.noTitle <= top[0].score
 				}
 			}
 		}
@@ -1821,7 +1824,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			}
 		}
 	}
-	matched := bits.OnesCount64(units)
+	matched := q.coordTier(units)
 	ir2, span := 0.0, 0
 	if withProx {
 		ir2, span = proximity(lists, q, w)
@@ -1865,7 +1868,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	if fields {
 		f[FeatText], f[FeatProximity], f[FeatTitleMatch], f[FeatTitleLead], f[FeatDef] = ir1, ir2, tm, lead, def
 		if q.of > 0 {
-			f[FeatCoord] = float64(matched) / float64(q.of)
+			f[FeatCoord] = float64(matched) / coordQ
 		}
 		s = m.Score(&f, p)
 	} else { // the hand weights' model: four features, and no loop over the others
@@ -1875,7 +1878,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 	}
 	if ex != nil {
-		ex.Matched, ex.Of, ex.Window = matched, q.of, span
+		ex.Matched, ex.Of, ex.Window = bits.OnesCount64(units), q.of, span
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.TitleLead = ir1, m.W[FeatProximity]*ir2, m.W[FeatTitleMatch]*tm, m.W[FeatTitleLead]*lead
 		ex.IR = s / (1 + m.Prior*p)
 		ex.Rank, ex.Prior, ex.RankPart = float64(st.rank), p, ex.IR*m.Prior*p
