@@ -104,8 +104,8 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 	return p
 }
 
-// matchedOf is the coordination of a match: the query's units its
-// driving lists hold (as score counts them).
+// matchedOf is the coordination tier of a match: the idf-weighted share
+// of the query's units its driving lists hold (as score weighs them).
 func matchedOf(lists [][]byte, q *parsedQuery) int {
 	var units uint64
 	for i, l := range lists {

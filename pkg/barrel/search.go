@@ -211,7 +211,7 @@ type cursor struct {
 
 type scored struct {
 	doc     uint32
-	matched int // coordination: query words the page holds
+	matched int // coordination: the tier of the query's words the page holds (coordTier)
 	score   float64
 	lists   [][]byte // hit lists, kept for re-scoring
 	sg      *segment // where doc is live
@@ -234,8 +234,9 @@ const RerankDepth = 200
 
 // Search evaluates query over the full barrels: every page holding one of
 // the query's words is a match (stop words count only with other words,
-// or when the query has nothing else), scored by all its hits; pages with
-// more of the words rank first (coordination), then by score; the scan
+// or when the query has nothing else), scored by all its hits; pages
+// holding more of the words, weighed by idf, rank first (coordination, see
+// coord.go), then by score; the scan
 // stops after MaxMatches documents; the best N after Offset are returned.
 // The query may use the syntax of QuerySyntaxHelp (unless opt.Literal);
 // a malformed query is a *QueryError.
@@ -844,8 +845,9 @@ type segCursor struct {
 type skipState struct {
 	// last is the last docID the scan reads (the MaxMatches-th match).
 	last uint32
-	// need is the driving lists a match must hold (the coordination of
-	// the worst candidate kept, when no unit is an OR group).
+	// need is the driving lists a match must hold (the fewest units that
+	// can reach the coordination tier of the worst candidate kept, when
+	// no unit is an OR group).
 	need int
 	// titled: the worst candidate scores above the bound of every page
 	// without a title hit, so only a match with a title hit and need
@@ -1555,7 +1557,7 @@ type rank struct {
 	slot    int32
 }
 
-// better orders results: more of the query's words first (coordination),
+// better orders results: more of the query's words, by idf, first (coordination),
 // then by score, then by docID.
 func (a rank) better(b rank) bool {
 	if a.matched != b.matched {
@@ -1713,8 +1715,8 @@ var windowBufs = sync.Pool{New: func() any { return new(windowBuf) }}
 // fieldK1 saturates the per-field counts of a model's field features.
 const fieldK1 = 1.2
 
-// score scores one page for the query, and says how many of the query's
-// coordination units it holds. Each word's hits are counted by type and
+// score scores one page for the query, and gives its coordination tier
+// (the idf-weighted share of the query's units it holds, coordTier). Each word's hits are counted by type and
 // weighted by the type-weights (relative font size for plain hits, then
 // URL, title, anchor, meta), and the weighted count is saturated and
 // normalised by the page's length as BM25F does, times the word's idf.
