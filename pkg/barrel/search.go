@@ -21,11 +21,12 @@ const (
 	TypeAnchor = 9
 	TypeMeta   = 10
 	TypeDef    = 11
-	numTypes   = 12
+	TypeEmph   = 12 // a word set off in running text (<em>, <i>, <dfn>, <strong>, <b>)
+	numTypes   = 13
 )
 
 // TypeNames names the weight types, for --explain.
-var TypeNames = [numTypes]string{"small", "plain", "bold", "h4", "h3", "h2", "h1", "url", "title", "anchor", "meta", "definition"}
+var TypeNames = [numTypes]string{"small", "plain", "bold", "h4", "h3", "h2", "h1", "url", "title", "anchor", "meta", "definition", "emphasis"}
 
 // Weights are the ranking parameters: the paper's type-weights and
 // proximity weights (section 4.5.1), with the hits of a word counted as
@@ -67,8 +68,8 @@ type Weights struct {
 
 // DefaultWeights are the weights barrel ships with (docs/barrel.md).
 var DefaultWeights = Weights{
-	// small, plain, bold, h4, h3, h2, h1, URL, title, anchor, meta, definition
-	Type:       [numTypes]float64{0.05, 0.1, 2, 2.5, 3, 3.5, 4, 1.5, 2, 1, 1, 0},
+	// small, plain, bold, h4, h3, h2, h1, URL, title, anchor, meta, definition, emphasis
+	Type:       [numTypes]float64{0.05, 0.1, 2, 2.5, 3, 3.5, 4, 1.5, 2, 1, 1, 0, 0},
 	Prox:       [10]float64{1, 0.7, 0.5, 0.4, 0.3, 0.22, 0.16, 0.1, 0.05, 0},
 	K1:         3,
 	B:          0.25,
@@ -93,6 +94,8 @@ func typeOf(h hit.Hit) int {
 		return TypeAnchor
 	case hit.Def:
 		return TypeDef
+	case hit.Emph:
+		return TypeEmph
 	default:
 		return TypeMeta
 	}
@@ -558,6 +561,9 @@ func hasPhrase(lists [][]byte, ks []int) bool {
 	}
 	for j := range len(first) / 2 {
 		h := hit.At(first, j)
+		if h.Type() == hit.Emph {
+			continue // the body's plain hits hold the same words, by their full positions
+		}
 		ok := true
 		for k, w := range ks[1:] {
 			if !hasHitAt(lists[w], h.Class(), h.Pos()+k+1) {
@@ -1746,6 +1752,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	var defUnits uint64 // the units the page defines
 	var defBuf [64]defPos
 	defAt := defBuf[:0] // the driving words' definition hits
+	emph, emUnits, emAt := 0.0, uint64(0), []defPos(nil) // the same of the emphasis hits, for a model that weighs them
 	if ex != nil {
 		ex.Counts = map[string]map[string]int{}
 	}
@@ -1824,6 +1831,17 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			if q.capital[i] {
 				f[FeatCapital] += bm(caps, 1)
 			}
+			if counts[TypeEmph] > 0 && q.driver[i] { // the page sets the word off
+				emph += idf
+				emUnits |= 1 << (q.group[i] & 63)
+				if q.of > 1 && q.defNeed&(1<<(q.group[i]&63)) != 0 {
+					for j := 0; j+1 < len(l) && len(emAt) < 64; j += 2 {
+						if typeByHigh[l[j]] == TypeEmph {
+							emAt = append(emAt, defPos{l[j+1], uint8(q.group[i] & 63)})
+						}
+					}
+				}
+			}
 		}
 	}
 	matched := q.coordTier(units)
@@ -1869,6 +1887,9 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	var s float64
 	if fields {
 		f[FeatText], f[FeatProximity], f[FeatTitleMatch], f[FeatTitleLead], f[FeatDef] = ir1, ir2, tm, lead, def
+		if emUnits&q.defNeed == q.defNeed && oneRun(emAt, q) {
+			f[FeatEmph] = emph
+		}
 		if q.of > 0 {
 			f[FeatCoord] = float64(matched) / coordQ
 		}
@@ -1962,6 +1983,29 @@ func oneEntry(at []defPos, q *parsedQuery) bool {
 				break
 			}
 			got |= 1 << d.unit
+		}
+		if bits.OnesCount64(got) >= n {
+			return true
+		}
+	}
+	return false
+}
+
+// oneRun reports whether one emphasised run holds all the query's
+// coordination units, as oneEntry does for definitions: their emphasis
+// hits at consecutive positions, which are the words' plain positions
+// modulo 256 (so a run may wrap from 255 to 0).
+func oneRun(at []defPos, q *parsedQuery) bool {
+	n := bits.OnesCount64(q.defNeed)
+	if n < 2 {
+		return true
+	}
+	for _, s := range at {
+		var got uint64
+		for _, d := range at {
+			if d.pos-s.pos < uint8(n) { // uint8: modulo 256
+				got |= 1 << d.unit
+			}
 		}
 		if bits.OnesCount64(got) >= n {
 			return true
