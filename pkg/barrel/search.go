@@ -1751,7 +1751,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	ir1, lead, def := 0.0, 0.0, 0.0
 	var defUnits uint64 // the units the page defines
 	var defBuf [64]defPos
-	defAt := defBuf[:0] // the driving words' definition hits
+	defAt := defBuf[:0]                                  // the driving words' definition hits
 	emph, emUnits, emAt := 0.0, uint64(0), []defPos(nil) // the same of the emphasis hits, for a model that weighs them
 	if ex != nil {
 		ex.Counts = map[string]map[string]int{}
