@@ -508,7 +508,11 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 		p.ends = append(p.ends, uint32(len(p.keys)))
 		p.hits = append(p.hits, h)
 		if w.Emph { // and set off: the word, and the identifier it begins
-			e := hit.Fancy(w.Capital, hit.Emph, i&hit.MaxFancyPos)
+			pos := i & (hit.EmphDfn - 1)
+			if w.Dfn {
+				pos |= hit.EmphDfn
+			}
+			e := hit.Fancy(w.Capital, hit.Emph, pos)
 			if whole := doc.Whole(w); whole != nil {
 				p.keys = append(p.keys, whole...)
 				p.ends = append(p.ends, uint32(len(p.keys)))

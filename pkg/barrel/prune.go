@@ -94,7 +94,7 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 			idf := q.idf[i]
 			p.qw += idf
 			f[FeatText] += idf * (w.K1 + 1) // each word's saturated count is below 1
-			for _, k := range []int{FeatAnchor, FeatHeading, FeatBody, FeatURL, FeatCapital, FeatDef, FeatEmph} {
+			for _, k := range []int{FeatAnchor, FeatHeading, FeatBody, FeatURL, FeatCapital, FeatDef, FeatEmph, FeatDfn} {
 				f[k] += idf * (fieldK1 + 1)
 			}
 		}
@@ -192,6 +192,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 				f[FeatCapital] += bm(idf, n, 1)
 			}
 			f[FeatEmph] += idf // as the definition feature's bound
+			f[FeatDfn] += idf
 		}
 	}
 	if inTitle > 0 && p.qw > 0 {

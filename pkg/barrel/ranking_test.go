@@ -555,20 +555,22 @@ func definitionOrders(t *testing.T, search func(string, *Weights) *Response, q, 
 
 // A page introducing a term in running text, set off in <em class="dfn">
 // (Sphinx's :dfn:) or <dfn>, ranks before a better linked page that
-// mentions the words more often, with a model weighing the emphasis
-// feature; the emphasis hits are indexed for the run's words only, and
-// the feature counts only the words of one run ("raw strings", not "raw"
-// set off in one place and "strings" in another). Without the feature
-// the mentioning page comes first (else the test shows nothing).
+// mentions the words more often, with a model weighing the dfn feature;
+// the emphasis hits are indexed for the runs' words only, the emphasis
+// feature counts any run (<em> too), the dfn feature a definition's
+// markup only, and both only the words of one run ("raw strings", not
+// "raw" set off in one place and "strings" in another). Without the
+// feature the mentioning page comes first (else the test shows nothing).
 func TestEmphasisRanksTheIntroducingPage(t *testing.T) {
-	const definer, mentioner, apart = "http://e.test/lexical.html", "http://e.test/howto.html", "http://e.test/apart.html"
+	const definer, mentioner, apart, italics = "http://e.test/lexical.html", "http://e.test/howto.html", "http://e.test/apart.html", "http://e.test/italics.html"
 	pages := map[string]string{
 		definer: `<html><title>Lexical analysis</title><body><p>Both string and bytes literals may be prefixed with a letter;
 such strings are called <em class="dfn">raw strings</em> and treat backslashes as literal characters.
 A <dfn>docstring</dfn> is the first statement.</p></body></html>`,
 		mentioner: `<html><title>Howto</title><body><p>Raw strings help with regular expressions. Use raw strings
-for patterns: raw strings keep backslashes. More on raw strings and docstring below.</p></body></html>`,
-		apart: `<html><title>Apart</title><body><p>A <em>raw</em> file, and <i>strings</i> elsewhere, raw strings.</p></body></html>`,
+for patterns: raw strings keep backslashes. More on raw strings and docstring below: a docstring documents, the docstring of a module.</p></body></html>`,
+		apart:   `<html><title>Apart</title><body><p>A <em>raw</em> file, and <i>strings</i> elsewhere, raw strings, a docstring.</p></body></html>`,
+		italics: `<html><title>Italics</title><body><p>Say <em>raw strings</em>, or <i>docstring</i>.</p></body></html>`,
 	}
 	for i := range 6 { // pages linking to the mentioning page only
 		pages[fmt.Sprintf("http://e.test/hub%d.html", i)] = `<html><body><a href="howto.html">howto</a></body></html>`
@@ -576,36 +578,40 @@ for patterns: raw strings keep backslashes. More on raw strings and docstring be
 	dir := t.TempDir()
 	build(t, dir, Options{}, pages)
 	idx := open(t, dir)
-	emph := HandModel(&DefaultWeights)
-	emph.W[FeatEmph] = 1
+	dfn := HandModel(&DefaultWeights)
+	dfn.W[FeatDfn] = 1
 	search := func(q string, m *Model) []Result {
 		t.Helper()
 		r, err := idx.Search(q, SearchOptions{N: 5, NoSnippets: true, Explain: true, Model: m})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Results) < 2 {
+		if len(r.Results) < 4 {
 			t.Fatalf("%s: %d results", q, len(r.Results))
 		}
 		return r.Results
 	}
 	for _, q := range []string{"raw strings", "docstring"} {
-		rs := search(q, &emph)
+		rs := search(q, &dfn)
 		if rs[0].URL != definer {
 			t.Errorf("%s: first %s, want the page introducing it", q, rs[0].URL)
 		}
 		for _, r := range rs {
-			if got, want := r.Explain.Features["emphasis"] > 0, r.URL == definer; got != want {
-				t.Errorf("%s: %s: emphasis feature %g", q, r.URL, r.Explain.Features["emphasis"])
+			f := r.Explain.Features
+			if got, want := f["emphasis"] > 0, r.URL == definer || r.URL == italics; got != want {
+				t.Errorf("%s: %s: emphasis feature %g", q, r.URL, f["emphasis"])
+			}
+			if got, want := f["dfn"] > 0, r.URL == definer; got != want {
+				t.Errorf("%s: %s: dfn feature %g", q, r.URL, f["dfn"])
 			}
 		}
 		if rs := search(q, nil); rs[0].URL != mentioner {
-			t.Errorf("%s without the emphasis feature: first %s, want the mentioning page", q, rs[0].URL)
+			t.Errorf("%s without the dfn feature: first %s, want the mentioning page", q, rs[0].URL)
 		}
 	}
 	// The hits: one emphasis hit of each word of the run, none on the
 	// mentioning page.
-	for _, r := range search("raw strings", &emph) {
+	for _, r := range search("raw strings", &dfn) {
 		c := r.Explain.Counts
 		switch r.URL {
 		case definer:

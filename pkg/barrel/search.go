@@ -1834,7 +1834,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			if counts[TypeEmph] > 0 && q.driver[i] { // the page sets the word off
 				emph += idf
 				emUnits |= 1 << (q.group[i] & 63)
-				if q.of > 1 && q.defNeed&(1<<(q.group[i]&63)) != 0 {
+				if q.defNeed&(1<<(q.group[i]&63)) != 0 {
 					for j := 0; j+1 < len(l) && len(emAt) < 64; j += 2 {
 						if typeByHigh[l[j]] == TypeEmph {
 							emAt = append(emAt, defPos{l[j+1], uint8(q.group[i] & 63)})
@@ -1887,8 +1887,13 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	var s float64
 	if fields {
 		f[FeatText], f[FeatProximity], f[FeatTitleMatch], f[FeatTitleLead], f[FeatDef] = ir1, ir2, tm, lead, def
-		if emUnits&q.defNeed == q.defNeed && oneRun(emAt, q) {
-			f[FeatEmph] = emph
+		if emUnits&q.defNeed == q.defNeed {
+			if oneRun(emAt, q, 0) {
+				f[FeatEmph] = emph
+			}
+			if oneRun(emAt, q, hit.EmphDfn) {
+				f[FeatDfn] = emph
+			}
 		}
 		if q.of > 0 {
 			f[FeatCoord] = float64(matched) / coordQ
@@ -1991,19 +1996,23 @@ func oneEntry(at []defPos, q *parsedQuery) bool {
 	return false
 }
 
-// oneRun reports whether one emphasised run holds all the query's
-// coordination units, as oneEntry does for definitions: their emphasis
-// hits at consecutive positions, which are the words' plain positions
-// modulo 256 (so a run may wrap from 255 to 0).
-func oneRun(at []defPos, q *parsedQuery) bool {
+// oneRun reports whether one emphasised run (with dfn, one of a
+// definition's markup) holds all the query's coordination units, as
+// oneEntry does for definitions: their emphasis hits at consecutive
+// positions, which are the words' plain positions modulo 128 (so a run
+// may wrap from 127 to 0).
+func oneRun(at []defPos, q *parsedQuery, dfn uint8) bool {
 	n := bits.OnesCount64(q.defNeed)
 	if n < 2 {
-		return true
+		return dfn == 0 || slices.ContainsFunc(at, func(d defPos) bool { return d.pos&dfn != 0 })
 	}
 	for _, s := range at {
+		if s.pos&dfn != dfn {
+			continue
+		}
 		var got uint64
 		for _, d := range at {
-			if d.pos-s.pos < uint8(n) { // uint8: modulo 256
+			if d.pos&dfn == dfn && (d.pos-s.pos)&(hit.EmphDfn-1) < uint8(n) { // modulo 128
 				got |= 1 << d.unit
 			}
 		}

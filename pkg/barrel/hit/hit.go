@@ -28,9 +28,13 @@ const (
 	Def    = 4 // a term the page defines: a <dt>'s leading text, a heading
 	// Emph is a word set off in running text (<em>, <i>, <dfn>, <strong>,
 	// <b>: a term introduced in italics), as the paper's fancy hits mark
-	// a font; its position is the word's plain position modulo 256, so
-	// the words of one run sit at consecutive positions.
+	// a font; its position is EmphDfn for a definition's markup (<dfn>,
+	// Sphinx's <em class="dfn">) plus the word's plain position modulo
+	// 128, so the words of one run sit at consecutive positions.
 	Emph = 5
+	// EmphDfn is the bit of an emphasis hit's position that marks a
+	// definition's markup.
+	EmphDfn = 128
 )
 
 // Limits of the fields.

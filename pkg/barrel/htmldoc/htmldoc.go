@@ -48,6 +48,10 @@ type Word struct {
 	// (Sphinx's glossary references), and a signature's parameters and
 	// properties (<em class="sig-param">, "property") are not emphasis.
 	Emph bool
+	// Dfn says the run is a definition's markup: <dfn>, or <em
+	// class="dfn"> (Sphinx's :dfn:, a term introduced where it is
+	// defined).
+	Dfn bool
 }
 
 // MaxEmphWords is the longest run of emphasised words whose words are
@@ -160,7 +164,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 			d.addText(t, font)
 			if emph.depth > 0 && !emph.ref {
 				for i := n; i < len(d.Words); i++ {
-					d.Words[i].Emph = true
+					d.Words[i].Emph, d.Words[i].Dfn = true, emph.dfn
 				}
 			}
 			if d.MaxWords > 0 && len(d.Words) >= d.MaxWords {
@@ -720,6 +724,7 @@ type emphRun struct {
 	depth int       // emphasis elements of that kind open
 	start int       // the run's first word
 	ref   bool      // the run holds a link to another page
+	dfn   bool      // the run is a <dfn> or an <em class="dfn">
 	// linkAt is the word count when a link to another page was last
 	// opened: an emphasis starting at it sits inside that link.
 	linkAt int
@@ -739,14 +744,16 @@ func (e *emphRun) startTag(z *html.Tokenizer, a atom.Atom, hasAttr bool, words i
 		}
 		return
 	}
+	dfn := a == atom.Dfn
 	if hasAttr {
 		for _, c := range strings.Fields(attr(z, "class")) {
 			if c == "property" || strings.HasPrefix(c, "sig-") {
 				return // a signature's parameter, a "class" or "static" before a name
 			}
+			dfn = dfn || c == "dfn"
 		}
 	}
-	e.tag, e.depth, e.start, e.ref = a, 1, words, e.inLink && e.linkAt == words
+	e.tag, e.depth, e.start, e.ref, e.dfn = a, 1, words, e.inLink && e.linkAt == words, dfn
 }
 
 // finish ends a run left open by the page's end.
@@ -780,7 +787,7 @@ func (e *emphRun) endTag(a atom.Atom, ws []Word) {
 	}
 	if e.ref || len(ws)-e.start > MaxEmphWords {
 		for i := e.start; i < len(ws); i++ {
-			ws[i].Emph = false
+			ws[i].Emph, ws[i].Dfn = false, false
 		}
 	}
 }
