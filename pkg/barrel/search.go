@@ -1751,8 +1751,9 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	ir1, lead, def := 0.0, 0.0, 0.0
 	var defUnits uint64 // the units the page defines
 	var defBuf [64]defPos
-	defAt := defBuf[:0]                                  // the driving words' definition hits
-	emph, emUnits, emAt := 0.0, uint64(0), []defPos(nil) // the same of the emphasis hits, for a model that weighs them
+	defAt := defBuf[:0] // the driving words' definition hits
+	var emBuf [64]defPos
+	emph, emUnits, emAt := 0.0, uint64(0), emBuf[:0] // the same of the emphasis hits, for a model that weighs them
 	if ex != nil {
 		ex.Counts = map[string]map[string]int{}
 	}
@@ -1835,7 +1836,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 				emph += idf
 				emUnits |= 1 << (q.group[i] & 63)
 				if q.defNeed&(1<<(q.group[i]&63)) != 0 {
-					for j := 0; j+1 < len(l) && len(emAt) < 64; j += 2 {
+					for j := 0; j+1 < len(l) && len(emAt) < cap(emAt); j += 2 {
 						if typeByHigh[l[j]] == TypeEmph {
 							emAt = append(emAt, defPos{l[j+1], uint8(q.group[i] & 63)})
 						}
