@@ -260,7 +260,7 @@ func (b *Builder) load() error {
 		// Dead records are counted from the first commit of format 7.
 		m.RepoSpace.Records, m.TextSpace.Records = int64(m.Fetched), int64(m.Fetched)
 	}
-	if m.Format < formatNumber {
+	if m.Format < formatNoEmph {
 		// and docinfo's from that of format 8; the anchors are counted
 		// now, live and dead.
 		m.InfoSpace.Records = int64(m.Docs)
@@ -507,6 +507,21 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 		p.keys = append(p.keys, doc.Key(w)...)
 		p.ends = append(p.ends, uint32(len(p.keys)))
 		p.hits = append(p.hits, h)
+		if w.Emph { // and set off: the word, and the identifier it begins
+			pos := i & (hit.EmphDfn - 1)
+			if w.Dfn {
+				pos |= hit.EmphDfn
+			}
+			e := hit.Fancy(w.Capital, hit.Emph, pos)
+			if whole := doc.Whole(w); whole != nil {
+				p.keys = append(p.keys, whole...)
+				p.ends = append(p.ends, uint32(len(p.keys)))
+				p.hits = append(p.hits, e)
+			}
+			p.keys = append(p.keys, doc.Key(w)...)
+			p.ends = append(p.ends, uint32(len(p.keys)))
+			p.hits = append(p.hits, e)
+		}
 	}
 	fancy := func(text string, typ int) int {
 		pos := 0

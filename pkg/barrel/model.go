@@ -24,11 +24,13 @@ const (
 	FeatCoord             // share of the query's words the page holds
 	FeatCapital           // BM25 of the capitalised hits of the words the query capitalises
 	FeatDef               // idf of the query's words if the page defines them all (its definition hits)
+	FeatEmph              // idf of the query's words if the page sets them all off in one run of <em>, <i>, <dfn>, <strong> or <b> (its emphasis hits)
+	FeatDfn               // the same for a run of a definition's markup (<dfn>, <em class="dfn">)
 	NumFeatures
 )
 
 // FeatureNames name the features in model files and --explain.
-var FeatureNames = [NumFeatures]string{"text", "proximity", "title_match", "title_lead", "title", "anchor", "heading", "body", "url", "coordination", "capital", "definition"}
+var FeatureNames = [NumFeatures]string{"text", "proximity", "title_match", "title_lead", "title", "anchor", "heading", "body", "url", "coordination", "capital", "definition", "emphasis", "dfn"}
 
 // Model is a learnt ranking: the text score is the weighted sum of the
 // features, multiplied by 1 + Prior·p as with Weights.Rank (the prior

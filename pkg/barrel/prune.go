@@ -2,7 +2,6 @@ package barrel
 
 import (
 	"math"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
@@ -95,7 +94,7 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 			idf := q.idf[i]
 			p.qw += idf
 			f[FeatText] += idf * (w.K1 + 1) // each word's saturated count is below 1
-			for _, k := range []int{FeatAnchor, FeatHeading, FeatBody, FeatURL, FeatCapital, FeatDef} {
+			for _, k := range []int{FeatAnchor, FeatHeading, FeatBody, FeatURL, FeatCapital, FeatDef, FeatEmph, FeatDfn} {
 				f[k] += idf * (fieldK1 + 1)
 			}
 		}
@@ -105,8 +104,8 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 	return p
 }
 
-// matchedOf is the coordination of a match: the query's units its
-// driving lists hold (as score counts them).
+// matchedOf is the coordination tier of a match: the idf-weighted share
+// of the query's units its driving lists hold (as score weighs them).
 func matchedOf(lists [][]byte, q *parsedQuery) int {
 	var units uint64
 	for i, l := range lists {
@@ -114,7 +113,7 @@ func matchedOf(lists [][]byte, q *parsedQuery) int {
 			units |= 1 << (q.group[i] & 63)
 		}
 	}
-	return bits.OnesCount64(units)
+	return q.coordTier(units)
 }
 
 // bound is an upper bound of the first-stage score (no proximity) of
@@ -195,6 +194,8 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 			if q.capital[i] {
 				f[FeatCapital] += bm(idf, n, 1)
 			}
+			f[FeatEmph] += idf // as the definition feature's bound
+			f[FeatDfn] += idf
 		}
 	}
 	if inTitle > 0 && p.qw > 0 {
@@ -205,7 +206,7 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 		f[FeatTitleLead] = lead / p.qw
 	}
 	if q.of > 0 {
-		f[FeatCoord] = float64(matched) / float64(q.of)
+		f[FeatCoord] = float64(matched) / coordQ
 	}
 	return p.sum(&f, float64(st.prior))
 }

@@ -24,9 +24,9 @@ func TestPrunedTopKIsExhaustive(t *testing.T) {
 	model := HandModel(&DefaultWeights)
 	model.W[FeatTitle], model.W[FeatBody], model.W[FeatCoord] = 0.5, 1, 0.3
 	model.W[FeatCapital], model.W[FeatAnchor], model.W[FeatURL], model.W[FeatHeading] = 0.2, -0.1, 0.4, 0.6
-	model.W[FeatDef] = 0.7
+	model.W[FeatDef], model.W[FeatEmph], model.W[FeatDfn] = 0.7, 0.8, 1.1
 	flat := DefaultWeights
-	flat.Type = [numTypes]float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	flat.Type = [numTypes]float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 	flat.K1, flat.B, flat.Rank = 1.2, 0.75, 0.9
 	opts := map[string]SearchOptions{
 		"hand":    {N: 10, NoSnippets: true},

@@ -106,6 +106,43 @@ func TestEveryMatchScored(t *testing.T) {
 	}
 }
 
+// Coordination weighs the words a page holds by their idf: for "command
+// line option openssl" the one page holding openssl (and option) ranks
+// before pages holding more of the words, all common; counting words, as
+// coordination did, would put the three-word pages first.
+func TestCoordinationByIdf(t *testing.T) {
+	pages := map[string]string{}
+	for i := range 20 {
+		u := fmt.Sprintf("http://c.test/%d.html", i)
+		pages[u] = fmt.Sprintf(`<html><head><title>Tool %d</title></head><body><p>The command line of tool %d takes an option.</p></body></html>`, i, i)
+	}
+	for i := range 20 {
+		u := fmt.Sprintf("http://c.test/other%d.html", i)
+		pages[u] = fmt.Sprintf(`<html><head><title>Page %d</title></head><body><p>Nothing here %d.</p></body></html>`, i, i)
+	}
+	pages["http://c.test/configure.html"] = `<html><head><title>Configure</title></head><body>
+<p>The openssl option names the OpenSSL directory.</p></body></html>`
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	r, err := idx.Search("command line option openssl", SearchOptions{N: 5, Explain: true, NoSnippets: true})
+	if err != nil || len(r.Results) != 5 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if r.Results[0].URL != "http://c.test/configure.html" {
+		t.Errorf("first %s, want configure.html", r.Results[0].URL)
+	}
+	// Counted by words, every other result holds more of them.
+	if first := r.Results[0].Explain.Matched; first != 2 {
+		t.Errorf("%s holds %d words, want configure.html holding 2 (option, openssl)", r.Results[0].URL, first)
+	}
+	for _, x := range r.Results[1:] {
+		if x.Explain.Matched != 3 {
+			t.Errorf("%s holds %d words, want 3 (command, line, option)", x.URL, x.Explain.Matched)
+		}
+	}
+}
+
 // Proximity looks at all the query's words: the page where the three
 // stand together beats the one where two are a phrase and the third far.
 func TestProximityOfAllWords(t *testing.T) {
@@ -376,7 +413,7 @@ func TestFormat6Index(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := strings.Replace(string(data), fmt.Sprintf(`"format": %d,`, formatNumber), fmt.Sprintf(`"format": %d,`, formatNoReclaim), 1)
-	if old == string(data) || formatNoReclaim != 6 || formatNumber != 8 {
+	if old == string(data) || formatNoReclaim != 6 || formatNumber != 9 {
 		t.Fatal("no format field in the manifest, or the formats moved on")
 	}
 	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
@@ -513,5 +550,134 @@ func definitionOrders(t *testing.T, search func(string, *Weights) *Response, q, 
 	noDef.Def = 0
 	if r := search(q, &noDef); r.Results[0].URL != mentioner {
 		t.Errorf("%s without the definition feature: first %s, want the mentioning page", q, r.Results[0].URL)
+	}
+}
+
+// A page introducing a term in running text, set off in <em class="dfn">
+// (Sphinx's :dfn:) or <dfn>, ranks before a better linked page that
+// mentions the words more often, with a model weighing the dfn feature;
+// the emphasis hits are indexed for the runs' words only, the emphasis
+// feature counts any run (<em> too), the dfn feature a definition's
+// markup only, and both only the words of one run ("raw strings", not
+// "raw" set off in one place and "strings" in another). Without the
+// feature the mentioning page comes first (else the test shows nothing).
+func TestEmphasisRanksTheIntroducingPage(t *testing.T) {
+	const definer, mentioner, apart, italics = "http://e.test/lexical.html", "http://e.test/howto.html", "http://e.test/apart.html", "http://e.test/italics.html"
+	pages := map[string]string{
+		definer: `<html><title>Lexical analysis</title><body><p>Both string and bytes literals may be prefixed with a letter;
+such strings are called <em class="dfn">raw strings</em> and treat backslashes as literal characters.
+A <dfn>docstring</dfn> is the first statement.</p></body></html>`,
+		mentioner: `<html><title>Howto</title><body><p>Raw strings help with regular expressions. Use raw strings
+for patterns: raw strings keep backslashes. More on raw strings and docstring below: a docstring documents, the docstring of a module.</p></body></html>`,
+		apart:   `<html><title>Apart</title><body><p>A <em>raw</em> file, and <i>strings</i> elsewhere, raw strings, a docstring.</p></body></html>`,
+		italics: `<html><title>Italics</title><body><p>Say <em>raw strings</em>, or <i>docstring</i>.</p></body></html>`,
+	}
+	for i := range 6 { // pages linking to the mentioning page only
+		pages[fmt.Sprintf("http://e.test/hub%d.html", i)] = `<html><body><a href="howto.html">howto</a></body></html>`
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	dfn := HandModel(&DefaultWeights)
+	dfn.W[FeatDfn] = 1
+	search := func(q string, m *Model) []Result {
+		t.Helper()
+		r, err := idx.Search(q, SearchOptions{N: 5, NoSnippets: true, Explain: true, Model: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) < 4 {
+			t.Fatalf("%s: %d results", q, len(r.Results))
+		}
+		return r.Results
+	}
+	for _, q := range []string{"raw strings", "docstring"} {
+		rs := search(q, &dfn)
+		if rs[0].URL != definer {
+			t.Errorf("%s: first %s, want the page introducing it", q, rs[0].URL)
+		}
+		for _, r := range rs {
+			f := r.Explain.Features
+			if got, want := f["emphasis"] > 0, r.URL == definer || r.URL == italics; got != want {
+				t.Errorf("%s: %s: emphasis feature %g", q, r.URL, f["emphasis"])
+			}
+			if got, want := f["dfn"] > 0, r.URL == definer; got != want {
+				t.Errorf("%s: %s: dfn feature %g", q, r.URL, f["dfn"])
+			}
+		}
+		if rs := search(q, nil); rs[0].URL != mentioner {
+			t.Errorf("%s without the dfn feature: first %s, want the mentioning page", q, rs[0].URL)
+		}
+	}
+	// The hits: one emphasis hit of each word of the run, none on the
+	// mentioning page.
+	for _, r := range search("raw strings", &dfn) {
+		c := r.Explain.Counts
+		switch r.URL {
+		case definer:
+			if c["raw"]["emphasis"] != 1 || c["string"]["emphasis"] != 1 || c["raw"]["plain"] != 1 {
+				t.Errorf("the introducing page's hits: %v", c)
+			}
+		case mentioner:
+			if c["raw"]["emphasis"] != 0 || c["string"]["emphasis"] != 0 {
+				t.Errorf("the mentioning page's hits: %v", c)
+			}
+		case apart:
+			if c["raw"]["emphasis"] != 1 || c["string"]["emphasis"] != 1 {
+				t.Errorf("the page setting the words off apart: %v", c)
+			}
+		}
+	}
+}
+
+// An index of format 8 (before emphasis hits) opens as it is and its next
+// batch makes it format 9, the emphasis hits of its new pages counting;
+// a format newer than this barrel's is refused, naming both.
+func TestFormat8Index(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, Options{}, map[string]string{"http://f.test/a.html": `<html><body><p>An old page on <em>docstrings</em>.</p></body></html>`})
+	p := filepath.Join(dir, manifestName)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := fmt.Sprintf(`"format": %d,`, formatNumber)
+	old := strings.Replace(string(data), cur, fmt.Sprintf(`"format": %d,`, formatNoEmph), 1)
+	if old == string(data) || formatNoEmph != 8 || formatNumber != 9 {
+		t.Fatal("no format field in the manifest, or the formats moved on")
+	}
+	newer := strings.Replace(string(data), cur, `"format": 10,`, 1)
+	if err := os.WriteFile(p, []byte(newer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "index format 10, this barrel reads 9") {
+		t.Errorf("a format 10 index: %v", err)
+	}
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := open(t, dir)
+	if m := idx.Manifest(); m.Format != formatNoEmph {
+		t.Fatalf("opened as format %d", m.Format)
+	}
+	idx.Close()
+	build(t, dir, Options{}, map[string]string{"http://f.test/b.html": `<html><body><p>A <dfn>docstring</dfn> is a string.</p></body></html>`})
+	idx = open(t, dir)
+	if m := idx.Manifest(); m.Format != formatNumber {
+		t.Errorf("after a batch: format %d, want %d", m.Format, formatNumber)
+	}
+	r, err := idx.Search("docstring", SearchOptions{N: 5, NoSnippets: true, Explain: true})
+	if err != nil || len(r.Results) != 2 {
+		t.Fatalf("docstring: %v, %v", r, err)
+	}
+	for _, res := range r.Results {
+		if len(res.Explain.Counts) != 1 {
+			t.Errorf("%s: counts %v", res.URL, res.Explain.Counts)
+		}
+		for w, c := range res.Explain.Counts {
+			if c["emphasis"] != 1 {
+				t.Errorf("%s: %s: %d emphasis hits, want 1", res.URL, w, c["emphasis"])
+			}
+		}
 	}
 }

@@ -23,11 +23,12 @@ const (
 	TypeAnchor = 9
 	TypeMeta   = 10
 	TypeDef    = 11
-	numTypes   = 12
+	TypeEmph   = 12 // a word set off in running text (<em>, <i>, <dfn>, <strong>, <b>)
+	numTypes   = 13
 )
 
 // TypeNames names the weight types, for --explain.
-var TypeNames = [numTypes]string{"small", "plain", "bold", "h4", "h3", "h2", "h1", "url", "title", "anchor", "meta", "definition"}
+var TypeNames = [numTypes]string{"small", "plain", "bold", "h4", "h3", "h2", "h1", "url", "title", "anchor", "meta", "definition", "emphasis"}
 
 // Weights are the ranking parameters: the paper's type-weights and
 // proximity weights (section 4.5.1), with the hits of a word counted as
@@ -69,8 +70,8 @@ type Weights struct {
 
 // DefaultWeights are the weights barrel ships with (docs/barrel.md).
 var DefaultWeights = Weights{
-	// small, plain, bold, h4, h3, h2, h1, URL, title, anchor, meta, definition
-	Type:       [numTypes]float64{0.05, 0.1, 2, 2.5, 3, 3.5, 4, 1.5, 2, 1, 1, 0},
+	// small, plain, bold, h4, h3, h2, h1, URL, title, anchor, meta, definition, emphasis
+	Type:       [numTypes]float64{0.05, 0.1, 2, 2.5, 3, 3.5, 4, 1.5, 2, 1, 1, 0, 0},
 	Prox:       [10]float64{1, 0.7, 0.5, 0.4, 0.3, 0.22, 0.16, 0.1, 0.05, 0},
 	K1:         3,
 	B:          0.25,
@@ -95,6 +96,8 @@ func typeOf(h hit.Hit) int {
 		return TypeAnchor
 	case hit.Def:
 		return TypeDef
+	case hit.Emph:
+		return TypeEmph
 	default:
 		return TypeMeta
 	}
@@ -213,7 +216,7 @@ type cursor struct {
 
 type scored struct {
 	doc     uint32
-	matched int // coordination: query words the page holds
+	matched int // coordination: the tier of the query's words the page holds (coordTier)
 	score   float64
 	lists   [][]byte // hit lists, kept for re-scoring
 	sg      *segment // where doc is live
@@ -236,8 +239,9 @@ const RerankDepth = 200
 
 // Search evaluates query over the full barrels: every page holding one of
 // the query's words is a match (stop words count only with other words,
-// or when the query has nothing else), scored by all its hits; pages with
-// more of the words rank first (coordination), then by score; the scan
+// or when the query has nothing else), scored by all its hits; pages
+// holding more of the words, weighed by idf, rank first (coordination, see
+// coord.go), then by score; the scan
 // stops after MaxMatches documents; the best N after Offset are returned.
 // The query may use the syntax of QuerySyntaxHelp (unless opt.Literal);
 // a malformed query is a *QueryError.
@@ -391,6 +395,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		d := float64(min(max(1, df), int(n)))
 		q.idf[i] = math.Log(1+(n-d+0.5)/(d+0.5)) + opt.Weights.IDFPlus
 	}
+	q.setCoord(counted, n)
 	q.avgLen = idx.avgWords()
 	want := opt.N
 	opt.N += opt.Offset
@@ -577,6 +582,9 @@ func hasPhrase(lists [][]byte, ks []int) bool {
 	}
 	for j := range len(first) / 2 {
 		h := hit.At(first, j)
+		if h.Type() == hit.Emph {
+			continue // the body's plain hits hold the same words, by their full positions
+		}
 		ok := true
 		for k, w := range ks[1:] {
 			if !hasHitAt(lists[w], h.Class(), h.Pos()+k+1) {
@@ -872,6 +880,8 @@ type parsedQuery struct {
 	// parts "return" and "value", which the index leaves out of a
 	// definition).
 	defNeed uint64
+	unitW   [64]float64 // each unit's weight in coordination (by its bit; see coord.go)
+	unitSum float64
 	seq     []int
 	avgLen  float64
 
@@ -916,8 +926,9 @@ type segCursor struct {
 type skipState struct {
 	// last is the last docID the scan reads (the MaxMatches-th match).
 	last uint32
-	// need is the driving lists a match must hold (the coordination of
-	// the worst candidate kept, when no unit is an OR group).
+	// need is the driving lists a match must hold (the fewest units that
+	// can reach the coordination tier of the worst candidate kept, when
+	// no unit is an OR group).
 	need int
 	// titled: the worst candidate scores above the bound of every page
 	// without a title hit, so only a match with a title hit and need
@@ -1404,8 +1415,8 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				slotSeg[cand.slot], slotParts[cand.slot] = c.sg, pt
 				top = keepTop(top, cand, depth)
 				if skip != nil && len(top) == depth && !q.or && !boundsFirst {
-					skip.need = int(top[0].matched)
-					skip.titled = pr.noTitle < top[0].score || pr.noTitle == top[0].score && !bySeg
+					skip.need = q.needUnits(int(top[0].matched))
+					skip.titled = top[0].matched == coordQ && (pr.noTitle < top[0].score || pr.noTitle == top[0].score && !bySeg)
 				}
 			}
 		}
@@ -1704,7 +1715,7 @@ type rank struct {
 	slot    int32
 }
 
-// better orders results: more of the query's words first (coordination),
+// better orders results: more of the query's words, by idf, first (coordination),
 // then by score, then by docID.
 func (a rank) better(b rank) bool {
 	if a.matched != b.matched {
@@ -1862,8 +1873,8 @@ var windowBufs = sync.Pool{New: func() any { return new(windowBuf) }}
 // fieldK1 saturates the per-field counts of a model's field features.
 const fieldK1 = 1.2
 
-// score scores one page for the query, and says how many of the query's
-// coordination units it holds. Each word's hits are counted by type and
+// score scores one page for the query, and gives its coordination tier
+// (the idf-weighted share of the query's units it holds, coordTier). Each word's hits are counted by type and
 // weighted by the type-weights (relative font size for plain hits, then
 // URL, title, anchor, meta), and the weighted count is saturated and
 // normalised by the page's length as BM25F does, times the word's idf.
@@ -1893,6 +1904,8 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	var defUnits uint64 // the units the page defines
 	var defBuf [64]defPos
 	defAt := defBuf[:0] // the driving words' definition hits
+	var emBuf [64]defPos
+	emph, emUnits, emAt := 0.0, uint64(0), emBuf[:0] // the same of the emphasis hits, for a model that weighs them
 	if ex != nil {
 		ex.Counts = map[string]map[string]int{}
 	}
@@ -1971,9 +1984,20 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			if q.capital[i] {
 				f[FeatCapital] += bm(caps, 1)
 			}
+			if counts[TypeEmph] > 0 && q.driver[i] { // the page sets the word off
+				emph += idf
+				emUnits |= 1 << (q.group[i] & 63)
+				if q.defNeed&(1<<(q.group[i]&63)) != 0 {
+					for j := 0; j+1 < len(l) && len(emAt) < cap(emAt); j += 2 {
+						if typeByHigh[l[j]] == TypeEmph {
+							emAt = append(emAt, defPos{l[j+1], uint8(q.group[i] & 63)})
+						}
+					}
+				}
+			}
 		}
 	}
-	matched := bits.OnesCount64(units)
+	matched := q.coordTier(units)
 	ir2, span := 0.0, 0
 	if withProx {
 		ir2, span = proximity(lists, q, w)
@@ -2016,8 +2040,16 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 	var s float64
 	if fields {
 		f[FeatText], f[FeatProximity], f[FeatTitleMatch], f[FeatTitleLead], f[FeatDef] = ir1, ir2, tm, lead, def
+		if emUnits&q.defNeed == q.defNeed {
+			if oneRun(emAt, q, 0) {
+				f[FeatEmph] = emph
+			}
+			if oneRun(emAt, q, hit.EmphDfn) {
+				f[FeatDfn] = emph
+			}
+		}
 		if q.of > 0 {
-			f[FeatCoord] = float64(matched) / float64(q.of)
+			f[FeatCoord] = float64(matched) / coordQ
 		}
 		s = m.Score(&f, p)
 	} else { // the hand weights' model: four features, and no loop over the others
@@ -2027,7 +2059,7 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 	}
 	if ex != nil {
-		ex.Matched, ex.Of, ex.Window = matched, q.of, span
+		ex.Matched, ex.Of, ex.Window = bits.OnesCount64(units), q.of, span
 		ex.IRSingle, ex.IRProx, ex.TitleMatch, ex.TitleLead = ir1, m.W[FeatProximity]*ir2, m.W[FeatTitleMatch]*tm, m.W[FeatTitleLead]*lead
 		ex.IR = s / (1 + m.Prior*p)
 		rank, _ := idx.rank(doc) // damage is reported by tableErr
@@ -2110,6 +2142,33 @@ func oneEntry(at []defPos, q *parsedQuery) bool {
 				break
 			}
 			got |= 1 << d.unit
+		}
+		if bits.OnesCount64(got) >= n {
+			return true
+		}
+	}
+	return false
+}
+
+// oneRun reports whether one emphasised run (with dfn, one of a
+// definition's markup) holds all the query's coordination units, as
+// oneEntry does for definitions: their emphasis hits at consecutive
+// positions, which are the words' plain positions modulo 128 (so a run
+// may wrap from 127 to 0).
+func oneRun(at []defPos, q *parsedQuery, dfn uint8) bool {
+	n := bits.OnesCount64(q.defNeed)
+	if n < 2 {
+		return dfn == 0 || slices.ContainsFunc(at, func(d defPos) bool { return d.pos&dfn != 0 })
+	}
+	for _, s := range at {
+		if s.pos&dfn != dfn {
+			continue
+		}
+		var got uint64
+		for _, d := range at {
+			if d.pos&dfn == dfn && (d.pos-s.pos)&(hit.EmphDfn-1) < uint8(n) { // modulo 128
+				got |= 1 << d.unit
+			}
 		}
 		if bits.OnesCount64(got) >= n {
 			return true

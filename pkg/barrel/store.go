@@ -128,7 +128,10 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 8: docinfo and the anchors file give the space of
+	// formatNumber 9: pages carry emphasis hits (hit.Emph, the words set
+	// off in running text). A format 8 index has none (its pages have no
+	// emphasis hits until re-indexed), opens as it is and becomes format
+	// 9 at its next commit. Format 8: docinfo and the anchors file give the space of
 	// their dead records back as well (Manifest.InfoSpace, AnchorSpace,
 	// LiveAnchors). A format 7 index has neither field (its docinfo and
 	// anchors offsets are the files' own), opens as it is and becomes
@@ -151,7 +154,8 @@ const (
 	// format at their next commit, keeping zlib. Formats 1 (one set of
 	// barrels rewritten per batch) and 2 (segments without live document
 	// frequencies) are read only by rebuild.
-	formatNumber        = 8
+	formatNumber        = 9
+	formatNoEmph        = 8
 	formatNoInfoReclaim = 7
 	formatNoReclaim     = 6 // nor definition hits
 	formatNoAnchors     = 5
@@ -216,7 +220,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {

@@ -212,7 +212,8 @@ func trainCommand() *cli.Command {
 half barrel eval does not report): each query's first 200 results, with
 their features (the hand-weighted text score, proximity, title match,
 title lead, per-field BM25 of title, anchors, headings, body and URL,
-coordination, capitalised hits) and PageRank prior, are re-ranked by
+coordination, capitalised hits, definitions, emphasised runs and runs
+of a definition's markup) and PageRank prior, are re-ranked by
 weights set by coordinate ascent on MRR@10, as RankLib does it (one
 weight at a time, the best of a few steps, restarts from seeded
 perturbations of the hand-set weights). The known-item queries (titles,

@@ -3,7 +3,7 @@
 // body text of the same pages, with the same analysis), printing a
 // Markdown table of MRR@10, nDCG@10 and Recall@10.
 //
-//	go run ./internal/cmd/barreleval -index IDX -docroot /usr/share/doc/python3.11/html [-sample 1500] [-half held-out] [-weights JSON] [-misses]
+//	go run ./internal/cmd/barreleval -index IDX -docroot /usr/share/doc/python3.11/html [-sample 1500] [-half held-out] [-weights JSON] [-model FILE] [-misses]
 //	go run ./internal/cmd/barreleval -russian
 //
 // The Python set: the documentation's own index of terms (genindex-all.html
@@ -41,6 +41,7 @@ func main() {
 	half := flag.String("half", "held-out", "which half to report: tuning, held-out or both")
 	russian := flag.Bool("russian", false, "evaluate the generated Russian set, with and without stemming")
 	weights := flag.String("weights", "", "JSON of barrel weights to use instead of the defaults (for tuning)")
+	modelFile := flag.String("model", "", "rank with a learnt model (barrel train's --out) instead of the weights' own")
 	misses := flag.Bool("misses", false, "after the table, list on stderr the reported half's queries whose relevant page is not first: query, rank (0 if not in the top 10), first result, relevant pages")
 	flag.Parse()
 	var w *barrel.Weights
@@ -50,6 +51,13 @@ func main() {
 			fail(fmt.Errorf("-weights: %w", err))
 		}
 		w = &dw
+	}
+	if *modelFile != "" {
+		m, err := barrel.ReadModel(*modelFile)
+		if err != nil {
+			fail(err)
+		}
+		model = m
 	}
 	fmt.Println("| set | ranker | queries | MRR@10 | nDCG@10 | Recall@10 |")
 	fmt.Println("|---|---|---:|---:|---:|---:|")
@@ -76,9 +84,12 @@ func row(set, ranker string, m ireval.Metrics) {
 	fmt.Printf("| %s | %s | %d | %.3f | %.3f | %.3f |\n", set, ranker, m.Queries, m.MRR, m.NDCG, m.Recall)
 }
 
+// model, when set (-model), ranks barrel's results.
+var model *barrel.Model
+
 func barrelSearch(idx *barrel.Index, w *barrel.Weights, key func(string) string) func(string) ([]string, error) {
 	return func(q string) ([]string, error) {
-		r, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Weights: w, Literal: true})
+		r, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Weights: w, Model: model, Literal: true})
 		if err != nil {
 			return nil, err
 		}

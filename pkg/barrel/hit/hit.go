@@ -6,7 +6,7 @@
 // relative font size (0-6) and 12 bits of word position (positions past 4095
 // are all stored as 4095). Font size 7 marks a fancy hit: capitalisation, 111,
 // 4 bits of type (URL, title, anchor, meta,
-// and our definition type) and 8 bits of position. An anchor
+// and our definition and emphasis types) and 8 bits of position. An anchor
 // hit splits those 8 bits into 4 bits of position in the anchor text and 4
 // bits of a hash of the docID of the page the anchor sits in.
 package hit
@@ -26,6 +26,15 @@ const (
 	Anchor = 2
 	Meta   = 3
 	Def    = 4 // a term the page defines: a <dt>'s leading text, a heading
+	// Emph is a word set off in running text (<em>, <i>, <dfn>, <strong>,
+	// <b>: a term introduced in italics), as the paper's fancy hits mark
+	// a font; its position is EmphDfn for a definition's markup (<dfn>,
+	// Sphinx's <em class="dfn">) plus the word's plain position modulo
+	// 128, so the words of one run sit at consecutive positions.
+	Emph = 5
+	// EmphDfn is the bit of an emphasis hit's position that marks a
+	// definition's markup.
+	EmphDfn = 128
 )
 
 // Limits of the fields.

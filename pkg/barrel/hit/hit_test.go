@@ -106,3 +106,18 @@ func FuzzHeaders(f *testing.F) {
 		}
 	})
 }
+
+// An emphasis hit is fancy type 5 with the word's position modulo 128 and
+// the definition-markup bit above it, in a class of its own.
+func TestEmphHit(t *testing.T) {
+	h := Fancy(true, Emph, 300&(EmphDfn-1)|EmphDfn)
+	if got := uint16(h); got != 0xf5ac { // 1 111 0101 1 0101100
+		t.Errorf("Emph bits = %#04x, want 0xf5ac", got)
+	}
+	if h.Type() != Emph || h.Pos()&(EmphDfn-1) != 300%128 || h.Pos()&EmphDfn == 0 || !h.Capital() {
+		t.Errorf("emphasis hit: type %d pos %d", h.Type(), h.Pos())
+	}
+	if h.Class() == Fancy(true, Def, 44).Class() || h.Class() == Plain(true, 1, 44).Class() {
+		t.Error("emphasis hits share a class with definitions or the text")
+	}
+}

@@ -40,7 +40,23 @@ type Word struct {
 	whole0, whole1 int32
 	Font           uint8
 	Capital        bool
+	// Emph says the word is set off in running text: inside <em>, <i>,
+	// <dfn>, <strong> or <b> (a term introduced in italics, Sphinx's
+	// <em class="dfn">), in a run of at most MaxEmphWords words that
+	// links to no other page. A run of more is emphasis of a sentence,
+	// not of a term; a link to another page names that page's term
+	// (Sphinx's glossary references), and a signature's parameters and
+	// properties (<em class="sig-param">, "property") are not emphasis.
+	Emph bool
+	// Dfn says the run is a definition's markup: <dfn>, or <em
+	// class="dfn"> (Sphinx's :dfn:, a term introduced where it is
+	// defined).
+	Dfn bool
 }
+
+// MaxEmphWords is the longest run of emphasised words whose words are
+// Emph.
+const MaxEmphWords = 6
 
 // Link is an outgoing link with its anchor text.
 type Link struct {
@@ -115,6 +131,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 		anchor   strings.Builder
 		sawBase  bool
 		defs     defs
+		emph     emphRun
 	)
 	for {
 		tt := z.Next()
@@ -126,6 +143,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 			d.Title = clip(collapse(title.String()), 500)
 			d.Meta = clip(meta.String(), 2000)
 			d.Defs = defs.finish()
+			emph.finish(d.Words)
 			d.relativeFonts()
 			return
 		case html.TextToken:
@@ -142,12 +160,19 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 				anchor.WriteByte(' ')
 			}
 			defs.add(t)
+			n := len(d.Words)
 			d.addText(t, font)
+			if emph.depth > 0 && !emph.ref {
+				for i := n; i < len(d.Words); i++ {
+					d.Words[i].Emph, d.Words[i].Dfn = true, emph.dfn
+				}
+			}
 			if d.MaxWords > 0 && len(d.Words) >= d.MaxWords {
 				d.Truncated = true
 				d.Title = clip(collapse(title.String()), 500)
 				d.Meta = clip(meta.String(), 2000)
 				d.Defs = defs.finish()
+				emph.finish(d.Words)
 				return
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
@@ -194,6 +219,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 							anchor.Reset()
 							if base == nil || u != pageURL(base) {
 								defs.link()
+								emph.link(len(d.Words))
 							}
 						}
 					}
@@ -211,6 +237,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 				continue
 			}
 			defs.startTag(z, a, hasAttr)
+			emph.startTag(z, a, hasAttr, len(d.Words))
 			if f, ok := fontOf(z, a, hasAttr, font); ok && len(stack) < maxStack {
 				stack = append(stack, fontTag{a, font})
 				font = f
@@ -235,9 +262,11 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 					d.Links[inAnchor].Text = clip(collapse(anchor.String()), 200)
 					inAnchor = -1
 				}
+				emph.endTag(a, d.Words)
 				continue
 			}
 			defs.endTag(a)
+			emph.endTag(a, d.Words)
 			for i := len(stack) - 1; i >= 0; i-- {
 				if stack[i].a == a {
 					font = stack[i].font
@@ -684,4 +713,81 @@ func letters(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// emphRun marks the words of an emphasised run (Word.Emph): the
+// outermost <em>, <i>, <dfn>, <strong> or <b> open, its words marked as
+// they are read and unmarked at its end if the run is longer than
+// MaxEmphWords or holds a link to another page.
+type emphRun struct {
+	tag   atom.Atom // the outermost emphasis element open
+	depth int       // emphasis elements of that kind open
+	start int       // the run's first word
+	ref   bool      // the run holds a link to another page
+	dfn   bool      // the run is a <dfn> or an <em class="dfn">
+	// linkAt is the word count when a link to another page was last
+	// opened: an emphasis starting at it sits inside that link.
+	linkAt int
+	inLink bool
+}
+
+// startTag notes an element's start.
+func (e *emphRun) startTag(z *html.Tokenizer, a atom.Atom, hasAttr bool, words int) {
+	switch a {
+	case atom.Em, atom.I, atom.Dfn, atom.Strong, atom.B:
+	default:
+		return
+	}
+	if e.depth > 0 {
+		if a == e.tag {
+			e.depth++
+		}
+		return
+	}
+	dfn := a == atom.Dfn
+	if hasAttr {
+		for _, c := range strings.Fields(attr(z, "class")) {
+			if c == "property" || strings.HasPrefix(c, "sig-") {
+				return // a signature's parameter, a "class" or "static" before a name
+			}
+			dfn = dfn || c == "dfn"
+		}
+	}
+	e.tag, e.depth, e.start, e.ref, e.dfn = a, 1, words, e.inLink && e.linkAt == words, dfn
+}
+
+// finish ends a run left open by the page's end.
+func (e *emphRun) finish(ws []Word) {
+	if e.depth > 0 {
+		e.depth = 1
+		e.endTag(e.tag, ws)
+	}
+}
+
+// link notes a link to another page, opened at the words-th word.
+func (e *emphRun) link(words int) {
+	e.inLink, e.linkAt = true, words
+	if e.depth > 0 {
+		e.ref = true
+	}
+}
+
+// endTag notes an element's end: the run's end unmarks its words if it
+// is too long or a reference.
+func (e *emphRun) endTag(a atom.Atom, ws []Word) {
+	if a == atom.A {
+		e.inLink = false
+		return
+	}
+	if e.depth == 0 || a != e.tag {
+		return
+	}
+	if e.depth--; e.depth > 0 {
+		return
+	}
+	if e.ref || len(ws)-e.start > MaxEmphWords {
+		for i := e.start; i < len(ws); i++ {
+			ws[i].Emph, ws[i].Dfn = false, false
+		}
+	}
 }

@@ -161,3 +161,51 @@ func TestDefs(t *testing.T) {
 		t.Errorf("a long <dt> keeps %d words: %q", n, d.Defs)
 	}
 }
+
+// Emph marks the words of a run of <em>, <i>, <dfn>, <strong> or <b>
+// (Sphinx's <em class="dfn"> among them) of at most MaxEmphWords words,
+// and Dfn those of a <dfn> or <em class="dfn">;
+// not a signature's parameters or properties, not a run inside a link to
+// another page (a glossary reference), not a longer run, not a run left
+// open by the page's end, and not the words around a run.
+func TestEmph(t *testing.T) {
+	base, _ := url.Parse("http://d.test/reference/lexical.html")
+	page := `<p>such strings are called <em class="dfn">raw strings</em> and treat
+backslashes as <i>literal</i> characters; <strong>Note</strong> <b>bold</b> <dfn>term</dfn>
+<em>nested <em>inner</em> outer</em>.
+<dt><em class="property">class</em> Widget(<em class="sig-param">sizex</em>)</dt>
+Return an <a href="../glossary.html#term-iterator"><em class="xref std std-term">iterator</em></a>,
+<em>see <a href="other.html">elsewhere</a></em>, <a href="#here"><em>anchored</em></a>
+<em>one two three four five six seven</em> plain <i>unclosed and then the page goes on for long`
+	var d Doc
+	d.Parse([]byte(page), base)
+	var got, dfn []string
+	for i := range d.Words {
+		if w := string(d.Text[d.Words[i].Start:d.Words[i].End]); d.Words[i].Emph {
+			got = append(got, w)
+			if d.Words[i].Dfn {
+				dfn = append(dfn, w)
+			}
+		} else if d.Words[i].Dfn {
+			t.Errorf("%s: a definition's markup, not emphasised", w)
+		}
+	}
+	want := []string{"raw", "strings", "literal", "Note", "bold", "term", "nested", "inner", "outer", "anchored"}
+	if !slices.Equal(got, want) {
+		t.Errorf("emphasised words\n got %q\nwant %q", got, want)
+	}
+	if want := []string{"raw", "strings", "term"}; !slices.Equal(dfn, want) {
+		t.Errorf("words of a definition's markup\n got %q\nwant %q", dfn, want)
+	}
+	// Six words are a run, seven are not.
+	d.Parse([]byte("<p><em>one two three four five six</em> seven"), nil)
+	n := 0
+	for _, w := range d.Words {
+		if w.Emph {
+			n++
+		}
+	}
+	if n != MaxEmphWords || MaxEmphWords != 6 {
+		t.Errorf("a run of %d words: %d emphasised", MaxEmphWords, n)
+	}
+}

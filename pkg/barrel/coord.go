@@ -1,0 +1,81 @@
+package barrel
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Coordination weighs the query's units a page holds by their idf: a
+// page's tier is its share of the query's total idf, so a page holding
+// the rare word of "Python Enhancement Proposals PEP 617" (617, pep)
+// ranks before one holding more of the common words. Pages holding
+// every unit still come first, and pages holding the same units tie on
+// it (then the score decides). The share is kept as an integer (coordQ
+// the whole query) so that the scan compares tiers exactly.
+
+// coordQ is the tier of a page holding every unit of the query.
+const coordQ = 1 << 20
+
+// setCoord computes the weight of each coordination unit (n pages
+// fetched): the largest idf of its driving words (an OR group's
+// alternatives), or a word's in one page for a unit no page holds.
+func (q *parsedQuery) setCoord(counted map[int]bool, n float64) {
+	q.unitW = [64]float64{}
+	for u := range counted {
+		w := 0.0
+		for i, g := range q.group {
+			if g == u && q.driver[i] && !q.neg[i] {
+				w = max(w, q.idf[i])
+			}
+		}
+		if w == 0 {
+			w = math.Log(1 + (n-0.5)/1.5)
+		}
+		q.unitW[u&63] += w
+	}
+	q.unitSum = 0
+	for _, w := range q.unitW {
+		q.unitSum += w
+	}
+}
+
+// coordTier is the tier of a page holding the units set in units (bit
+// u&63 for unit u): the share of the query's idf they hold, times coordQ.
+func (q *parsedQuery) coordTier(units uint64) int {
+	if q.unitSum <= 0 {
+		return 0
+	}
+	held := 0.0
+	for u, w := range q.unitW {
+		if units&(1<<u) != 0 {
+			held += w
+		}
+	}
+	if held >= q.unitSum {
+		return coordQ
+	}
+	return int(math.Floor(coordQ * held / q.unitSum))
+}
+
+// needUnits is the fewest units a page must hold to reach tier: no set
+// of k units holds more than the k largest weights (with a margin for
+// rounding, as the sums run in another order), so a page holding fewer
+// driving lists than that cannot reach it.
+func (q *parsedQuery) needUnits(tier int) int {
+	ws := make([]float64, 0, 64)
+	for _, w := range q.unitW {
+		if w > 0 {
+			ws = append(ws, w)
+		}
+	}
+	slices.SortFunc(ws, func(a, b float64) int { return cmp.Compare(b, a) })
+	top := 0.0
+	for k := range ws {
+		if coordQ*top*(1+1e-9) >= float64(tier)*q.unitSum {
+			return k
+		}
+		top += ws[k]
+	}
+	return len(ws)
+}
