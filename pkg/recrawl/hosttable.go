@@ -3,6 +3,7 @@ package recrawl
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // hostKeyMax is the longest host kept in a hostTable slot itself; longer
@@ -86,6 +87,18 @@ func (t *hostTable) touch(host string) int {
 	s := &t.slots[int(hostHash(&w, len(host)))&(len(t.slots)-1)]
 	t.sink += s.n
 	return int(s.idx)
+}
+
+// prefetch starts bringing in the slot where finding host starts, and
+// goes on without waiting for it (see prefetch_amd64.go): called with the
+// host of a line about to be read, it lets the lookups that follow the
+// reading of the line find the slot in the cache.
+func (t *hostTable) prefetch(host string) {
+	if len(host) > hostKeyMax || len(t.slots) == 0 {
+		return
+	}
+	w := hostWords(host)
+	prefetch(unsafe.Pointer(&t.slots[int(hostHash(&w, len(host)))&(len(t.slots)-1)]))
 }
 
 // add adds a host not in the table under index idx.

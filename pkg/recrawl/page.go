@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/urlx"
@@ -205,6 +206,10 @@ func NewPageReader(opt *PageOptions) *PageReader {
 // error, one that is not a page ParsePage's. URL and Host of the page may
 // be views of line (see PageInput).
 func (pr *PageReader) Read(line []byte) (PageInput, error) {
+	if pr.to != nil {
+		// The host's slot comes in while the line is read.
+		pr.to.hosts.prefetch(leadingHost(line))
+	}
 	if pr.picker.Pick(line) {
 		var f pageFields
 		var n pageNums
@@ -219,6 +224,33 @@ func (pr *PageReader) Read(line []byte) (PageInput, error) {
 		return PageInput{}, err
 	}
 	return ParsePage(&pr.rec, pr.opt)
+}
+
+// leadingHost is the host of a line that starts {"url":"http://host or
+// {"url":"https://host, as plainHost would take it if the URL goes on
+// well, or "". It is only a hint, to prefetch the host's slot before the
+// line is read: a wrong one costs nothing but the prefetch.
+func leadingHost(line []byte) string {
+	const pre = `{"url":"http`
+	if len(line) < len(pre)+5 || string(line[:len(pre)]) != pre {
+		return ""
+	}
+	rest := line[len(pre):]
+	if rest[0] == 's' {
+		rest = rest[1:]
+	}
+	if len(rest) < 4 || string(rest[:3]) != "://" {
+		return ""
+	}
+	rest = rest[3:]
+	n := 0
+	for n < len(rest) && n <= hostKeyMax && hostByte[rest[n]] == hostName {
+		n++
+	}
+	if n == 0 || n > hostKeyMax {
+		return ""
+	}
+	return unsafe.String(&rest[0], n)
 }
 
 // pageHost is record.RecordHost for a url given as a view.

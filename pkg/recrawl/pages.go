@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Pages holds many pages column by column (about 36 bytes a page), so that
@@ -61,10 +62,15 @@ func (ps *Pages) HostIndex(host string) int32 {
 }
 
 // touch starts loading what Add reads of host: its slot in the host table
-// and its limit (see hostTable.touch).
+// (see hostTable.touch), then, without waiting for them, its limit and
+// whether a record set it.
 func (ps *Pages) touch(host string) {
-	if i := ps.hosts.touch(host); i < len(ps.HostRate) {
-		ps.hosts.sink += uint32(math.Float64bits(ps.HostRate[i]))
+	i := ps.hosts.touch(host)
+	if i >= 0 && i < len(ps.HostRate) {
+		prefetch(unsafe.Pointer(&ps.HostRate[i]))
+	}
+	if i >= 0 && i < len(ps.fromRecord) {
+		prefetch(unsafe.Pointer(&ps.fromRecord[i]))
 	}
 }
 
