@@ -212,7 +212,7 @@ func TestPageReaderAsParsePage(t *testing.T) {
 	taken := 0
 	for _, line := range lines {
 		checkPageReader(t, readers, line)
-		if readers[0].picker.Pick(line) {
+		if readers[0].scan.Scan(line) {
 			taken++
 		}
 	}
