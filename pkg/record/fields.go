@@ -543,3 +543,48 @@ func (s *FieldScanner) URL() string { return s.url }
 // urlx.Host's for the url. ok is false for any other url, left to
 // urlx.Host.
 func (s *FieldScanner) Host() (host string, ok bool) { return s.host, s.host != "" }
+
+// plainKey tells whether key is written in JSON as its bytes in quotes.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// isASCII reports whether every byte of b is below 0x80, sixteen bytes
+// at a time without a branch between: for the common ASCII line, quicker
+// than utf8.Valid's own ASCII path (which tests every eight bytes).
+func isASCII(b []byte) bool {
+	var acc0, acc1 uint64
+	for len(b) >= 16 {
+		acc0 |= binary.LittleEndian.Uint64(b)
+		acc1 |= binary.LittleEndian.Uint64(b[8:])
+		b = b[16:]
+	}
+	for _, c := range b {
+		acc0 |= uint64(c)
+	}
+	return (acc0|acc1)&msb == 0
+}
+
+// skipWSFast is skipWS with the common case, no space, inlined.
+func skipWSFast(b []byte, i int) int {
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
+	return skipWS(b, i)
+}
+
+// RawString is Record.StringView for a raw value (nil: missing).
+func RawString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if body := raw[1 : len(raw)-1]; len(body) > 0 && bytes.IndexByte(body, '\\') < 0 {
+		return unsafe.String(&body[0], len(body)), true
+	}
+	return stringValue(raw), true
+}
