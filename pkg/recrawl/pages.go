@@ -44,7 +44,7 @@ func (ps *Pages) Len() int { return len(ps.W) }
 
 // HostIndex returns the index of a host, adding it if new.
 func (ps *Pages) HostIndex(host string) int32 {
-	if i, _ := ps.hosts.find(host); i >= 0 {
+	if i := ps.hosts.find(host); i >= 0 {
 		return i
 	}
 	i := int32(len(ps.HostNames))
@@ -61,11 +61,11 @@ func (ps *Pages) HostIndex(host string) int32 {
 	return i
 }
 
-// touch starts loading what Add reads of host: its slot in the host table
-// (see hostTable.touch), then, without waiting for them, its limit and
-// whether a record set it.
+// touch finds host, which Add then finds again without a lookup (see
+// hostTable.find), and starts loading, without waiting for them, its
+// limit and whether a record set it.
 func (ps *Pages) touch(host string) {
-	i := ps.hosts.touch(host)
+	i := int(ps.hosts.find(host))
 	if i >= 0 && i < len(ps.HostRate) {
 		prefetch(unsafe.Pointer(&ps.HostRate[i]))
 	}
@@ -76,7 +76,7 @@ func (ps *Pages) touch(host string) {
 
 // LookupHost returns a host's index.
 func (ps *Pages) LookupHost(host string) (int32, bool) {
-	i, _ := ps.hosts.find(host)
+	i := ps.hosts.find(host)
 	return i, i >= 0
 }
 
