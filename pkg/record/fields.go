@@ -29,6 +29,15 @@ type Field struct {
 	Kind FieldKind
 }
 
+// A keyGuess is a key as guessAt matches it in place: its first 16 bytes
+// as two little-endian words, zero-padded, and the masks of its bytes in
+// them; its length; whether it is plain (see FieldScanner.plain).
+type keyGuess struct {
+	w     [4]uint64
+	n     int
+	plain bool
+}
+
 // maxFields is the most fields a FieldScanner picks (one bit each).
 const maxFields = 63
 
@@ -65,9 +74,8 @@ type FieldScanner struct {
 	// the first key), tried first: the lines of one file mostly share
 	// their keys' order, and the guess spares a lookup among the keys.
 	next []int
-	// words[k] are key k's first 16 bytes as two little-endian words,
-	// zero-padded, and the masks of its bytes in them.
-	words [][4]uint64
+	// guess[k] is what guessAt matches key k by.
+	guess []keyGuess
 
 	// Of the last line scanned: the keys present (have), those whose
 	// number (numOK) or time (timeOK) was read, the values and results.
@@ -102,14 +110,16 @@ func NewFieldScanner(fields ...Field) *FieldScanner {
 	}
 	m := len(s.keys)
 	s.kind, s.same, s.plain = make([]uint8, m), make([]int, m), make([]bool, m)
-	s.next, s.words = make([]int, m+1), make([][4]uint64, m)
+	s.next, s.guess = make([]int, m+1), make([]keyGuess, m)
 	s.vals, s.nums, s.secs, s.nsecs = make([][]byte, m), make([]float64, m), make([]int64, m), make([]int32, m)
 	for k, key := range s.keys {
+		g := &s.guess[k]
 		for i := 0; i < len(key) && i < 16; i++ {
-			s.words[k][i/8] |= uint64(key[i]) << (8 * (i % 8))
-			s.words[k][2+i/8] |= 0xff << (8 * (i % 8))
+			g.w[i/8] |= uint64(key[i]) << (8 * (i % 8))
+			g.w[2+i/8] |= 0xff << (8 * (i % 8))
 		}
 		s.plain[k] = len(key) > 0 && plainKey(key) && utf8.ValidString(key)
+		g.n, g.plain = len(key), s.plain[k]
 		s.same[k] = -1
 		for l := k + 1; l < m; l++ {
 			if s.keys[l] == key {
@@ -231,7 +241,9 @@ func (s *FieldScanner) value(b []byte, vs, k int) int {
 			return -1
 		}
 		if simple {
-			for l := k; l >= 0; l = s.same[l] {
+			s.nums[k] = v
+			s.numOK |= 1 << k
+			for l := s.same[k]; l >= 0; l = s.same[l] {
 				s.nums[l] = v
 				s.numOK |= 1 << l
 			}
@@ -244,7 +256,9 @@ func (s *FieldScanner) value(b []byte, vs, k int) int {
 		return -1
 	}
 	raw := b[vs:ve:ve]
-	for l := k; l >= 0; l = s.same[l] {
+	s.vals[k] = raw
+	s.have |= 1 << k
+	for l := s.same[k]; l >= 0; l = s.same[l] {
 		s.vals[l] = raw
 		s.have |= 1 << l
 	}
@@ -487,21 +501,20 @@ func skipValue(b []byte, vs int) int {
 // that key, -1 if not.
 func (s *FieldScanner) guessAt(b []byte, i, prev int) (k, end int) {
 	k = s.next[prev+1]
-	if k < 0 || !s.plain[k] {
+	if k < 0 {
 		return -1, 0
 	}
-	key := s.keys[k]
-	end = i + 1 + len(key)
-	if end >= len(b) || b[end] != '"' {
+	g := &s.guess[k]
+	end = i + 1 + g.n
+	if !g.plain || end >= len(b) || b[end] != '"' {
 		return -1, 0
 	}
-	if len(key) <= 16 && i+17 <= len(b) {
+	if g.n <= 16 && i+17 <= len(b) {
 		// The key's bytes as two masked words: no call to compare.
-		kw := &s.words[k]
-		if binary.LittleEndian.Uint64(b[i+1:])&kw[2] != kw[0] || binary.LittleEndian.Uint64(b[i+9:])&kw[3] != kw[1] {
+		if binary.LittleEndian.Uint64(b[i+1:])&g.w[2] != g.w[0] || binary.LittleEndian.Uint64(b[i+9:])&g.w[3] != g.w[1] {
 			return -1, 0
 		}
-	} else if string(b[i+1:end]) != key {
+	} else if string(b[i+1:end]) != s.keys[k] {
 		return -1, 0
 	}
 	return k, end + 1
