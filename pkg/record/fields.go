@@ -87,6 +87,15 @@ type FieldScanner struct {
 	url                 string
 	host                string // the plain host of the url, "" if none
 	urlBuf              []byte // the decoded url, where it has escapes
+
+	// HostSeen, if set, is called in Scan with the host of a url that
+	// starts with a plain host ("http://" or "https://", then the host,
+	// then '/', '?', '#' or the url's end), as soon as the url's pass has
+	// read it and before the rest of the line is read. It is a hint, for
+	// a caller to start loading what it will look the host up in, while
+	// the line is read: the line may yet prove bad, and the url not plain
+	// (see Host). The string is a view of the line.
+	HostSeen func(host string)
 }
 
 // NewFieldScanner returns a FieldScanner of the given fields, at most 63.
@@ -317,6 +326,9 @@ func (s *FieldScanner) scanURL(b []byte, vs int) int {
 		plain = he > hs && he < len(b) && urlHostByte[b[he]] == hostEndByte && b[he-1] != '.'
 		if plain {
 			j = he
+			if s.HostSeen != nil {
+				s.HostSeen(unsafe.String(&b[hs], he-hs))
+			}
 		}
 	}
 	end, flags := scanURLString(b, vs, j)

@@ -314,6 +314,37 @@ func TestFieldScannerAllocs(t *testing.T) {
 	}
 }
 
+// HostSeen hears of a url's plain host as the url's pass reads it, before
+// the rest of the line (a bad line still gives the hint), and of no other
+// url's; where the line is taken and its url plain, the hint is Host's.
+func TestFieldScannerHostSeen(t *testing.T) {
+	s := NewFieldScanner(scanFields...)
+	var seen []string
+	s.HostSeen = func(host string) { seen = append(seen, host) }
+	for _, c := range []struct {
+		line, want string
+	}{
+		{`{"url":"https://h1.example/p/0","w":1}`, "h1.example"},
+		{`{"w":1,"url":"http://a-b.example?q","t":"2026-11-19T19:41:59Z"}`, "a-b.example"},
+		{`{"url":"https://a.example","w":1,}`, "a.example"},      // a bad line: still a hint
+		{`{"url":"https://a.example/` + "" + `"}`, "a.example"}, // not plain after all
+		{`{"url":"https://A.example/"}`, ""},
+		{`{"url":"https://a.example:80/"}`, ""},
+		{`{"url":"http:\/\/a.example\/"}`, ""},
+		{`{"url":"ftp://a.example/"}`, ""},
+		{`{"w":1}`, ""},
+	} {
+		seen = seen[:0]
+		took := s.Scan([]byte(c.line))
+		if c.want == "" && len(seen) != 0 || c.want != "" && (len(seen) != 1 || seen[0] != c.want) {
+			t.Errorf("%s: HostSeen heard %q, want %q", c.line, seen, c.want)
+		}
+		if h, ok := s.Host(); took && ok && (len(seen) != 1 || seen[0] != h) {
+			t.Errorf("%s: Host %q, HostSeen heard %q", c.line, h, seen)
+		}
+	}
+}
+
 // FuzzFieldScanner holds the FieldScanner to ParseView and the record's
 // getters (checkScan) on any line, with two scanners reused from line to
 // line as rank reuses its one.

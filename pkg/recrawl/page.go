@@ -6,7 +6,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/sekitei/crawlkit/pkg/record"
 	"github.com/sekitei/crawlkit/pkg/urlx"
@@ -193,9 +192,13 @@ type PageReader struct {
 }
 
 // AddsTo says that the pages read are added to ps, in the order read:
-// Read then starts fetching each page's host entry of ps as soon as it
-// knows the host, so that Add finds it in the cache. It changes no page.
-func (pr *PageReader) AddsTo(ps *Pages) { pr.to = ps }
+// Read then starts fetching each page's host entry of ps as soon as the
+// scan of the url has read the host (record.FieldScanner.HostSeen), so
+// that Add finds it in the cache. It changes no page.
+func (pr *PageReader) AddsTo(ps *Pages) {
+	pr.to = ps
+	pr.scan.HostSeen = ps.hosts.prefetch
+}
 
 // The fields of a PageReader's scanner, by index.
 const (
@@ -221,10 +224,6 @@ func NewPageReader(opt *PageOptions) *PageReader {
 // be views of line, or of the reader's buffer until the next Read (see
 // PageInput).
 func (pr *PageReader) Read(line []byte) (PageInput, error) {
-	if pr.to != nil {
-		// The host's slot comes in while the line is read.
-		pr.to.hosts.prefetch(leadingHost(line))
-	}
 	s := pr.scan
 	if !s.Scan(line) {
 		if err := record.ParseView(&pr.rec, line); err != nil {
@@ -274,33 +273,6 @@ func (pr *PageReader) Read(line []byte) (PageInput, error) {
 		p.HostRate, err = checkHostRate(k, ok, err)
 	}
 	return p, err
-}
-
-// leadingHost is the host of a line that starts {"url":"http://host or
-// {"url":"https://host, as plainHost would take it if the URL goes on
-// well, or "". It is only a hint, to prefetch the host's slot before the
-// line is read: a wrong one costs nothing but the prefetch.
-func leadingHost(line []byte) string {
-	const pre = `{"url":"http`
-	if len(line) < len(pre)+5 || string(line[:len(pre)]) != pre {
-		return ""
-	}
-	rest := line[len(pre):]
-	if rest[0] == 's' {
-		rest = rest[1:]
-	}
-	if len(rest) < 4 || string(rest[:3]) != "://" {
-		return ""
-	}
-	rest = rest[3:]
-	n := 0
-	for n < len(rest) && n <= hostKeyMax && hostByte[rest[n]] == hostName {
-		n++
-	}
-	if n == 0 || n > hostKeyMax {
-		return ""
-	}
-	return unsafe.String(&rest[0], n)
 }
 
 // pageHost is record.RecordHost for a url given as a view.

@@ -240,35 +240,3 @@ func FuzzPageReader(f *testing.F) {
 	readers := pageReaders()
 	f.Fuzz(func(t *testing.T, line []byte) { checkPageReader(t, readers, line) })
 }
-
-// leadingHost is only a prefetch hint, but where plainHost takes the url,
-// the hint must be its host or it is wasted; a url that plainHost refuses
-// may give a wrong one (it costs a prefetch), and lines not starting with
-// a url give none.
-func TestLeadingHost(t *testing.T) {
-	for _, c := range []struct{ line, want string }{
-		{`{"url":"https://h2201.example/p/0","weight":1}`, "h2201.example"},
-		{`{"url":"http://a-b.example","change_rate":1}`, "a-b.example"},
-		{`{"url":"https://a.example?q=1"}`, "a.example"},
-		{`{"url":"https://A.example/"}`, ""},                               // not plain: left to the general way
-		{`{"url":"https://user@a.example/"}`, "user"},                      // userinfo: a wrong hint
-		{`{"url":"ftp://a.example/"}`, ""},                                 // another scheme
-		{`{"weight":1,"url":"https://a.example/"}`, ""},                    // url not first
-		{`{"url":"https://` + strings.Repeat("a", 25) + `.example/"}`, ""}, // too long for a slot
-		{`{"url":"https://`, ""},
-		{``, ""},
-	} {
-		got := leadingHost([]byte(c.line))
-		if got != c.want {
-			t.Errorf("leadingHost(%s) = %q, want %q", c.line, got, c.want)
-			continue
-		}
-		if got == "" {
-			continue
-		}
-		url := strings.SplitN(c.line, `"`, 5)[3]
-		if h, ok := plainHost(url); ok && h != got {
-			t.Errorf("%s: plainHost gives %q, the hint %q", c.line, h, got)
-		}
-	}
-}
