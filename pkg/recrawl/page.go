@@ -27,8 +27,9 @@ type PageOptions struct {
 
 // A PageInput is one page as read from its record.
 type PageInput struct {
-	// URL and Host may share the record's line (see record.StringView):
-	// clone them to keep them past it.
+	// URL and Host may share the record's line (see record.StringView),
+	// or, from a PageReader, its buffer until its next Read: clone them
+	// to keep them.
 	URL   string
 	Host  string
 	W     float64 // weight, > 0
