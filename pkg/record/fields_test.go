@@ -327,7 +327,7 @@ func TestFieldScannerHostSeen(t *testing.T) {
 		{`{"url":"https://h1.example/p/0","w":1}`, "h1.example"},
 		{`{"w":1,"url":"http://a-b.example?q","t":"2026-11-19T19:41:59Z"}`, "a-b.example"},
 		{`{"url":"https://a.example","w":1,}`, "a.example"},      // a bad line: still a hint
-		{`{"url":"https://a.example/` + "" + `"}`, "a.example"}, // not plain after all
+		{`{"url":"https://a.example/` + "\x7f" + `"}`, "a.example"}, // not plain after all
 		{`{"url":"https://A.example/"}`, ""},
 		{`{"url":"https://a.example:80/"}`, ""},
 		{`{"url":"http:\/\/a.example\/"}`, ""},
