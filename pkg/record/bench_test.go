@@ -149,7 +149,7 @@ func BenchmarkFieldScanner(b *testing.B) {
 	lines := make([][]byte, 512)
 	for i := range lines {
 		s := fmt.Sprintf(`{"url":"https://h%d.example/p/%d","weight":0.%04d,"change_rate":%d.%04d,"last_fetch":"2026-11-%02dT%02d:%02d:%02dZ"`,
-			i*7919%10000, i, i*37%10000, i%5, i*91%10000, 11+i%10, i%24, i%60, i*7%60)
+			i*7919%10000, i, i*37%10000, i%5, i*91%10000, 11+i*7%10, i%24, i%60, i*7%60)
 		if i%3 != 0 {
 			s += fmt.Sprintf(`,"host_rate":%d`, 50+i%200)
 		}

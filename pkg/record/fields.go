@@ -87,6 +87,10 @@ type FieldScanner struct {
 	url                 string
 	host                string // the plain host of the url, "" if none
 	urlBuf              []byte // the decoded url, where it has escapes
+	// dates are the dates of times of the common form read, by day of
+	// the month: the times of a file share few dates, and a time on a
+	// date read before needs only its time of day read.
+	dates [64]knownDate
 
 	// HostSeen, if set, is called in Scan with the host of a url that
 	// starts with a plain host ("http://" or "https://", then the host,
@@ -285,7 +289,19 @@ func (s *FieldScanner) scanTime(b []byte, vs, k int) int {
 	var nsec int
 	ok := false
 	if end <= len(b) && b[end-1] == '"' {
-		sec, nsec, ok = parseUnixZ(unsafe.String(&b[vs+1], 20))
+		t := b[vs+1 : vs+21]
+		w0, w1 := binary.LittleEndian.Uint64(t), binary.LittleEndian.Uint16(t[8:])
+		d := &s.dates[int(t[8]&3)<<4|int(t[9]&15)] // by the day of the month
+		if d.ok && w0 == d.w0 && w1 == d.w1 {
+			// A date read before: only the time of day to read.
+			var tod int
+			if tod, ok = timeOfDay(t); ok {
+				sec = d.day*86400 + int64(tod)
+			}
+		} else if sec, nsec, ok = parseUnixZ(unsafe.String(&t[0], 20)); ok {
+			tod, _ := timeOfDay(t)
+			*d = knownDate{w0: w0, w1: w1, ok: true, day: (sec - int64(tod)) / 86400}
+		}
 	}
 	if !ok {
 		var esc bool
@@ -303,6 +319,29 @@ func (s *FieldScanner) scanTime(b []byte, vs, k int) int {
 		}
 	}
 	return end
+}
+
+// A knownDate is a date of a time parseUnixZ took: its first ten bytes as
+// two words, and its day since the epoch.
+type knownDate struct {
+	w0  uint64
+	w1  uint16
+	ok  bool
+	day int64
+}
+
+// timeOfDay reads the time of day of t, a time of the form
+// "2006-01-02T15:04:05Z" whose date parseUnixZ has taken: its seconds
+// since midnight, and ok where parseUnixZ takes the rest of t.
+func timeOfDay(t []byte) (int, bool) {
+	if t[10] != 'T' || t[13] != ':' || t[16] != ':' || t[19] != 'Z' || !digitsAt(t[11:19], 0xffff00ffff00ffff) {
+		return 0, false
+	}
+	h, m, sec := int(t[11]-'0')*10+int(t[12]-'0'), int(t[14]-'0')*10+int(t[15]-'0'), int(t[17]-'0')*10+int(t[18]-'0')
+	if h > 23 || m > 59 || sec > 59 {
+		return 0, false
+	}
+	return h*3600 + m*60 + sec, true
 }
 
 // scanURL scans the url string at b[vs], decodes it (URL) and, where it

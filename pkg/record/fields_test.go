@@ -238,6 +238,32 @@ func TestFieldScanner(t *testing.T) {
 	}
 }
 
+// Times read one after another as RawUnixTime reads each: on the date of
+// the time before (which the scanner keeps) and off it, good and bad
+// times of day, before 1970, other forms between.
+func TestFieldScannerTimes(t *testing.T) {
+	ss := scanners()
+	read := 0
+	for _, v := range []string{
+		"2026-11-19T19:41:59Z", "2026-11-19T00:00:00Z", "2026-11-19T23:59:59Z", "2026-11-19T24:00:00Z",
+		"2026-11-19T23:60:00Z", "2026-11-19T23:00:60Z", "2026-11-19x19:41:59Z", "2026-11-19T19-41:59Z",
+		"2026-11-19T19:41-59Z", "2026-11-19T19:41:59z", "2026-11-19T1a:41:59Z", "2026-11-19T19:41:59.5Z",
+		"2026-11-18T19:41:59Z", "2026-11-28T19:41:59Z", "2026-12-19T19:41:59Z", "2025-11-19T19:41:59Z",
+		"1969-12-31T23:59:59Z", "1969-12-31T00:00:01Z", "1970-01-01T00:00:00Z", "0000-01-01T00:00:00Z",
+		"2024-02-29T12:00:00Z", "2023-02-29T12:00:00Z", "2023-02-29T12:00:01Z", "2026-11-19T19:41:59Z",
+	} {
+		if !checkScanners(t, ss, []byte(`{"url":"https://a.example","t":"`+v+`","u":"`+v+`"}`)) {
+			t.Fatalf("%s: not taken", v)
+		}
+		if _, _, ok := ss[0].UnixTime(3); ok {
+			read++
+		}
+	}
+	if read < 12 {
+		t.Errorf("%d times read: the cases miss the common form", read)
+	}
+}
+
 // Fields may come in any order, with unknown fields between them: every
 // order of the common line's fields is read the same, on one scanner
 // (which guesses each key from the line before).
@@ -326,7 +352,7 @@ func TestFieldScannerHostSeen(t *testing.T) {
 	}{
 		{`{"url":"https://h1.example/p/0","w":1}`, "h1.example"},
 		{`{"w":1,"url":"http://a-b.example?q","t":"2026-11-19T19:41:59Z"}`, "a-b.example"},
-		{`{"url":"https://a.example","w":1,}`, "a.example"},      // a bad line: still a hint
+		{`{"url":"https://a.example","w":1,}`, "a.example"},         // a bad line: still a hint
 		{`{"url":"https://a.example/` + "\x7f" + `"}`, "a.example"}, // not plain after all
 		{`{"url":"https://A.example/"}`, ""},
 		{`{"url":"https://a.example:80/"}`, ""},
