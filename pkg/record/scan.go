@@ -292,8 +292,13 @@ func scanValue(b []byte, i, depth int) (int, *syntaxError) {
 // scanString) the way encoding/json does: a lone surrogate escape and each
 // byte that is not UTF-8 become U+FFFD.
 func unquote(s []byte) string {
+	return string(appendUnquoted(make([]byte, 0, len(s)-2), s))
+}
+
+// appendUnquoted appends the decoded JSON string s (as unquote takes it)
+// to out.
+func appendUnquoted(out, s []byte) []byte {
 	s = s[1 : len(s)-1]
-	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c == '\\' {
@@ -344,7 +349,7 @@ func unquote(s []byte) string {
 		}
 		i += size
 	}
-	return string(out)
+	return out
 }
 
 // appendValidUTF8 appends b to dst with each byte that is not part of a UTF-8

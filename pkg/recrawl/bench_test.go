@@ -95,7 +95,8 @@ func BenchmarkSortPeer10M(b *testing.B) {
 // BenchmarkRankRecords is `recrawl rank`'s whole work on page records held
 // in memory: every line parsed (PageReader, as the command reads), the pages
 // ranked for a one-hour slot at a global rate of 0.4 crawls a day per
-// page (as scripts/records-bench.sh runs the command), and the selected
+// page (as scripts/records-bench.sh runs the command; crawl values only
+// where they can reach lambda_0, CandidateValues, as it ranks), and the selected
 // records written with crawl_value, due and next_fetch; without the
 // process, its reads and writes. One op is one pass over
 // $CRAWLKIT_BENCH_PAGES (scripts/recrawl-genpages.sh output) or, without
@@ -144,7 +145,8 @@ func rankRecords(b *testing.B, data []byte, now time.Time) int {
 		ps.Add(p)
 		lines = append(lines, line)
 	}
-	res, err := Rank(ps, RankOptions{Rate: float64(ps.Len()) * 0.4, Slot: 1.0 / 24})
+	// As the command ranks when it writes the selected pages only.
+	res, err := Rank(ps, RankOptions{Rate: float64(ps.Len()) * 0.4, Slot: 1.0 / 24, CandidateValues: true})
 	if err != nil {
 		b.Fatal(err)
 	}

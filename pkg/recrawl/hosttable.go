@@ -3,6 +3,7 @@ package recrawl
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // hostKeyMax is the longest host kept in a hostTable slot itself; longer
@@ -19,7 +20,14 @@ type hostTable struct {
 	slots []hostSlot
 	n     int              // hosts in slots
 	long  map[string]int32 // hosts over hostKeyMax bytes
-	sink  uint32           // what touch loaded (kept, so that the load is made)
+	// hint is the last host prefetched and the slot where finding it
+	// starts (hintN 0: none), and last the last host found and its index:
+	// a page's host is prefetched, then touched and added, and each of
+	// those would otherwise hash it again.
+	hintW, lastW [3]uint64
+	hintN, lastN uint32
+	hintSlot     int
+	lastIdx      int32
 }
 
 type hostSlot struct {
@@ -28,13 +36,25 @@ type hostSlot struct {
 	idx int32
 }
 
-// hostWords returns the host's bytes as three zero-padded words.
+// hostWords returns the host's bytes (at most hostKeyMax) as three
+// zero-padded words. A host of eight bytes or more is read a word at a
+// time, its last bytes from the word that ends the host, shifted: no
+// copy whose bytes are read back as words before the copy is done.
 func hostWords(host string) (w [3]uint64) {
-	var b [hostKeyMax]byte
-	copy(b[:], host)
-	w[0] = binary.LittleEndian.Uint64(b[0:])
-	w[1] = binary.LittleEndian.Uint64(b[8:])
-	w[2] = binary.LittleEndian.Uint64(b[16:])
+	n := len(host)
+	if n < 8 {
+		var b [8]byte
+		copy(b[:], host)
+		w[0] = binary.LittleEndian.Uint64(b[:])
+		return w
+	}
+	b := unsafe.Slice(unsafe.StringData(host), n)
+	for i := 0; i+8 <= n; i += 8 {
+		w[i/8] = binary.LittleEndian.Uint64(b[i:])
+	}
+	if r := n % 8; r != 0 {
+		w[n/8] = binary.LittleEndian.Uint64(b[n-8:]) >> (8 * (8 - r))
+	}
 	return w
 }
 
@@ -46,46 +66,57 @@ func hostHash(w *[3]uint64, n int) uint64 {
 	return hi ^ lo
 }
 
-// find returns host's index, or -1 and the slot where it would go.
-func (t *hostTable) find(host string) (idx int32, slot int) {
+// home returns the slot where finding the host of words w and length
+// n-1 starts (the table has slots).
+func (t *hostTable) home(w *[3]uint64, n uint32) int {
+	if n == t.hintN && *w == t.hintW {
+		return t.hintSlot
+	}
+	return int(hostHash(w, int(n-1))) & (len(t.slots) - 1)
+}
+
+// find returns host's index, or -1.
+func (t *hostTable) find(host string) int32 {
 	if len(host) > hostKeyMax {
 		if i, ok := t.long[host]; ok {
-			return i, -1
+			return i
 		}
-		return -1, -1
+		return -1
 	}
 	if len(t.slots) == 0 {
-		return -1, -1
+		return -1
 	}
 	w := hostWords(host)
 	n := uint32(len(host)) + 1
+	if n == t.lastN && w == t.lastW {
+		return t.lastIdx
+	}
 	mask := len(t.slots) - 1
-	for i := int(hostHash(&w, len(host))) & mask; ; i = (i + 1) & mask {
+	for i := t.home(&w, n); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.n == 0 {
-			return -1, i
+			return -1
 		}
 		if s.n == n && s.key == w {
-			return s.idx, i
+			t.lastW, t.lastN, t.lastIdx = w, n, s.idx
+			return s.idx
 		}
 	}
 }
 
-// touch loads the slot where finding host starts, and does nothing else:
-// called as soon as a page's host is known, it brings the slot into the
-// cache while the rest of the page is read, so that the find that follows
-// does not wait for memory (recrawl rank's input streams through the
-// cache and evicts the table between two pages of one host).
-// It returns the slot's index, for the host's other columns to be touched
-// too (an empty or another host's slot gives some index, no harm).
-func (t *hostTable) touch(host string) int {
+// prefetch starts bringing in the slot where finding host starts, and
+// goes on without waiting for it (see prefetch_amd64.go): called with the
+// host of a line about to be read, it lets the lookups that follow the
+// reading of the line find the slot in the cache.
+func (t *hostTable) prefetch(host string) {
 	if len(host) > hostKeyMax || len(t.slots) == 0 {
-		return 0
+		return
 	}
 	w := hostWords(host)
-	s := &t.slots[int(hostHash(&w, len(host)))&(len(t.slots)-1)]
-	t.sink += s.n
-	return int(s.idx)
+	n := uint32(len(host)) + 1
+	i := int(hostHash(&w, len(host))) & (len(t.slots) - 1)
+	t.hintW, t.hintN, t.hintSlot = w, n, i
+	prefetch(unsafe.Pointer(&t.slots[i]))
 }
 
 // add adds a host not in the table under index idx.
@@ -102,7 +133,7 @@ func (t *hostTable) add(host string, idx int32) {
 	}
 	w := hostWords(host)
 	mask := len(t.slots) - 1
-	i := int(hostHash(&w, len(host))) & mask
+	i := t.home(&w, uint32(len(host))+1)
 	for t.slots[i].n != 0 {
 		i = (i + 1) & mask
 	}
@@ -112,6 +143,7 @@ func (t *hostTable) add(host string, idx int32) {
 
 func (t *hostTable) grow() {
 	old := t.slots
+	t.hintN = 0 // its slot is the old table's
 	t.slots = make([]hostSlot, max(1024, 2*len(old)))
 	mask := len(t.slots) - 1
 	for _, s := range old {

@@ -57,3 +57,54 @@ func TestHostTableMatchesMap(t *testing.T) {
 		t.Fatal("unreachable")
 	}
 }
+
+// hostWords reads a host a word at a time: its words are those of the
+// host's bytes copied into zeroed memory, for every length up to the
+// slot's 24 bytes, whatever the bytes (a zero byte, 0xff) and whatever
+// follows the host in memory.
+func TestHostWords(t *testing.T) {
+	line := "\xff\x00h2201.example-and-some-more-bytes/p/0\xff\xff\xff\xff\xff\xff\xff\xff"
+	for from := 0; from < 3; from++ {
+		for n := 0; n <= hostKeyMax; n++ {
+			host := line[from : from+n]
+			var b [hostKeyMax]byte
+			copy(b[:], host)
+			var want [3]uint64
+			for i := range want {
+				for k := 7; k >= 0; k-- {
+					want[i] = want[i]<<8 | uint64(b[8*i+k])
+				}
+			}
+			if got := hostWords(host); got != want {
+				t.Errorf("hostWords(%q) = %x, want %x", host, got, want)
+			}
+		}
+	}
+}
+
+// A host prefetched, touched or found before is found from the memo the
+// table keeps (hint, last), and the memo never gives a wrong index: not
+// for another host of the same length, not after the table grew.
+func TestHostTableMemo(t *testing.T) {
+	ps := &Pages{}
+	for i := 0; i < 3000; i++ {
+		h := fmt.Sprintf("h%d.example", i)
+		ps.hosts.prefetch(h)
+		ps.touch(h)
+		if got := ps.HostIndex(h); got != int32(i) {
+			t.Fatalf("HostIndex(%q) = %d, want %d", h, got, i)
+		}
+		// The memo of one host, another asked for.
+		other := fmt.Sprintf("h%d.example", (i*7)%(i+1))
+		if got := ps.HostIndex(other); ps.HostNames[got] != other {
+			t.Fatalf("HostIndex(%q) gave %q's index", other, ps.HostNames[got])
+		}
+		ps.hosts.prefetch(fmt.Sprintf("x%d.example", i)) // a hint for a host not added
+		if got, ok := ps.LookupHost(fmt.Sprintf("y%d.example", i)); ok {
+			t.Fatalf("LookupHost of a host never added gave %d", got)
+		}
+	}
+	if len(ps.HostNames) != 3000 || len(ps.hosts.slots) < 4096 {
+		t.Fatalf("%d hosts in %d slots: the table did not grow as the test needs", len(ps.HostNames), len(ps.hosts.slots))
+	}
+}

@@ -27,8 +27,9 @@ type PageOptions struct {
 
 // A PageInput is one page as read from its record.
 type PageInput struct {
-	// URL and Host may share the record's line (see record.StringView):
-	// clone them to keep them past it.
+	// URL and Host may share the record's line (see record.StringView),
+	// or, from a PageReader, its buffer until its next Read: clone them
+	// to keep them.
 	URL   string
 	Host  string
 	W     float64 // weight, > 0
@@ -45,14 +46,30 @@ type PageInput struct {
 // host_rate. Every problem is an error naming the field, so that the tool
 // reports the line and goes on; no NaN or infinity gets through.
 func ParsePage(rec *record.Record, opt *PageOptions) (PageInput, error) {
-	var f pageFields
-	f[fURL], _ = rec.Raw("url")
-	f[fHost], _ = rec.Raw("host")
-	f[fWeight] = rawOrEmpty(rec, weightField(opt))
-	f[fChangeRate] = rawOrEmpty(rec, "change_rate")
-	f[fLastFetch] = rawOrEmpty(rec, "last_fetch")
-	f[fHostRate] = rawOrEmpty(rec, "host_rate")
-	return parsePage(&f, nil, opt)
+	p := PageInput{Tau: math.Inf(1)}
+	p.URL, _ = rec.StringView("url") // not kept: no copy
+	p.Host = pageHost(rawOrEmpty(rec, "host"), p.URL)
+	if p.Host == "" {
+		return p, noHost(p.URL)
+	}
+	wf := weightField(opt)
+	w, ok, err := record.RawFloat(wf, rawOrEmpty(rec, wf))
+	if p.W, err = checkWeight(wf, w, ok, err, opt); err != nil {
+		return p, err
+	}
+	d, ok, err := record.RawFloat("change_rate", rawOrEmpty(rec, "change_rate"))
+	if p.Delta, err = checkChangeRate(d, ok, err, opt); err != nil {
+		return p, err
+	}
+	last := rawOrEmpty(rec, "last_fetch")
+	if tau, ok := tauOf(last, opt.Now); ok {
+		p.Tau = tau
+	} else if p.Tau, err = lastFetchTau(last, opt.Now); err != nil {
+		return p, err
+	}
+	k, ok, err := record.RawFloat("host_rate", rawOrEmpty(rec, "host_rate"))
+	p.HostRate, err = checkHostRate(k, ok, err)
+	return p, err
 }
 
 // rawOrEmpty is rec.Raw with nil only for a missing key.
@@ -71,106 +88,87 @@ func weightField(opt *PageOptions) string {
 	return opt.WeightField
 }
 
-// pageFields are the raw values of a page's fields (nil: missing), from a
-// Record (ParsePage) or a record.Picker (PageReader).
-type pageFields [6][]byte
+func noHost(url string) error { return fmt.Errorf("no host in url %q", clip(url)) }
 
-const (
-	fURL = iota
-	fHost
-	fWeight
-	fChangeRate
-	fLastFetch
-	fHostRate
-)
-
-// pageNums are the numbers a record.Picker read as it scanned a page's
-// fields (ok[k]: f[k] is a bare number, v[k] its value as RawFloat gives).
-type pageNums struct {
-	v  [6]float64
-	ok [6]bool
-	to *Pages // touched with the page's host (PageReader.AddsTo)
-}
-
-// float is record.RawFloat of field k, from n where the Picker read it.
-func (n *pageNums) float(key string, f *pageFields, k int) (float64, bool, error) {
-	if n != nil && n.ok[k] {
-		return n.v[k], true, nil
-	}
-	return record.RawFloat(key, f[k])
-}
-
-func parsePage(f *pageFields, n *pageNums, opt *PageOptions) (PageInput, error) {
-	p := PageInput{Tau: math.Inf(1)}
-	p.URL, _ = record.RawString(f[fURL]) // not kept: no copy
-	p.Host = pageHost(f[fHost], p.URL)
-	if p.Host == "" {
-		return p, fmt.Errorf("no host in url %q", clip(p.URL))
-	}
-	if n != nil && n.to != nil {
-		n.to.touch(p.Host)
-	}
-	wf := weightField(opt)
-	w, ok, err := n.float(wf, f, fWeight)
+// checkWeight gives the page's weight from the weight field's RawFloat.
+func checkWeight(wf string, w float64, ok bool, err error, opt *PageOptions) (float64, error) {
 	switch {
 	case err != nil:
-		return p, err
+		return 0, err
 	case !ok:
-		w = opt.DefaultWeight
-		if w == 0 {
+		if w = opt.DefaultWeight; w == 0 {
 			w = 1
 		}
 	case w <= 0:
-		return p, fmt.Errorf("field %q: weight must be positive, got %v", wf, w)
+		return 0, fmt.Errorf("field %q: weight must be positive, got %v", wf, w)
 	}
-	p.W = w
-	d, ok, err := n.float("change_rate", f, fChangeRate)
+	return w, nil
+}
+
+// checkChangeRate gives the page's change rate from change_rate's RawFloat.
+func checkChangeRate(d float64, ok bool, err error, opt *PageOptions) (float64, error) {
 	switch {
 	case err != nil:
-		return p, err
+		return 0, err
 	case !ok:
 		if opt.DefaultChangeRate <= 0 {
-			return p, errors.New(`missing "change_rate" (changes per day; run recrawl estimate, or give --default-change-rate)`)
+			return 0, errors.New(`missing "change_rate" (changes per day; run recrawl estimate, or give --default-change-rate)`)
 		}
 		d = opt.DefaultChangeRate
 	case d <= 0:
-		return p, fmt.Errorf(`field "change_rate": must be positive (changes per day), got %v`, d)
+		return 0, fmt.Errorf(`field "change_rate": must be positive (changes per day), got %v`, d)
 	case d > 1e6:
-		return p, fmt.Errorf(`field "change_rate": %v changes per day is not plausible`, d)
+		return 0, fmt.Errorf(`field "change_rate": %v changes per day is not plausible`, d)
 	}
-	p.Delta = d
-	if tau, ok := tauOf(f[fLastFetch], opt.Now); ok {
-		p.Tau = tau
-	} else if last, ok, err := record.RawTime("last_fetch", f[fLastFetch]); err != nil {
-		return p, err
-	} else if ok {
-		if last.After(opt.Now) {
-			return p, fmt.Errorf(`field "last_fetch": %s is in the future (now is %s)`,
-				last.UTC().Format(time.RFC3339), opt.Now.UTC().Format(time.RFC3339))
-		}
-		p.Tau = float64(opt.Now.Sub(last)) / float64(Day)
-	}
-	if k, ok, err := n.float("host_rate", f, fHostRate); err != nil {
-		return p, err
-	} else if ok {
-		if k <= 0 {
-			return p, fmt.Errorf(`field "host_rate": must be positive (crawls per day), got %v`, k)
-		}
-		p.HostRate = k
-	}
-	return p, nil
+	return d, nil
 }
 
-// tauOf is the days from a last_fetch to now, as parsePage's general way
-// computes them from RawTime and now.Sub, for the common raw value that
-// record.RawUnixTime reads, not after now and less than 2^33 seconds
-// (272 years) before it, where Sub cannot saturate; ok is false for any
-// other value, left to the general way.
+// lastFetchTau is the page's tau from a last_fetch tauOf does not take:
+// +Inf if it is missing or null.
+func lastFetchTau(raw []byte, now time.Time) (float64, error) {
+	last, ok, err := record.RawTime("last_fetch", raw)
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return math.Inf(1), nil
+	case last.After(now):
+		return 0, fmt.Errorf(`field "last_fetch": %s is in the future (now is %s)`,
+			last.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return float64(now.Sub(last)) / float64(Day), nil
+}
+
+// checkHostRate gives the page's host rate (0: none) from host_rate's
+// RawFloat.
+func checkHostRate(k float64, ok bool, err error) (float64, error) {
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return 0, nil
+	case k <= 0:
+		return 0, fmt.Errorf(`field "host_rate": must be positive (crawls per day), got %v`, k)
+	}
+	return k, nil
+}
+
+// tauOf is the days from a last_fetch to now, as lastFetchTau computes
+// them from RawTime and now.Sub, for the common raw value that
+// record.RawUnixTime reads (see tauAt); ok is false for any other value,
+// left to lastFetchTau.
 func tauOf(raw []byte, now time.Time) (float64, bool) {
 	sec, nsec, ok := record.RawUnixTime(raw)
 	if !ok {
 		return 0, false
 	}
+	return tauAt(sec, nsec, now)
+}
+
+// tauAt is tauOf for a time given as Unix seconds and nanoseconds: ok
+// where it is not after now and less than 2^33 seconds (272 years) before
+// it, where Sub cannot saturate.
+func tauAt(sec int64, nsec int, now time.Time) (float64, bool) {
 	ds, dns := now.Unix()-sec, now.Nanosecond()-nsec
 	if ds < 0 || ds == 0 && dns < 0 || ds >= 1<<33 {
 		return 0, false
@@ -180,45 +178,102 @@ func tauOf(raw []byte, now time.Time) (float64, bool) {
 
 // A PageReader parses page lines one after another, as record.ParseView
 // and ParsePage would, with the same pages and the same errors, but
-// without a Record for the common line: a record.Picker takes the six
-// fields from the line in the pass that checks it (reading the records
-// was most of recrawl rank's time). Any other line (a plain URL, bytes
-// that are not UTF-8, an escaped key, bad JSON) goes the general way.
+// without a Record for the common line: a record.FieldScanner takes the
+// six fields from the line in the one pass that checks it, with the
+// numbers, the last fetch and the url's host read as it goes (reading
+// the records was most of recrawl rank's time). Any other line (a plain
+// URL, bytes that are not UTF-8, an escaped key, bad JSON) goes the
+// general way.
 type PageReader struct {
-	opt    *PageOptions
-	picker *record.Picker
-	rec    record.Record
-	to     *Pages // the Pages the pages go to (AddsTo); nil if not said
+	opt  *PageOptions
+	scan *record.FieldScanner
+	wf   string // the weight field
+	rec  record.Record
+	to   *Pages // the Pages the pages go to (AddsTo); nil if not said
 }
 
 // AddsTo says that the pages read are added to ps, in the order read:
-// Read then starts fetching each page's host entry of ps as soon as it
-// knows the host, so that Add finds it in the cache. It changes no page.
-func (pr *PageReader) AddsTo(ps *Pages) { pr.to = ps }
+// Read then starts fetching each page's host entry of ps as soon as the
+// scan of the url has read the host (record.FieldScanner.HostSeen), so
+// that Add finds it in the cache. It changes no page.
+func (pr *PageReader) AddsTo(ps *Pages) {
+	pr.to = ps
+	pr.scan.HostSeen = ps.hosts.prefetch
+}
+
+// The fields of a PageReader's scanner, by index.
+const (
+	fURL = iota
+	fHost
+	fWeight
+	fChangeRate
+	fLastFetch
+	fHostRate
+)
 
 // NewPageReader returns a PageReader with the given options.
 func NewPageReader(opt *PageOptions) *PageReader {
-	return &PageReader{opt: opt, picker: record.NewPicker("url", "host", weightField(opt), "change_rate", "last_fetch", "host_rate")}
+	wf := weightField(opt)
+	return &PageReader{opt: opt, wf: wf, scan: record.NewFieldScanner(
+		record.Field{Key: "url"}, record.Field{Key: "host"}, record.Field{Key: wf, Kind: record.NumberField},
+		record.Field{Key: "change_rate", Kind: record.NumberField}, record.Field{Key: "last_fetch", Kind: record.TimeField},
+		record.Field{Key: "host_rate", Kind: record.NumberField})}
 }
 
 // Read parses one line. A line that is not a record gives ParseView's
 // error, one that is not a page ParsePage's. URL and Host of the page may
-// be views of line (see PageInput).
+// be views of line, or of the reader's buffer until the next Read (see
+// PageInput).
 func (pr *PageReader) Read(line []byte) (PageInput, error) {
-	if pr.picker.Pick(line) {
-		var f pageFields
-		var n pageNums
-		for k := range f {
-			f[k] = pr.picker.Value(k)
-			n.v[k], n.ok[k] = pr.picker.Number(k)
+	s := pr.scan
+	if !s.Scan(line) {
+		if err := record.ParseView(&pr.rec, line); err != nil {
+			return PageInput{}, err
 		}
-		n.to = pr.to
-		return parsePage(&f, &n, pr.opt)
+		return ParsePage(&pr.rec, pr.opt)
 	}
-	if err := record.ParseView(&pr.rec, line); err != nil {
-		return PageInput{}, err
+	p := PageInput{URL: s.URL()}
+	if h, ok := s.Host(); ok && s.Value(fHost) == nil {
+		p.Host = h // read in the url's pass
+	} else if p.Host = pageHost(s.Value(fHost), p.URL); p.Host == "" {
+		return p, noHost(p.URL)
 	}
-	return ParsePage(&pr.rec, pr.opt)
+	if pr.to != nil {
+		pr.to.touch(p.Host)
+	}
+	var err error
+	w, ok := s.Number(fWeight)
+	if !ok {
+		w, ok, err = record.RawFloat(pr.wf, s.Value(fWeight))
+	}
+	if p.W, err = checkWeight(pr.wf, w, ok, err, pr.opt); err != nil {
+		return p, err
+	}
+	d, ok := s.Number(fChangeRate)
+	if !ok {
+		d, ok, err = record.RawFloat("change_rate", s.Value(fChangeRate))
+	}
+	if p.Delta, err = checkChangeRate(d, ok, err, pr.opt); err != nil {
+		return p, err
+	}
+	if sec, nsec, ok := s.UnixTime(fLastFetch); ok {
+		p.Tau, ok = tauAt(sec, nsec, pr.opt.Now)
+		if !ok {
+			p.Tau, err = lastFetchTau(s.Value(fLastFetch), pr.opt.Now)
+		}
+	} else {
+		p.Tau, err = lastFetchTau(s.Value(fLastFetch), pr.opt.Now)
+	}
+	if err != nil {
+		return p, err
+	}
+	if k, ok := s.Number(fHostRate); ok {
+		p.HostRate, err = checkHostRate(k, ok, nil)
+	} else {
+		k, ok, err = record.RawFloat("host_rate", s.Value(fHostRate))
+		p.HostRate, err = checkHostRate(k, ok, err)
+	}
+	return p, err
 }
 
 // pageHost is record.RecordHost for a url given as a view.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Pages holds many pages column by column (about 36 bytes a page), so that
@@ -43,7 +44,7 @@ func (ps *Pages) Len() int { return len(ps.W) }
 
 // HostIndex returns the index of a host, adding it if new.
 func (ps *Pages) HostIndex(host string) int32 {
-	if i, _ := ps.hosts.find(host); i >= 0 {
+	if i := ps.hosts.find(host); i >= 0 {
 		return i
 	}
 	i := int32(len(ps.HostNames))
@@ -60,17 +61,22 @@ func (ps *Pages) HostIndex(host string) int32 {
 	return i
 }
 
-// touch starts loading what Add reads of host: its slot in the host table
-// and its limit (see hostTable.touch).
+// touch finds host, which Add then finds again without a lookup (see
+// hostTable.find), and starts loading, without waiting for them, its
+// limit and whether a record set it.
 func (ps *Pages) touch(host string) {
-	if i := ps.hosts.touch(host); i < len(ps.HostRate) {
-		ps.hosts.sink += uint32(math.Float64bits(ps.HostRate[i]))
+	i := int(ps.hosts.find(host))
+	if i >= 0 && i < len(ps.HostRate) {
+		prefetch(unsafe.Pointer(&ps.HostRate[i]))
+	}
+	if i >= 0 && i < len(ps.fromRecord) {
+		prefetch(unsafe.Pointer(&ps.fromRecord[i]))
 	}
 }
 
 // LookupHost returns a host's index.
 func (ps *Pages) LookupHost(host string) (int32, bool) {
-	i, _ := ps.hosts.find(host)
+	i := ps.hosts.find(host)
 	return i, i >= 0
 }
 

@@ -2,6 +2,7 @@ package recrawl
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -86,5 +87,60 @@ func TestRankNextFetch(t *testing.T) {
 	}
 	if !math.IsInf(res.NextFetch(ps, Freshness, 1), 1) {
 		t.Errorf("a page with w/delta below the threshold is never due")
+	}
+}
+
+// CandidateValues skips the values that cannot reach lambda_0: the plan
+// must be the one with every value computed, for both objectives, with
+// pages on both sides of the bound, some just at it, tiny and never
+// crawled ones among them.
+func TestRankCandidateValues(t *testing.T) {
+	for _, obj := range []Objective{Freshness, Harmonic} {
+		ps := &Pages{HostRateOf: func(h string) float64 { return 400 }}
+		for j := 0; j < 20000; j++ {
+			f := float64(j)
+			tau := 0.001 + math.Mod(f*0.618034, 10)
+			switch j % 97 {
+			case 0:
+				tau = math.Inf(1)
+			case 1:
+				tau = 1e-9
+			}
+			ps.Add(PageInput{Host: string(rune('a'+j%26)) + ".example", W: 0.1 + math.Mod(f*0.414214, 3),
+				Delta: 0.05 + math.Mod(f*0.732051, 5), Tau: tau})
+		}
+		opt := RankOptions{Objective: obj, Rate: 4000, Slot: 1.0 / 24}
+		all, err := Rank(ps, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.CandidateValues = true
+		some, err := Rank(ps, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if some.Lambda0 != all.Lambda0 || !slices.Equal(some.Selected, all.Selected) ||
+			!slices.Equal(some.HostCandidates, all.HostCandidates) || !slices.Equal(some.SlotLambda, all.SlotLambda) {
+			t.Fatalf("%v: the plan differs with CandidateValues", obj)
+		}
+		skipped, near := 0, 0
+		for j, v := range some.Value {
+			switch {
+			case v == all.Value[j]:
+			case v == 0 && all.Value[j] < all.Lambda0:
+				skipped++
+				if all.Value[j] > all.Lambda0/2 {
+					near++
+				}
+			default:
+				t.Fatalf("%v: page %d: value %v, want %v", obj, j, v, all.Value[j])
+			}
+		}
+		if skipped < 1000 || near == 0 {
+			t.Errorf("%v: %d values skipped, %d of them over lambda_0/2: the test misses the bound", obj, skipped, near)
+		}
+		if testing.Verbose() {
+			t.Logf("%v: lambda_0 %v, %d values skipped, %d over lambda_0/2", obj, all.Lambda0, skipped, near)
+		}
 	}
 }

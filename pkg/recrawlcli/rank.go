@@ -82,7 +82,9 @@ func rankInput(c *cli.Context, files []string, keepURLs bool) (*ranked, error) {
 		HostCarry: make([]float64, len(ps.HostNames)), GlobalCarry: state.GlobalCarry,
 		// The steady-state lambda_i are only needed to explain, report,
 		// keep or predict (next_fetch of pages not due).
-		Static: keepURLs || c.Bool("all") || c.Bool("verbose") || c.String("state") != ""}
+		Static: keepURLs || c.Bool("all") || c.Bool("verbose") || c.String("state") != "",
+		// rank writes the values of the selected pages only.
+		CandidateValues: !keepURLs && !c.Bool("all")}
 	for h, name := range ps.HostNames {
 		opt.HostCarry[h] = state.Hosts[name].Carry
 	}
