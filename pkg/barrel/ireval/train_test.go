@@ -1,0 +1,103 @@
+package ireval
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/barrel"
+)
+
+// randomCandidates are n queries of up to 30 candidates with random
+// features, coordination tiers (few, so tiers tie) and relevant pages,
+// some keys repeated (two results of one page) and some queries with no
+// relevant candidate.
+func randomCandidates(n int, seed uint64) []Candidates {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var cs []Candidates
+	for range n {
+		var c Candidates
+		k := rng.IntN(30)
+		for i := range k {
+			c.Keys = append(c.Keys, fmt.Sprint("p", rng.IntN(k+5)))
+			c.Matched = append(c.Matched, 1+rng.IntN(2))
+			c.Prior = append(c.Prior, rng.Float64())
+			var f [barrel.NumFeatures]float64
+			for j := range f {
+				if rng.IntN(3) > 0 { // zeros make ties
+					f[j] = float64(rng.IntN(4))
+				}
+			}
+			c.F = append(c.F, f)
+			_ = i
+		}
+		for range 1 + rng.IntN(3) {
+			c.Relevant = append(c.Relevant, fmt.Sprint("p", rng.IntN(k+5)))
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// sortedMRR is MRR by sorting each query's candidates (stable, as the
+// searcher orders them) and judging the first 10.
+func sortedMRR(cs []Candidates, m *barrel.Model) float64 {
+	sum := 0.0
+	for _, c := range cs {
+		order := make([]int, len(c.Keys))
+		for i := range order {
+			order[i] = i
+		}
+		score := func(i int) float64 { return m.Score(&c.F[i], c.Prior[i]) }
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch {
+			case c.Matched[a] != c.Matched[b]:
+				return c.Matched[b] - c.Matched[a]
+			case score(a) > score(b):
+				return -1
+			case score(a) < score(b):
+				return 1
+			}
+			return 0
+		})
+		var ranked []string
+		for _, i := range order[:min(10, len(order))] {
+			ranked = append(ranked, c.Keys[i])
+		}
+		rr, _, _ := Judge(ranked, c.Relevant, 10)
+		sum += rr
+	}
+	return sum / float64(len(cs))
+}
+
+// TestMRRIsSortAndJudge: MRR without sorting gives the figure sorting
+// the candidates and judging the first 10 gives, ties and repeated keys
+// included, for the hand model and for random models.
+func TestMRRIsSortAndJudge(t *testing.T) {
+	cs := randomCandidates(400, 1)
+	hand := barrel.HandModel(&barrel.DefaultWeights)
+	models := []barrel.Model{hand, {}}
+	rng := rand.New(rand.NewPCG(2, 2))
+	for range 20 {
+		var m barrel.Model
+		for i := range m.W {
+			m.W[i] = float64(rng.IntN(3))
+		}
+		m.Prior = rng.Float64()
+		models = append(models, m)
+	}
+	nonzero := 0
+	for i, m := range models {
+		got, want := MRR(cs, &m), sortedMRR(cs, &m)
+		if got != want {
+			t.Errorf("model %d: MRR %v, sorting and judging %v", i, got, want)
+		}
+		if got > 0 {
+			nonzero++
+		}
+	}
+	if nonzero == 0 {
+		t.Fatal("every MRR is 0: the candidates judge nothing")
+	}
+}
