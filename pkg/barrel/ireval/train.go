@@ -173,3 +173,41 @@ func Train(sets [][]Candidates, start barrel.Model, seed uint64, restarts int) (
 	}
 	return best, bestMRR
 }
+
+// Bag learns bags models by Train, each on a bootstrap sample of every
+// set (as many queries as the set, drawn with replacement by the seed),
+// and averages them (bagging: Breiman, "Bagging predictors", 1996): the
+// weights of each model scaled to the same sum as start's (a model ranks
+// the same at any scale), the prior's weight as it is. The average
+// varies less with the queries it is learnt from than one model does.
+// The result depends only on the candidates, start, seed, restarts and
+// bags.
+func Bag(sets [][]Candidates, start barrel.Model, seed uint64, restarts, bags int) barrel.Model {
+	rng := rand.New(rand.NewPCG(seed, 0x6261_6767))
+	sum := func(m *barrel.Model) float64 {
+		s := 0.0
+		for _, w := range m.W {
+			s += w
+		}
+		return s
+	}
+	scale := sum(&start)
+	var out barrel.Model
+	n := max(1, bags)
+	for range n {
+		sample := make([][]Candidates, len(sets))
+		for j, cs := range sets {
+			for range cs {
+				sample[j] = append(sample[j], cs[rng.IntN(len(cs))])
+			}
+		}
+		m, _ := Train(sample, start, rng.Uint64(), restarts)
+		if s := sum(&m); s > 0 {
+			for i := range m.W {
+				out.W[i] += m.W[i] / s * scale / float64(n)
+			}
+		}
+		out.Prior += m.Prior / float64(n)
+	}
+	return out
+}

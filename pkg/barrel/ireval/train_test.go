@@ -101,3 +101,60 @@ func TestMRRIsSortAndJudge(t *testing.T) {
 		t.Fatal("every MRR is 0: the candidates judge nothing")
 	}
 }
+
+// urlCandidates are n queries of 20 candidates in one tier whose one
+// relevant page is the one with the URL feature; by the text score it
+// ranks anywhere.
+func urlCandidates(n int, seed uint64) []Candidates {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	var cs []Candidates
+	for q := range n {
+		c := Candidates{Relevant: []string{fmt.Sprint(q, "-rel")}}
+		rel := rng.IntN(20)
+		for i := range 20 {
+			var f [barrel.NumFeatures]float64
+			f[barrel.FeatText] = rng.Float64() * 4
+			key := fmt.Sprint(q, "-", i)
+			if i == rel {
+				f[barrel.FeatURL] = 1 + rng.Float64()
+				key = c.Relevant[0]
+			}
+			c.Keys = append(c.Keys, key)
+			c.Matched = append(c.Matched, 1)
+			c.Prior = append(c.Prior, 0)
+			c.F = append(c.F, f)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// TestBagLearnsTheFeatureThatFinds: bagged models learn to weigh the
+// feature that marks the relevant page, on queries they were not learnt
+// from too; the average keeps the hand model's sum of weights, and the
+// same seed gives the same model.
+func TestBagLearnsTheFeatureThatFinds(t *testing.T) {
+	sets := [][]Candidates{urlCandidates(60, 1)}
+	unseen := urlCandidates(60, 2)
+	hand := barrel.HandModel(&barrel.DefaultWeights)
+	m := Bag(sets, hand, 1, 1, 3)
+	if again := Bag(sets, hand, 1, 1, 3); again.W != m.W || again.Prior != m.Prior {
+		t.Errorf("the same seed gave %v and %v", m, again)
+	}
+	if m.W[barrel.FeatURL] <= 0 {
+		t.Errorf("url weight %v, want above 0", m.W[barrel.FeatURL])
+	}
+	handMRR, bagMRR := MRR(unseen, &hand), MRR(unseen, &m)
+	if bagMRR < 0.9 || bagMRR <= handMRR {
+		t.Errorf("unseen queries: MRR@10 %.3f bagged, %.3f hand weights; want the bagged above 0.9 and above", bagMRR, handMRR)
+	}
+	sum := func(m *barrel.Model) (s float64) {
+		for _, w := range m.W {
+			s += w
+		}
+		return s
+	}
+	if d := sum(&m) - sum(&hand); d > 1e-9 || d < -1e-9 {
+		t.Errorf("sum of weights %v, hand model's %v", sum(&m), sum(&hand))
+	}
+}
