@@ -176,25 +176,14 @@ func Train(sets [][]Candidates, start barrel.Model, seed uint64, restarts int) (
 
 // Bag learns bags models by Train, each on a bootstrap sample of every
 // set (as many queries as the set, drawn with replacement by the seed),
-// and averages them (bagging: Breiman, "Bagging predictors", 1996): the
-// weights of each model scaled to the same sum as start's (a model ranks
-// the same at any scale), the prior's weight as it is. The average
-// varies less with the queries it is learnt from than one model does.
-// The result depends only on the candidates, start, seed, restarts and
-// bags.
+// and averages them (bagging: Breiman, "Bagging predictors", 1996). The
+// average varies less with the queries it is learnt from than one model
+// does. The result depends only on the candidates, start, seed, restarts
+// and bags.
 func Bag(sets [][]Candidates, start barrel.Model, seed uint64, restarts, bags int) barrel.Model {
 	rng := rand.New(rand.NewPCG(seed, 0x6261_6767))
-	sum := func(m *barrel.Model) float64 {
-		s := 0.0
-		for _, w := range m.W {
-			s += w
-		}
-		return s
-	}
-	scale := sum(&start)
-	var out barrel.Model
-	n := max(1, bags)
-	for range n {
+	var ms []barrel.Model
+	for range max(1, bags) {
 		sample := make([][]Candidates, len(sets))
 		for j, cs := range sets {
 			for range cs {
@@ -202,12 +191,54 @@ func Bag(sets [][]Candidates, start barrel.Model, seed uint64, restarts, bags in
 			}
 		}
 		m, _ := Train(sample, start, rng.Uint64(), restarts)
-		if s := sum(&m); s > 0 {
-			for i := range m.W {
-				out.W[i] += m.W[i] / s * scale / float64(n)
+		ms = append(ms, m)
+	}
+	return average(ms, &start)
+}
+
+// Folds learns k models by Train, the i-th on every set's queries but
+// the i-th of every k (k-fold: each model leaves a different fold out),
+// and averages them as Bag does. The result depends only on the
+// candidates, start, seed, restarts and k.
+func Folds(sets [][]Candidates, start barrel.Model, seed uint64, restarts, k int) barrel.Model {
+	k = max(2, k)
+	var ms []barrel.Model
+	for f := range k {
+		sample := make([][]Candidates, len(sets))
+		for j, cs := range sets {
+			for i, c := range cs {
+				if i%k != f {
+					sample[j] = append(sample[j], c)
+				}
 			}
 		}
-		out.Prior += m.Prior / float64(n)
+		m, _ := Train(sample, start, seed+uint64(f), restarts)
+		ms = append(ms, m)
+	}
+	return average(ms, &start)
+}
+
+// average is the mean of the models, the weights of each scaled to the
+// same sum as start's (a model ranks the same at any scale), the prior's
+// weight as it is.
+func average(ms []barrel.Model, start *barrel.Model) barrel.Model {
+	sum := func(m *barrel.Model) float64 {
+		s := 0.0
+		for _, w := range m.W {
+			s += w
+		}
+		return s
+	}
+	scale := sum(start)
+	var out barrel.Model
+	n := float64(len(ms))
+	for _, m := range ms {
+		if s := sum(&m); s > 0 {
+			for i := range m.W {
+				out.W[i] += m.W[i] / s * scale / n
+			}
+		}
+		out.Prior += m.Prior / n
 	}
 	return out
 }

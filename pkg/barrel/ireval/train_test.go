@@ -129,32 +129,37 @@ func urlCandidates(n int, seed uint64) []Candidates {
 	return cs
 }
 
-// TestBagLearnsTheFeatureThatFinds: bagged models learn to weigh the
-// feature that marks the relevant page, on queries they were not learnt
-// from too; the average keeps the hand model's sum of weights, and the
-// same seed gives the same model.
+// TestBagLearnsTheFeatureThatFinds: bagged models, and models averaged
+// over folds, learn to weigh the feature that marks the relevant page,
+// on queries they were not learnt from too; the average keeps the hand
+// model's sum of weights, and the same seed gives the same model.
 func TestBagLearnsTheFeatureThatFinds(t *testing.T) {
 	sets := [][]Candidates{urlCandidates(60, 1)}
 	unseen := urlCandidates(60, 2)
 	hand := barrel.HandModel(&barrel.DefaultWeights)
-	m := Bag(sets, hand, 1, 1, 3)
-	if again := Bag(sets, hand, 1, 1, 3); again.W != m.W || again.Prior != m.Prior {
-		t.Errorf("the same seed gave %v and %v", m, again)
-	}
-	if m.W[barrel.FeatURL] <= 0 {
-		t.Errorf("url weight %v, want above 0", m.W[barrel.FeatURL])
-	}
-	handMRR, bagMRR := MRR(unseen, &hand), MRR(unseen, &m)
-	if bagMRR < 0.9 || bagMRR <= handMRR {
-		t.Errorf("unseen queries: MRR@10 %.3f bagged, %.3f hand weights; want the bagged above 0.9 and above", bagMRR, handMRR)
-	}
-	sum := func(m *barrel.Model) (s float64) {
-		for _, w := range m.W {
-			s += w
+	for name, learn := range map[string]func() barrel.Model{
+		"bag":   func() barrel.Model { return Bag(sets, hand, 1, 1, 3) },
+		"folds": func() barrel.Model { return Folds(sets, hand, 1, 1, 3) },
+	} {
+		m := learn()
+		if again := learn(); again.W != m.W || again.Prior != m.Prior {
+			t.Errorf("%s: the same seed gave %v and %v", name, m, again)
 		}
-		return s
-	}
-	if d := sum(&m) - sum(&hand); d > 1e-9 || d < -1e-9 {
-		t.Errorf("sum of weights %v, hand model's %v", sum(&m), sum(&hand))
+		if m.W[barrel.FeatURL] <= 0 {
+			t.Errorf("%s: url weight %v, want above 0", name, m.W[barrel.FeatURL])
+		}
+		handMRR, mrr := MRR(unseen, &hand), MRR(unseen, &m)
+		if mrr < 0.9 || mrr <= handMRR {
+			t.Errorf("%s: unseen queries: MRR@10 %.3f learnt, %.3f hand weights; want the learnt above 0.9 and above", name, mrr, handMRR)
+		}
+		sum := func(m *barrel.Model) (s float64) {
+			for _, w := range m.W {
+				s += w
+			}
+			return s
+		}
+		if d := sum(&m) - sum(&hand); d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: sum of weights %v, hand model's %v", name, sum(&m), sum(&hand))
+		}
 	}
 }
