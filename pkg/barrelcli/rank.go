@@ -207,7 +207,7 @@ func trainCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "train",
 		Usage:     "learn the ranking's weights from judged queries",
-		UsageText: "barrel train --index DIR (--genindex DIR | --judgments FILE) --out FILE [--seed 1] [--restarts 4]",
+		UsageText: "barrel train --index DIR (--genindex DIR | --judgments FILE) --out FILE [--seed 1] [--restarts 4] [--folds K | --bags N]",
 		Description: `Learns a ranking model from the tuning half of the judged queries (the
 half barrel eval does not report): each query's first 200 results, with
 their features (the hand-weighted text score, proximity, title match,
@@ -216,7 +216,9 @@ coordination, capitalised hits, definitions, emphasised runs and runs
 of a definition's markup) and PageRank prior, are re-ranked by
 weights set by coordinate ascent on MRR@10, as RankLib does it (one
 weight at a time, the best of a few steps, restarts from seeded
-perturbations of the hand-set weights). The known-item queries (titles,
+perturbations of the hand-set weights); --folds K averages K models,
+each learnt so on the queries but one fold of K, and --bags N averages N
+models learnt on bootstrap samples of the queries (bagging). The known-item queries (titles,
 short queries) of half the pages weigh as much as the judged ones, so the
 model keeps finding pages by their titles; --judged-only leaves them out. The prior's weight stays between 0 and 1: it lifts a page's
 text score by at most that share. Writes the model as text ("name weight"
@@ -231,6 +233,8 @@ Example:
 			&cli.StringFlag{Name: "out", Required: true, Usage: "write the model to `FILE`"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "the seed of the coordinate ascent's order and restarts"},
 			&cli.IntFlag{Name: "restarts", Value: 4, Usage: "`N` runs of coordinate ascent (the first from the hand-set weights)"},
+			&cli.IntFlag{Name: "bags", Usage: "average `N` models, each learnt on a bootstrap sample of the queries (bagging; 0: one model on them all)"},
+			&cli.IntFlag{Name: "folds", Usage: "average `K` models, each learnt on the queries but one fold of K (0: one model on them all)"},
 			&cli.BoolFlag{Name: "judged-only", Usage: "learn from the judged queries alone, without the pages' known-item queries"},
 		},
 		Action: func(c *cli.Context) error {
@@ -272,9 +276,22 @@ Example:
 			}
 			hand := barrel.HandModel(&barrel.DefaultWeights)
 			handMRR := ireval.Objective(sets, &hand)
-			m, mrr := ireval.Train(sets, hand, c.Uint64("seed"), c.Int("restarts"))
-			m.Note = fmt.Sprintf("learnt by barrel train (coordinate ascent, seed %d, %d restarts) on %s:\nMRR@10 %.4f with the hand weights, %.4f learnt",
-				c.Uint64("seed"), c.Int("restarts"), what, handMRR, mrr)
+			var m barrel.Model
+			var mrr float64
+			how := fmt.Sprintf("coordinate ascent, seed %d, %d restarts", c.Uint64("seed"), c.Int("restarts"))
+			if k := c.Int("folds"); k > 0 {
+				m = ireval.Folds(sets, hand, c.Uint64("seed"), c.Int("restarts"), k)
+				mrr = ireval.Objective(sets, &m)
+				how += fmt.Sprintf(", the mean of %d models each learnt without one fold of %d", k, k)
+			} else if bags := c.Int("bags"); bags > 0 {
+				m = ireval.Bag(sets, hand, c.Uint64("seed"), c.Int("restarts"), bags)
+				mrr = ireval.Objective(sets, &m)
+				how += fmt.Sprintf(", the mean of %d models learnt on bootstrap samples", bags)
+			} else {
+				m, mrr = ireval.Train(sets, hand, c.Uint64("seed"), c.Int("restarts"))
+			}
+			m.Note = fmt.Sprintf("learnt by barrel train (%s) on %s:\nMRR@10 %.4f with the hand weights, %.4f learnt",
+				how, what, handMRR, mrr)
 			f, err := os.Create(c.String("out"))
 			if err != nil {
 				return err
