@@ -35,9 +35,14 @@ func (q *parsedQuery) setCoord(counted map[int]bool, n float64) {
 		q.unitW[u&63] += w
 	}
 	q.unitSum = 0
+	q.unitDesc = q.unitDesc[:0]
 	for _, w := range q.unitW {
 		q.unitSum += w
+		if w > 0 {
+			q.unitDesc = append(q.unitDesc, w)
+		}
 	}
+	slices.SortFunc(q.unitDesc, func(a, b float64) int { return cmp.Compare(b, a) })
 }
 
 // coordTier is the tier of a page holding the units set in units (bit
@@ -63,19 +68,12 @@ func (q *parsedQuery) coordTier(units uint64) int {
 // rounding, as the sums run in another order), so a page holding fewer
 // driving lists than that cannot reach it.
 func (q *parsedQuery) needUnits(tier int) int {
-	ws := make([]float64, 0, 64)
-	for _, w := range q.unitW {
-		if w > 0 {
-			ws = append(ws, w)
-		}
-	}
-	slices.SortFunc(ws, func(a, b float64) int { return cmp.Compare(b, a) })
 	top := 0.0
-	for k := range ws {
+	for k, w := range q.unitDesc {
 		if coordQ*top*(1+1e-9) >= float64(tier)*q.unitSum {
 			return k
 		}
-		top += ws[k]
+		top += w
 	}
-	return len(ws)
+	return len(q.unitDesc)
 }

@@ -879,11 +879,12 @@ type parsedQuery struct {
 	// defining RETURN_VALUE defines the query "RETURN_VALUE", not its
 	// parts "return" and "value", which the index leaves out of a
 	// definition).
-	defNeed uint64
-	unitW   [64]float64 // each unit's weight in coordination (by its bit; see coord.go)
-	unitSum float64
-	seq     []int
-	avgLen  float64
+	defNeed  uint64
+	unitW    [64]float64 // each unit's weight in coordination (by its bit; see coord.go)
+	unitSum  float64
+	unitDesc []float64 // the units' weights, largest first (needUnits)
+	seq      []int
+	avgLen   float64
 
 	neg     []bool  // lists read only by the filters: they neither drive nor score
 	capital []bool  // the query wrote the word with a capital letter
