@@ -3,6 +3,7 @@ package barrel
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -52,10 +53,8 @@ func (q *parsedQuery) coordTier(units uint64) int {
 		return 0
 	}
 	held := 0.0
-	for u, w := range q.unitW {
-		if units&(1<<u) != 0 {
-			held += w
-		}
+	for b := units; b != 0; b &= b - 1 { // the set bits alone, in the same order
+		held += q.unitW[bits.TrailingZeros64(b)]
 	}
 	if held >= q.unitSum {
 		return coordQ
