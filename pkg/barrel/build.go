@@ -458,6 +458,19 @@ type prepared struct {
 	err     error
 }
 
+// addWord adds a hit of word w: under the identifier it begins, if it
+// begins one (at its first part), and under the word itself.
+func (p *prepared) addWord(doc *htmldoc.Doc, w *htmldoc.Word, h hit.Hit) {
+	if whole := doc.Whole(w); whole != nil {
+		p.keys = append(p.keys, whole...)
+		p.ends = append(p.ends, uint32(len(p.keys)))
+		p.hits = append(p.hits, h)
+	}
+	p.keys = append(p.keys, doc.Key(w)...)
+	p.ends = append(p.ends, uint32(len(p.keys)))
+	p.hits = append(p.hits, h)
+}
+
 // prepare decodes, parses and compresses a page: the part of indexing
 // that runs in parallel. The repository keeps the page as indexed: in
 // UTF-8, so every re-parse reads what the build read.
@@ -498,29 +511,13 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 	p.hits = make([]hit.Hit, 0, len(doc.Words)+fancyGuess/4)
 	for i := range doc.Words {
 		w := &doc.Words[i]
-		h := hit.Plain(w.Capital, int(w.Font), i)
-		if whole := doc.Whole(w); whole != nil { // the identifier, at its first part
-			p.keys = append(p.keys, whole...)
-			p.ends = append(p.ends, uint32(len(p.keys)))
-			p.hits = append(p.hits, h)
-		}
-		p.keys = append(p.keys, doc.Key(w)...)
-		p.ends = append(p.ends, uint32(len(p.keys)))
-		p.hits = append(p.hits, h)
-		if w.Emph { // and set off: the word, and the identifier it begins
+		p.addWord(doc, w, hit.Plain(w.Capital, int(w.Font), i))
+		if w.Emph { // and set off
 			pos := i & (hit.EmphDfn - 1)
 			if w.Dfn {
 				pos |= hit.EmphDfn
 			}
-			e := hit.Fancy(w.Capital, hit.Emph, pos)
-			if whole := doc.Whole(w); whole != nil {
-				p.keys = append(p.keys, whole...)
-				p.ends = append(p.ends, uint32(len(p.keys)))
-				p.hits = append(p.hits, e)
-			}
-			p.keys = append(p.keys, doc.Key(w)...)
-			p.ends = append(p.ends, uint32(len(p.keys)))
-			p.hits = append(p.hits, e)
+			p.addWord(doc, w, hit.Fancy(w.Capital, hit.Emph, pos))
 		}
 	}
 	fancy := func(text string, typ int) int {

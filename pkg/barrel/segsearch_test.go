@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
 )
 
 // bits summarises results with docIDs and the scores' bits, in rank
@@ -53,17 +55,7 @@ func TestManySegmentsExact(t *testing.T) {
 	if len(segs) < 5 || deleted == 0 {
 		t.Fatalf("want many segments with deletions, got %+v", segs)
 	}
-	pool := strings.Fields(strings.Join(site.Queries(300), " "))
-	rng := rand.New(rand.NewPCG(5, 28))
-	queries := site.Queries(100)
-	for range 150 {
-		var q []string
-		for range 1 + rng.IntN(3) {
-			q = append(q, pool[rng.IntN(len(pool))])
-		}
-		queries = append(queries, strings.Join(q, " "))
-	}
-	queries = append(queries, `"`+pool[0]+" "+pool[1]+`" `+pool[2], pool[3]+" -"+pool[4], pool[5]+" OR "+pool[6]+" "+pool[7])
+	queries := mixedQueries(site, 5, 150)
 
 	// Queries of several words, one of them on at most 10 pages, are
 	// there; and the kept frequencies are the lists' live postings.
@@ -148,17 +140,7 @@ func TestSegmentOrderExact(t *testing.T) {
 	if len(idx.segs) < 5 {
 		t.Fatalf("%d segments: the test wants many", len(idx.segs))
 	}
-	pool := strings.Fields(strings.Join(site.Queries(300), " "))
-	rng := rand.New(rand.NewPCG(9, 28))
-	queries := site.Queries(100)
-	for range 200 {
-		var q []string
-		for range 1 + rng.IntN(3) {
-			q = append(q, pool[rng.IntN(len(pool))])
-		}
-		queries = append(queries, strings.Join(q, " "))
-	}
-	queries = append(queries, `"`+pool[0]+" "+pool[1]+`" `+pool[2], pool[3]+" -"+pool[4], pool[5]+" OR "+pool[6]+" "+pool[7])
+	queries := mixedQueries(site, 9, 200)
 	for name, opt := range map[string]SearchOptions{
 		"top10":  {N: 10, NoSnippets: true},
 		"offset": {N: 3, Offset: 4, NoSnippets: true},
@@ -268,4 +250,20 @@ func TestDocStatsLongTitle(t *testing.T) {
 			t.Errorf("short title: title match %v, want %v", got["http://a.test/short.html"], want)
 		}
 	}
+}
+
+// mixedQueries is the site's own queries, n of 1 to 3 of its words drawn
+// with seed, and a phrase, an exclusion and an OR.
+func mixedQueries(site *synth.Site, seed uint64, n int) []string {
+	pool := strings.Fields(strings.Join(site.Queries(300), " "))
+	rng := rand.New(rand.NewPCG(seed, 28))
+	queries := site.Queries(100)
+	for range n {
+		var q []string
+		for range 1 + rng.IntN(3) {
+			q = append(q, pool[rng.IntN(len(pool))])
+		}
+		queries = append(queries, strings.Join(q, " "))
+	}
+	return append(queries, `"`+pool[0]+" "+pool[1]+`" `+pool[2], pool[3]+" -"+pool[4], pool[5]+" OR "+pool[6]+" "+pool[7])
 }
