@@ -98,9 +98,7 @@ func TestManySegmentsExact(t *testing.T) {
 	want := map[string]string{}
 	for name, opt := range opts {
 		got := resultBits(t, idx, queries, opt, true)
-		rareFirst = false
-		walked := resultBits(t, idx, queries, opt, true)
-		rareFirst = true
+		walked := bitsWithout(t, idx, queries, opt, true, &rareFirst)
 		if walked != got {
 			t.Errorf("%s: the intersection walked first:\n%s\nnot walked for a rare word:\n%s", name, walked, got)
 		}
@@ -111,9 +109,7 @@ func TestManySegmentsExact(t *testing.T) {
 		if name == "stop" { // the exhaustive scan counts other matches up to the cut-off
 			continue
 		}
-		pruning, intersectFirst, segmentOrder = false, false, false
-		all := resultBits(t, idx, queries, opt, false)
-		pruning, intersectFirst, segmentOrder = true, true, true
+		all := bitsWithout(t, idx, queries, opt, false, &pruning, &intersectFirst, &segmentOrder)
 		if fast := resultBits(t, idx, queries, opt, false); fast != all {
 			t.Errorf("%s: on %d segments:\n%s\nevery match scored:\n%s", name, len(segs), fast, all)
 		}
@@ -150,11 +146,8 @@ func TestSegmentOrderExact(t *testing.T) {
 		later, kept, scored := skippedLater.Load(), boundsKept.Load(), boundsScored.Load()
 		got := resultBits(t, idx, queries, opt, true)
 		later, kept, scored = skippedLater.Load()-later, boundsKept.Load()-kept, boundsScored.Load()-scored
-		segmentOrder = false
-		merged := resultBits(t, idx, queries, opt, true)
-		pruning, intersectFirst = false, false
-		all := resultBits(t, idx, queries, opt, false) // the intersection walked first counts other matches
-		pruning, intersectFirst, segmentOrder = true, true, true
+		merged := bitsWithout(t, idx, queries, opt, true, &segmentOrder)
+		all := bitsWithout(t, idx, queries, opt, false, &segmentOrder, &pruning, &intersectFirst) // the intersection walked first counts other matches
 		if got != merged {
 			t.Errorf("%s: segment after segment:\n%s\nmerged in docID order:\n%s", name, got, merged)
 		}
@@ -196,9 +189,7 @@ func TestSegmentOrderTies(t *testing.T) {
 	for _, n := range []int{1, 5, 10, 25} {
 		opt := SearchOptions{N: n, NoSnippets: true}
 		got := resultBits(t, idx, queries, opt, true)
-		segmentOrder = false
-		merged := resultBits(t, idx, queries, opt, true)
-		segmentOrder = true
+		merged := bitsWithout(t, idx, queries, opt, true, &segmentOrder)
 		if got != merged {
 			t.Errorf("N=%d: segment after segment:\n%s\nmerged in docID order:\n%s", n, got, merged)
 		}
@@ -266,4 +257,19 @@ func mixedQueries(site *synth.Site, seed uint64, n int) []string {
 		queries = append(queries, strings.Join(q, " "))
 	}
 	return append(queries, `"`+pool[0]+" "+pool[1]+`" `+pool[2], pool[3]+" -"+pool[4], pool[5]+" OR "+pool[6]+" "+pool[7])
+}
+
+// bitsWithout is resultBits with the search's shortcuts named by
+// switches turned off, and on again however the search ends.
+func bitsWithout(t testing.TB, idx *Index, queries []string, opt SearchOptions, counts bool, switches ...*bool) string {
+	t.Helper()
+	for _, s := range switches {
+		*s = false
+	}
+	defer func() {
+		for _, s := range switches {
+			*s = true
+		}
+	}()
+	return resultBits(t, idx, queries, opt, counts)
 }
