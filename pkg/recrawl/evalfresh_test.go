@@ -54,8 +54,19 @@ func TestEvalFreshSameBits(t *testing.T) {
 				}
 			}
 			for j := range fast.x {
-				if math.Float64bits(fast.x[j]) != math.Float64bits(slow.x[j]) {
-					t.Fatalf("trial %d pass %d: page %d warm start %v, page by page %v", trial, pass, j, fast.x[j], slow.x[j])
+				if math.Float64bits(fast.x[j]) != math.Float64bits(slow.x[j]) ||
+					math.Float64bits(fast.ex[j]) != math.Float64bits(slow.ex[j]) {
+					t.Fatalf("trial %d pass %d: page %d warm start %v (e^-x %v), page by page %v (%v)",
+						trial, pass, j, fast.x[j], fast.ex[j], slow.x[j], slow.ex[j])
+				}
+				// The e^-x carried from pass to pass stays e^-x, to the
+				// rounding of x's steps (an ulp of x a pass), or is 0 (not
+				// known yet) after a rough cold start.
+				if x := fast.x[j]; x > 0 && x < 700 && fast.ex[j] != 0 {
+					if d := math.Abs(fast.ex[j]/math.Exp(-x) - 1); d > (1+x)*1e-14 {
+						t.Fatalf("trial %d pass %d: page %d carries e^-x %v for x %v (exp: %v, off by %.1e)",
+							trial, pass, j, fast.ex[j], x, math.Exp(-x), d)
+					}
 				}
 			}
 			switch rng.IntN(4) {
@@ -66,6 +77,22 @@ func TestEvalFreshSameBits(t *testing.T) {
 			default:
 				mu *= 1 + rng.NormFloat64()*1e-6 // near the root
 			}
+		}
+	}
+}
+
+// expStep's series agrees with exp over the steps it takes, and exp
+// takes the longer ones.
+func TestExpStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 100000; i++ {
+		x := rng.ExpFloat64() * 5
+		dx := (rng.Float64()*2 - 1) * math.Pow(10, -rng.Float64()*8) * 0.03
+		got, want := expStep(math.Exp(-x), dx, x+dx), math.Exp(-(x + dx))
+		// Within a few ulps, and the ulp of x+dx that exp's argument
+		// loses to rounding.
+		if d := math.Abs(got/want - 1); d > 4e-15+(x+dx)*2.3e-16 {
+			t.Fatalf("expStep(e^-%v, %v) = %v, exp gives %v (off by %.1e)", x, dx, got, want, d)
 		}
 	}
 }
