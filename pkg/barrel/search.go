@@ -274,6 +274,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	q := &parsedQuery{sites: syn.sites}
 	an := idx.analyzers.Get().(*analysis.Analyzer)
 	terms := queryTerms(an, syn.text)
+	spelledOut(terms)
 	q.grow(len(terms))
 	// The terms of each OR group count once for coordination.
 	orOf := map[string]int{}
