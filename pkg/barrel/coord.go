@@ -89,7 +89,10 @@ func (q *parsedQuery) needUnits(tier int) int {
 // below one that holds the spelt-out words too. An acronym is a word of
 // two or more capital letters (as written) whose letters are the first
 // letters of as many consecutive words of the query (not counting the
-// acronym, an identifier's parts or stop words).
+// acronym, an identifier's parts or stop words), and the query must hold
+// another word besides the acronym and its words: a page holding only
+// the spelt-out words is then no match (stop words make none), and in
+// "New York NY" it would be one of the answers.
 func spelledOut(terms []queryTerm) {
 	var words []int // the terms an expansion can be made of
 	for i, t := range terms {
@@ -106,6 +109,9 @@ func spelledOut(terms []queryTerm) {
 			continue
 		}
 		n := len(acr)
+		if len(words) < n+2 {
+			continue
+		}
 		for s := 0; s+n <= len(words); s++ {
 			run := words[s : s+n]
 			if slices.Contains(run, a) {

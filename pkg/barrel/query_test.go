@@ -119,7 +119,9 @@ func TestSpelledOut(t *testing.T) {
 		stop  []string // the words spelledOut makes stop words
 	}{
 		{"Python Enhancement Proposals PEP 617", []string{"Python", "Enhancement", "Proposals"}},
-		{"PEP Python Enhancement Proposals", []string{"Python", "Enhancement", "Proposals"}},
+		{"PEP 8 Python Enhancement Proposals", []string{"Python", "Enhancement", "Proposals"}},
+		{"PEP Python Enhancement Proposals", nil}, // no other word: pages holding only the spelt-out words stay matches
+		{"New York NY", nil},
 		{"portable document format PDF files", []string{"portable", "document", "format"}},
 		{"python enhancement proposals pep", nil},                  // no acronym in capitals
 		{"Python Enhancement PEP", nil},                            // too few words
