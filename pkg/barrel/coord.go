@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
+	"unicode"
 )
 
 // Coordination weighs the query's units a page holds by their idf: a
@@ -75,4 +77,60 @@ func (q *parsedQuery) needUnits(tier int) int {
 		top += w
 	}
 	return len(q.unitDesc)
+}
+
+// spelledOut marks as stop words the query's words that spell out an
+// acronym the query also writes in capitals: in "Python Enhancement
+// Proposals PEP 617" the words "Python Enhancement Proposals" say again
+// what PEP says, and a page naming PEP 617 holds the query without
+// them. The words are scored as stop words are (their hits still count),
+// but they neither make a page a match nor weigh in its coordination,
+// so a page holding the acronym and the rest of the query is not put
+// below one that holds the spelt-out words too. An acronym is a word of
+// two or more capital letters (as written) whose letters are the first
+// letters of as many consecutive words of the query (not counting the
+// acronym, an identifier's parts or stop words), and the query must hold
+// another word besides the acronym and its words: a page holding only
+// the spelt-out words is then no match (stop words make none), and in
+// "New York NY" it would be one of the answers.
+func spelledOut(terms []queryTerm) {
+	var words []int // the terms an expansion can be made of
+	for i, t := range terms {
+		if !t.part && !t.stop && t.word != "" {
+			words = append(words, i)
+		}
+	}
+	for _, a := range words {
+		acr := terms[a].word
+		if len(acr) < 2 || strings.ToUpper(acr) != acr || strings.ToLower(acr) == acr {
+			continue
+		}
+		if strings.IndexFunc(acr, func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 {
+			continue
+		}
+		n := len(acr)
+		if len(words) < n+2 {
+			continue
+		}
+		for s := 0; s+n <= len(words); s++ {
+			run := words[s : s+n]
+			if slices.Contains(run, a) {
+				continue
+			}
+			ok := true
+			for j, i := range run {
+				w := terms[i].word
+				if j > 0 && i != run[j-1]+1 || len(w) < 2 || unicode.ToUpper(rune(w[0])) != rune(acr[j]) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				for _, i := range run {
+					terms[i].stop = true
+				}
+				break
+			}
+		}
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
 )
 
@@ -107,6 +109,41 @@ func TestModel(t *testing.T) {
 		os.WriteFile(name, []byte(text), 0o644)
 		if _, err := ReadModel(name); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+}
+
+func TestSpelledOut(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		stop  []string // the words spelledOut makes stop words
+	}{
+		{"Python Enhancement Proposals PEP 617", []string{"Python", "Enhancement", "Proposals"}},
+		{"PEP 8 Python Enhancement Proposals", []string{"Python", "Enhancement", "Proposals"}},
+		{"PEP Python Enhancement Proposals", nil}, // no other word: pages holding only the spelt-out words stay matches
+		{"New York NY", nil},
+		{"portable document format PDF files", []string{"portable", "document", "format"}},
+		{"python enhancement proposals pep", nil},                  // no acronym in capitals
+		{"Python Enhancement PEP", nil},                            // too few words
+		{"Python PEP Enhancement Proposals", nil},                  // the words are not consecutive
+		{"Hypertext Markup HTTP", nil},                             // other letters
+		{"Java Script JS and the DOM", []string{"Java", "Script"}}, // a stop word is not a word of the acronym
+	} {
+		an := analysis.New(analysis.Options{})
+		terms := queryTerms(an, c.query)
+		before := map[string]bool{}
+		for _, t := range terms {
+			before[t.word] = t.stop
+		}
+		spelledOut(terms)
+		var got []string
+		for _, t := range terms {
+			if t.stop && !before[t.word] {
+				got = append(got, t.word)
+			}
+		}
+		if !slices.Equal(got, c.stop) {
+			t.Errorf("%q: spelt out %q, want %q", c.query, got, c.stop)
 		}
 	}
 }

@@ -681,3 +681,42 @@ func TestFormat8Index(t *testing.T) {
 		}
 	}
 }
+
+// A query that spells an acronym out beside it ("Python Enhancement
+// Proposals PEP 3102", as the Python docs' index files its PEP entries)
+// counts the acronym and the rest: the page naming PEP 3102 in a heading
+// comes before the page that holds the spelt-out words and mentions 3102
+// once in passing. Counting the spelt-out words, the second page holds
+// more of the query's idf and comes first whatever its score.
+func TestSpelledOutAcronym(t *testing.T) {
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 20)
+	pages := map[string]string{
+		"http://a.test/new.html": `<html><head><title>What is new</title></head><body><h2>PEP 3102: keyword-only arguments</h2><p>` + filler + `</p></body></html>`,
+		"http://a.test/old.html": `<html><head><title>What was new</title></head><body><p>The Python Enhancement Proposals list PEP 8. ` + filler + ` Issue 3102 was fixed.</p></body></html>`,
+	}
+	for i := range 20 {
+		pages[fmt.Sprintf("http://a.test/%d.html", i)] = fmt.Sprintf(`<html><head><title>Page %d</title></head><body><p>Python and PEP %d.</p></body></html>`, i, i)
+	}
+	dir := t.TempDir()
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	for _, c := range []struct {
+		query, first string
+		of           int
+	}{
+		{"Python Enhancement Proposals PEP 3102", "http://a.test/new.html", 2},
+		{"PEP 3102", "http://a.test/new.html", 2},
+		// Without the acronym the words are the query: the page holding them comes first.
+		{"Python Enhancement Proposals 3102", "http://a.test/old.html", 4},
+		// An acronym is written in capitals.
+		{"Python Enhancement Proposals pep 3102", "http://a.test/old.html", 5},
+	} {
+		r, err := idx.Search(c.query, SearchOptions{N: 2, Explain: true, NoSnippets: true})
+		if err != nil || len(r.Results) == 0 {
+			t.Fatalf("%q: %+v %v", c.query, r, err)
+		}
+		if ex := r.Results[0].Explain; r.Results[0].URL != c.first || ex.Of != c.of {
+			t.Errorf("%q: first %s counting %d words, want %s counting %d", c.query, r.Results[0].URL, ex.Of, c.first, c.of)
+		}
+	}
+}

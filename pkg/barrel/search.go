@@ -166,8 +166,9 @@ type Result struct {
 	Score   float64
 	Snippet string
 	Explain *Explain
-	// With SearchOptions.Features: the coordination, the prior p and the
-	// features of the result, for training a Model.
+	// With SearchOptions.Features: the coordination tier (the share of
+	// the query's idf the page holds, as the search orders by it), the
+	// prior p and the features of the result, for training a Model.
 	Matched  int
 	Prior    float64
 	Features [NumFeatures]float64
@@ -273,6 +274,7 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 	q := &parsedQuery{sites: syn.sites}
 	an := idx.analyzers.Get().(*analysis.Analyzer)
 	terms := queryTerms(an, syn.text)
+	spelledOut(terms)
 	q.grow(len(terms))
 	// The terms of each OR group count once for coordination.
 	orOf := map[string]int{}
@@ -446,11 +448,11 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 		r.URL, r.Title = info.url, info.title
 		if opt.Explain || opt.Features {
 			ex := &Explain{Barrels: resp.Barrels}
-			idx.score(s.sg, s.doc, s.lists, q, opt.Weights, opt.Model, ex, true, nil)
+			_, tier := idx.score(s.sg, s.doc, s.lists, q, opt.Weights, opt.Model, ex, true, nil)
 			if opt.Explain {
 				r.Explain = ex
 			}
-			r.Matched, r.Prior, r.Features = ex.Matched, ex.Prior, ex.feats
+			r.Matched, r.Prior, r.Features = tier, ex.Prior, ex.feats
 		}
 		if !opt.NoSnippets {
 			if e.Flags&FlagNoSnippet == 0 { // the page said nosnippet

@@ -3,7 +3,7 @@
 // body text of the same pages, with the same analysis), printing a
 // Markdown table of MRR@10, nDCG@10 and Recall@10.
 //
-//	go run ./internal/cmd/barreleval -index IDX -docroot /usr/share/doc/python3.11/html [-sample 1500] [-half held-out] [-weights JSON] [-model FILE] [-misses]
+//	go run ./internal/cmd/barreleval -index IDX -docroot /usr/share/doc/python3.11/html [-sample 1500] [-half held-out] [-weights JSON] [-model FILE] [-misses] [-causes]
 //	go run ./internal/cmd/barreleval -russian
 //
 // The Python set: the documentation's own index of terms (genindex-all.html
@@ -43,6 +43,7 @@ func main() {
 	weights := flag.String("weights", "", "JSON of barrel weights to use instead of the defaults (for tuning)")
 	modelFile := flag.String("model", "", "rank with a learnt model (barrel train's --out) instead of the weights' own")
 	misses := flag.Bool("misses", false, "after the table, list on stderr the reported half's queries whose relevant page is not first: query, rank (0 if not in the top 10), first result, relevant pages")
+	causes := flag.Bool("causes", false, "after the table, group the reported half's misses by what put another page first (the first result's features against the relevant page's) and print the counts; -misses lists each with its cause")
 	flag.Parse()
 	var w *barrel.Weights
 	if *weights != "" {
@@ -70,7 +71,7 @@ func main() {
 	if *index == "" {
 		fail(fmt.Errorf("-index is required (or -russian)"))
 	}
-	if err := pythonSet(*index, *docroot, *sample, *half, w, *misses); err != nil {
+	if err := pythonSet(*index, *docroot, *sample, *half, w, *misses, *causes); err != nil {
 		fail(err)
 	}
 }
@@ -111,7 +112,7 @@ func bm25Of(idx *barrel.Index, opt analysis.Options, key func(string) string) (*
 	return m, err
 }
 
-func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights, misses bool) error {
+func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights, misses, causes bool) error {
 	all, err := ireval.LoadGenIndex(docroot)
 	if err != nil {
 		return err
@@ -148,6 +149,11 @@ func pythonSet(dir, docroot string, sample int, half string, w *barrel.Weights, 
 			}
 		}
 		row(set, "BM25 (title + body)", m25)
+		if causes {
+			if err := missCauses(idx, w, h.name, h.qs, misses); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -231,4 +237,105 @@ func listMisses(half string, qs []ireval.Query, search func(string) ([]string, e
 		fmt.Fprintf(os.Stderr, "miss\t%s\t%q\t%d\t%s\t%s\n", half, q.Text, rank, first, strings.Join(q.Relevant, " "))
 	}
 	return nil
+}
+
+// missCauses groups the queries of qs whose relevant page is not first
+// by what put another page first, comparing the first result's features
+// with those of the best-placed relevant page among the first
+// ireval.TrainDepth (the candidates a model re-ranks, ordered as the
+// search orders them), and prints a table of the misses and the
+// reciprocal rank lost by cause; with list, each miss on stderr too.
+func missCauses(idx *barrel.Index, w *barrel.Weights, half string, qs []ireval.Query, list bool) error {
+	m := model
+	if m == nil {
+		hand := barrel.HandModel(w)
+		if w == nil {
+			hand = barrel.HandModel(&barrel.DefaultWeights)
+		}
+		m = &hand
+	}
+	cs, err := ireval.Collect(idx, qs, ireval.PathKey)
+	if err != nil {
+		return err
+	}
+	causes := []string{
+		"the first page holds more of the query's idf (coordination)",
+		"the first page has the query's words in its title, the relevant page not",
+		"both have them in the title, the first more",
+		"both pages define the words",
+		"the first page defines the words, the relevant page not",
+		"the relevant page defines the words and still loses",
+		"the first page has more hits of the words (text score)",
+		"prior and other features",
+		"the relevant page is not among the candidates",
+	}
+	count, lost := make([]int, len(causes)), make([]float64, len(causes))
+	for qi, c := range cs {
+		order := make([]int, len(c.Keys))
+		score := make([]float64, len(c.Keys))
+		for i := range order {
+			order[i] = i
+			score[i] = m.Score(&c.F[i], c.Prior[i])
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			if c.Matched[a] != c.Matched[b] {
+				return c.Matched[b] - c.Matched[a]
+			}
+			return -cmpFloat(score[a], score[b])
+		})
+		rank := slices.IndexFunc(order, func(i int) bool { return slices.Contains(c.Relevant, c.Keys[i]) })
+		if rank == 0 {
+			continue
+		}
+		cause, rr := len(causes)-1, 1.0
+		first := ""
+		if rank > 0 {
+			if rank < 10 {
+				rr = 1 - 1/float64(rank+1)
+			}
+			t, r := order[0], order[rank]
+			ft, fr := &c.F[t], &c.F[r]
+			first = c.Keys[t]
+			switch {
+			case c.Matched[t] > c.Matched[r]:
+				cause = 0
+			case ft[barrel.FeatTitleMatch] > 0 && fr[barrel.FeatTitleMatch] == 0:
+				cause = 1
+			case fr[barrel.FeatTitleMatch] > 0 && ft[barrel.FeatTitleMatch] > fr[barrel.FeatTitleMatch]:
+				cause = 2
+			case ft[barrel.FeatDef] > 0 && fr[barrel.FeatDef] > 0:
+				cause = 3
+			case ft[barrel.FeatDef] > 0:
+				cause = 4
+			case fr[barrel.FeatDef] > 0:
+				cause = 5
+			case ft[barrel.FeatText] > fr[barrel.FeatText]:
+				cause = 6
+			default:
+				cause = 7
+			}
+		} else if len(c.Keys) > 0 {
+			first = c.Keys[order[0]]
+		}
+		count[cause]++
+		lost[cause] += rr
+		if list {
+			fmt.Fprintf(os.Stderr, "cause\t%s\t%q\t%d\t%s\t%s\t%s\n", half, qs[qi].Text, rank+1, first, strings.Join(c.Relevant, " "), causes[cause])
+		}
+	}
+	fmt.Printf("\n| %s half: cause of a miss | misses | reciprocal rank lost |\n|---|---:|---:|\n", half)
+	for i, name := range causes {
+		fmt.Printf("| %s | %d | %.1f |\n", name, count[i], lost[i])
+	}
+	return nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
