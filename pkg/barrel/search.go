@@ -1131,6 +1131,8 @@ func (c *segCursor) nextTarget(ts []uint32) (uint32, bool) {
 			return 0, false
 		}
 		j := c.tpos
+		for end := min(len(ts), j+8); j < end && ts[j] < lo; j++ { // mostly near
+		}
 		if j < len(ts) && ts[j] < lo {
 			k, _ := slices.BinarySearch(ts[j:], lo)
 			j += k
@@ -1358,10 +1360,14 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				skip.need = max(1, q.needUnits(floor))
 			}
 			if floor > 0 {
-				// The cursors walk only the matches at or above it.
 				buf.targets = tc.above(buf.targets[:0], floor)
-				skip.targets, skip.targetNeed = buf.targets, skip.need
 				floorSkipped.Add(int64(n - len(buf.targets)))
+				if len(buf.targets) < n/2 {
+					// The cursors walk only the matches at or above it
+					// (where they are most of the matches, walking them
+					// all costs less than seeking each).
+					skip.targets, skip.targetNeed = buf.targets, skip.need
+				}
 			}
 		}
 	}
