@@ -30,6 +30,7 @@ type pruner struct {
 	qw       float64 // the idf of the scoring words (score's qw)
 	leadMax  int
 	fields   bool
+	pos      []int // the features of positive weight, in order
 
 	// The bound costs about a quarter of a full score: where it seldom
 	// skips (the candidates' scores are close), it is left off for a while.
@@ -83,9 +84,12 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 			p.maxOther = max(p.maxOther, x)
 		}
 	}
-	for _, x := range m.W {
+	for k, x := range m.W {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil
+		}
+		if x > 0 {
+			p.pos = append(p.pos, k)
 		}
 	}
 	var f [NumFeatures]float64
@@ -129,11 +133,16 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 	for i, l := range c.lists {
 		var x shortCount
 		if s := &c.sc[i]; len(l) > 0 && !q.neg[i] && s.ok {
-			if s.it.doc < c.doc {
+			var sh []byte
+			if t := &c.tc[i]; t.ok && t.it.doc == c.doc {
+				sh = t.it.hits // nextTitled stands on it
+			} else if s.it.doc < c.doc {
 				s.ok = s.it.seek(c.doc)
 			}
-			if s.ok && s.it.doc == c.doc {
-				sh := s.it.hits
+			if sh == nil && s.ok && s.it.doc == c.doc {
+				sh = s.it.hits
+			}
+			if sh != nil {
 				for j := range len(sh) / 2 {
 					h := hit.At(sh, j)
 					switch h.Type() {
@@ -156,9 +165,14 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 	w := p.w
 	st := idx.docStats(c.sg, c.doc)
 	norm := w.K1 * (1 - w.B + w.B*float64(st.words)/q.avgLen)
-	bodyNorm := 0.25 + 0.75*float64(st.words)/q.avgLen
-	if !(norm > 0) || !(bodyNorm > 0) {
+	if !(norm > 0) {
 		return math.Inf(1)
+	}
+	bodyNorm := 1.0 // read by the field features only
+	if p.fields {
+		if bodyNorm = 0.25 + 0.75*float64(st.words)/q.avgLen; !(bodyNorm > 0) {
+			return math.Inf(1)
+		}
 	}
 	var f [NumFeatures]float64
 	f[FeatProximity] = prox
@@ -226,10 +240,8 @@ func bm(idf float64, c int, nrm float64) float64 {
 // features of negative weight count 0 (no feature is below 0).
 func (p *pruner) sum(f *[NumFeatures]float64, prior float64) float64 {
 	s := 0.0
-	for k, x := range p.m.W {
-		if x > 0 {
-			s += x * f[k]
-		}
+	for _, k := range p.pos {
+		s += p.m.W[k] * f[k]
 	}
 	// A margin for rounding: the bound's sums run in another order.
 	return s * (1 + p.m.Prior*prior) * (1 + 1e-9)

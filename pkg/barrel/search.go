@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
@@ -626,6 +627,14 @@ var rareFirst = true
 // bound and those then scored (for the tests).
 var skippedLater, boundsKept, boundsScored atomic.Int64
 
+// tierFloor enables the pass over the matches below the coordination
+// tier the results need (see floorOf; off only in the tests that check
+// it changes nothing); floorSkipped counts them (for the tests).
+var (
+	tierFloor    = true
+	floorSkipped atomic.Int64
+)
+
 // segmentOrder enables the scan of the segments one after the other (off
 // only in the tests that check it changes nothing).
 var segmentOrder = true
@@ -921,6 +930,7 @@ type segCursor struct {
 	doc   uint32 // the current match
 	ok    bool
 	skip  *skipState // with the counted scan: the matches that cannot enter
+	tpos  int        // nextTarget's place in skip.targets
 }
 
 // skipState is what a counted scan (see scan) knows of the matches that
@@ -939,6 +949,11 @@ type skipState struct {
 	// are walked in the order of the short lists and of the pivot of
 	// need+1 lists (nextTitled).
 	titled bool
+	// targets are the matches at or above the floor of the coordination
+	// tiers, in docID order (see floorOf): while need is not above
+	// targetNeed, the cursors walk them alone.
+	targets    []uint32
+	targetNeed int
 }
 
 // newSegCursor opens the query's lists in sg (with short, the short lists
@@ -1040,6 +1055,8 @@ func (c *segCursor) next() (uint32, bool) {
 		switch {
 		case k.titled:
 			doc, any = c.nextTitled(k.need)
+		case k.targets != nil && k.need <= k.targetNeed:
+			doc, any = c.nextTarget(k.targets)
 		case k.need > 1:
 			doc, any = c.nextPivot(k.need)
 		default:
@@ -1104,6 +1121,37 @@ func (c *segCursor) first() (uint32, bool) {
 		}
 	}
 	return doc, any
+}
+
+// nextTarget is the first document of ts (sorted) a driving list holds,
+// at or after the lists' positions: the lists seek from one of ts to the
+// next.
+func (c *segCursor) nextTarget(ts []uint32) (uint32, bool) {
+	for {
+		lo, any := c.first()
+		if !any {
+			return 0, false
+		}
+		j := c.tpos
+		for end := min(len(ts), j+8); j < end && ts[j] < lo; j++ { // mostly near
+		}
+		if j < len(ts) && ts[j] < lo {
+			k, _ := slices.BinarySearch(ts[j:], lo)
+			j += k
+		}
+		if c.tpos = j; j == len(ts) {
+			return 0, false
+		}
+		t := ts[j]
+		if t == lo {
+			return t, true
+		}
+		for i := range c.cs {
+			if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc < t {
+				x.ok = x.it.seek(t)
+			}
+		}
+	}
 }
 
 // driveDocs appends the current document of each driving list that is
@@ -1295,20 +1343,44 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	buf.heap = h
 	opened := segcs[:len(h)]
 	matches := 0
+	// floor is the lowest coordination tier that can change the results
+	// (see floorOf): a match below it is passed unscored.
+	floor, counted := 0, 0
 	if skip != nil {
-		n, last, err := countMatches(h, q, opt.MaxMatches)
+		var tc *tierCount
+		if tierFloor {
+			tc = &buf.tiers
+		}
+		n, last, err := countMatches(h, q, opt.MaxMatches, tc)
 		if err != nil {
 			return nil, 0, false, err
 		}
-		skip.last, matches = last, n
+		skip.last, matches, counted = last, n, n
+		if tc != nil && tc.ok {
+			floor, counted = q.floorOf(tc, opt.N)
+			if !q.or {
+				skip.need = max(1, q.needUnits(floor))
+			}
+			if floor > 0 {
+				buf.targets = tc.above(buf.targets[:0], floor)
+				floorSkipped.Add(int64(n - len(buf.targets)))
+				if len(buf.targets) < n/2 {
+					// The cursors walk only the matches at or above it
+					// (where they are most of the matches, walking them
+					// all costs less than seeking each).
+					skip.targets, skip.targetNeed = buf.targets, skip.need
+				}
+			}
+		}
 	}
 	// Where the scan cannot meet more matches than it keeps candidates,
 	// every match is one: the candidates are kept with a bound of their
 	// score with proximity (a quarter of a score's cost), and only those
-	// whose bound can enter the results are scored, best bound first.
+	// whose bound can enter the results are scored, best bound first. Not
+	// with a floor: the matches above it are mostly all scored.
 	maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
 	boundsFirst := pr != nil && rerank && !q.fields && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 &&
-		atMost(h, q, all, skip, matches) <= depth
+		floor == 0 && atMost(h, q, all, skip, counted) <= depth
 	live := h[:0]
 	for _, c := range h {
 		if err := c.find(); err != nil {
@@ -1377,10 +1449,17 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			matches++
 		}
 		out := false
-		if pr != nil && len(top) == depth {
+		m := -1        // the match's tier, once computed
+		if floor > 0 { // a match below it, met walking a pivot of need lists
+			m = matchedOf(c.lists, q)
+			out = m < floor
+		}
+		if !out && pr != nil && len(top) == depth {
 			// A match after the worst kept in docID order ranks after it
 			// on a tie; one before, only below it.
-			m := matchedOf(c.lists, q)
+			if m < 0 {
+				m = matchedOf(c.lists, q)
+			}
 			thr := top[0].score
 			if c.doc < top[0].doc {
 				thr = math.Nextafter(thr, math.Inf(-1))
@@ -1393,9 +1472,10 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		if !out {
 			var pt parts
 			var s float64
-			var m int
 			if boundsFirst {
-				m = matchedOf(c.lists, q)
+				if m < 0 {
+					m = matchedOf(c.lists, q)
+				}
 				s = pr.bound(idx, c, q, m, math.Inf(-1), maxProx*proxIDF(c.lists, q))
 			} else {
 				s, m = idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
@@ -1562,16 +1642,34 @@ func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted i
 // posting count (and skip table), one on fewer pages than limit by its
 // document frequency; otherwise the lists' live postings are
 // marked in a bitmap of a window of docIDs at a time.
-func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, error) {
+//
+// With tc, and a query of several but at most 8 driving words, it also
+// counts the matches of each set of driving words held (tc.by, by the
+// words' places among the driving lists), and sets tc.ok.
+func countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (int, uint32, error) {
 	var lists [][]byte
 	var segs []*segment
+	var bit []uint8 // each list's driving word, as a bit of tc's sets
 	total := 0
+	drivers := countTrue(q.driver)
+	if tc != nil {
+		tc.ok = false
+		if drivers < 2 || drivers > 8 {
+			tc = nil
+		}
+	}
 	for _, c := range cs {
+		k := 0
 		for i := range c.cs {
-			if x := &c.cs[i]; q.driver[i] && x.n > 0 {
+			if !q.driver[i] {
+				continue
+			}
+			if x := &c.cs[i]; x.n > 0 {
 				lists, segs = append(lists, x.list), append(segs, c.sg)
+				bit = append(bit, 1<<k)
 				total += int(x.n)
 			}
+			k++
 		}
 	}
 	if len(lists) == 0 {
@@ -1600,6 +1698,15 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, erro
 	}
 	const window = 1 << 16
 	var bm [window / 64]uint64
+	var held []uint8 // with tc: the driving words each document of the window holds
+	if tc != nil {
+		if tc.held == nil {
+			tc.held = make([]uint8, window)
+		}
+		held = tc.held[:window]
+		clear(tc.by[:])
+		tc.docs, tc.sets = tc.docs[:0], tc.sets[:0]
+	}
 	count := 0
 	for lo := uint64(0); ; lo += window {
 		clear(bm[:])
@@ -1616,12 +1723,38 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, erro
 				}
 				k := uint64(it.doc) - lo
 				bm[k/64] |= 1 << (k % 64)
+				if held != nil {
+					held[k] |= bit[i]
+				}
 				oks[i] = it.next()
 			}
 			if it.err != nil {
+				clear(held)
 				return 0, 0, it.err
 			}
 			more = more || oks[i]
+		}
+		if held != nil {
+			// Each match's set of words, in docID order, up to the limit.
+			for w, x := range bm {
+				for ; x != 0; x &= x - 1 {
+					k := w*64 + bits.TrailingZeros64(x)
+					tc.by[held[k]]++
+					tc.docs = append(tc.docs, uint32(lo)+uint32(k))
+					tc.sets = append(tc.sets, held[k])
+					held[k] = 0
+					if count++; count == limit {
+						clear(held)
+						tc.ok = true
+						return limit, uint32(lo) + uint32(k), nil
+					}
+				}
+			}
+			if !more {
+				tc.ok = true
+				return count, math.MaxUint32, nil
+			}
+			continue
 		}
 		for w, x := range bm {
 			c := bits.OnesCount64(x)
@@ -1638,6 +1771,82 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int) (int, uint32, erro
 			return count, math.MaxUint32, nil
 		}
 	}
+}
+
+// tierCount is countMatches' count of the matches by the driving words
+// they hold.
+type tierCount struct {
+	ok   bool
+	by   [256]int32 // matches by their set of driving words (bit k: the k-th driving word)
+	held []uint8    // scratch: a window's documents' sets, kept zeroed
+	docs []uint32   // the matches counted, in docID order
+	sets []uint8    // and their sets
+	tier [256]int32 // by set: its coordination tier (floorOf)
+}
+
+// above appends to ts the matches counted whose tier is floor or higher,
+// in docID order.
+func (tc *tierCount) above(ts []uint32, floor int) []uint32 {
+	for j, d := range tc.docs {
+		if int(tc.tier[tc.sets[j]]) >= floor {
+			ts = append(ts, d)
+		}
+	}
+	return ts
+}
+
+// floorOf is the lowest coordination tier a match can hold and still
+// change the results, from the matches counted by their driving words
+// (tc.ok), and how many matches hold it or a higher one: the highest tier
+// that n matches (the results wanted, at most the candidates kept) hold
+// or top. Candidates and results are ranked by tier first. If no more
+// than the candidates kept hold it or higher, every one of them is a
+// candidate, and a match below it ranks after n candidates: it is no
+// result. If more, the candidates all hold it or higher: a match below
+// it is no candidate. 0 and all the matches when fewer than n are
+// counted.
+func (q *parsedQuery) floorOf(tc *tierCount, n int) (floor, above int) {
+	tiers := &tc.tier
+	var sets [256]uint8 // the sets some match holds, by tier descending
+	ns := 0
+	var unitOf [8]uint64 // the k-th driving word's unit bit
+	k := 0
+	for i, d := range q.driver {
+		if d {
+			unitOf[k] = 1 << (q.group[i] & 63)
+			k++
+		}
+	}
+	total := 0
+	for set, c := range tc.by {
+		if c == 0 {
+			continue
+		}
+		var units uint64
+		for b := set; b != 0; b &= b - 1 {
+			units |= unitOf[bits.TrailingZeros(uint(b))]
+		}
+		tiers[set] = int32(q.coordTier(units))
+		sets[ns] = uint8(set)
+		ns++
+		total += int(c)
+	}
+	if total < n {
+		return 0, total
+	}
+	order := sets[:ns]
+	slices.SortFunc(order, func(a, b uint8) int { return cmp.Compare(tiers[b], tiers[a]) })
+	cum := 0
+	for j := 0; j < len(order); {
+		t := tiers[order[j]]
+		for ; j < len(order) && tiers[order[j]] == t; j++ {
+			cum += int(tc.by[order[j]])
+		}
+		if cum >= n {
+			return int(t), cum
+		}
+	}
+	return 0, total
 }
 
 // nthDoc is the docID of posting k (from 0) of a list that has more than
@@ -1668,6 +1877,9 @@ type scanBuf struct {
 	parts []parts
 	out   []scored
 	order []rank
+
+	tiers   tierCount
+	targets []uint32
 
 	segcs  []segCursor
 	heap   []*segCursor

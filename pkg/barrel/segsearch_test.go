@@ -143,9 +143,16 @@ func TestSegmentOrderExact(t *testing.T) {
 		"one":    {N: 1, NoSnippets: true},
 		"deep":   {N: 60, NoSnippets: true}, // most scans keep fewer candidates than that: all scored
 	} {
-		later, kept, scored := skippedLater.Load(), boundsKept.Load(), boundsScored.Load()
+		later := skippedLater.Load()
 		got := resultBits(t, idx, queries, opt, true)
-		later, kept, scored = skippedLater.Load()-later, boundsKept.Load()-kept, boundsScored.Load()-scored
+		later = skippedLater.Load() - later
+		// The candidates kept by their bound, without the floor of the
+		// coordination tiers (which passes most of them unscored first).
+		kept, scored := boundsKept.Load(), boundsScored.Load()
+		if floorless := bitsWithout(t, idx, queries, opt, true, &tierFloor); floorless != got {
+			t.Errorf("%s: without the floor of the tiers:\n%s\nwith:\n%s", name, floorless, got)
+		}
+		kept, scored = boundsKept.Load()-kept, boundsScored.Load()-scored
 		merged := bitsWithout(t, idx, queries, opt, true, &segmentOrder)
 		all := bitsWithout(t, idx, queries, opt, false, &segmentOrder, &pruning, &intersectFirst) // the intersection walked first counts other matches
 		if got != merged {
@@ -272,4 +279,50 @@ func bitsWithout(t testing.TB, idx *Index, queries []string, opt SearchOptions, 
 		}
 	}()
 	return resultBits(t, idx, queries, opt, counts)
+}
+
+// TestTierFloorExact: the scan that counts the matches by the query's
+// words they hold, and walks only those at or above the coordination tier
+// the results need, answers to the bit as the scan that scores them all
+// (match counts included, a scan stopped at MaxMatches too) and as the
+// exhaustive scan, on many segments and on the same pages merged into
+// one; and it passes some matches, in both.
+func TestTierFloorExact(t *testing.T) {
+	dir := t.TempDir()
+	site, _, _ := segmentedSite(t, dir, Options{MergeFactor: 64, DeletesPct: 100})
+	queries := mixedQueries(site, 11, 300)
+	opts := map[string]SearchOptions{
+		"top10":  {N: 10, NoSnippets: true},
+		"offset": {N: 3, Offset: 4, NoSnippets: true},
+		"one":    {N: 1, NoSnippets: true},
+		"deep":   {N: 60, NoSnippets: true},
+		"wide":   {N: 250, NoSnippets: true}, // more than the candidates re-ranked
+		"stop":   {N: 5, NoSnippets: true, MaxMatches: 40},
+	}
+	check := func(idx *Index, what string) {
+		for name, opt := range opts {
+			before := floorSkipped.Load()
+			got := resultBits(t, idx, queries, opt, true)
+			if floorSkipped.Load() == before && name != "wide" {
+				t.Errorf("%s, %s: no match passed below the floor", what, name)
+			}
+			if scored := bitsWithout(t, idx, queries, opt, true, &tierFloor); got != scored {
+				t.Errorf("%s, %s: below the floor passed:\n%s\nscored:\n%s", what, name, got, scored)
+			}
+			if name == "stop" { // the exhaustive scan counts other matches up to the cut-off
+				continue
+			}
+			all := bitsWithout(t, idx, queries, opt, false, &tierFloor, &pruning, &intersectFirst, &segmentOrder)
+			if fast := resultBits(t, idx, queries, opt, false); fast != all {
+				t.Errorf("%s, %s: below the floor passed:\n%s\nevery match scored:\n%s", what, name, fast, all)
+			}
+		}
+	}
+	idx := open(t, dir)
+	if len(idx.segs) < 5 {
+		t.Fatalf("%d segments: the test wants many", len(idx.segs))
+	}
+	check(idx, "segments")
+	idx.Close()
+	check(forceMerged(t, dir), "merged")
 }
