@@ -263,7 +263,10 @@ func mixedQueries(site *synth.Site, seed uint64, n int) []string {
 		}
 		queries = append(queries, strings.Join(q, " "))
 	}
-	return append(queries, `"`+pool[0]+" "+pool[1]+`" `+pool[2], pool[3]+" -"+pool[4], pool[5]+" OR "+pool[6]+" "+pool[7])
+	// Acronyms spelt out (spelledOut), with another word and without.
+	acr := strings.ToUpper(pool[8][:1] + pool[9][:1])
+	return append(queries, `"`+pool[0]+" "+pool[1]+`" `+pool[2], pool[3]+" -"+pool[4], pool[5]+" OR "+pool[6]+" "+pool[7],
+		pool[8]+" "+pool[9]+" "+acr+" "+pool[10], pool[8]+" "+pool[9]+" "+acr)
 }
 
 // bitsWithout is resultBits with the search's shortcuts named by
