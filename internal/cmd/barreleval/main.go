@@ -21,6 +21,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -281,7 +282,7 @@ func missCauses(idx *barrel.Index, w *barrel.Weights, half string, qs []ireval.Q
 			if c.Matched[a] != c.Matched[b] {
 				return c.Matched[b] - c.Matched[a]
 			}
-			return -cmpFloat(score[a], score[b])
+			return cmp.Compare(score[b], score[a])
 		})
 		rank := slices.IndexFunc(order, func(i int) bool { return slices.Contains(c.Relevant, c.Keys[i]) })
 		if rank == 0 {
@@ -328,14 +329,4 @@ func missCauses(idx *barrel.Index, w *barrel.Weights, half string, qs []ireval.Q
 		fmt.Printf("| %s | %d | %.1f |\n", name, count[i], lost[i])
 	}
 	return nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
