@@ -126,18 +126,25 @@ func MainText(page []byte) string {
 // common forms and abbreviations): dates are not content.
 var calendar = map[string]bool{}
 
-// maxCalendar is the longest calendar word in bytes, calendarFirst their
-// first bytes: most words need no look-up.
+// maxCalendar is the longest calendar word in bytes; calendarSeen holds
+// calendarSlot of every calendar word: a word whose slot is not set needs
+// no look-up (nearly every word; hashing each for the map was a twentieth
+// of a page's links scan and signature).
 var (
-	maxCalendar   int
-	calendarFirst [256]bool
+	maxCalendar  int
+	calendarSeen [4096]bool
 )
+
+// calendarSlot mixes a word's length, first two and last bytes.
+func calendarSlot(w []byte) int {
+	return (len(w)*131 + int(w[0])*31 + int(w[1%len(w)])*7 + int(w[len(w)-1])) & 4095
+}
 
 func init() {
 	defer func() {
 		for w := range calendar {
 			maxCalendar = max(maxCalendar, len(w))
-			calendarFirst[w[0]] = true
+			calendarSeen[calendarSlot([]byte(w))] = true
 		}
 	}()
 	for _, w := range strings.Fields(`january february march april may june july august september
@@ -447,7 +454,11 @@ func (s *Signer) words1(t []byte) {
 					r = -1 // invalid: a separator, as strings.FieldsFunc sees U+FFFD
 				}
 			}
-			sep = r < 0 || isSeparator(r)
+			if r >= 0 && r < utf8.RuneSelf {
+				sep = asciiSeparator[r] // isSeparator's ASCII case, in line
+			} else {
+				sep = r < 0 || isSeparator(r)
+			}
 		}
 		switch {
 		case !sep && start < 0:
@@ -506,7 +517,7 @@ func (s *Signer) word1(w []byte) {
 		i += size
 	}
 	s.word = lw
-	if len(lw) <= maxCalendar && calendarFirst[lw[0]] && calendar[string(lw)] {
+	if len(lw) <= maxCalendar && calendarSeen[calendarSlot(lw)] && calendar[string(lw)] {
 		return
 	}
 	const offset, prime = 14695981039346656037, 1099511628211
