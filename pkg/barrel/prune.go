@@ -32,6 +32,12 @@ type pruner struct {
 	fields   bool
 	pos      []int // the features of positive weight, in order
 
+	// Per-query constants of bound.
+	k1p1        float64 // w.K1 + 1
+	oneMinusB   float64 // 1 - w.B
+	titleExtra  float64 // what a title hit weighs above maxOther (at least 0)
+	anchorExtra float64 // what an anchor hit weighs above maxOther (at least 0)
+
 	// The bound costs about a quarter of a full score: where it seldom
 	// skips (the candidates' scores are close), it is left off for a while.
 	noTitle float64      // the bound of every match without title hits
@@ -74,7 +80,8 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 	if !(w.K1 > 0) || !(w.B >= 0 && w.B <= 1) || !(m.Prior >= 0) || math.IsInf(m.Prior, 0) {
 		return nil
 	}
-	p := &pruner{w: w, m: m, leadMax: len(q.seq) + 1, fields: q.fields}
+	p := &pruner{w: w, m: m, leadMax: len(q.seq) + 1, fields: q.fields, sc: make([]shortCount, len(q.ids)),
+		k1p1: w.K1 + 1, oneMinusB: 1 - w.B}
 	for t, x := range w.Type {
 		if !(x >= 0) || math.IsInf(x, 0) {
 			return nil
@@ -92,6 +99,8 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 			p.pos = append(p.pos, k)
 		}
 	}
+	p.titleExtra = max(0, w.Type[TypeTitle]-p.maxOther)
+	p.anchorExtra = max(0, w.Type[TypeAnchor]-p.maxOther)
 	var f [NumFeatures]float64
 	for i := range q.ids {
 		if !q.neg[i] {
@@ -128,7 +137,7 @@ func matchedOf(lists [][]byte, q *parsedQuery) int {
 func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, thr, prox float64) float64 {
 	// The short postings first: how many title and anchor hits each word
 	// has, and whether a title hit leads.
-	sc := p.sc[:0]
+	sc := p.sc[:len(c.lists)]
 	titled := false
 	for i, l := range c.lists {
 		var x shortCount
@@ -156,15 +165,14 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 				titled = titled || x.titles > 0
 			}
 		}
-		sc = append(sc, x)
+		sc[i] = x
 	}
-	p.sc = sc
 	if !titled && p.noTitle <= thr && prox == 0 {
 		return p.noTitle
 	}
 	w := p.w
 	st := idx.docStats(c.sg, c.doc)
-	norm := w.K1 * (1 - w.B + w.B*float64(st.words)/q.avgLen)
+	norm := w.K1 * (p.oneMinusB + w.B*float64(st.words)/q.avgLen)
 	if !(norm > 0) {
 		return math.Inf(1)
 	}
@@ -188,9 +196,9 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 		// anchor hits (the short posting holds them all), the rest of
 		// types weighing at most maxOther.
 		tf := min(p.maxAll*float64(n),
-			p.maxOther*float64(n)+max(0, w.Type[TypeTitle]-p.maxOther)*float64(titles)+max(0, w.Type[TypeAnchor]-p.maxOther)*float64(anchors))
+			p.maxOther*float64(n)+p.titleExtra*float64(titles)+p.anchorExtra*float64(anchors))
 		idf := q.idf[i]
-		f[FeatText] += idf * tf * (w.K1 + 1) / (tf + norm)
+		f[FeatText] += idf * tf * p.k1p1 / (tf + norm)
 		if titles > 0 {
 			tw += idf
 			inTitle += min(int(titles), q.count[i])
@@ -202,11 +210,12 @@ func (p *pruner) bound(idx *Index, c *segCursor, q *parsedQuery, matched int, th
 		if p.fields {
 			f[FeatTitle] += bm(idf, min(int(titles), n), 1)
 			f[FeatAnchor] += bm(idf, min(int(anchors), n), 1)
-			f[FeatHeading] += bm(idf, n, 1)
+			b1 := bm(idf, n, 1)
+			f[FeatHeading] += b1
 			f[FeatBody] += bm(idf, n, bodyNorm)
-			f[FeatURL] += bm(idf, n, 1)
+			f[FeatURL] += b1
 			if q.capital[i] {
-				f[FeatCapital] += bm(idf, n, 1)
+				f[FeatCapital] += b1
 			}
 			f[FeatEmph] += idf // as the definition feature's bound
 			f[FeatDfn] += idf
