@@ -81,7 +81,13 @@ func main() {
 	keep := flag.String("keep", "", "keep the aged crawls here, one directory an age, and resume from them (default: a temporary directory, removed)")
 	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's median and range")
 	cpuprofile := flag.String("cpuprofile", "", "write the ageing's CPU profile to this file")
+	flag.StringVar(&indexProfile, "index-cpuprofile", "", "write a CPU profile of the index batches from turn -index-profile-from on to this file")
+	flag.IntVar(&indexProfileFrom, "index-profile-from", 0, "the first turn whose index batch -index-cpuprofile profiles")
 	flag.Parse()
+	if *cpuprofile != "" && indexProfile != "" {
+		fmt.Fprintln(os.Stderr, "lifebench: -cpuprofile and -index-cpuprofile cannot both be given (one CPU profile at a time)")
+		os.Exit(2)
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err == nil {
@@ -304,6 +310,7 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 	var log []indexCommit
 	t0 := time.Now()
 	next := 0
+	profiling := false
 	// A checkpoint resumes the build if every age it has passed is built.
 	if n, l, err := readCheckpoint(snaps); err != nil {
 		fmt.Fprintf(os.Stderr, "lifebench: the index build starts from turn 0: %v\n", err)
@@ -336,6 +343,14 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 		}
 		for next < age {
 			upto := min(age, next+indexTurns)
+			if indexProfile != "" && next >= indexProfileFrom && !profiling {
+				stop, err := startIndexProfile()
+				if err != nil {
+					return err
+				}
+				defer stop()
+				profiling = true
+			}
 			if beforeBatch != nil {
 				if err := beforeBatch(next); err != nil {
 					return err
@@ -391,6 +406,28 @@ func buildKey() string {
 const checkpointDir = "index.checkpoint"
 
 var checkpointEvery = 240 // a variable for the tests
+
+// indexProfile and indexProfileFrom are -index-cpuprofile and
+// -index-profile-from: where the batches' costs go as the index ages.
+var (
+	indexProfile     string
+	indexProfileFrom int
+)
+
+// startIndexProfile starts the CPU profile of the index batches; the
+// function it returns stops it and closes the file.
+func startIndexProfile() (func(), error) {
+	f, err := os.Create(indexProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "lifebench: profiling the index batches into %s\n", indexProfile)
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
 
 // beforeBatch, when set, runs before each index batch (the tests stop a
 // build with it).
