@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -1434,48 +1435,73 @@ func (b *Builder) oldWords(repoR *logView, d uint32, off uint64, dirty bitset) e
 }
 
 // reindexStale re-indexes the documents of stale (docID, repository
-// offset), in order: a second goroutine re-parses them from the
-// repository, a few ahead, while this one adds their hits. Re-parsing is
-// most of the work (about 65 us a page, 5,500 pages a batch at a year of a
-// synthetic crawl) and needs nothing the indexing writes, so the two
-// cores share it.
+// offset), in order: workers, one a core, re-parse them from the
+// repository, a few ahead, while this goroutine adds their hits in order.
+// Re-parsing is most of the work (about 65 us a page, 5,500 pages a batch
+// at a year of a synthetic crawl, several times the batch's own pages)
+// and needs nothing the indexing writes, so every core takes a share.
 func (b *Builder) reindexStale(repoR *logView, stale [][2]uint64) error {
 	type parsed struct {
-		p   *prepared
-		err error
+		p    *prepared
+		err  error
+		done chan struct{}
 	}
-	out := make(chan parsed, 32)
+	slots := make([]parsed, len(stale))
+	for i := range slots {
+		slots[i].done = make(chan struct{})
+	}
+	n := max(1, runtime.GOMAXPROCS(0))
+	// A worker takes a token before it claims the next page and this
+	// goroutine returns one per page it has added, so at most ahead pages
+	// wait parsed. Pages are claimed in order, so the one waited for is
+	// always claimed by a worker holding a token: no deadlock.
+	ahead := make(chan struct{}, 16*n)
 	stop := make(chan struct{})
-	go func() {
-		defer close(out)
-		doc := htmldoc.Doc{Analyzer: analysis.New(b.opts.Analysis)}
-		var g hitGrouper
-		for _, st := range stale {
-			p, err := b.reparseWith(repoR, uint32(st[0]), st[1], &doc, &g)
-			select {
-			case out <- parsed{p, err}:
-			case <-stop:
-				return
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			doc := htmldoc.Doc{Analyzer: analysis.New(b.opts.Analysis)}
+			var g hitGrouper
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				select {
+				case ahead <- struct{}{}:
+				case <-stop:
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(stale) {
+					return
+				}
+				s := &slots[i]
+				s.p, s.err = b.reparseWith(repoR, uint32(stale[i][0]), stale[i][1], &doc, &g)
+				close(s.done)
 			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+		}()
+	}
 	defer func() {
 		close(stop)
-		for range out {
-		}
+		wg.Wait()
 	}()
-	for _, st := range stale {
-		r := <-out
-		if r.err != nil {
-			return r.err
+	for i, st := range stale {
+		s := &slots[i]
+		<-s.done
+		<-ahead
+		if s.err != nil {
+			return s.err
 		}
 		d := uint32(st[0])
-		if err := b.indexHits(d, r.p); err != nil {
+		if err := b.indexHits(d, s.p); err != nil {
 			return err
 		}
+		s.p = nil // its hits are in the batch now
 		b.Stats.Targets++
 		b.dead.add(d, b.keys)
 	}

@@ -130,6 +130,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 		inAnchor = -1 // index in d.Links of the open anchor
 		anchor   strings.Builder
 		sawBase  bool
+		self     string // pageURL(base), made once a base
 		defs     defs
 		emph     emphRun
 	)
@@ -201,7 +202,7 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 				if hasAttr && !sawBase {
 					if h := attr(z, "href"); h != "" {
 						if u, err := resolve(base, h); err == nil {
-							base, sawBase = u, true
+							base, sawBase, self = u, true, ""
 						}
 					}
 				}
@@ -217,7 +218,10 @@ func (d *Doc) Parse(page []byte, base *url.URL) {
 							d.Links = append(d.Links, Link{URL: u})
 							inAnchor = len(d.Links) - 1
 							anchor.Reset()
-							if base == nil || u != pageURL(base) {
+							if base != nil && self == "" {
+								self = pageURL(base)
+							}
+							if base == nil || u != self {
 								defs.link()
 								emph.link(len(d.Words))
 							}
@@ -565,10 +569,25 @@ func resolve(base *url.URL, href string) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	if base != nil {
+	// An absolute reference whose path has no dot segment resolves to
+	// itself (RFC 3986, 5.2.2), and ResolveReference's copy and path
+	// rebuild cost a page with many absolute links a tenth of its parse.
+	if base != nil && (u.Scheme == "" || hasDotSegment(u.EscapedPath())) {
 		u = base.ResolveReference(u)
 	}
 	return u, nil
+}
+
+// hasDotSegment reports whether path has a "." or ".." segment.
+func hasDotSegment(path string) bool {
+	for path != "" {
+		seg, rest, _ := strings.Cut(path, "/")
+		if seg == "." || seg == ".." {
+			return true
+		}
+		path = rest
+	}
+	return false
 }
 
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,6 +1,7 @@
 package htmldoc
 
 import (
+	"github.com/sekitei/crawlkit/internal/urltestdata"
 	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 
 	"net/url"
@@ -208,4 +209,49 @@ Return an <a href="../glossary.html#term-iterator"><em class="xref std std-term"
 	if n != MaxEmphWords || MaxEmphWords != 6 {
 		t.Errorf("a run of %d words: %d emphasised", MaxEmphWords, n)
 	}
+}
+
+// TestResolveAsNetURL checks resolve's shortcut for absolute references
+// against net/url's ResolveReference on the URL Standard's inputs and
+// bases, and on absolute references with dot segments.
+func TestResolveAsNetURL(t *testing.T) {
+	cases, err := urltestdata.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{"http://h.test/a/./b", "http://h.test/a/../b", "https://h.test/a/..", "http://h.test/.", "http://h.test//a//b/", "http://h.test", "http://h.test?q", "HTTP://H.test/A%2e%2E/b", "http:opaque/../x"}
+	var bases []*url.URL
+	for _, c := range cases {
+		inputs = append(inputs, c.Input)
+		if c.Base != nil {
+			if b, err := url.Parse(*c.Base); err == nil {
+				bases = append(bases, b)
+			}
+		}
+	}
+	bases = slices.CompactFunc(bases, func(a, b *url.URL) bool { return a.String() == b.String() })
+	shortcuts, checked := 0, 0
+	for _, base := range bases[:min(len(bases), 40)] {
+		for _, in := range inputs {
+			ref, err := url.Parse(in)
+			got, gerr := resolve(base, in)
+			if (err != nil) != (gerr != nil) {
+				t.Fatalf("resolve(%q, %q): error %v, url.Parse's %v", base, in, gerr, err)
+			}
+			if err != nil {
+				continue
+			}
+			checked++
+			if ref.Scheme != "" && !hasDotSegment(ref.EscapedPath()) {
+				shortcuts++
+			}
+			if want := base.ResolveReference(ref).String(); got.String() != want {
+				t.Errorf("resolve(%q, %q) = %q, ResolveReference %q", base, in, got, want)
+			}
+		}
+	}
+	if shortcuts < checked/10 {
+		t.Fatalf("only %d of %d references took the shortcut", shortcuts, checked)
+	}
+	t.Logf("%d references, %d absolute without dot segments", checked, shortcuts)
 }
