@@ -145,8 +145,9 @@ type Builder struct {
 	// oldEntries remembers the entries oldDoc read.
 	oldEntries map[uint32]oldEntry
 	// bySize is the order oldDoc asks the old segments in: most
-	// documents first.
-	bySize []int
+	// documents first; oldAsked counts its searches.
+	bySize   []int
+	oldAsked int
 
 	batchURLs  map[string]uint32 // URLs given docIDs in this batch
 	batchSums  [][2]uint64       // (checksum, docID) of those URLs
@@ -412,12 +413,31 @@ func (b *Builder) oldDoc(d uint32) (DocEntry, int, bool, error) {
 		b.oldEntries[d] = oldEntry{e, i}
 		return e, i, true, nil
 	}
-	// A document has at most one version not deleted, in the newest
-	// segment holding it (a newer version deletes the older). Most live
-	// in the largest segments, so these are asked first, each skipped
-	// for a document it has deleted without a search: one or two
-	// searches a document, where asking the newest first took about one
-	// a segment (a year's index has 20 to 30).
+	// A document has one version not deleted, in the newest segment
+	// holding it (a newer version deletes the older; Verify checks it).
+	// A build that asks for many documents (a batch's anchors name tens
+	// of thousands) reads each segment's live documents into a bitset
+	// once, and then searches one segment a document; until then the
+	// largest segments, where most documents live, are asked first,
+	// each skipped for a document it has deleted. Asking the newest
+	// first took a search a segment (a year's index has 20 to 30).
+	b.oldAsked++
+	if b.oldAsked > liveBitsAfter {
+		for i := len(b.old.segs) - 1; i >= 0; i-- {
+			s := b.old.segs[i]
+			s.liveOnce.Do(s.loadLive)
+			if !s.live.has(d) {
+				continue
+			}
+			e, ok, err := s.entry(d)
+			if err != nil {
+				return e, 0, false, err
+			}
+			if ok {
+				return found(e, i)
+			}
+		}
+	}
 	if b.bySize == nil {
 		b.bySize = make([]int, len(b.old.segs))
 		for i := range b.bySize {
@@ -1469,6 +1489,11 @@ func (b *Builder) oldWords(repoR *logView, d uint32, off uint64, dirty bitset) e
 	}
 	return nil
 }
+
+// liveBitsAfter is how many documents a build looks up in the old
+// segments before it reads their live documents into bitsets: reading
+// them costs about as much as a thousand searches at 500,000 documents.
+var liveBitsAfter = 1024
 
 // reindexStale re-indexes the documents of stale (docID, repository
 // offset), in order: workers, one a core, re-parse them from the

@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"math"
 	"testing"
 
 	"github.com/sekitei/crawlkit/internal/crawlsim"
@@ -9,8 +10,10 @@ import (
 // TestOldDocFindsTheNewest checks that oldDoc, asking the largest segments
 // first, finds for every document the entry and segment the newest segment
 // holding it has, on an index of many segments whose documents were
-// re-indexed (changed pages, new anchors) batch after batch.
+// re-indexed (changed pages, new anchors) batch after batch: by its
+// segments' live bitsets, and by searches, largest segment first.
 func TestOldDocFindsTheNewest(t *testing.T) {
+	defer func(n int) { liveBitsAfter = n }(liveBitsAfter)
 	dir := t.TempDir()
 	cfg := crawlsim.Default()
 	cfg.Hosts, cfg.NewPerTurn, cfg.RecrawlPerTurn, cfg.Links = 20, 40, 30, 8
@@ -33,6 +36,13 @@ func TestOldDocFindsTheNewest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for _, after := range []int{0, math.MaxInt} {
+		liveBitsAfter = after
+		checkOldDoc(t, dir, segs)
+	}
+}
+
+func checkOldDoc(t *testing.T, dir string, segs int) {
 	b, err := NewBuilder(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +50,12 @@ func TestOldDocFindsTheNewest(t *testing.T) {
 	defer b.Close()
 	if segs < 10 || len(b.old.segs) != segs {
 		t.Fatalf("%d segments (the last batch says %d), want 10 or more", len(b.old.segs), segs)
+	}
+	largest := 0
+	for i, s := range b.old.segs {
+		if s.dt.count > b.old.segs[largest].dt.count {
+			largest = i
+		}
 	}
 	notLargest, deletedSkipped := 0, 0
 	for d := range b.old.m.Docs {
@@ -61,10 +77,10 @@ func TestOldDocFindsTheNewest(t *testing.T) {
 		if err != nil || !ok || seg != wantSeg || got != want {
 			t.Fatalf("doc %d: oldDoc gives segment %d %+v (%v, %v), the newest holding it is %d %+v", d, seg, got, ok, err, wantSeg, want)
 		}
-		if seg != b.bySize[0] {
+		if seg != largest {
 			notLargest++
 		}
-		if b.old.segs[b.bySize[0]].del.has(d) {
+		if b.old.segs[largest].del.has(d) {
 			deletedSkipped++
 		}
 	}
@@ -72,5 +88,5 @@ func TestOldDocFindsTheNewest(t *testing.T) {
 	if notLargest == 0 || deletedSkipped == 0 {
 		t.Fatalf("of %d documents, %d not in the largest segment and %d deleted from it: want some of each", b.old.m.Docs, notLargest, deletedSkipped)
 	}
-	t.Logf("%d documents in %d segments: %d not in the largest, %d deleted from it", b.old.m.Docs, len(b.old.segs), notLargest, deletedSkipped)
+	t.Logf("live bitsets after %d: %d documents in %d segments: %d not in the largest, %d deleted from it", liveBitsAfter, b.old.m.Docs, len(b.old.segs), notLargest, deletedSkipped)
 }
