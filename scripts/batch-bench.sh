@@ -5,7 +5,7 @@
 # (internal/cmd/batchbench), with barrel built from this checkout and from
 # BASE (default main), RUNS times each (default 3), alternated; prints each
 # run's median / 95th percentile / worst CPU and wall seconds a batch, the
-# median of the runs' medians, the commits and the load average.
+# median and range of the runs' figures, the commits and the load average.
 # Usage: scripts/batch-bench.sh DIR/age-1000/index [FROM_TURN]   (FROM_TURN default 1000)
 # Environment: BASE, RUNS, BATCHES.
 case "${1:-}" in -h | --help | "") sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; [ -n "${1:-}" ]; exit $? ;; esac
@@ -34,10 +34,12 @@ for run in $(seq "$RUNS"); do
     echo "$which run $run: $line" | tee -a "$tmp/runs"
   done
 done
-median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+# median (lowest-highest) of the runs' figures
+spread() { sort -n | awk '{v[NR]=$1} END {printf "%s (%s-%s)", v[int((NR+1)/2)], v[1], v[NR]}'; }
 for which in base this; do
-  cpu=$(grep "^$which " "$tmp/runs" | sed 's/.*CPU s \([0-9.]*\).*/\1/' | median)
-  wall=$(grep "^$which " "$tmp/runs" | sed 's/.*wall s \([0-9.]*\).*/\1/' | median)
-  echo "$which: median of the runs' median batch: CPU $cpu s, wall $wall s"
+  cpu=$(grep "^$which " "$tmp/runs" | sed 's/.*CPU s \([0-9.]*\).*/\1/' | spread)
+  cpu95=$(grep "^$which " "$tmp/runs" | sed 's/.*CPU s [0-9.]* \/ \([0-9.]*\).*/\1/' | spread)
+  wall=$(grep "^$which " "$tmp/runs" | sed 's/.*wall s \([0-9.]*\).*/\1/' | spread)
+  echo "$which: a batch's CPU median $cpu s, 95th percentile $cpu95 s; wall median $wall s"
 done
 echo "this checkout $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- pkg internal || echo '+changes'), base $(git rev-parse --short "$BASE"); $RUNS runs of $BATCHES batches from turn $FROM; load average $LOAD0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
