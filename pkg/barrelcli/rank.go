@@ -244,6 +244,9 @@ Example:
 			if !c.IsSet("genindex") && !c.IsSet("judgments") {
 				return clikit.Usagef("train needs --genindex DIR or --judgments FILE")
 			}
+			if c.Bool("derived") && (c.Int("folds") > 0 || c.Int("bags") > 0) {
+				return clikit.Usagef("--derived learns one model: not with --folds or --bags")
+			}
 			tuning, _, err := judged(c)
 			if err != nil {
 				return err

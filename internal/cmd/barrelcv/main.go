@@ -7,13 +7,18 @@
 // query's first 200 results) are averaged, for the judged and the
 // known-item queries apart.
 //
-//	go run ./internal/cmd/barrelcv -index IDX [-docroot /usr/share/doc/python3.11/html] [-k 5] [-ways hand,one4,folds5,bags8]
+//	go run ./internal/cmd/barrelcv -index IDX [-docroot /usr/share/doc/python3.11/html] [-k 5] [-ways hand,one4,folds5,bags8] [-l2 0.01] [-steps 300] [-derived]
 //
 // A way is hand (the hand weights, learnt from nothing), oneR (one model
-// by coordinate ascent with R restarts), foldsK (the mean of K models,
-// each learnt without one fold of K, one restart each: ireval.Folds) or
-// bagsN (the mean of N models learnt on bootstrap samples, one restart
-// each: ireval.Bag). The seed is 1.
+// by coordinate ascent with R restarts), derivedR (the same, learning
+// the derived features' weights too: ireval.TrainDerived), foldsK (the
+// mean of K models, each learnt without one fold of K, one restart each:
+// ireval.Folds), bagsN (the mean of N models learnt on bootstrap
+// samples, one restart each: ireval.Bag), or pair, lambda or softmax
+// (gradient descent on a pairwise logistic loss, LambdaRank's weighted
+// one or the top-one softmax cross-entropy, with -l2, -steps and
+// -derived: ireval.Pairwise), each with "ca" appended to go on by
+// coordinate ascent (one restart) from it. The seed is 1.
 package main
 
 import (
