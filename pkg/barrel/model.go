@@ -32,11 +32,40 @@ const (
 // FeatureNames name the features in model files and --explain.
 var FeatureNames = [NumFeatures]string{"text", "proximity", "title_match", "title_lead", "title", "anchor", "heading", "body", "url", "coordination", "capital", "definition", "emphasis", "dfn"}
 
+// The derived features of a learnt model: transforms and products of
+// the features above, so that a linear model can weigh a feature less as
+// it grows or one feature by another. Each is non-decreasing in every
+// feature (all are 0 or above), so the search's score bounds, computed
+// from bounds of the features, still bound them.
+const (
+	DerivLogText    = iota // ln(1 + text): more hits of the words count less and less
+	DerivSqrtBody          // √body
+	DerivTitleSq           // title_match²: a title that is the query weighs far more than one holding it
+	DerivDefTitle          // definition · title_match: the page titled with the words defines them too
+	DerivTitleCoord        // title_match · coordination: a title counts more when the page holds the whole query
+	NumDerived
+)
+
+// DerivedNames name the derived features in model files.
+var DerivedNames = [NumDerived]string{"log_text", "sqrt_body", "title_match_sq", "definition_x_title", "title_x_coordination"}
+
+// Derived computes the derived features of f.
+func Derived(f *[NumFeatures]float64) [NumDerived]float64 {
+	return [NumDerived]float64{
+		DerivLogText:    math.Log1p(f[FeatText]),
+		DerivSqrtBody:   math.Sqrt(f[FeatBody]),
+		DerivTitleSq:    f[FeatTitleMatch] * f[FeatTitleMatch],
+		DerivDefTitle:   f[FeatDef] * f[FeatTitleMatch],
+		DerivTitleCoord: f[FeatTitleMatch] * f[FeatCoord],
+	}
+}
+
 // Model is a learnt ranking: the text score is the weighted sum of the
 // features, multiplied by 1 + Prior·p as with Weights.Rank (the prior
 // stays bounded in a learnt model too).
 type Model struct {
 	W     [NumFeatures]float64
+	D     [NumDerived]float64 // the derived features' weights
 	Prior float64
 	Note  string // a comment saying how the model was made
 }
@@ -57,8 +86,21 @@ func HandModel(w *Weights) Model {
 // cost a little more to compute (the definition feature is computed
 // always).
 func (m *Model) fields() bool {
+	if m.derives() {
+		return true
+	}
 	for f := FeatTitle; f < NumFeatures; f++ {
 		if f != FeatDef && m.W[f] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// derives reports whether a derived feature weighs.
+func (m *Model) derives() bool {
+	for _, w := range m.D {
+		if w != 0 {
 			return true
 		}
 	}
@@ -70,6 +112,12 @@ func (m *Model) Score(f *[NumFeatures]float64, p float64) float64 {
 	s := 0.0
 	for i, w := range m.W {
 		s += w * f[i]
+	}
+	if m.derives() {
+		d := Derived(f)
+		for i, w := range m.D {
+			s += w * d[i]
+		}
 	}
 	return s * (1 + m.Prior*p)
 }
@@ -86,6 +134,11 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 	}
 	for i, name := range FeatureNames {
 		fmt.Fprintf(&b, "%s %s\n", name, strconv.FormatFloat(m.W[i], 'g', -1, 64))
+	}
+	for i, name := range DerivedNames {
+		if m.D[i] != 0 { // a model without them reads as before
+			fmt.Fprintf(&b, "%s %s\n", name, strconv.FormatFloat(m.D[i], 'g', -1, 64))
+		}
 	}
 	fmt.Fprintf(&b, "prior %s\n", strconv.FormatFloat(m.Prior, 'g', -1, 64))
 	n, err := io.WriteString(w, b.String())
@@ -124,9 +177,13 @@ func ReadModel(path string) (*Model, error) {
 			m.Prior = v
 			continue
 		}
+		if d := derivedIndex(name); d >= 0 {
+			m.D[d] = v
+			continue
+		}
 		i := featureIndex(name)
 		if i < 0 {
-			return nil, fmt.Errorf("%s: line %d: unknown feature %q (known: %s, prior)", path, n, name, strings.Join(FeatureNames[:], ", "))
+			return nil, fmt.Errorf("%s: line %d: unknown feature %q (known: %s, prior)", path, n, name, strings.Join(append(FeatureNames[:], DerivedNames[:]...), ", "))
 		}
 		m.W[i] = v
 	}
@@ -137,6 +194,15 @@ func ReadModel(path string) (*Model, error) {
 		return nil, fmt.Errorf("%s: no weights", path)
 	}
 	return m, nil
+}
+
+func derivedIndex(name string) int {
+	for i, n := range DerivedNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
 }
 
 func featureIndex(name string) int {

@@ -99,6 +99,11 @@ func newPruner(q *parsedQuery, w *Weights, m *Model) *pruner {
 			p.pos = append(p.pos, k)
 		}
 	}
+	for _, x := range m.D {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+	}
 	p.titleExtra = max(0, w.Type[TypeTitle]-p.maxOther)
 	p.anchorExtra = max(0, w.Type[TypeAnchor]-p.maxOther)
 	var f [NumFeatures]float64
@@ -251,6 +256,12 @@ func (p *pruner) sum(f *[NumFeatures]float64, prior float64) float64 {
 	s := 0.0
 	for _, k := range p.pos {
 		s += p.m.W[k] * f[k]
+	}
+	if p.m.derives() { // each is non-decreasing in the features: bounded by their bounds
+		d := Derived(f)
+		for i, w := range p.m.D {
+			s += max(0, w) * d[i]
+		}
 	}
 	// A margin for rounding: the bound's sums run in another order.
 	return s * (1 + p.m.Prior*prior) * (1 + 1e-9)

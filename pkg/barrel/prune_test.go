@@ -12,7 +12,8 @@ import (
 // against scoring every match, over random queries (words of the site,
 // repeated words, stop words, capitals, OR, phrases, exclusions, site:)
 // on a segmented index with re-crawled pages, with the hand weights,
-// other weights and a model reading every feature, and with offsets.
+// other weights, a model reading every feature and one reading the
+// derived features too, and with offsets.
 func TestPrunedTopKIsExhaustive(t *testing.T) {
 	dir := t.TempDir()
 	site, _, _ := segmentedSite(t, dir, Options{})
@@ -25,6 +26,8 @@ func TestPrunedTopKIsExhaustive(t *testing.T) {
 	model.W[FeatTitle], model.W[FeatBody], model.W[FeatCoord] = 0.5, 1, 0.3
 	model.W[FeatCapital], model.W[FeatAnchor], model.W[FeatURL], model.W[FeatHeading] = 0.2, -0.1, 0.4, 0.6
 	model.W[FeatDef], model.W[FeatEmph], model.W[FeatDfn] = 0.7, 0.8, 1.1
+	derivedModel := model
+	derivedModel.D = [NumDerived]float64{0.6, 0.9, 3, 2, 1.5}
 	flat := DefaultWeights
 	flat.Type = [numTypes]float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 	flat.K1, flat.B, flat.Rank = 1.2, 0.75, 0.9
@@ -32,6 +35,7 @@ func TestPrunedTopKIsExhaustive(t *testing.T) {
 		"hand":    {N: 10, NoSnippets: true},
 		"offset":  {N: 3, Offset: 4, NoSnippets: true},
 		"model":   {N: 10, NoSnippets: true, Model: &model},
+		"derived": {N: 10, NoSnippets: true, Model: &derivedModel},
 		"flat":    {N: 20, NoSnippets: true, Weights: &flat},
 		"literal": {N: 10, NoSnippets: true, Literal: true},
 		"stop":    {N: 10, NoSnippets: true, MaxMatches: 60},

@@ -88,6 +88,9 @@ func TestModel(t *testing.T) {
 	for i := range m.W {
 		m.W[i] = float64(i) / 7
 	}
+	for i := range m.D {
+		m.D[i] = float64(i+1) / 3
+	}
 	var buf bytes.Buffer
 	if _, err := m.WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -100,10 +103,8 @@ func TestModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range m.W {
-		if got.W[i] != m.W[i] || got.Prior != m.Prior {
-			t.Fatalf("read back %+v, wrote %+v", got, m)
-		}
+	if got.W != m.W || got.D != m.D || got.Prior != m.Prior {
+		t.Fatalf("read back %+v, wrote %+v", got, m)
 	}
 	for text, want := range map[string]string{"text 1\nprior 2\n": "prior 2: want 0 to 1", "text x\n": "want \"name weight\"", "text 1\ntext 2\n": "text given twice", "# nothing\n": "no weights"} {
 		os.WriteFile(name, []byte(text), 0o644)

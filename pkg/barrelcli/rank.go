@@ -207,7 +207,7 @@ func trainCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "train",
 		Usage:     "learn the ranking's weights from judged queries",
-		UsageText: "barrel train --index DIR (--genindex DIR | --judgments FILE) --out FILE [--seed 1] [--restarts 4] [--folds K | --bags N]",
+		UsageText: "barrel train --index DIR (--genindex DIR | --judgments FILE) --out FILE [--seed 1] [--restarts 4] [--folds K | --bags N | --derived]",
 		Description: `Learns a ranking model from the tuning half of the judged queries (the
 half barrel eval does not report): each query's first 200 results, with
 their features (the hand-weighted text score, proximity, title match,
@@ -218,7 +218,9 @@ weights set by coordinate ascent on MRR@10, as RankLib does it (one
 weight at a time, the best of a few steps, restarts from seeded
 perturbations of the hand-set weights); --folds K averages K models,
 each learnt so on the queries but one fold of K, and --bags N averages N
-models learnt on bootstrap samples of the queries (bagging). The known-item queries (titles,
+models learnt on bootstrap samples of the queries (bagging), and
+--derived learns the weights of the derived features too (transforms
+and products of the features). The known-item queries (titles,
 short queries) of half the pages weigh as much as the judged ones, so the
 model keeps finding pages by their titles; --judged-only leaves them out. The prior's weight stays between 0 and 1: it lifts a page's
 text score by at most that share. Writes the model as text ("name weight"
@@ -236,10 +238,14 @@ Example:
 			&cli.IntFlag{Name: "bags", Usage: "average `N` models, each learnt on a bootstrap sample of the queries (bagging; 0: one model on them all)"},
 			&cli.IntFlag{Name: "folds", Usage: "average `K` models, each learnt on the queries but one fold of K (0: one model on them all)"},
 			&cli.BoolFlag{Name: "judged-only", Usage: "learn from the judged queries alone, without the pages' known-item queries"},
+			&cli.BoolFlag{Name: "derived", Usage: "learn the derived features' weights too (ln(1 + text), √body, title_match², definition · title_match, title_match · coordination)"},
 		},
 		Action: func(c *cli.Context) error {
 			if !c.IsSet("genindex") && !c.IsSet("judgments") {
 				return clikit.Usagef("train needs --genindex DIR or --judgments FILE")
+			}
+			if c.Bool("derived") && (c.Int("folds") > 0 || c.Int("bags") > 0) {
+				return clikit.Usagef("--derived learns one model: not with --folds or --bags")
 			}
 			tuning, _, err := judged(c)
 			if err != nil {
@@ -287,6 +293,9 @@ Example:
 				m = ireval.Bag(sets, hand, c.Uint64("seed"), c.Int("restarts"), bags)
 				mrr = ireval.Objective(sets, &m)
 				how += fmt.Sprintf(", the mean of %d models learnt on bootstrap samples", bags)
+			} else if c.Bool("derived") {
+				m, mrr = ireval.TrainDerived(sets, hand, c.Uint64("seed"), c.Int("restarts"))
+				how += ", derived features"
 			} else {
 				m, mrr = ireval.Train(sets, hand, c.Uint64("seed"), c.Int("restarts"))
 			}

@@ -7,13 +7,18 @@
 // query's first 200 results) are averaged, for the judged and the
 // known-item queries apart.
 //
-//	go run ./internal/cmd/barrelcv -index IDX [-docroot /usr/share/doc/python3.11/html] [-k 5] [-ways hand,one4,folds5,bags8]
+//	go run ./internal/cmd/barrelcv -index IDX [-docroot /usr/share/doc/python3.11/html] [-k 5] [-ways hand,one4,folds5,bags8] [-l2 0.01] [-steps 300] [-derived]
 //
 // A way is hand (the hand weights, learnt from nothing), oneR (one model
-// by coordinate ascent with R restarts), foldsK (the mean of K models,
-// each learnt without one fold of K, one restart each: ireval.Folds) or
-// bagsN (the mean of N models learnt on bootstrap samples, one restart
-// each: ireval.Bag). The seed is 1.
+// by coordinate ascent with R restarts), derivedR (the same, learning
+// the derived features' weights too: ireval.TrainDerived), foldsK (the
+// mean of K models, each learnt without one fold of K, one restart each:
+// ireval.Folds), bagsN (the mean of N models learnt on bootstrap
+// samples, one restart each: ireval.Bag), or pair, lambda or softmax
+// (gradient descent on a pairwise logistic loss, LambdaRank's weighted
+// one or the top-one softmax cross-entropy, with -l2, -steps and
+// -derived: ireval.Pairwise), each with "ca" appended to go on by
+// coordinate ascent (one restart) from it. The seed is 1.
 package main
 
 import (
@@ -31,6 +36,9 @@ func main() {
 	docroot := flag.String("docroot", "/usr/share/doc/python3.11/html", "the site's files (genindex-all.html)")
 	k := flag.Int("k", 5, "folds of the cross-validation")
 	ways := flag.String("ways", "hand,one4,folds5,bags8", "comma-separated ways of learning to compare")
+	l2 := flag.Float64("l2", 0.01, "the pairwise ways' penalty on the squared weights")
+	derived := flag.Bool("derived", false, "the pairwise ways learn the derived features too")
+	steps := flag.Int("steps", 300, "the pairwise ways' steps of gradient descent")
 	flag.Parse()
 	if *index == "" {
 		fail(fmt.Errorf("-index is required"))
@@ -46,6 +54,11 @@ func main() {
 				m, _ := ireval.Train(sets, hand, 1, n)
 				return m
 			}
+		case scan(w, "derived%d", &n):
+			learners[w] = func(sets [][]ireval.Candidates, hand barrel.Model) barrel.Model {
+				m, _ := ireval.TrainDerived(sets, hand, 1, n)
+				return m
+			}
 		case scan(w, "folds%d", &n):
 			learners[w] = func(sets [][]ireval.Candidates, hand barrel.Model) barrel.Model {
 				return ireval.Folds(sets, hand, 1, 1, n)
@@ -54,8 +67,17 @@ func main() {
 			learners[w] = func(sets [][]ireval.Candidates, hand barrel.Model) barrel.Model {
 				return ireval.Bag(sets, hand, 1, 1, n)
 			}
+		case w == "pair" || w == "lambda" || w == "pairca" || w == "lambdaca" || w == "softmax" || w == "softmaxca":
+			learners[w] = func(sets [][]ireval.Candidates, hand barrel.Model) barrel.Model {
+				opts := ireval.PairwiseOptions{Lambda: strings.HasPrefix(w, "lambda"), Softmax: strings.HasPrefix(w, "softmax"), Derived: *derived, L2: *l2, Steps: *steps}
+				m := ireval.Pairwise(sets, hand, opts)
+				if strings.HasSuffix(w, "ca") {
+					m, _ = ireval.Train(sets, m, 1, 1) // learns the derived weights if m has any
+				}
+				return m
+			}
 		default:
-			fail(fmt.Errorf("-ways: %q is not hand, oneR, foldsK or bagsN", w))
+			fail(fmt.Errorf("-ways: %q is not hand, oneR, foldsK, bagsN, pair, lambda, pairca or lambdaca", w))
 		}
 	}
 	all, err := ireval.LoadGenIndex(*docroot)

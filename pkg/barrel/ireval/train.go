@@ -125,21 +125,40 @@ func KnownItemQueries(idx *barrel.Index, key func(string) string) ([]Query, erro
 // the prior's between 0 and 1, so the prior stays bounded. The result
 // depends only on the candidates, start and seed.
 func Train(sets [][]Candidates, start barrel.Model, seed uint64, restarts int) (barrel.Model, float64) {
+	return train(sets, start, seed, restarts, start.D != [barrel.NumDerived]float64{})
+}
+
+// TrainDerived is Train with the derived features' weights learnt too
+// (from start's, 0 if unset).
+func TrainDerived(sets [][]Candidates, start barrel.Model, seed uint64, restarts int) (barrel.Model, float64) {
+	return train(sets, start, seed, restarts, true)
+}
+
+func train(sets [][]Candidates, start barrel.Model, seed uint64, restarts int, derived bool) (barrel.Model, float64) {
 	rng := rand.New(rand.NewPCG(seed, 0x7261_6e6b))
-	const nParams = barrel.NumFeatures + 1
+	nParams := barrel.NumFeatures + 1
+	if derived {
+		nParams += barrel.NumDerived
+	}
 	get := func(m *barrel.Model, i int) float64 {
-		if i == barrel.NumFeatures {
+		switch {
+		case i == barrel.NumFeatures:
 			return m.Prior
+		case i > barrel.NumFeatures:
+			return m.D[i-barrel.NumFeatures-1]
 		}
 		return m.W[i]
 	}
 	set := func(m *barrel.Model, i int, v float64) {
 		v = max(0, v)
-		if i == barrel.NumFeatures {
+		switch {
+		case i == barrel.NumFeatures:
 			m.Prior = min(1, v)
-			return
+		case i > barrel.NumFeatures:
+			m.D[i-barrel.NumFeatures-1] = v
+		default:
+			m.W[i] = v
 		}
-		m.W[i] = v
 	}
 	best, bestMRR := start, Objective(sets, &start)
 	for r := range max(1, restarts) {
@@ -236,6 +255,9 @@ func average(ms []barrel.Model, start *barrel.Model) barrel.Model {
 		if s := sum(&m); s > 0 {
 			for i := range m.W {
 				out.W[i] += m.W[i] / s * scale / n
+			}
+			for i := range m.D {
+				out.D[i] += m.D[i] / s * scale / n
 			}
 		}
 		out.Prior += m.Prior / n

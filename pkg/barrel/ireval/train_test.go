@@ -163,3 +163,81 @@ func TestBagLearnsTheFeatureThatFinds(t *testing.T) {
 		}
 	}
 }
+
+// TestPairwiseLearnsTheFeatureThatFinds: the pairwise logistic loss,
+// with and without LambdaRank's weights, learns to weigh the feature that
+// marks the relevant page, on queries it was not learnt from too, and is
+// deterministic.
+func TestPairwiseLearnsTheFeatureThatFinds(t *testing.T) {
+	sets := [][]Candidates{urlCandidates(60, 1)}
+	unseen := urlCandidates(60, 2)
+	hand := barrel.HandModel(&barrel.DefaultWeights)
+	for _, lambda := range []bool{false, true} {
+		opts := PairwiseOptions{Lambda: lambda, L2: 0.01}
+		m := Pairwise(sets, hand, opts)
+		if again := Pairwise(sets, hand, opts); again != m {
+			t.Errorf("lambda %v: gave %v and %v", lambda, m, again)
+		}
+		if m.W[barrel.FeatURL] <= 0 {
+			t.Errorf("lambda %v: url weight %v, want above 0", lambda, m.W[barrel.FeatURL])
+		}
+		for i, w := range m.W {
+			if w < 0 {
+				t.Errorf("lambda %v: %s weighs %v, below 0", lambda, barrel.FeatureNames[i], w)
+			}
+		}
+		handMRR, mrr := MRR(unseen, &hand), MRR(unseen, &m)
+		if mrr < 0.9 || mrr <= handMRR {
+			t.Errorf("lambda %v: unseen queries: MRR@10 %.3f learnt, %.3f hand weights; want the learnt above 0.9 and above", lambda, mrr, handMRR)
+		}
+	}
+}
+
+// TestLambdaWeights: a pair's weight is the change of the reciprocal
+// rank if its two candidates swapped.
+func TestLambdaWeights(t *testing.T) {
+	c := &Candidates{Relevant: []string{"r"}, Keys: []string{"a", "b", "r", "c"}, Matched: []int{1, 1, 1, 1}}
+	q := pairQuery{c: c, rel: []bool{false, false, true, false},
+		pairs: []pair{{2, 0}, {2, 1}, {2, 3}}}
+	got := lambdaWeights(q, []float64{4, 3, 2, 1}) // r third
+	want := []float64{1 - 1.0/3, 0.5 - 1.0/3, 1.0/3 - 0.25}
+	for i := range want {
+		if d := got[i] - want[i]; d > 1e-12 || d < -1e-12 {
+			t.Errorf("pair %v: weight %v, want %v", q.pairs[i], got[i], want[i])
+		}
+	}
+}
+
+// TestTrainDerivedLearnsAProduct: when only the product of two features
+// marks the relevant page (it has both; the others have twice one of
+// them), no weights of the features alone put it first, and learning
+// the derived features does.
+func TestTrainDerivedLearnsAProduct(t *testing.T) {
+	var cs []Candidates
+	for q := range 40 {
+		c := Candidates{Relevant: []string{fmt.Sprint(q, "-rel")}}
+		add := func(key string, def, tm float64) {
+			var f [barrel.NumFeatures]float64
+			f[barrel.FeatDef], f[barrel.FeatTitleMatch] = def, tm
+			c.Keys, c.Matched, c.Prior, c.F = append(c.Keys, key), append(c.Matched, 1), append(c.Prior, 0), append(c.F, f)
+		}
+		add(fmt.Sprint(q, "-a"), 2, 0)
+		add(fmt.Sprint(q, "-b"), 0, 2)
+		add(c.Relevant[0], 1, 1)
+		cs = append(cs, c)
+	}
+	sets := [][]Candidates{cs}
+	var start barrel.Model
+	start.W[barrel.FeatDef], start.W[barrel.FeatTitleMatch] = 1, 1
+	plain, plainMRR := Train(sets, start, 1, 2)
+	if plain.D != ([barrel.NumDerived]float64{}) || plainMRR > 0.5 {
+		t.Errorf("Train: derived weights %v, MRR@10 %v; want none and at most 1/2", plain.D, plainMRR)
+	}
+	m, mrr := TrainDerived(sets, start, 1, 2)
+	if m.D[barrel.DerivDefTitle] <= 0 || mrr != 1 {
+		t.Errorf("TrainDerived: definition_x_title weighs %v, MRR@10 %v; want above 0 and 1", m.D[barrel.DerivDefTitle], mrr)
+	}
+	if again, _ := TrainDerived(sets, start, 1, 2); again != m {
+		t.Errorf("TrainDerived gave %v and %v", m, again)
+	}
+}
