@@ -927,7 +927,8 @@ type segCursor struct {
 	neg   []bool
 	all   bool // a match holds every driving word
 	lists [][]byte
-	doc   uint32 // the current match
+	ord   []int32 // with all: the driving lists, fewest postings first (nextAll)
+	doc   uint32  // the current match
 	ok    bool
 	skip  *skipState // with the counted scan: the matches that cannot enter
 	tpos  int        // nextTarget's place in skip.targets
@@ -959,9 +960,10 @@ type skipState struct {
 // newSegCursor opens the query's lists in sg (with short, the short lists
 // too), each looked up once, into c; its cs is nil when no driving word
 // is in the segment. The cursors are taken from the start of slab (zeroed,
-// 3*len(ids) of them), the lists from lists (len(ids)). find moves it to
-// the first match.
-func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState, slab []cursor, lists [][]byte) error {
+// 3*len(ids) of them), the lists from lists (len(ids)), with all the
+// order of the driving lists from ord (len(ids)). find moves it to the
+// first match.
+func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
 	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip}
 	var cs []cursor
 	any := false
@@ -998,6 +1000,19 @@ func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, al
 		return nil // no match in the segment
 	}
 	c.cs = cs[:len(ids):len(ids)]
+	if all {
+		// The rarest list proposes, the commoner ones seek only to the
+		// documents the rarer ones all hold: most of a common word's
+		// seeks are then never made.
+		o := ord[:0:len(ids)]
+		for i := range ids {
+			if drive[i] {
+				o = append(o, int32(i))
+			}
+		}
+		slices.SortStableFunc(o, func(a, b int32) int { return cmp.Compare(c.cs[a].n, c.cs[b].n) })
+		c.ord = o
+	}
 	if short {
 		c.sc = cs[len(ids) : 2*len(ids) : 2*len(ids)]
 		c.tc = cs[2*len(ids) : 3*len(ids) : 3*len(ids)]
@@ -1075,27 +1090,24 @@ func (c *segCursor) next() (uint32, bool) {
 	return c.nextAll()
 }
 
-// nextAll is the first live document all the driving lists hold.
+// nextAll is the first live document all the driving lists hold, at or
+// after their positions: a candidate, taken from the rarest list, is
+// sought in the lists from the rarest on, and the first that passes it
+// gives the next candidate (no list before it holds a document between).
 func (c *segCursor) nextAll() (uint32, bool) {
-	doc := uint32(0)
+	if len(c.ord) == 0 || !c.cs[c.ord[0]].ok {
+		return 0, false
+	}
+	doc := c.cs[c.ord[0]].it.doc
 	for {
-		for i := range c.cs {
-			if !c.drive[i] {
-				continue
-			}
-			if !c.cs[i].ok {
-				return 0, false
-			}
-			doc = max(doc, c.cs[i].it.doc)
-		}
 		if c.sg.del != nil {
 			doc = c.sg.nextLive(doc) // past the segment's deleted documents
 		}
 		same := true
-		for i := range c.cs {
+		for _, i := range c.ord {
 			x := &c.cs[i]
-			if !c.drive[i] {
-				continue
+			if !x.ok {
+				return 0, false
 			}
 			if x.it.doc < doc {
 				if x.ok = x.it.seek(doc); !x.ok {
@@ -1103,7 +1115,8 @@ func (c *segCursor) nextAll() (uint32, bool) {
 				}
 			}
 			if x.it.doc != doc {
-				same = false
+				doc, same = x.it.doc, false
+				break
 			}
 		}
 		if same {
@@ -1328,11 +1341,11 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	nl := len(q.ids)
 	buf := scanBufs.Get().(*scanBuf)
 	defer buf.put()
-	segcs, curs, clists := buf.cursors(len(idx.segs), nl)
+	segcs, curs, clists, ords := buf.cursors(len(idx.segs), nl)
 	h := buf.heap[:0] // a min-heap by current docID
 	for _, sg := range idx.segs {
 		c := &segcs[len(h)]
-		err := newSegCursor(c, sg, q.ids, q.driver, q.neg, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):])
+		err := newSegCursor(c, sg, q.ids, q.driver, q.neg, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):], ords[nl*len(h):])
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1885,14 +1898,16 @@ type scanBuf struct {
 	heap   []*segCursor
 	curs   []cursor
 	clists [][]byte
+	ords   []int32
 }
 
 var scanBufs = sync.Pool{New: func() any { return new(scanBuf) }}
 
 // cursors returns room for the cursors of segs segments of a query of nl
 // lists: the segment cursors, and zeroed list cursors (3*nl a segment)
-// and current lists (nl a segment) for them.
-func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte) {
+// and current lists and orders of the driving lists (nl a segment) for
+// them.
+func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte, []int32) {
 	if cap(b.segcs) < segs {
 		b.segcs = make([]segCursor, segs)
 	}
@@ -1908,7 +1923,10 @@ func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte) {
 		b.clists = b.clists[:n]
 		clear(b.clists)
 	}
-	return b.segcs[:segs], b.curs, b.clists
+	if n := nl * segs; cap(b.ords) < n {
+		b.ords = make([]int32, n)
+	}
+	return b.segcs[:segs], b.curs, b.clists, b.ords[:nl*segs]
 }
 
 // put returns b to the pool, dropping its references to the index.
