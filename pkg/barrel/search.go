@@ -214,6 +214,10 @@ type cursor struct {
 	ok   bool
 	list []byte // the whole list (a full list's) and its postings
 	n    uint32
+	// A driving list of a segment mostly deleted: its live documents
+	// (liveDocs), and the place in them of the next one after it.
+	live []uint32
+	at   int
 }
 
 type scored struct {
@@ -712,6 +716,10 @@ type avgState struct {
 	lexOnce  sync.Once
 	lexSeed  maphash.Seed
 	lexCache []atomic.Pointer[lexEntry] // lookupWord's cache, by a hash of the word
+
+	liveCacheOnce sync.Once
+	liveCache     []atomic.Pointer[liveEntry] // liveDocs' cache, by a hash of the segment and wordID
+	liveBytes     atomic.Int64                // the docIDs it holds, in bytes
 }
 
 // lexEntry is a word's lookup in the lexicon, cached.
@@ -930,6 +938,7 @@ type segCursor struct {
 	ord   []int32 // with all: the driving lists, fewest postings first (nextAll)
 	doc   uint32  // the current match
 	ok    bool
+	live  bool       // the driving lists jump to their live documents (cursor.live)
 	skip  *skipState // with the counted scan: the matches that cannot enter
 	tpos  int        // nextTarget's place in skip.targets
 }
@@ -963,8 +972,8 @@ type skipState struct {
 // 3*len(ids) of them), the lists from lists (len(ids)), with all the
 // order of the driving lists from ord (len(ids)). find moves it to the
 // first match.
-func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
-	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip}
+func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
+	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg)}
 	var cs []cursor
 	any := false
 	for i, id := range ids {
@@ -986,6 +995,16 @@ func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, al
 			if x.ok = x.it.next(); x.it.err != nil {
 				return x.it.err
 			}
+			if c.live && drive[i] {
+				if x.live, err = idx.liveDocs(sg, id, full, false); err != nil {
+					return err
+				}
+				if len(x.live) == 0 {
+					x.ok = false // no live page holds the word
+				} else if x.it.doc < x.live[0] {
+					x.ok = x.it.seek(x.live[0])
+				}
+			}
 		}
 		if short && ns > 0 {
 			x := &cs[len(ids)+i]
@@ -993,7 +1012,19 @@ func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, al
 			if x.ok = x.it.next(); x.it.err != nil {
 				return x.it.err
 			}
-			cs[2*len(ids)+i] = *x
+			t := &cs[2*len(ids)+i]
+			*t = *x
+			if c.live {
+				// nextTitled walks the live postings with a title hit.
+				if t.live, err = idx.liveDocs(sg, id, sh, true); err != nil {
+					return err
+				}
+				if len(t.live) == 0 {
+					t.ok = false
+				} else if t.it.doc < t.live[0] {
+					t.ok = t.it.seek(t.live[0])
+				}
+			}
 		}
 	}
 	if !any {
@@ -1030,6 +1061,24 @@ func (c *segCursor) find() error {
 			break
 		}
 		if c.sg.del.has(doc) { // superseded by a later segment
+			if c.live {
+				// Each driving list on it jumps to its next live
+				// document: a segment mostly deleted holds few.
+				for i := range c.cs {
+					if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc == doc {
+						for x.at < len(x.live) && x.live[x.at] <= doc && x.at+1 < len(x.live) && x.live[x.at+1] <= doc {
+							x.at++ // mostly near
+						}
+						j, _ := slices.BinarySearch(x.live[x.at:], doc+1)
+						if x.at += j; x.at == len(x.live) {
+							x.ok = false
+						} else {
+							x.ok = x.it.seek(x.live[x.at])
+						}
+					}
+				}
+				continue
+			}
 			// The driving lists jump to the segment's next live
 			// document (its live bitmap): a segment later batches
 			// superseded is mostly deleted, and walking its deleted
@@ -1231,13 +1280,31 @@ func (c *segCursor) nextTitled(need int) (uint32, bool) {
 			if c.neg[i] || !x.ok {
 				continue
 			}
+			if c.live && x.it.doc < lo {
+				// From one live posting with a title hit to the next.
+				j, _ := slices.BinarySearch(x.live[x.at:], lo)
+				if x.at += j; x.at == len(x.live) {
+					x.ok = false
+					continue
+				}
+				if x.ok = x.it.seek(x.live[x.at]); !x.ok {
+					continue
+				}
+			}
 			if x.it.doc < lo {
 				if x.ok = x.it.seek(lo); !x.ok {
 					continue
 				}
 			}
-			for !hasTitleHit(x.it.hits) { // anchor hits only
-				if x.ok = x.it.next(); !x.ok {
+			// Past postings of anchor hits only, and of deleted pages
+			// (jumped to the segment's next live one).
+			for c.sg.del.has(x.it.doc) || !hasTitleHit(x.it.hits) {
+				if c.sg.del.has(x.it.doc) {
+					x.ok = x.it.seek(c.sg.nextLive(x.it.doc + 1))
+				} else {
+					x.ok = x.it.next()
+				}
+				if !x.ok {
 					break
 				}
 			}
@@ -1345,7 +1412,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	h := buf.heap[:0] // a min-heap by current docID
 	for _, sg := range idx.segs {
 		c := &segcs[len(h)]
-		err := newSegCursor(c, sg, q.ids, q.driver, q.neg, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):], ords[nl*len(h):])
+		err := idx.newSegCursor(c, sg, q.ids, q.driver, q.neg, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):], ords[nl*len(h):])
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1364,7 +1431,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		if tierFloor {
 			tc = &buf.tiers
 		}
-		n, last, err := countMatches(h, q, opt.MaxMatches, tc)
+		n, last, err := idx.countMatches(h, q, opt.MaxMatches, tc)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1654,14 +1721,16 @@ func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted i
 // One driving word in one segment without deletions is counted by its
 // posting count (and skip table), one on fewer pages than limit by its
 // document frequency; otherwise the lists' live postings are
-// marked in a bitmap of a window of docIDs at a time.
+// marked in a bitmap of a window of docIDs at a time (those of a segment
+// mostly deleted from the cache of live postings, liveDocs).
 //
 // With tc, and a query of several but at most 8 driving words, it also
 // counts the matches of each set of driving words held (tc.by, by the
 // words' places among the driving lists), and sets tc.ok.
-func countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (int, uint32, error) {
+func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (int, uint32, error) {
 	var lists [][]byte
 	var segs []*segment
+	var ids []uint32
 	var bit []uint8 // each list's driving word, as a bit of tc's sets
 	total := 0
 	drivers := countTrue(q.driver)
@@ -1678,7 +1747,7 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (in
 				continue
 			}
 			if x := &c.cs[i]; x.n > 0 {
-				lists, segs = append(lists, x.list), append(segs, c.sg)
+				lists, segs, ids = append(lists, x.list), append(segs, c.sg), append(ids, q.ids[i])
 				bit = append(bit, 1<<k)
 				total += int(x.n)
 			}
@@ -1703,7 +1772,18 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (in
 	}
 	its := make([]postingIter, len(lists))
 	oks := make([]bool, len(lists))
+	live := make([][]uint32, len(lists)) // with cached: the list's live documents
+	cached := make([]bool, len(lists))
+	at := make([]int, len(lists)) // the place in live
 	for i, l := range lists {
+		if cachesLive(segs[i]) {
+			d, err := idx.liveDocs(segs[i], ids[i], l, false)
+			if err != nil {
+				return 0, 0, err
+			}
+			live[i], cached[i], oks[i] = d, true, len(d) > 0
+			continue
+		}
 		its[i] = newPostingIter(l)
 		if oks[i] = its[i].next(); its[i].err != nil {
 			return 0, 0, its[i].err
@@ -1725,6 +1805,19 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (in
 		clear(bm[:])
 		more := false
 		for i := range its {
+			if cached[i] {
+				d, j := live[i], at[i]
+				for ; j < len(d) && uint64(d[j]) < lo+window; j++ {
+					k := uint64(d[j]) - lo
+					bm[k/64] |= 1 << (k % 64)
+					if held != nil {
+						held[k] |= bit[i]
+					}
+				}
+				at[i] = j
+				more = more || j < len(d)
+				continue
+			}
 			it := &its[i]
 			del := segs[i].del
 			for oks[i] && uint64(it.doc) < lo+window {
