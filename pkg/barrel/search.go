@@ -1149,7 +1149,17 @@ func (c *segCursor) nextAll() (uint32, bool) {
 	}
 	doc := c.cs[c.ord[0]].it.doc
 	for {
-		if c.sg.del != nil {
+		if c.live {
+			// The rarest list's next live document (the segment is
+			// mostly deleted).
+			x := &c.cs[c.ord[0]]
+			j, _ := slices.BinarySearch(x.live[x.at:], doc)
+			if x.at += j; x.at == len(x.live) {
+				x.ok = false
+				return 0, false
+			}
+			doc = x.live[x.at]
+		} else if c.sg.del != nil {
 			doc = c.sg.nextLive(doc) // past the segment's deleted documents
 		}
 		same := true
