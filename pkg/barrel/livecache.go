@@ -8,7 +8,9 @@ import "sync/atomic"
 // deleted documents, which a merge would have dropped. An open index
 // does not change, so an entry never goes stale; the cache holds at most
 // liveCacheBytes, and a word's entry is taken over by the next word of
-// its slot.
+// its slot. A list is cached the second time it is asked for: building
+// an entry walks the whole list, where a query of a word met once may
+// read only some of it.
 
 const (
 	liveCacheBits  = 12
@@ -18,17 +20,25 @@ const (
 )
 
 // liveEntry is the live documents of word id's list in sg (with titled,
-// of its short list, those with a title hit).
+// of its short list, those with a title hit), or a mark that the list was
+// asked for once, or is not to be cached.
 type liveEntry struct {
 	sg     *segment
 	id     uint32
 	titled bool
+	state  uint8 // liveSeen, liveHeld or liveNot
 	docs   []uint32
 }
 
+const (
+	liveSeen = iota
+	liveHeld
+	liveNot // too long, or past the budget
+)
+
 // liveLists enables the cache (off only in the tests that check it
 // changes nothing); liveReads counts the lists read through it (for the
-// tests).
+// tests: with the live documents returned).
 var (
 	liveLists = true
 	liveReads atomic.Int64
@@ -44,21 +54,28 @@ func cachesLive(sg *segment) bool {
 // has not deleted, in docID order, from the cache or by walking the list
 // (its runs of deleted documents jumped with the skip table); with
 // titled, list is the word's short list, and only its postings with a
-// title hit count. The slice is shared: not to be changed.
-func (idx *Index) liveDocs(sg *segment, id uint32, list []byte, titled bool) ([]uint32, error) {
-	liveReads.Add(1)
+// title hit count. The slice is shared: not to be changed. ok is false
+// when the list is not cached: the caller walks it.
+func (idx *Index) liveDocs(sg *segment, id uint32, list []byte, titled bool) (docs []uint32, ok bool, err error) {
 	idx.liveCacheOnce.Do(func() { idx.liveCache = make([]atomic.Pointer[liveEntry], liveCacheSize) })
 	h := uint32(sg.info.ID)*0x85ebca6b ^ id*0x9e3779b1
 	if titled {
 		h ^= 0xc2b2ae35
 	}
 	slot := &idx.liveCache[h>>(32-liveCacheBits)]
-	if e := slot.Load(); e != nil && e.sg == sg && e.id == id && e.titled == titled {
-		return e.docs, nil
+	e := slot.Load()
+	switch {
+	case e == nil || e.sg != sg || e.id != id || e.titled != titled:
+		idx.putLive(slot, &liveEntry{sg: sg, id: id, titled: titled, state: liveSeen})
+		return nil, false, nil
+	case e.state == liveHeld:
+		liveReads.Add(1)
+		return e.docs, true, nil
+	case e.state == liveNot:
+		return nil, false, nil
 	}
-	var docs []uint32
 	it := newPostingIter(list)
-	ok := it.next()
+	ok = it.next()
 	for ok {
 		if sg.del.has(it.doc) {
 			ok = it.seek(sg.nextLive(it.doc + 1))
@@ -70,14 +87,22 @@ func (idx *Index) liveDocs(sg *segment, id uint32, list []byte, titled bool) ([]
 		ok = it.next()
 	}
 	if it.err != nil {
-		return nil, it.err
+		return nil, false, it.err
 	}
 	if size := int64(4 * cap(docs)); len(docs) <= liveCacheMax && idx.liveBytes.Add(size) <= liveCacheBytes {
-		if old := slot.Swap(&liveEntry{sg, id, titled, docs}); old != nil {
-			idx.liveBytes.Add(-int64(4 * cap(old.docs)))
-		}
+		idx.putLive(slot, &liveEntry{sg: sg, id: id, titled: titled, state: liveHeld, docs: docs})
 	} else {
 		idx.liveBytes.Add(-size)
+		idx.putLive(slot, &liveEntry{sg: sg, id: id, titled: titled, state: liveNot})
 	}
-	return docs, nil
+	liveReads.Add(1)
+	return docs, true, nil
+}
+
+// putLive stores e in slot, the docIDs of the entry it replaces leaving
+// the budget.
+func (idx *Index) putLive(slot *atomic.Pointer[liveEntry], e *liveEntry) {
+	if old := slot.Swap(e); old != nil && old.docs != nil {
+		idx.liveBytes.Add(-int64(4 * cap(old.docs)))
+	}
 }

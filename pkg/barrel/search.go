@@ -214,10 +214,11 @@ type cursor struct {
 	ok   bool
 	list []byte // the whole list (a full list's) and its postings
 	n    uint32
-	// A driving list of a segment mostly deleted: its live documents
+	// A list of a segment mostly deleted, cached: its live documents
 	// (liveDocs), and the place in them of the next one after it.
-	live []uint32
-	at   int
+	live   []uint32
+	at     int
+	cached bool
 }
 
 type scored struct {
@@ -938,7 +939,7 @@ type segCursor struct {
 	ord   []int32 // with all: the driving lists, fewest postings first (nextAll)
 	doc   uint32  // the current match
 	ok    bool
-	live  bool       // the driving lists jump to their live documents (cursor.live)
+	live  bool       // the segment is mostly deleted: its cached lists jump to their live documents (cursor.live)
 	skip  *skipState // with the counted scan: the matches that cannot enter
 	tpos  int        // nextTarget's place in skip.targets
 }
@@ -996,12 +997,14 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, n
 				return x.it.err
 			}
 			if c.live && drive[i] {
-				if x.live, err = idx.liveDocs(sg, id, full, false); err != nil {
+				if x.live, x.cached, err = idx.liveDocs(sg, id, full, false); err != nil {
 					return err
 				}
-				if len(x.live) == 0 {
+				switch {
+				case !x.cached: // walked as in any segment
+				case len(x.live) == 0:
 					x.ok = false // no live page holds the word
-				} else if x.it.doc < x.live[0] {
+				case x.it.doc < x.live[0]:
 					x.ok = x.it.seek(x.live[0])
 				}
 			}
@@ -1016,12 +1019,14 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, n
 			*t = *x
 			if c.live {
 				// nextTitled walks the live postings with a title hit.
-				if t.live, err = idx.liveDocs(sg, id, sh, true); err != nil {
+				if t.live, t.cached, err = idx.liveDocs(sg, id, sh, true); err != nil {
 					return err
 				}
-				if len(t.live) == 0 {
+				switch {
+				case !t.cached: // walked as in any segment
+				case len(t.live) == 0:
 					t.ok = false
-				} else if t.it.doc < t.live[0] {
+				case t.it.doc < t.live[0]:
 					t.ok = t.it.seek(t.live[0])
 				}
 			}
@@ -1066,6 +1071,10 @@ func (c *segCursor) find() error {
 				// document: a segment mostly deleted holds few.
 				for i := range c.cs {
 					if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc == doc {
+						if !x.cached {
+							x.ok = x.it.seek(c.sg.nextLive(doc + 1))
+							continue
+						}
 						for x.at < len(x.live) && x.live[x.at] <= doc && x.at+1 < len(x.live) && x.live[x.at+1] <= doc {
 							x.at++ // mostly near
 						}
@@ -1149,7 +1158,7 @@ func (c *segCursor) nextAll() (uint32, bool) {
 	}
 	doc := c.cs[c.ord[0]].it.doc
 	for {
-		if c.live {
+		if c.live && c.cs[c.ord[0]].cached {
 			// The rarest list's next live document (the segment is
 			// mostly deleted).
 			x := &c.cs[c.ord[0]]
@@ -1290,7 +1299,7 @@ func (c *segCursor) nextTitled(need int) (uint32, bool) {
 			if c.neg[i] || !x.ok {
 				continue
 			}
-			if c.live && x.it.doc < lo {
+			if x.cached && x.it.doc < lo {
 				// From one live posting with a title hit to the next.
 				j, _ := slices.BinarySearch(x.live[x.at:], lo)
 				if x.at += j; x.at == len(x.live) {
@@ -1787,12 +1796,14 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	at := make([]int, len(lists)) // the place in live
 	for i, l := range lists {
 		if cachesLive(segs[i]) {
-			d, err := idx.liveDocs(segs[i], ids[i], l, false)
+			d, ok, err := idx.liveDocs(segs[i], ids[i], l, false)
 			if err != nil {
 				return 0, 0, err
 			}
-			live[i], cached[i], oks[i] = d, true, len(d) > 0
-			continue
+			if ok {
+				live[i], cached[i], oks[i] = d, true, len(d) > 0
+				continue
+			}
 		}
 		its[i] = newPostingIter(l)
 		if oks[i] = its[i].next(); its[i].err != nil {
