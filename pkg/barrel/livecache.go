@@ -10,10 +10,11 @@ import "sync/atomic"
 // liveCacheBytes, and a word's entry is taken over by the next word of
 // its slot. A list is cached the second time it is asked for: building
 // an entry walks the whole list, where a query of a word met once may
-// read only some of it.
+// read only some of it; and the mark of a list asked for once does not
+// take over a slot that holds a list.
 
 const (
-	liveCacheBits  = 12
+	liveCacheBits  = 16
 	liveCacheSize  = 1 << liveCacheBits
 	liveCacheBytes = 32 << 20 // the docIDs held at most, in bytes
 	liveCacheMax   = 1 << 14  // the live postings of a list cached at most
@@ -66,7 +67,9 @@ func (idx *Index) liveDocs(sg *segment, id uint32, list []byte, titled bool) (do
 	e := slot.Load()
 	switch {
 	case e == nil || e.sg != sg || e.id != id || e.titled != titled:
-		idx.putLive(slot, &liveEntry{sg: sg, id: id, titled: titled, state: liveSeen})
+		if e == nil || e.state != liveHeld {
+			idx.putLive(slot, &liveEntry{sg: sg, id: id, titled: titled, state: liveSeen})
+		}
 		return nil, false, nil
 	case e.state == liveHeld:
 		liveReads.Add(1)
