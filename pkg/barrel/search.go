@@ -214,6 +214,11 @@ type cursor struct {
 	ok   bool
 	list []byte // the whole list (a full list's) and its postings
 	n    uint32
+	// A list of a segment mostly deleted, cached: its live documents
+	// (liveDocs), and the place in them of the next one after it.
+	live   []uint32
+	at     int
+	cached bool
 }
 
 type scored struct {
@@ -712,6 +717,10 @@ type avgState struct {
 	lexOnce  sync.Once
 	lexSeed  maphash.Seed
 	lexCache []atomic.Pointer[lexEntry] // lookupWord's cache, by a hash of the word
+
+	liveCacheOnce sync.Once
+	liveCache     []atomic.Pointer[liveEntry] // liveDocs' cache, by a hash of the segment and wordID
+	liveBytes     atomic.Int64                // the docIDs it holds, in bytes
 }
 
 // lexEntry is a word's lookup in the lexicon, cached.
@@ -927,8 +936,10 @@ type segCursor struct {
 	neg   []bool
 	all   bool // a match holds every driving word
 	lists [][]byte
-	doc   uint32 // the current match
+	ord   []int32 // with all: the driving lists, fewest postings first (nextAll)
+	doc   uint32  // the current match
 	ok    bool
+	live  bool       // the segment is mostly deleted: its cached lists jump to their live documents (cursor.live)
 	skip  *skipState // with the counted scan: the matches that cannot enter
 	tpos  int        // nextTarget's place in skip.targets
 }
@@ -959,10 +970,11 @@ type skipState struct {
 // newSegCursor opens the query's lists in sg (with short, the short lists
 // too), each looked up once, into c; its cs is nil when no driving word
 // is in the segment. The cursors are taken from the start of slab (zeroed,
-// 3*len(ids) of them), the lists from lists (len(ids)). find moves it to
-// the first match.
-func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState, slab []cursor, lists [][]byte) error {
-	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip}
+// 3*len(ids) of them), the lists from lists (len(ids)), with all the
+// order of the driving lists from ord (len(ids)). find moves it to the
+// first match.
+func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
+	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg)}
 	var cs []cursor
 	any := false
 	for i, id := range ids {
@@ -984,6 +996,18 @@ func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, al
 			if x.ok = x.it.next(); x.it.err != nil {
 				return x.it.err
 			}
+			if c.live && drive[i] {
+				if x.live, x.cached, err = idx.liveDocs(sg, id, full, false); err != nil {
+					return err
+				}
+				switch {
+				case !x.cached: // walked as in any segment
+				case len(x.live) == 0:
+					x.ok = false // no live page holds the word
+				case x.it.doc < x.live[0]:
+					x.ok = x.it.seek(x.live[0])
+				}
+			}
 		}
 		if short && ns > 0 {
 			x := &cs[len(ids)+i]
@@ -991,13 +1015,40 @@ func newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, al
 			if x.ok = x.it.next(); x.it.err != nil {
 				return x.it.err
 			}
-			cs[2*len(ids)+i] = *x
+			t := &cs[2*len(ids)+i]
+			*t = *x
+			if c.live {
+				// nextTitled walks the live postings with a title hit.
+				if t.live, t.cached, err = idx.liveDocs(sg, id, sh, true); err != nil {
+					return err
+				}
+				switch {
+				case !t.cached: // walked as in any segment
+				case len(t.live) == 0:
+					t.ok = false
+				case t.it.doc < t.live[0]:
+					t.ok = t.it.seek(t.live[0])
+				}
+			}
 		}
 	}
 	if !any {
 		return nil // no match in the segment
 	}
 	c.cs = cs[:len(ids):len(ids)]
+	if all {
+		// The rarest list proposes, the commoner ones seek only to the
+		// documents the rarer ones all hold: most of a common word's
+		// seeks are then never made.
+		o := ord[:0:len(ids)]
+		for i := range ids {
+			if drive[i] {
+				o = append(o, int32(i))
+			}
+		}
+		slices.SortStableFunc(o, func(a, b int32) int { return cmp.Compare(c.cs[a].n, c.cs[b].n) })
+		c.ord = o
+	}
 	if short {
 		c.sc = cs[len(ids) : 2*len(ids) : 2*len(ids)]
 		c.tc = cs[2*len(ids) : 3*len(ids) : 3*len(ids)]
@@ -1015,6 +1066,28 @@ func (c *segCursor) find() error {
 			break
 		}
 		if c.sg.del.has(doc) { // superseded by a later segment
+			if c.live {
+				// Each driving list on it jumps to its next live
+				// document: a segment mostly deleted holds few.
+				for i := range c.cs {
+					if x := &c.cs[i]; c.drive[i] && x.ok && x.it.doc == doc {
+						if !x.cached {
+							x.ok = x.it.seek(c.sg.nextLive(doc + 1))
+							continue
+						}
+						for x.at < len(x.live) && x.live[x.at] <= doc && x.at+1 < len(x.live) && x.live[x.at+1] <= doc {
+							x.at++ // mostly near
+						}
+						j, _ := slices.BinarySearch(x.live[x.at:], doc+1)
+						if x.at += j; x.at == len(x.live) {
+							x.ok = false
+						} else {
+							x.ok = x.it.seek(x.live[x.at])
+						}
+					}
+				}
+				continue
+			}
 			// The driving lists jump to the segment's next live
 			// document (its live bitmap): a segment later batches
 			// superseded is mostly deleted, and walking its deleted
@@ -1075,27 +1148,34 @@ func (c *segCursor) next() (uint32, bool) {
 	return c.nextAll()
 }
 
-// nextAll is the first live document all the driving lists hold.
+// nextAll is the first live document all the driving lists hold, at or
+// after their positions: a candidate, taken from the rarest list, is
+// sought in the lists from the rarest on, and the first that passes it
+// gives the next candidate (no list before it holds a document between).
 func (c *segCursor) nextAll() (uint32, bool) {
-	doc := uint32(0)
+	if len(c.ord) == 0 || !c.cs[c.ord[0]].ok {
+		return 0, false
+	}
+	doc := c.cs[c.ord[0]].it.doc
 	for {
-		for i := range c.cs {
-			if !c.drive[i] {
-				continue
-			}
-			if !c.cs[i].ok {
+		if c.live && c.cs[c.ord[0]].cached {
+			// The rarest list's next live document (the segment is
+			// mostly deleted).
+			x := &c.cs[c.ord[0]]
+			j, _ := slices.BinarySearch(x.live[x.at:], doc)
+			if x.at += j; x.at == len(x.live) {
+				x.ok = false
 				return 0, false
 			}
-			doc = max(doc, c.cs[i].it.doc)
-		}
-		if c.sg.del != nil {
+			doc = x.live[x.at]
+		} else if c.sg.del != nil {
 			doc = c.sg.nextLive(doc) // past the segment's deleted documents
 		}
 		same := true
-		for i := range c.cs {
+		for _, i := range c.ord {
 			x := &c.cs[i]
-			if !c.drive[i] {
-				continue
+			if !x.ok {
+				return 0, false
 			}
 			if x.it.doc < doc {
 				if x.ok = x.it.seek(doc); !x.ok {
@@ -1103,7 +1183,8 @@ func (c *segCursor) nextAll() (uint32, bool) {
 				}
 			}
 			if x.it.doc != doc {
-				same = false
+				doc, same = x.it.doc, false
+				break
 			}
 		}
 		if same {
@@ -1218,13 +1299,31 @@ func (c *segCursor) nextTitled(need int) (uint32, bool) {
 			if c.neg[i] || !x.ok {
 				continue
 			}
+			if x.cached && x.it.doc < lo {
+				// From one live posting with a title hit to the next.
+				j, _ := slices.BinarySearch(x.live[x.at:], lo)
+				if x.at += j; x.at == len(x.live) {
+					x.ok = false
+					continue
+				}
+				if x.ok = x.it.seek(x.live[x.at]); !x.ok {
+					continue
+				}
+			}
 			if x.it.doc < lo {
 				if x.ok = x.it.seek(lo); !x.ok {
 					continue
 				}
 			}
-			for !hasTitleHit(x.it.hits) { // anchor hits only
-				if x.ok = x.it.next(); !x.ok {
+			// Past postings of anchor hits only, and of deleted pages
+			// (jumped to the segment's next live one).
+			for c.sg.del.has(x.it.doc) || !hasTitleHit(x.it.hits) {
+				if c.sg.del.has(x.it.doc) {
+					x.ok = x.it.seek(c.sg.nextLive(x.it.doc + 1))
+				} else {
+					x.ok = x.it.next()
+				}
+				if !x.ok {
 					break
 				}
 			}
@@ -1328,11 +1427,11 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	nl := len(q.ids)
 	buf := scanBufs.Get().(*scanBuf)
 	defer buf.put()
-	segcs, curs, clists := buf.cursors(len(idx.segs), nl)
+	segcs, curs, clists, ords := buf.cursors(len(idx.segs), nl)
 	h := buf.heap[:0] // a min-heap by current docID
 	for _, sg := range idx.segs {
 		c := &segcs[len(h)]
-		err := newSegCursor(c, sg, q.ids, q.driver, q.neg, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):])
+		err := idx.newSegCursor(c, sg, q.ids, q.driver, q.neg, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):], ords[nl*len(h):])
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1351,7 +1450,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		if tierFloor {
 			tc = &buf.tiers
 		}
-		n, last, err := countMatches(h, q, opt.MaxMatches, tc)
+		n, last, err := idx.countMatches(h, q, opt.MaxMatches, tc)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1641,14 +1740,16 @@ func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted i
 // One driving word in one segment without deletions is counted by its
 // posting count (and skip table), one on fewer pages than limit by its
 // document frequency; otherwise the lists' live postings are
-// marked in a bitmap of a window of docIDs at a time.
+// marked in a bitmap of a window of docIDs at a time (those of a segment
+// mostly deleted from the cache of live postings, liveDocs).
 //
 // With tc, and a query of several but at most 8 driving words, it also
 // counts the matches of each set of driving words held (tc.by, by the
 // words' places among the driving lists), and sets tc.ok.
-func countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (int, uint32, error) {
+func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (int, uint32, error) {
 	var lists [][]byte
 	var segs []*segment
+	var ids []uint32
 	var bit []uint8 // each list's driving word, as a bit of tc's sets
 	total := 0
 	drivers := countTrue(q.driver)
@@ -1665,7 +1766,7 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (in
 				continue
 			}
 			if x := &c.cs[i]; x.n > 0 {
-				lists, segs = append(lists, x.list), append(segs, c.sg)
+				lists, segs, ids = append(lists, x.list), append(segs, c.sg), append(ids, q.ids[i])
 				bit = append(bit, 1<<k)
 				total += int(x.n)
 			}
@@ -1690,7 +1791,20 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (in
 	}
 	its := make([]postingIter, len(lists))
 	oks := make([]bool, len(lists))
+	live := make([][]uint32, len(lists)) // with cached: the list's live documents
+	cached := make([]bool, len(lists))
+	at := make([]int, len(lists)) // the place in live
 	for i, l := range lists {
+		if cachesLive(segs[i]) {
+			d, ok, err := idx.liveDocs(segs[i], ids[i], l, false)
+			if err != nil {
+				return 0, 0, err
+			}
+			if ok {
+				live[i], cached[i], oks[i] = d, true, len(d) > 0
+				continue
+			}
+		}
 		its[i] = newPostingIter(l)
 		if oks[i] = its[i].next(); its[i].err != nil {
 			return 0, 0, its[i].err
@@ -1712,6 +1826,19 @@ func countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (in
 		clear(bm[:])
 		more := false
 		for i := range its {
+			if cached[i] {
+				d, j := live[i], at[i]
+				for ; j < len(d) && uint64(d[j]) < lo+window; j++ {
+					k := uint64(d[j]) - lo
+					bm[k/64] |= 1 << (k % 64)
+					if held != nil {
+						held[k] |= bit[i]
+					}
+				}
+				at[i] = j
+				more = more || j < len(d)
+				continue
+			}
 			it := &its[i]
 			del := segs[i].del
 			for oks[i] && uint64(it.doc) < lo+window {
@@ -1885,14 +2012,16 @@ type scanBuf struct {
 	heap   []*segCursor
 	curs   []cursor
 	clists [][]byte
+	ords   []int32
 }
 
 var scanBufs = sync.Pool{New: func() any { return new(scanBuf) }}
 
 // cursors returns room for the cursors of segs segments of a query of nl
 // lists: the segment cursors, and zeroed list cursors (3*nl a segment)
-// and current lists (nl a segment) for them.
-func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte) {
+// and current lists and orders of the driving lists (nl a segment) for
+// them.
+func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte, []int32) {
 	if cap(b.segcs) < segs {
 		b.segcs = make([]segCursor, segs)
 	}
@@ -1908,7 +2037,10 @@ func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte) {
 		b.clists = b.clists[:n]
 		clear(b.clists)
 	}
-	return b.segcs[:segs], b.curs, b.clists
+	if n := nl * segs; cap(b.ords) < n {
+		b.ords = make([]int32, n)
+	}
+	return b.segcs[:segs], b.curs, b.clists, b.ords[:nl*segs]
 }
 
 // put returns b to the pool, dropping its references to the index.

@@ -329,3 +329,80 @@ func TestTierFloorExact(t *testing.T) {
 	idx.Close()
 	check(forceMerged(t, dir), "merged")
 }
+
+// TestMostlyDeletedExact: on segments that later batches mostly
+// superseded (merges held back), whose lists are read through the cache
+// of their live postings, a search answers to the bit as without the
+// cache, match counts included, a second time (the cache filled), as the
+// exhaustive scan on the same segments, and as the same pages merged
+// into one segment without deletions.
+func TestMostlyDeletedExact(t *testing.T) {
+	dir := t.TempDir()
+	site := synth.New(1200, 3000, 5)
+	page := map[string][]byte{}
+	opts := Options{MergeFactor: 64, DeletesPct: 100}
+	rng := rand.New(rand.NewPCG(5, 28))
+	for batch := range 16 {
+		var urls []string
+		for i := batch * 75; i < (batch+1)*75; i++ {
+			urls = append(urls, site.URL(i))
+			page[site.URL(i)] = site.Page(i)
+		}
+		for i := range batch * 75 { // a few earlier pages re-crawled, changed
+			if rng.IntN(20) == 0 {
+				u := site.URL(i)
+				page[u] = site.Page((i + batch*97) % 1200)
+				urls = append(urls, u)
+			}
+		}
+		batchOf(t, dir, opts, urls, func(u string) []byte { return page[u] })
+	}
+	idx := open(t, dir)
+	cached := 0
+	for _, sg := range idx.segs {
+		if cachesLive(sg) {
+			cached++
+		}
+	}
+	if len(idx.segs) < 5 || cached < 4 {
+		t.Fatalf("%d segments, %d of them mostly deleted: the test wants many", len(idx.segs), cached)
+	}
+	queries := mixedQueries(site, 13, 300)
+	searches := map[string]SearchOptions{
+		"one":    {N: 1, NoSnippets: true},
+		"top10":  {N: 10, NoSnippets: true},
+		"offset": {N: 3, Offset: 4, NoSnippets: true},
+		"deep":   {N: 60, NoSnippets: true},
+		"wide":   {N: 250, NoSnippets: true},
+		"stop":   {N: 5, NoSnippets: true, MaxMatches: 40},
+	}
+	want := map[string]string{}
+	for name, opt := range searches {
+		reads := liveReads.Load()
+		got := resultBits(t, idx, queries, opt, true)
+		if liveReads.Load() == reads {
+			t.Errorf("%s: no list read through the cache", name)
+		}
+		if again := resultBits(t, idx, queries, opt, true); again != got {
+			t.Errorf("%s: a second time:\n%s\nfirst:\n%s", name, again, got)
+		}
+		if uncached := bitsWithout(t, idx, queries, opt, true, &liveLists); uncached != got {
+			t.Errorf("%s: through the cache:\n%s\nwithout:\n%s", name, got, uncached)
+		}
+		want[name] = got
+		if name == "stop" { // the exhaustive scan counts other matches up to the cut-off
+			continue
+		}
+		all := bitsWithout(t, idx, queries, opt, false, &liveLists, &tierFloor, &pruning, &intersectFirst, &segmentOrder)
+		if fast := resultBits(t, idx, queries, opt, false); fast != all {
+			t.Errorf("%s: through the cache:\n%s\nevery match scored:\n%s", name, fast, all)
+		}
+	}
+	idx.Close()
+	merged := forceMerged(t, dir)
+	for name, opt := range searches {
+		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
+			t.Errorf("%s: one segment answers\n%s\n%d segments\n%s", name, got, len(idx.segs), want[name])
+		}
+	}
+}
