@@ -8,7 +8,11 @@
 # median and range of the runs' figures, the commits and the load average.
 # Usage: scripts/batch-bench.sh DIR/age-1000/index [FROM_TURN]   (FROM_TURN default 1000)
 # Environment: BASE, RUNS, BATCHES.
-case "${1:-}" in -h | --help | "") sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; [ -n "${1:-}" ]; exit $? ;; esac
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
+if [ $# -lt 1 ]; then
+  echo "batch-bench: the kept index is missing (scripts/batch-bench.sh --help)" >&2
+  exit 2
+fi
 set -euo pipefail
 cd "$(dirname "$0")/.."
 INDEX=$(realpath "$1")

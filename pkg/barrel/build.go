@@ -421,20 +421,22 @@ func (b *Builder) oldDoc(d uint32) (DocEntry, int, bool, error) {
 	// largest segments, where most documents live, are asked first,
 	// each skipped for a document it has deleted. Asking the newest
 	// first took a search a segment (a year's index has 20 to 30).
+	ask := func(i int) (DocEntry, int, bool, error) {
+		e, ok, err := b.old.segs[i].entry(d)
+		if err != nil || !ok {
+			return e, 0, false, err
+		}
+		return found(e, i)
+	}
 	b.oldAsked++
 	if b.oldAsked > liveBitsAfter {
 		for i := len(b.old.segs) - 1; i >= 0; i-- {
 			s := b.old.segs[i]
 			s.liveOnce.Do(s.loadLive)
-			if !s.live.has(d) {
-				continue
-			}
-			e, ok, err := s.entry(d)
-			if err != nil {
-				return e, 0, false, err
-			}
-			if ok {
-				return found(e, i)
+			if s.live.has(d) {
+				if e, seg, ok, err := ask(i); ok || err != nil {
+					return e, seg, ok, err
+				}
 			}
 		}
 	}
@@ -448,26 +450,16 @@ func (b *Builder) oldDoc(d uint32) (DocEntry, int, bool, error) {
 		})
 	}
 	for _, i := range b.bySize {
-		s := b.old.segs[i]
-		if s.del.has(d) {
-			continue
-		}
-		e, ok, err := s.entry(d)
-		if err != nil {
-			return e, 0, false, err
-		}
-		if ok {
-			return found(e, i)
+		if !b.old.segs[i].del.has(d) {
+			if e, seg, ok, err := ask(i); ok || err != nil {
+				return e, seg, ok, err
+			}
 		}
 	}
-	// Deleted wherever it is (withdrawn): its newest entry.
+	// Live in none (a damaged index): the newest entry, as ever.
 	for i := len(b.old.segs) - 1; i >= 0; i-- {
-		e, ok, err := b.old.segs[i].entry(d)
-		if err != nil {
-			return e, 0, false, err
-		}
-		if ok {
-			return found(e, i)
+		if e, seg, ok, err := ask(i); ok || err != nil {
+			return e, seg, ok, err
 		}
 	}
 	return DocEntry{}, 0, false, corrupt("doc %d is in no segment", d)
