@@ -5,7 +5,9 @@
 // every 24 batches), and prints one line: the median, 95th percentile and
 // worst CPU and wall seconds of the batches, their segments and the pages
 // re-indexed for new anchors. scripts/batch-bench.sh runs it built at two
-// commits, alternated.
+// commits, alternated: it is built into BASE's tree too, so it uses
+// barrel's API and crawlsim alone and repeats lifebench's batch (indexBatch)
+// instead of sharing a package BASE may not have.
 //
 //	batchbench -index DIR/age-1000/index -from 1000 -batches 24
 package main
