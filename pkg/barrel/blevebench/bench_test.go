@@ -29,6 +29,7 @@ var (
 	benchBatches = flag.Int("barrel.batches", 1, "batches barrel indexes the pages in, one after the other with the default merge policy (1: one segment)")
 	benchMerge   = flag.Int("barrel.mergefactor", 0, "barrel's merge factor for -barrel.batches (0: the default); a factor above the batches keeps one segment per batch")
 	benchDeletes = flag.Int("barrel.deletespct", 0, "barrel's deleted share (percent) before merges reclaim it, for -barrel.batches (0: the default)")
+	benchMaxDocs = flag.Int("barrel.maxmergedocs", 0, "barrel's MaxMergeDocs for -barrel.batches (0: the default): the size cap scaled down to the pages, for the segment count of a larger index")
 	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run once more after the timed runs, on the index opened afresh)")
 )
 
@@ -111,7 +112,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		batches := max(1, min(*benchBatches, len(pages)))
 		var segments int
 		for k := range batches {
-			bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec, MergeFactor: *benchMerge, DeletesPct: *benchDeletes})
+			bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec, MergeFactor: *benchMerge, DeletesPct: *benchDeletes, MaxMergeDocs: *benchMaxDocs})
 			if err != nil {
 				b.Fatal(err)
 			}
