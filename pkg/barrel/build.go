@@ -608,6 +608,13 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 		p.keys = append(p.keys, t.Term...)
 		p.ends = append(p.ends, uint32(len(p.keys)))
 		p.hits = append(p.hits, hit.Fancy(t.Capital, hit.Def, pos))
+		if !t.Whole { // and the word as written (a whole is already)
+			if form, ok := doc.Analyzer.DefForm(defs[t.Start:t.End]); ok {
+				p.keys = append(p.keys, form...)
+				p.ends = append(p.ends, uint32(len(p.keys)))
+				p.hits = append(p.hits, hit.Fancy(t.Capital, hit.Def, pos))
+			}
+		}
 		pos++
 	})
 	fancy(htmldoc.URLWords(p.url), hit.URL)

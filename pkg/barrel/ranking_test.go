@@ -212,6 +212,64 @@ and code that calls setraw should restore it. The constant below names the mode.
 	definitionOrders(t, searchTwo(t, pages), "setraw", "http://d.test/term.html", "http://d.test/notes.html")
 }
 
+// A page defines a query's word only if it defines that very word, not
+// another that stems alike: "getcaps" and "getcapabilities" both stem to
+// getcap, and the page defining getcaps (better linked, mentioning it
+// more) is no definition of "getcapabilities", and the other way round.
+func TestDefinitionOfTheWordAsWritten(t *testing.T) {
+	pages := map[string]string{
+		"http://w.test/nntp.html": `<html><head><title>News protocol</title></head><body>
+<p>Ask the server what it can do.</p><dl>
+<dt id="nntp.getcapabilities">getcapabilities()</dt><dd><p>Returns the server's capabilities.</p></dd></dl></body></html>`,
+		"http://w.test/mailcap.html": `<html><head><title>Mailcap files</title></head><body>
+<h2>Reading getcaps</h2><p>Call getcaps once; getcaps reads every file.</p><dl>
+<dt id="mailcap.getcaps">getcaps()</dt><dd><p>Returns the capabilities.</p></dd></dl></body></html>`,
+	}
+	for i := range 12 { // pages linking to the mailcap page only
+		pages[fmt.Sprintf("http://w.test/l%d.html", i)] = fmt.Sprintf(`<html><head><title>Link %d</title></head>
+<body><p>See the <a href="mailcap.html">mailcap files</a>.</p></body></html>`, i)
+	}
+	search := searchTwo(t, pages)
+	definitionOrders(t, search, "getcapabilities", "http://w.test/nntp.html", "http://w.test/mailcap.html")
+	for _, q := range []struct{ query, definer string }{
+		{"getcapabilities", "http://w.test/nntp.html"},
+		{"getcaps", "http://w.test/mailcap.html"},
+	} {
+		for _, res := range search(q.query, nil).Results {
+			n, want := res.Explain.Counts["getcap"]["definition"], 0
+			if res.URL == q.definer {
+				want = 1
+			}
+			if n != want {
+				t.Errorf("%s: %s: %d definition hits in --explain, want %d", q.query, res.URL, n, want)
+			}
+		}
+	}
+}
+
+// "What’s New" holds no word "s": the query "S" (re.S) does not find it.
+func TestCliticIsNoWord(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, Options{}, map[string]string{
+		"http://clitic.test/whatsnew.html": `<html><head><title>What’s New In Python</title></head><body>
+<h1>What’s New In Python</h1><p>What's changed: it's faster, and the parser's errors are better.</p></body></html>`,
+		"http://clitic.test/re.html": `<html><head><title>Regular expressions</title></head><body>
+<dl><dt id="re.S">re.S</dt><dd><p>Make the dot match a newline.</p></dd></dl></body></html>`,
+	})
+	idx := open(t, dir)
+	r, err := idx.Search("S", SearchOptions{N: 5, NoSnippets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 1 || r.Results[0].URL != "http://clitic.test/re.html" {
+		var got []string
+		for _, res := range r.Results {
+			got = append(got, res.URL)
+		}
+		t.Errorf("S: %q, want the page defining re.S alone", got)
+	}
+}
+
 // A query of one identifier is defined by a page that defines the
 // identifier: the index keeps an identifier's whole in a definition and
 // leaves its parts out, so the query's parts ("return", "value" of

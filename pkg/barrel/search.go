@@ -360,6 +360,15 @@ func (idx *Index) Search(query string, opt SearchOptions) (*Response, error) {
 			q.defNeed |= 1 << (u & 63)
 		}
 	}
+	if bits.OnesCount64(q.defNeed) == 1 {
+		// A name: defined by the page that defines it as written. A query
+		// of several words is defined only by one entry holding them
+		// all, in a row (oneEntry), which stemming does not mislead: the
+		// entry "iterator object" defines "iterator objects".
+		if err := idx.addForms(q, terms); err != nil {
+			return nil, err
+		}
+	}
 	q.fields = opt.Model.fields()
 	q.or = len(syn.or) > 0
 	for _, p := range phrases {
@@ -509,6 +518,50 @@ func (q *parsedQuery) grow(n int) {
 	bs := make([]bool, 3*n)
 	q.driver, q.neg, q.capital = bs[:0:n], bs[n:n:2*n], bs[2*n:2*n:3*n]
 }
+
+// addForms adds, for each plain word of the query (of terms), the list
+// of its exact form (analysis.DefForm), read for the definition feature
+// only: a page defines the word if it defines the word as written, not
+// another that stems alike. A form no page defines leaves the word
+// defined nowhere.
+func (idx *Index) addForms(q *parsedQuery, terms []queryTerm) error {
+	q.form = make([]int, len(q.keys))
+	for i := range q.form {
+		q.form[i] = noForm
+	}
+	an := idx.analyzers.Get().(*analysis.Analyzer)
+	defer idx.analyzers.Put(an)
+	for _, t := range terms {
+		if t.whole || t.part {
+			continue // an identifier's whole is its form; its parts are not defined
+		}
+		k := slices.Index(q.keys[:len(q.form)], t.term)
+		if k < 0 || q.neg[k] || q.form[k] != noForm {
+			continue // unknown, or its form added
+		}
+		form, ok := an.DefForm([]byte(t.word))
+		if !ok {
+			continue // its term is its form
+		}
+		id, ok, err := idx.lookupWord(form)
+		if err != nil {
+			return err
+		}
+		q.form[k] = undefined
+		if ok {
+			j := q.addKey(form, id, false, q.group[k])
+			q.neg[j] = true // read, and scored only as k's definitions
+			q.form[k] = j
+		}
+	}
+	return nil
+}
+
+// Values of parsedQuery.form besides a list.
+const (
+	noForm    = -1 // the word's own list holds its definitions
+	undefined = -2 // no page defines the word as written
+)
 
 // addKey adds a known term to the query's lists.
 func (q *parsedQuery) addKey(term string, id uint32, driver bool, group int) int {
@@ -906,8 +959,12 @@ type parsedQuery struct {
 	seq      []int
 	avgLen   float64
 
-	neg     []bool  // lists read only by the filters: they neither drive nor score
-	capital []bool  // the query wrote the word with a capital letter
+	neg     []bool // lists read only by the filters: they neither drive nor score
+	capital []bool // the query wrote the word with a capital letter
+	// form is, for each of the query's own lists, the list of its exact
+	// form (addForms), which holds its definition hits, or noForm or
+	// undefined; lists added after it (forms) have none.
+	form    []int
 	fields  bool    // the model reads the per-field features
 	group   []int   // each list's coordination unit
 	or      bool    // some unit is an OR group
@@ -2265,9 +2322,16 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 		var counts [numTypes]int
 		countTypes(l, &counts)
+		dl := l // the hits that say the page defines the word
+		if i < len(q.form) && q.form[i] != noForm {
+			dl = nil
+			if j := q.form[i]; j >= 0 && counts[TypeDef] > 0 {
+				dl = lists[j]
+			}
+		}
 		leads, caps, capDefs := counts[TypeTitle] > 0 && titleLeads(l, leadMax), 0, 0
 		if counts[TypeDef] > 0 && q.capital[i] {
-			capDefs = capitalDefs(l)
+			capDefs = capitalDefs(dl)
 		}
 		if fields && q.capital[i] { // read again only for a model that weighs them
 			for j := range len(l) / 2 {
@@ -2290,6 +2354,15 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 		}
 		idf := q.idf[i]
 		ir1 += idf * tf * (w.K1 + 1) / (tf + norm)
+		if i < len(q.form) && q.form[i] != noForm && counts[TypeDef] > 0 {
+			counts[TypeDef] = defCount(dl)
+			if ex != nil && ex.Counts[q.keys[i]] != nil {
+				ex.Counts[q.keys[i]][TypeNames[TypeDef]] = counts[TypeDef]
+				if counts[TypeDef] == 0 {
+					delete(ex.Counts[q.keys[i]], TypeNames[TypeDef])
+				}
+			}
+		}
 		if q.capital[i] {
 			// A word the query writes with a capital is defined by a
 			// name written so: "Text" is typing's class Text, not the
@@ -2307,9 +2380,9 @@ func (idx *Index) score(sg *segment, doc uint32, lists [][]byte, q *parsedQuery,
 			if q.driver[i] {
 				defUnits |= 1 << (q.group[i] & 63)
 				if q.of > 1 && q.defNeed&(1<<(q.group[i]&63)) != 0 {
-					for j := 0; j+1 < len(l); j += 2 {
-						if typeByHigh[l[j]] == TypeDef && (!q.capital[i] || l[j]&0x80 != 0) && len(defAt) < cap(defAt) {
-							defAt = append(defAt, defPos{l[j+1], uint8(q.group[i] & 63)})
+					for j := 0; j+1 < len(dl); j += 2 {
+						if typeByHigh[dl[j]] == TypeDef && (!q.capital[i] || dl[j]&0x80 != 0) && len(defAt) < cap(defAt) {
+							defAt = append(defAt, defPos{dl[j+1], uint8(q.group[i] & 63)})
 						}
 					}
 				}
@@ -2453,6 +2526,17 @@ func titleLeads(l []byte, leadMax int) bool {
 		}
 	}
 	return false
+}
+
+// defCount counts a posting's definition hits.
+func defCount(l []byte) int {
+	n := 0
+	for j := 0; j+1 < len(l); j += 2 {
+		if typeByHigh[l[j]] == TypeDef {
+			n++
+		}
+	}
+	return n
 }
 
 // capitalDefs counts a posting's definition hits written with a capital.

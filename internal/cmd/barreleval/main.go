@@ -249,10 +249,10 @@ func listMisses(half string, qs []ireval.Query, search func(string) ([]string, e
 func missCauses(idx *barrel.Index, w *barrel.Weights, half string, qs []ireval.Query, list bool) error {
 	m := model
 	if m == nil {
-		hand := barrel.HandModel(w)
 		if w == nil {
-			hand = barrel.HandModel(&barrel.DefaultWeights)
+			w = &barrel.DefaultWeights
 		}
+		hand := barrel.HandModel(w)
 		m = &hand
 	}
 	cs, err := ireval.Collect(idx, qs, ireval.PathKey)

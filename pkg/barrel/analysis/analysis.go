@@ -7,7 +7,11 @@
 // by '_' or '.' ("PyObject_Size", "os.path.join") give their parts, each
 // analysed as a word, and the whole, folded but not stemmed, at the
 // position of the first part, so a query for the whole or for a part
-// finds them.
+// finds them. An English clitic after an apostrophe (' or ’) stays with its
+// word: "What’s" is the term "what" (the stemmer drops a possessive or
+// "is" 's), "don't" the term "don't", and neither leaves a word "s" or "t"
+// (which would otherwise match the query "S", re.S, on every page that
+// says "What’s New").
 //
 // Stop words are terms like any other (phrases need them); Token.Stop marks
 // them so that a query can make them optional.
@@ -18,6 +22,7 @@
 package analysis
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -28,9 +33,15 @@ import (
 
 // Name and Version identify the analysis recorded in an index.
 const (
-	Name    = "fold-yo-snowball-ru-en-ident"
-	Version = 1
+	Name = "fold-yo-snowball-ru-en-ident"
+	// 2: clitics after an apostrophe stay with their word; the index adds
+	// the exact forms of defined words (DefForm)
+	Version = 2
 )
+
+// FormPrefix leads the term of a word's exact form (DefForm); no term of
+// the analysis starts with it.
+const FormPrefix = "="
 
 // MaxTermLen is the longest term kept, in bytes; longer words are cut.
 const MaxTermLen = 48
@@ -129,13 +140,60 @@ func (a *Analyzer) Tokens(text []byte, fn func(Token)) {
 		}
 		if e := identEnd(text, i); e > i+n {
 			a.ident(text, i, e, fn)
-			i = e
+			i = cliticEnd(text, e) // an identifier's "'s" says nothing more
 			continue
 		}
-		a.word(text, i, i+n, fn)
-		i += n
+		e := cliticEnd(text, i+n)
+		a.word(text, i, e, fn)
+		i = e
 	}
 }
+
+// clitics are the English clitics written after an apostrophe: "it's",
+// "don't", "they're", "we've", "you'll", "I'd", "I'm".
+var clitics = []string{"s", "t", "re", "ve", "ll", "d", "m"}
+
+// cliticEnd is the end of the clitic after the word ending at e ("’s" of
+// "What’s"), or e when none follows: an apostrophe (' or U+2019) after an
+// ASCII letter, then a clitic, in either case, that no other word
+// character or apostrophe follows (b's' is a quoted string).
+func cliticEnd(text []byte, e int) int {
+	if e == 0 || !isASCIILetter(text[e-1]) {
+		return e
+	}
+	j := e
+	switch {
+	case j < len(text) && text[j] == '\'':
+		j++
+	case j+2 < len(text) && text[j] == 0xe2 && text[j+1] == 0x80 && text[j+2] == 0x99: // ’
+		j += 3
+	default:
+		return e
+	}
+	n := wordAt(text, j)
+	if n == 0 || n > 2 {
+		return e
+	}
+	var low [2]byte
+	for k := range n {
+		c := text[j+k]
+		if !isASCIILetter(c) {
+			return e
+		}
+		low[k] = c | 0x20
+	}
+	if k := j + n; k < len(text) && (text[k] == '\'' || k+2 < len(text) && text[k] == 0xe2 && text[k+1] == 0x80 && text[k+2] == 0x99) {
+		return e // a quoted string: b's', f't'
+	}
+	for _, c := range clitics {
+		if c == string(low[:n]) {
+			return j + n
+		}
+	}
+	return e
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // wordAt is the length of the run of word characters at text[i:].
 func wordAt(text []byte, i int) int {
@@ -234,13 +292,36 @@ func (a *Analyzer) word(text []byte, i, e int, fn func(Token)) {
 	fn(Token{Start: i, End: e, Term: a.buf, Capital: capitalAt(text, i), Stop: stop})
 }
 
+// DefForm is the term of a word's exact form: folded (and ’ as '), not
+// stemmed, led by FormPrefix. The index adds it beside the term of each
+// word a page defines, so that a query's word counts as defined only
+// where the page defines that very word: "getcapabilities" and "getcaps"
+// stem alike (getcap), as do "iter" and "iterator", but are different
+// names. ok is false for a word the analysis does not stem (of another
+// script, or with NoStem), whose term is already its exact form.
+func (a *Analyzer) DefForm(word []byte) (string, bool) {
+	if a.opt.NoStem {
+		return "", false
+	}
+	w := string(clip(a.fold(word)))
+	if scriptOf(w) != latin {
+		return "", false
+	}
+	return FormPrefix + strings.ReplaceAll(w, "’", "'"), true
+}
+
 // analyse folds and stems one word.
 func (a *Analyzer) analyse(raw []byte) entry {
 	w := string(clip(a.fold(raw)))
 	var stop bool
 	switch scriptOf(w) {
 	case latin:
-		stop = english.IsStopWord(w)
+		base := w
+		if i := strings.IndexAny(w, "'’"); i > 0 { // a word and its clitic (cliticEnd)
+			_, n := utf8.DecodeRuneInString(w[i:])
+			w, base = w[:i]+"'"+w[i+n:], w[:i]
+		}
+		stop = english.IsStopWord(base)
 		if !a.opt.NoStem {
 			w = english.Stem(w, false)
 		}
@@ -301,7 +382,7 @@ func scriptOf(w string) script {
 			rs = latin
 		case unicode.Is(unicode.Cyrillic, r):
 			rs = cyrillic
-		case '0' <= r && r <= '9':
+		case '0' <= r && r <= '9', r == '\'' || r == '’': // digits, a clitic's apostrophe
 			continue
 		default:
 			return other

@@ -28,11 +28,42 @@ func TestTerms(t *testing.T) {
 		{"日本語", "日本語"},
 		{"Latinкириллица", "latinкириллица"},
 		{"___ ... _", ""},
+		// A clitic stays with its word: no "s" or "t" of its own.
+		{"What’s New", "what new"},
+		{"Python's os.path's join", "python os.path os path join"},
+		{"don't DON’T", "don't don't"},
+		{"the 's' code, b's' and '%s'", "the s code b s and s"}, // quoted: words of their own
+		{"l'homme rock'n'roll", "l homm rock n roll"},
 	} {
 		got := strings.Join(a.Terms(tc.in), " ")
 		if got != tc.want {
 			t.Errorf("Terms(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// A defined word's exact form is its own term, apart from the stem it
+// shares with other words.
+func TestDefForm(t *testing.T) {
+	a := New(Options{})
+	for _, tc := range []struct{ word, form string }{
+		{"getcapabilities", "=getcapabilities"},
+		{"getcaps", "=getcaps"},
+		{"Iter", "=iter"},
+		{"What’s", "=what's"},
+		{"Москва", ""}, // another stemmer's script: no form
+		{"3", ""},
+	} {
+		form, ok := a.DefForm([]byte(tc.word))
+		if form != tc.form || ok != (tc.form != "") {
+			t.Errorf("DefForm(%q) = %q, %v; want %q", tc.word, form, ok, tc.form)
+		}
+	}
+	if a.Terms("getcapabilities")[0] != a.Terms("getcaps")[0] {
+		t.Error("getcapabilities and getcaps no longer stem alike: the test shows nothing")
+	}
+	if form, ok := New(Options{NoStem: true}).DefForm([]byte("getcaps")); ok {
+		t.Errorf("NoStem: DefForm = %q, want none (the term is the form)", form)
 	}
 }
 
