@@ -648,6 +648,17 @@ var segmentOrder = true
 // the candidates (off only in the tests that check it changes nothing).
 var pruning = true
 
+// segShortcuts enables what spares a scan the segments that hold none
+// of its matches (off only in the tests that check it changes nothing):
+// a word's lookups in the segments cached (wordLists), a segment that
+// lacks a word every match holds passed without a list read, and a
+// segment's short lists opened when a match of it is first bounded;
+// segsPassed counts the segments passed (for the tests).
+var (
+	segShortcuts = true
+	segsPassed   atomic.Int64
+)
+
 func countTrue(b []bool) int {
 	n := 0
 	for _, x := range b {
@@ -717,6 +728,9 @@ type avgState struct {
 	lexOnce  sync.Once
 	lexSeed  maphash.Seed
 	lexCache []atomic.Pointer[lexEntry] // lookupWord's cache, by a hash of the word
+
+	wlOnce  sync.Once
+	wlCache []atomic.Pointer[wordLists] // wordLists' cache, by a hash of the wordID
 
 	liveCacheOnce sync.Once
 	liveCache     []atomic.Pointer[liveEntry] // liveDocs' cache, by a hash of the segment and wordID
@@ -917,6 +931,9 @@ type parsedQuery struct {
 	// driveDF is the live pages holding a driving word (the last one):
 	// with one driving word, its matches.
 	driveDF int
+	// wl is each list's lookups in the segments (wordLists), read by the
+	// first scan and kept for a second.
+	wl []*wordLists
 }
 
 // filtered reports whether matches must pass keep.
@@ -942,6 +959,12 @@ type segCursor struct {
 	live  bool       // the segment is mostly deleted: its cached lists jump to their live documents (cursor.live)
 	skip  *skipState // with the counted scan: the matches that cannot enter
 	tpos  int        // nextTarget's place in skip.targets
+	// With short: the short lists are opened (openShort), from q.wl's
+	// lookups in the k-th segment of idx.
+	shortOpen bool
+	k         int
+	q         *parsedQuery
+	idx       *Index
 }
 
 // skipState is what a counted scan (see scan) knows of the matches that
@@ -967,30 +990,40 @@ type skipState struct {
 	targetNeed int
 }
 
-// newSegCursor opens the query's lists in sg (with short, the short lists
-// too), each looked up once, into c; its cs is nil when no driving word
-// is in the segment. The cursors are taken from the start of slab (zeroed,
-// 3*len(ids) of them), the lists from lists (len(ids)), with all the
-// order of the driving lists from ord (len(ids)). find moves it to the
-// first match.
-func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
-	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg)}
-	var cs []cursor
+// newSegCursor opens the query's lists in sg, the k-th segment (with
+// short, the short lists too), as q.wl found them, into c; its cs is nil
+// when the segment holds no driving word, or with all, not every one:
+// then no list is read. The cursors are taken from the start of slab
+// (3*len(ids) of them, zeroed here), the lists from lists (len(ids)),
+// with all the order of the driving lists from ord (len(ids)). find
+// moves it to the first match.
+func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
+	ids, drive, neg := q.ids, q.driver, q.neg
+	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg), k: k, q: q, idx: idx}
 	any := false
-	for i, id := range ids {
-		full, sh, nf, ns, err := sg.lists(id)
-		if err != nil {
-			return err
-		}
-		if nf == 0 && ns == 0 {
+	for i := range ids {
+		if !drive[i] {
 			continue
 		}
-		if cs == nil {
-			cs = slab[:3*len(ids)] // the full lists, the short, and the short again
-			c.lists = lists[:len(ids):len(ids)]
+		if q.wl[i].segs[k].nf == 0 {
+			if all && segShortcuts {
+				segsPassed.Add(1)
+				return nil // a match holds every driving word
+			}
+			continue
 		}
-		any = any || drive[i] && nf > 0
-		if nf > 0 {
+		any = true
+	}
+	if !any {
+		return nil // no match in the segment
+	}
+	cs := slab[:3*len(ids)] // the full lists, the short, and the short again
+	clear(cs)
+	c.lists = lists[:len(ids):len(ids)]
+	var err error
+	for i, id := range ids {
+		if l := &q.wl[i].segs[k]; l.nf > 0 {
+			full, nf := l.full, l.nf
 			x := &cs[i]
 			x.list, x.n, x.it = full, nf, newPostingIter(full)
 			if x.ok = x.it.next(); x.it.err != nil {
@@ -1009,31 +1042,6 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, n
 				}
 			}
 		}
-		if short && ns > 0 {
-			x := &cs[len(ids)+i]
-			x.it = newPostingIter(sh)
-			if x.ok = x.it.next(); x.it.err != nil {
-				return x.it.err
-			}
-			t := &cs[2*len(ids)+i]
-			*t = *x
-			if c.live {
-				// nextTitled walks the live postings with a title hit.
-				if t.live, t.cached, err = idx.liveDocs(sg, id, sh, true); err != nil {
-					return err
-				}
-				switch {
-				case !t.cached: // walked as in any segment
-				case len(t.live) == 0:
-					t.ok = false
-				case t.it.doc < t.live[0]:
-					t.ok = t.it.seek(t.live[0])
-				}
-			}
-		}
-	}
-	if !any {
-		return nil // no match in the segment
 	}
 	c.cs = cs[:len(ids):len(ids)]
 	if all {
@@ -1052,8 +1060,54 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, n
 	if short {
 		c.sc = cs[len(ids) : 2*len(ids) : 2*len(ids)]
 		c.tc = cs[2*len(ids) : 3*len(ids) : 3*len(ids)]
+		if !segShortcuts {
+			c.openShort()
+			return c.err()
+		}
 	}
 	return nil
+}
+
+// openShort opens the short lists of c, read by the pruner's bounds
+// (c.sc) and by nextTitled (c.tc): where a segment's matches are few, they
+// are mostly never read. Opened later than the full lists, they are where
+// the full lists' opening would have left them: those walks only seek
+// forward.
+// A list found damaged ends, as in a walk: c.err reports it.
+func (c *segCursor) openShort() {
+	if c.shortOpen || c.sc == nil {
+		return
+	}
+	c.shortOpen = true
+	ids, k := c.q.ids, c.k
+	for i, id := range ids {
+		l := &c.q.wl[i].segs[k]
+		if l.ns == 0 {
+			continue
+		}
+		x := &c.sc[i]
+		x.it = newPostingIter(l.short)
+		if x.ok = x.it.next(); x.it.err != nil {
+			continue
+		}
+		t := &c.tc[i]
+		*t = *x
+		if c.live {
+			// nextTitled walks the live postings with a title hit.
+			var err error
+			if t.live, t.cached, err = c.idx.liveDocs(c.sg, id, l.short, true); err != nil {
+				t.it.err, t.ok = err, false
+				continue
+			}
+			switch {
+			case !t.cached: // walked as in any segment
+			case len(t.live) == 0:
+				t.ok = false
+			case t.it.doc < t.live[0]:
+				t.ok = t.it.seek(t.live[0])
+			}
+		}
+	}
 }
 
 // find moves to the first live document at or after the driving lists'
@@ -1279,6 +1333,7 @@ func (c *segCursor) nextPivot(need int) (uint32, bool) {
 // their documents). Every document passed holds at most need driving
 // lists and no title hit.
 func (c *segCursor) nextTitled(need int) (uint32, bool) {
+	c.openShort()
 	var buf [16]uint32
 	for {
 		docs := c.driveDocs(buf[:0])
@@ -1427,11 +1482,20 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	nl := len(q.ids)
 	buf := scanBufs.Get().(*scanBuf)
 	defer buf.put()
+	if q.wl == nil || !segShortcuts {
+		q.wl = make([]*wordLists, nl)
+		for i, id := range q.ids {
+			var err error
+			if q.wl[i], err = idx.wordLists(id); err != nil {
+				return nil, 0, false, err
+			}
+		}
+	}
 	segcs, curs, clists, ords := buf.cursors(len(idx.segs), nl)
 	h := buf.heap[:0] // a min-heap by current docID
-	for _, sg := range idx.segs {
+	for k, sg := range idx.segs {
 		c := &segcs[len(h)]
-		err := idx.newSegCursor(c, sg, q.ids, q.driver, q.neg, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):], ords[nl*len(h):])
+		err := idx.newSegCursor(c, sg, k, q, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):], ords[nl*len(h):])
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1479,7 +1543,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	// with a floor: the matches above it are mostly all scored.
 	maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
 	boundsFirst := pr != nil && rerank && !q.fields && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 &&
-		floor == 0 && atMost(h, q, all, skip, counted) <= depth
+		floor == 0 && atMost(nil, q, all, skip, counted) <= depth
 	live := h[:0]
 	for _, c := range h {
 		if err := c.find(); err != nil {
@@ -1554,6 +1618,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			out = m < floor
 		}
 		if !out && pr != nil && len(top) == depth {
+			c.openShort()
 			// A match after the worst kept in docID order ranks after it
 			// on a tie; one before, only below it.
 			if m < 0 {
@@ -1575,6 +1640,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				if m < 0 {
 					m = matchedOf(c.lists, q)
 				}
+				c.openShort()
 				s = pr.bound(idx, c, q, m, math.Inf(-1), maxProx*proxIDF(c.lists, q))
 			} else {
 				s, m = idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
@@ -1710,9 +1776,10 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	return res, matches, matches >= opt.MaxMatches, nil
 }
 
-// atMost is a bound of the matches a scan of the cursors h meets: those
-// counted (with skip), or the postings of the driving lists, deleted ones
-// included (with all, those of its shortest word).
+// atMost is a bound of the matches a scan of the cursors h (nil: of
+// every segment) meets: those counted (with skip), or the postings of the
+// driving lists, deleted ones included (with all, those of its shortest
+// word).
 func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted int) int {
 	if skip != nil {
 		return counted
@@ -1725,6 +1792,11 @@ func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted i
 		n := 0
 		for _, c := range h {
 			n += int(c.cs[i].n)
+		}
+		if h == nil {
+			for _, l := range q.wl[i].segs {
+				n += int(l.nf)
+			}
 		}
 		most, sum = min(most, n), sum+n
 	}
@@ -2018,9 +2090,8 @@ type scanBuf struct {
 var scanBufs = sync.Pool{New: func() any { return new(scanBuf) }}
 
 // cursors returns room for the cursors of segs segments of a query of nl
-// lists: the segment cursors, and zeroed list cursors (3*nl a segment)
-// and current lists and orders of the driving lists (nl a segment) for
-// them.
+// lists: the segment cursors, and list cursors (3*nl a segment), zeroed
+// current lists and orders of the driving lists (nl a segment) for them.
 func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte, []int32) {
 	if cap(b.segcs) < segs {
 		b.segcs = make([]segCursor, segs)
@@ -2028,8 +2099,7 @@ func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte, []int3
 	if n := 3 * nl * segs; cap(b.curs) < n {
 		b.curs = make([]cursor, n)
 	} else {
-		b.curs = b.curs[:n]
-		clear(b.curs)
+		b.curs = b.curs[:n] // zeroed by newSegCursor, a segment's when it takes them
 	}
 	if n := nl * segs; cap(b.clists) < n {
 		b.clists = make([][]byte, n)
