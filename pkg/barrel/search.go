@@ -649,14 +649,16 @@ var segmentOrder = true
 var pruning = true
 
 // segShortcuts enables what spares a scan the segments that hold none
-// of its matches (off only in the tests that check it changes nothing):
-// a word's lookups in the segments cached (wordLists), a segment that
-// lacks a word every match holds passed without a list read, and a
-// segment's short lists opened when a match of it is first bounded;
-// segsPassed counts the segments passed (for the tests).
+// of the matches it needs (off only in the tests that check it changes
+// nothing): a word's lookups in the segments cached (wordLists), a
+// segment that lacks a word every match holds passed without a list
+// read (andPassed counts them, for the tests), one without a match at
+// or above the floor of the coordination tiers without a walk
+// (floorPassed), and a segment's short lists opened when a match of it
+// is first bounded.
 var (
-	segShortcuts = true
-	segsPassed   atomic.Int64
+	segShortcuts           = true
+	andPassed, floorPassed atomic.Int64
 )
 
 func countTrue(b []bool) int {
@@ -1007,7 +1009,7 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery,
 		}
 		if q.wl[i].segs[k].nf == 0 {
 			if all && segShortcuts {
-				segsPassed.Add(1)
+				andPassed.Add(1)
 				return nil // a match holds every driving word
 			}
 			continue
@@ -1524,6 +1526,28 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			if !q.or {
 				skip.need = max(1, q.needUnits(floor))
 			}
+			if floor > 0 && segShortcuts {
+				// A segment whose matches counted are all below the
+				// floor holds no match that can change the results: its
+				// cursors are not walked.
+				has := buf.has[:0]
+				for range h {
+					has = append(has, false)
+				}
+				for j, ci := range tc.curs {
+					if int(tc.tier[tc.sets[j]]) >= floor {
+						has[ci] = true
+					}
+				}
+				kept := h[:0]
+				for j, c := range h {
+					if has[j] {
+						kept = append(kept, c)
+					}
+				}
+				floorPassed.Add(int64(len(h) - len(kept)))
+				h, buf.has = kept, has
+			}
 			if floor > 0 {
 				buf.targets = tc.above(buf.targets[:0], floor)
 				floorSkipped.Add(int64(n - len(buf.targets)))
@@ -1823,6 +1847,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	var segs []*segment
 	var ids []uint32
 	var bit []uint8 // each list's driving word, as a bit of tc's sets
+	var from []int  // each list's cursor, in cs
 	total := 0
 	drivers := countTrue(q.driver)
 	if tc != nil {
@@ -1831,7 +1856,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 			tc = nil
 		}
 	}
-	for _, c := range cs {
+	for ci, c := range cs {
 		k := 0
 		for i := range c.cs {
 			if !q.driver[i] {
@@ -1840,6 +1865,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 			if x := &c.cs[i]; x.n > 0 {
 				lists, segs, ids = append(lists, x.list), append(segs, c.sg), append(ids, q.ids[i])
 				bit = append(bit, 1<<k)
+				from = append(from, ci)
 				total += int(x.n)
 			}
 			k++
@@ -1865,7 +1891,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	oks := make([]bool, len(lists))
 	live := make([][]uint32, len(lists)) // with cached: the list's live documents
 	cached := make([]bool, len(lists))
-	at := make([]int, len(lists)) // the place in live
+	pos := make([]int, len(lists)) // the place in live
 	for i, l := range lists {
 		if cachesLive(segs[i]) {
 			d, ok, err := idx.liveDocs(segs[i], ids[i], l, false)
@@ -1885,13 +1911,14 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	const window = 1 << 16
 	var bm [window / 64]uint64
 	var held []uint8 // with tc: the driving words each document of the window holds
+	var at []int32   // and the cursor of its segment
 	if tc != nil {
 		if tc.held == nil {
-			tc.held = make([]uint8, window)
+			tc.held, tc.at = make([]uint8, window), make([]int32, window)
 		}
-		held = tc.held[:window]
+		held, at = tc.held[:window], tc.at[:window]
 		clear(tc.by[:])
-		tc.docs, tc.sets = tc.docs[:0], tc.sets[:0]
+		tc.docs, tc.sets, tc.curs = tc.docs[:0], tc.sets[:0], tc.curs[:0]
 	}
 	count := 0
 	for lo := uint64(0); ; lo += window {
@@ -1899,15 +1926,16 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 		more := false
 		for i := range its {
 			if cached[i] {
-				d, j := live[i], at[i]
+				d, j := live[i], pos[i]
 				for ; j < len(d) && uint64(d[j]) < lo+window; j++ {
 					k := uint64(d[j]) - lo
 					bm[k/64] |= 1 << (k % 64)
 					if held != nil {
 						held[k] |= bit[i]
+						at[k] = int32(from[i]) // a live document is in one segment
 					}
 				}
-				at[i] = j
+				pos[i] = j
 				more = more || j < len(d)
 				continue
 			}
@@ -1924,6 +1952,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 				bm[k/64] |= 1 << (k % 64)
 				if held != nil {
 					held[k] |= bit[i]
+					at[k] = int32(from[i])
 				}
 				oks[i] = it.next()
 			}
@@ -1941,6 +1970,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 					tc.by[held[k]]++
 					tc.docs = append(tc.docs, uint32(lo)+uint32(k))
 					tc.sets = append(tc.sets, held[k])
+					tc.curs = append(tc.curs, at[k])
 					held[k] = 0
 					if count++; count == limit {
 						clear(held)
@@ -1978,6 +2008,8 @@ type tierCount struct {
 	ok   bool
 	by   [256]int32 // matches by their set of driving words (bit k: the k-th driving word)
 	held []uint8    // scratch: a window's documents' sets, kept zeroed
+	at   []int32    // scratch: a window's documents' cursors (where held is set)
+	curs []int32    // the matches' cursors (their segments), by place in the cursors counted
 	docs []uint32   // the matches counted, in docID order
 	sets []uint8    // and their sets
 	tier [256]int32 // by set: its coordination tier (floorOf)
@@ -2079,6 +2111,7 @@ type scanBuf struct {
 
 	tiers   tierCount
 	targets []uint32
+	has     []bool // by cursor: it holds a match the results may need
 
 	segcs  []segCursor
 	heap   []*segCursor
