@@ -1071,11 +1071,11 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery,
 }
 
 // openShort opens the short lists of c, read by the pruner's bounds
-// (c.sc) and by nextTitled (c.tc): where a segment's matches are few, they
-// are mostly never read. Opened later than the full lists, they are where
-// the full lists' opening would have left them: those walks only seek
-// forward.
-// A list found damaged ends, as in a walk: c.err reports it.
+// (c.sc) and by nextTitled (c.tc), the first time either reads them:
+// where a segment's matches are few, they are mostly never read. Opened
+// late, they stand where opening them with the full lists would have
+// left them: their walks only seek forward. A list found damaged ends,
+// as in a walk: c.err reports it.
 func (c *segCursor) openShort() {
 	if c.shortOpen || c.sc == nil {
 		return
