@@ -701,6 +701,19 @@ var segmentOrder = true
 // the candidates (off only in the tests that check it changes nothing).
 var pruning = true
 
+// segShortcuts enables what spares a scan the segments that hold none
+// of the matches it needs (off only in the tests that check it changes
+// nothing): a word's lookups in the segments cached (wordLists), a
+// segment that lacks a word every match holds passed without a list
+// read (andPassed counts them, for the tests), one without a match at
+// or above the floor of the coordination tiers without a walk
+// (floorPassed), and a segment's short lists opened when a match of it
+// is first bounded.
+var (
+	segShortcuts           = true
+	andPassed, floorPassed atomic.Int64
+)
+
 func countTrue(b []bool) int {
 	n := 0
 	for _, x := range b {
@@ -770,6 +783,9 @@ type avgState struct {
 	lexOnce  sync.Once
 	lexSeed  maphash.Seed
 	lexCache []atomic.Pointer[lexEntry] // lookupWord's cache, by a hash of the word
+
+	wlOnce  sync.Once
+	wlCache []atomic.Pointer[wordLists] // wordLists' cache, by a hash of the wordID
 
 	liveCacheOnce sync.Once
 	liveCache     []atomic.Pointer[liveEntry] // liveDocs' cache, by a hash of the segment and wordID
@@ -974,6 +990,9 @@ type parsedQuery struct {
 	// driveDF is the live pages holding a driving word (the last one):
 	// with one driving word, its matches.
 	driveDF int
+	// wl is each list's lookups in the segments (wordLists), read by the
+	// first scan and kept for a second.
+	wl []*wordLists
 }
 
 // filtered reports whether matches must pass keep.
@@ -999,6 +1018,12 @@ type segCursor struct {
 	live  bool       // the segment is mostly deleted: its cached lists jump to their live documents (cursor.live)
 	skip  *skipState // with the counted scan: the matches that cannot enter
 	tpos  int        // nextTarget's place in skip.targets
+	// With short: the short lists are opened (openShort), from q.wl's
+	// lookups in the k-th segment of idx.
+	shortOpen bool
+	k         int
+	q         *parsedQuery
+	idx       *Index
 }
 
 // skipState is what a counted scan (see scan) knows of the matches that
@@ -1024,30 +1049,40 @@ type skipState struct {
 	targetNeed int
 }
 
-// newSegCursor opens the query's lists in sg (with short, the short lists
-// too), each looked up once, into c; its cs is nil when no driving word
-// is in the segment. The cursors are taken from the start of slab (zeroed,
-// 3*len(ids) of them), the lists from lists (len(ids)), with all the
-// order of the driving lists from ord (len(ids)). find moves it to the
-// first match.
-func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, neg []bool, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
-	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg)}
-	var cs []cursor
+// newSegCursor opens the query's lists in sg, the k-th segment (with
+// short, the short lists too), as q.wl found them, into c; its cs is nil
+// when the segment holds no driving word, or with all, not every one:
+// then no list is read. The cursors are taken from the start of slab
+// (3*len(ids) of them, zeroed here), the lists from lists (len(ids)),
+// with all the order of the driving lists from ord (len(ids)). find
+// moves it to the first match.
+func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
+	ids, drive, neg := q.ids, q.driver, q.neg
+	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg), k: k, q: q, idx: idx}
 	any := false
-	for i, id := range ids {
-		full, sh, nf, ns, err := sg.lists(id)
-		if err != nil {
-			return err
-		}
-		if nf == 0 && ns == 0 {
+	for i := range ids {
+		if !drive[i] {
 			continue
 		}
-		if cs == nil {
-			cs = slab[:3*len(ids)] // the full lists, the short, and the short again
-			c.lists = lists[:len(ids):len(ids)]
+		if q.wl[i].segs[k].nf == 0 {
+			if all && segShortcuts {
+				andPassed.Add(1)
+				return nil // a match holds every driving word
+			}
+			continue
 		}
-		any = any || drive[i] && nf > 0
-		if nf > 0 {
+		any = true
+	}
+	if !any {
+		return nil // no match in the segment
+	}
+	cs := slab[:3*len(ids)] // the full lists, the short, and the short again
+	clear(cs)
+	c.lists = lists[:len(ids):len(ids)]
+	var err error
+	for i, id := range ids {
+		if l := &q.wl[i].segs[k]; l.nf > 0 {
+			full, nf := l.full, l.nf
 			x := &cs[i]
 			x.list, x.n, x.it = full, nf, newPostingIter(full)
 			if x.ok = x.it.next(); x.it.err != nil {
@@ -1066,31 +1101,6 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, n
 				}
 			}
 		}
-		if short && ns > 0 {
-			x := &cs[len(ids)+i]
-			x.it = newPostingIter(sh)
-			if x.ok = x.it.next(); x.it.err != nil {
-				return x.it.err
-			}
-			t := &cs[2*len(ids)+i]
-			*t = *x
-			if c.live {
-				// nextTitled walks the live postings with a title hit.
-				if t.live, t.cached, err = idx.liveDocs(sg, id, sh, true); err != nil {
-					return err
-				}
-				switch {
-				case !t.cached: // walked as in any segment
-				case len(t.live) == 0:
-					t.ok = false
-				case t.it.doc < t.live[0]:
-					t.ok = t.it.seek(t.live[0])
-				}
-			}
-		}
-	}
-	if !any {
-		return nil // no match in the segment
 	}
 	c.cs = cs[:len(ids):len(ids)]
 	if all {
@@ -1109,8 +1119,54 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, ids []uint32, drive, n
 	if short {
 		c.sc = cs[len(ids) : 2*len(ids) : 2*len(ids)]
 		c.tc = cs[2*len(ids) : 3*len(ids) : 3*len(ids)]
+		if !segShortcuts {
+			c.openShort()
+			return c.err()
+		}
 	}
 	return nil
+}
+
+// openShort opens the short lists of c, read by the pruner's bounds
+// (c.sc) and by nextTitled (c.tc), the first time either reads them:
+// where a segment's matches are few, they are mostly never read. Opened
+// late, they stand where opening them with the full lists would have
+// left them: their walks only seek forward. A list found damaged ends,
+// as in a walk: c.err reports it.
+func (c *segCursor) openShort() {
+	if c.shortOpen || c.sc == nil {
+		return
+	}
+	c.shortOpen = true
+	ids, k := c.q.ids, c.k
+	for i, id := range ids {
+		l := &c.q.wl[i].segs[k]
+		if l.ns == 0 {
+			continue
+		}
+		x := &c.sc[i]
+		x.it = newPostingIter(l.short)
+		if x.ok = x.it.next(); x.it.err != nil {
+			continue
+		}
+		t := &c.tc[i]
+		*t = *x
+		if c.live {
+			// nextTitled walks the live postings with a title hit.
+			var err error
+			if t.live, t.cached, err = c.idx.liveDocs(c.sg, id, l.short, true); err != nil {
+				t.it.err, t.ok = err, false
+				continue
+			}
+			switch {
+			case !t.cached: // walked as in any segment
+			case len(t.live) == 0:
+				t.ok = false
+			case t.it.doc < t.live[0]:
+				t.ok = t.it.seek(t.live[0])
+			}
+		}
+	}
 }
 
 // find moves to the first live document at or after the driving lists'
@@ -1336,6 +1392,7 @@ func (c *segCursor) nextPivot(need int) (uint32, bool) {
 // their documents). Every document passed holds at most need driving
 // lists and no title hit.
 func (c *segCursor) nextTitled(need int) (uint32, bool) {
+	c.openShort()
 	var buf [16]uint32
 	for {
 		docs := c.driveDocs(buf[:0])
@@ -1484,11 +1541,20 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	nl := len(q.ids)
 	buf := scanBufs.Get().(*scanBuf)
 	defer buf.put()
+	if q.wl == nil || !segShortcuts {
+		q.wl = make([]*wordLists, nl)
+		for i, id := range q.ids {
+			var err error
+			if q.wl[i], err = idx.wordLists(id); err != nil {
+				return nil, 0, false, err
+			}
+		}
+	}
 	segcs, curs, clists, ords := buf.cursors(len(idx.segs), nl)
 	h := buf.heap[:0] // a min-heap by current docID
-	for _, sg := range idx.segs {
+	for k, sg := range idx.segs {
 		c := &segcs[len(h)]
-		err := idx.newSegCursor(c, sg, q.ids, q.driver, q.neg, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):], ords[nl*len(h):])
+		err := idx.newSegCursor(c, sg, k, q, all, pr != nil, skip, curs[3*nl*len(h):], clists[nl*len(h):], ords[nl*len(h):])
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1517,6 +1583,28 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			if !q.or {
 				skip.need = max(1, q.needUnits(floor))
 			}
+			if floor > 0 && segShortcuts {
+				// A segment whose matches counted are all below the
+				// floor holds no match that can change the results: its
+				// cursors are not walked.
+				has := buf.has[:0]
+				for range h {
+					has = append(has, false)
+				}
+				for j, ci := range tc.curs {
+					if int(tc.tier[tc.sets[j]]) >= floor {
+						has[ci] = true
+					}
+				}
+				kept := h[:0]
+				for j, c := range h {
+					if has[j] {
+						kept = append(kept, c)
+					}
+				}
+				floorPassed.Add(int64(len(h) - len(kept)))
+				h, buf.has = kept, has
+			}
 			if floor > 0 {
 				buf.targets = tc.above(buf.targets[:0], floor)
 				floorSkipped.Add(int64(n - len(buf.targets)))
@@ -1536,7 +1624,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	// with a floor: the matches above it are mostly all scored.
 	maxProx := max(0, slices.Max(opt.Weights.Prox[:]))
 	boundsFirst := pr != nil && rerank && !q.fields && opt.Model.Prior >= 0 && opt.Model.W[FeatProximity] >= 0 &&
-		floor == 0 && atMost(h, q, all, skip, counted) <= depth
+		floor == 0 && atMost(nil, q, all, skip, counted) <= depth
 	live := h[:0]
 	for _, c := range h {
 		if err := c.find(); err != nil {
@@ -1611,6 +1699,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 			out = m < floor
 		}
 		if !out && pr != nil && len(top) == depth {
+			c.openShort()
 			// A match after the worst kept in docID order ranks after it
 			// on a tie; one before, only below it.
 			if m < 0 {
@@ -1632,6 +1721,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 				if m < 0 {
 					m = matchedOf(c.lists, q)
 				}
+				c.openShort()
 				s = pr.bound(idx, c, q, m, math.Inf(-1), maxProx*proxIDF(c.lists, q))
 			} else {
 				s, m = idx.score(c.sg, c.doc, c.lists, q, opt.Weights, opt.Model, nil, !rerank, &pt)
@@ -1767,9 +1857,10 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	return res, matches, matches >= opt.MaxMatches, nil
 }
 
-// atMost is a bound of the matches a scan of the cursors h meets: those
-// counted (with skip), or the postings of the driving lists, deleted ones
-// included (with all, those of its shortest word).
+// atMost is a bound of the matches a scan of the cursors h (nil: of
+// every segment) meets: those counted (with skip), or the postings of the
+// driving lists, deleted ones included (with all, those of its shortest
+// word).
 func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted int) int {
 	if skip != nil {
 		return counted
@@ -1782,6 +1873,11 @@ func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted i
 		n := 0
 		for _, c := range h {
 			n += int(c.cs[i].n)
+		}
+		if h == nil {
+			for _, l := range q.wl[i].segs {
+				n += int(l.nf)
+			}
 		}
 		most, sum = min(most, n), sum+n
 	}
@@ -1808,6 +1904,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	var segs []*segment
 	var ids []uint32
 	var bit []uint8 // each list's driving word, as a bit of tc's sets
+	var from []int  // each list's cursor, in cs
 	total := 0
 	drivers := countTrue(q.driver)
 	if tc != nil {
@@ -1816,7 +1913,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 			tc = nil
 		}
 	}
-	for _, c := range cs {
+	for ci, c := range cs {
 		k := 0
 		for i := range c.cs {
 			if !q.driver[i] {
@@ -1825,6 +1922,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 			if x := &c.cs[i]; x.n > 0 {
 				lists, segs, ids = append(lists, x.list), append(segs, c.sg), append(ids, q.ids[i])
 				bit = append(bit, 1<<k)
+				from = append(from, ci)
 				total += int(x.n)
 			}
 			k++
@@ -1850,7 +1948,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	oks := make([]bool, len(lists))
 	live := make([][]uint32, len(lists)) // with cached: the list's live documents
 	cached := make([]bool, len(lists))
-	at := make([]int, len(lists)) // the place in live
+	pos := make([]int, len(lists)) // the place in live
 	for i, l := range lists {
 		if cachesLive(segs[i]) {
 			d, ok, err := idx.liveDocs(segs[i], ids[i], l, false)
@@ -1870,13 +1968,14 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	const window = 1 << 16
 	var bm [window / 64]uint64
 	var held []uint8 // with tc: the driving words each document of the window holds
+	var at []int32   // and the cursor of its segment
 	if tc != nil {
 		if tc.held == nil {
-			tc.held = make([]uint8, window)
+			tc.held, tc.at = make([]uint8, window), make([]int32, window)
 		}
-		held = tc.held[:window]
+		held, at = tc.held[:window], tc.at[:window]
 		clear(tc.by[:])
-		tc.docs, tc.sets = tc.docs[:0], tc.sets[:0]
+		tc.docs, tc.sets, tc.curs = tc.docs[:0], tc.sets[:0], tc.curs[:0]
 	}
 	count := 0
 	for lo := uint64(0); ; lo += window {
@@ -1884,15 +1983,16 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 		more := false
 		for i := range its {
 			if cached[i] {
-				d, j := live[i], at[i]
+				d, j := live[i], pos[i]
 				for ; j < len(d) && uint64(d[j]) < lo+window; j++ {
 					k := uint64(d[j]) - lo
 					bm[k/64] |= 1 << (k % 64)
 					if held != nil {
 						held[k] |= bit[i]
+						at[k] = int32(from[i]) // a live document is in one segment
 					}
 				}
-				at[i] = j
+				pos[i] = j
 				more = more || j < len(d)
 				continue
 			}
@@ -1909,6 +2009,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 				bm[k/64] |= 1 << (k % 64)
 				if held != nil {
 					held[k] |= bit[i]
+					at[k] = int32(from[i])
 				}
 				oks[i] = it.next()
 			}
@@ -1926,6 +2027,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 					tc.by[held[k]]++
 					tc.docs = append(tc.docs, uint32(lo)+uint32(k))
 					tc.sets = append(tc.sets, held[k])
+					tc.curs = append(tc.curs, at[k])
 					held[k] = 0
 					if count++; count == limit {
 						clear(held)
@@ -1963,6 +2065,8 @@ type tierCount struct {
 	ok   bool
 	by   [256]int32 // matches by their set of driving words (bit k: the k-th driving word)
 	held []uint8    // scratch: a window's documents' sets, kept zeroed
+	at   []int32    // scratch: a window's documents' cursors (where held is set)
+	curs []int32    // the matches' cursors (their segments), by place in the cursors counted
 	docs []uint32   // the matches counted, in docID order
 	sets []uint8    // and their sets
 	tier [256]int32 // by set: its coordination tier (floorOf)
@@ -2064,6 +2168,7 @@ type scanBuf struct {
 
 	tiers   tierCount
 	targets []uint32
+	has     []bool // by cursor: it holds a match the results may need
 
 	segcs  []segCursor
 	heap   []*segCursor
@@ -2075,9 +2180,8 @@ type scanBuf struct {
 var scanBufs = sync.Pool{New: func() any { return new(scanBuf) }}
 
 // cursors returns room for the cursors of segs segments of a query of nl
-// lists: the segment cursors, and zeroed list cursors (3*nl a segment)
-// and current lists and orders of the driving lists (nl a segment) for
-// them.
+// lists: the segment cursors, and list cursors (3*nl a segment), zeroed
+// current lists and orders of the driving lists (nl a segment) for them.
 func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte, []int32) {
 	if cap(b.segcs) < segs {
 		b.segcs = make([]segCursor, segs)
@@ -2085,8 +2189,7 @@ func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte, []int3
 	if n := 3 * nl * segs; cap(b.curs) < n {
 		b.curs = make([]cursor, n)
 	} else {
-		b.curs = b.curs[:n]
-		clear(b.curs)
+		b.curs = b.curs[:n] // zeroed by newSegCursor, a segment's when it takes them
 	}
 	if n := nl * segs; cap(b.clists) < n {
 		b.clists = make([][]byte, n)

@@ -566,6 +566,52 @@ func (s *segment) lists(id uint32) (full, short []byte, nf, ns uint32, err error
 	return f[sec.fullOff[i]:sec.fullOff[i+1]], sh[sec.shortOff[i]:sec.shortOff[i+1]], sec.fullN[i], sec.shortN[i], nil
 }
 
+// segList is a word's full and short lists in one segment and their
+// posting counts (deleted documents included): nf and ns are 0 where the
+// segment does not hold the word.
+type segList struct {
+	full, short []byte
+	nf, ns      uint32
+}
+
+// wordLists is a word's lists in each segment of an index, in the order
+// of idx.segs.
+type wordLists struct {
+	id   uint32
+	segs []segList
+}
+
+// wordListsBits sizes wordLists' cache: 1<<wordListsBits words, each
+// entry a segList (56 bytes) a segment.
+const wordListsBits = 12
+
+// wordLists returns the lists of word id in each segment of the index. A
+// query looks each of its words up in each segment: a binary search of
+// the segment's words of the barrel and reads of its offset arrays,
+// mostly a cache miss each, which on an index of many segments cost a
+// cheap query more than walking its postings. The lookups are cached by
+// wordID (a word's entry taken over by the next word of its slot): the
+// segments of an open index do not change.
+func (idx *Index) wordLists(id uint32) (*wordLists, error) {
+	idx.wlOnce.Do(func() { idx.wlCache = make([]atomic.Pointer[wordLists], 1<<wordListsBits) })
+	slot := &idx.wlCache[(id*0x9e3779b1)>>(32-wordListsBits)] // a wordID's low bits are its place in its barrel: mixed
+	if e := slot.Load(); e != nil && e.id == id && segShortcuts {
+		return e, nil
+	}
+	e := &wordLists{id: id, segs: make([]segList, len(idx.segs))}
+	for k, sg := range idx.segs {
+		l := &e.segs[k]
+		var err error
+		if l.full, l.short, l.nf, l.ns, err = sg.lists(id); err != nil {
+			return nil, err
+		}
+	}
+	if segShortcuts {
+		slot.Store(e)
+	}
+	return e, nil
+}
+
 // liveCount is the number of postings of a list whose document is not
 // deleted: n less the deleted documents found in it (by seeking, when the
 // deletion list is the shorter).

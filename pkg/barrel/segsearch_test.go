@@ -406,3 +406,57 @@ func TestMostlyDeletedExact(t *testing.T) {
 		}
 	}
 }
+
+// TestSegShortcutsExact: the scan's shortcuts over many segments (a
+// word's lookups cached, a segment lacking a word every match holds
+// passed unread, one whose matches are all below the floor of the tiers
+// passed unwalked, the short lists opened at a segment's first bound)
+// answer to the bit as without them, match counts included, a second
+// time (the lookups cached), as the exhaustive scan, and as the same
+// pages merged into one segment; and both segments passed are met.
+func TestSegShortcutsExact(t *testing.T) {
+	dir := t.TempDir()
+	site, _, _ := segmentedSite(t, dir, Options{MergeFactor: 64, DeletesPct: 100})
+	idx := open(t, dir)
+	if len(idx.segs) < 5 {
+		t.Fatalf("%d segments: the test wants many", len(idx.segs))
+	}
+	queries := mixedQueries(site, 17, 300)
+	opts := map[string]SearchOptions{
+		"top10":  {N: 10, NoSnippets: true},
+		"offset": {N: 3, Offset: 4, NoSnippets: true},
+		"one":    {N: 1, NoSnippets: true},
+		"deep":   {N: 60, NoSnippets: true},
+		"wide":   {N: 250, NoSnippets: true},
+		"stop":   {N: 5, NoSnippets: true, MaxMatches: 40},
+	}
+	want := map[string]string{}
+	and, floor := andPassed.Load(), floorPassed.Load()
+	for name, opt := range opts {
+		got := resultBits(t, idx, queries, opt, true)
+		if without := bitsWithout(t, idx, queries, opt, true, &segShortcuts); without != got {
+			t.Errorf("%s: with the shortcuts:\n%s\nwithout:\n%s", name, got, without)
+		}
+		if again := resultBits(t, idx, queries, opt, true); again != got {
+			t.Errorf("%s: a second time:\n%s\nfirst:\n%s", name, again, got)
+		}
+		want[name] = got
+		if name == "stop" { // the exhaustive scan counts other matches up to the cut-off
+			continue
+		}
+		all := bitsWithout(t, idx, queries, opt, false, &segShortcuts, &tierFloor, &pruning, &intersectFirst, &segmentOrder)
+		if fast := resultBits(t, idx, queries, opt, false); fast != all {
+			t.Errorf("%s: with the shortcuts:\n%s\nevery match scored:\n%s", name, fast, all)
+		}
+	}
+	if and, floor = andPassed.Load()-and, floorPassed.Load()-floor; and == 0 || floor == 0 {
+		t.Errorf("%d segments passed lacking a word, %d below the floor: the test wants both", and, floor)
+	}
+	idx.Close()
+	merged := forceMerged(t, dir)
+	for name, opt := range opts {
+		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
+			t.Errorf("%s: one segment answers\n%s\nmany segments\n%s", name, got, want[name])
+		}
+	}
+}
