@@ -284,6 +284,28 @@ func bitsWithout(t testing.TB, idx *Index, queries []string, opt SearchOptions, 
 	return resultBits(t, idx, queries, opt, counts)
 }
 
+// sameWithout checks that the searches of queries with opt answer to the
+// bit (match counts included) as with the switch off, a second time, and
+// (but for a MaxMatches cut-off, where the exhaustive scan counts other
+// matches) as the exhaustive scan; it returns the answers.
+func sameWithout(t *testing.T, idx *Index, queries []string, name string, opt SearchOptions, off *bool) string {
+	t.Helper()
+	got := resultBits(t, idx, queries, opt, true)
+	if without := bitsWithout(t, idx, queries, opt, true, off); without != got {
+		t.Errorf("%s: with the switch on:\n%s\noff:\n%s", name, got, without)
+	}
+	if again := resultBits(t, idx, queries, opt, true); again != got {
+		t.Errorf("%s: a second time:\n%s\nfirst:\n%s", name, again, got)
+	}
+	if opt.MaxMatches == 0 {
+		all := bitsWithout(t, idx, queries, opt, false, off, &tierFloor, &pruning, &intersectFirst, &segmentOrder)
+		if fast := resultBits(t, idx, queries, opt, false); fast != all {
+			t.Errorf("%s: with the switch on:\n%s\nevery match scored:\n%s", name, fast, all)
+		}
+	}
+	return got
+}
+
 // TestTierFloorExact: the scan that counts the matches by the query's
 // words they hold, and walks only those at or above the coordination tier
 // the results need, answers to the bit as the scan that scores them all
@@ -379,23 +401,9 @@ func TestMostlyDeletedExact(t *testing.T) {
 	want := map[string]string{}
 	for name, opt := range searches {
 		reads := liveReads.Load()
-		got := resultBits(t, idx, queries, opt, true)
+		want[name] = sameWithout(t, idx, queries, name, opt, &liveLists)
 		if liveReads.Load() == reads {
 			t.Errorf("%s: no list read through the cache", name)
-		}
-		if again := resultBits(t, idx, queries, opt, true); again != got {
-			t.Errorf("%s: a second time:\n%s\nfirst:\n%s", name, again, got)
-		}
-		if uncached := bitsWithout(t, idx, queries, opt, true, &liveLists); uncached != got {
-			t.Errorf("%s: through the cache:\n%s\nwithout:\n%s", name, got, uncached)
-		}
-		want[name] = got
-		if name == "stop" { // the exhaustive scan counts other matches up to the cut-off
-			continue
-		}
-		all := bitsWithout(t, idx, queries, opt, false, &liveLists, &tierFloor, &pruning, &intersectFirst, &segmentOrder)
-		if fast := resultBits(t, idx, queries, opt, false); fast != all {
-			t.Errorf("%s: through the cache:\n%s\nevery match scored:\n%s", name, fast, all)
 		}
 	}
 	idx.Close()
@@ -433,21 +441,7 @@ func TestSegShortcutsExact(t *testing.T) {
 	want := map[string]string{}
 	and, floor := andPassed.Load(), floorPassed.Load()
 	for name, opt := range opts {
-		got := resultBits(t, idx, queries, opt, true)
-		if without := bitsWithout(t, idx, queries, opt, true, &segShortcuts); without != got {
-			t.Errorf("%s: with the shortcuts:\n%s\nwithout:\n%s", name, got, without)
-		}
-		if again := resultBits(t, idx, queries, opt, true); again != got {
-			t.Errorf("%s: a second time:\n%s\nfirst:\n%s", name, again, got)
-		}
-		want[name] = got
-		if name == "stop" { // the exhaustive scan counts other matches up to the cut-off
-			continue
-		}
-		all := bitsWithout(t, idx, queries, opt, false, &segShortcuts, &tierFloor, &pruning, &intersectFirst, &segmentOrder)
-		if fast := resultBits(t, idx, queries, opt, false); fast != all {
-			t.Errorf("%s: with the shortcuts:\n%s\nevery match scored:\n%s", name, fast, all)
-		}
+		want[name] = sameWithout(t, idx, queries, name, opt, &segShortcuts)
 	}
 	if and, floor = andPassed.Load()-and, floorPassed.Load()-floor; and == 0 || floor == 0 {
 		t.Errorf("%d segments passed lacking a word, %d below the floor: the test wants both", and, floor)
