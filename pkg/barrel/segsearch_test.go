@@ -131,11 +131,7 @@ func TestManySegmentsExact(t *testing.T) {
 // scans that keep every match score only some of them.
 func TestSegmentOrderExact(t *testing.T) {
 	dir := t.TempDir()
-	site, _, _ := segmentedSite(t, dir, Options{MergeFactor: 64, DeletesPct: 100})
-	idx := open(t, dir)
-	if len(idx.segs) < 5 {
-		t.Fatalf("%d segments: the test wants many", len(idx.segs))
-	}
+	site, idx := manySegments(t, dir)
 	queries := mixedQueries(site, 9, 200)
 	for name, opt := range map[string]SearchOptions{
 		"top10":  {N: 10, NoSnippets: true},
@@ -415,6 +411,19 @@ func TestMostlyDeletedExact(t *testing.T) {
 	}
 }
 
+// manySegments builds in dir the pages of segmentedSite with merges held
+// back and every deletion kept, and opens it: many segments, most of
+// them partly deleted.
+func manySegments(t *testing.T, dir string) (*synth.Site, *Index) {
+	t.Helper()
+	site, _, _ := segmentedSite(t, dir, Options{MergeFactor: 64, DeletesPct: 100})
+	idx := open(t, dir)
+	if len(idx.segs) < 5 {
+		t.Fatalf("%d segments: the test wants many", len(idx.segs))
+	}
+	return site, idx
+}
+
 // TestSegShortcutsExact: the scan's shortcuts over many segments (a
 // word's lookups cached, a segment lacking a word every match holds
 // passed unread, one whose matches are all below the floor of the tiers
@@ -424,11 +433,7 @@ func TestMostlyDeletedExact(t *testing.T) {
 // pages merged into one segment; and both segments passed are met.
 func TestSegShortcutsExact(t *testing.T) {
 	dir := t.TempDir()
-	site, _, _ := segmentedSite(t, dir, Options{MergeFactor: 64, DeletesPct: 100})
-	idx := open(t, dir)
-	if len(idx.segs) < 5 {
-		t.Fatalf("%d segments: the test wants many", len(idx.segs))
-	}
+	site, idx := manySegments(t, dir)
 	queries := mixedQueries(site, 17, 300)
 	opts := map[string]SearchOptions{
 		"top10":  {N: 10, NoSnippets: true},
