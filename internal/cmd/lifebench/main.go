@@ -55,6 +55,7 @@ import (
 	"github.com/sekitei/crawlkit/internal/benchenv"
 	"github.com/sekitei/crawlkit/internal/crawlsim"
 	"github.com/sekitei/crawlkit/pkg/barrel"
+	"github.com/sekitei/crawlkit/pkg/barrel/analysis"
 	"github.com/sekitei/crawlkit/pkg/boltstate"
 	"github.com/sekitei/crawlkit/pkg/opic"
 	"github.com/sekitei/crawlkit/pkg/record"
@@ -394,7 +395,7 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 // buildKey names how the index is built; a checkpoint or a copy's index
 // made otherwise is not resumed from.
 func buildKey() string {
-	return fmt.Sprintf("batch after batch, %d turns a batch, index format %d", indexTurns, barrel.Format)
+	return fmt.Sprintf("batch after batch, %d turns a batch, index format %d, analysis %s version %d", indexTurns, barrel.Format, analysis.Name, analysis.Version)
 }
 
 // A year's index build takes hours: every checkpointEvery batches, and at
