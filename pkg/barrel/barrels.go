@@ -87,7 +87,7 @@ func byBarrel(keys, buf []uint64) []uint64 {
 	for i := 1; i < len(next); i++ {
 		next[i] += next[i-1]
 	}
-	out := slices.Grow(buf[:0], len(keys))[:len(keys)]
+	out := sized(buf, len(keys))[:len(keys)]
 	for _, k := range keys {
 		bb := lexicon.BarrelOf(uint32(k >> 32))
 		out[next[bb]] = k
@@ -177,7 +177,7 @@ func eachForward(path string, fn func(doc, rel uint32, hits []byte)) error {
 			if rel == hit.EndOfDoc {
 				break
 			}
-			hits = slices.Grow(hits[:0], 2*n)[:2*n]
+			hits = sized(hits, 2*n)[:2*n]
 			if _, err := io.ReadFull(r, hits); err != nil {
 				return corrupt("forward barrel %s: truncated", path)
 			}
@@ -422,7 +422,7 @@ func sortBarrel(fwdPath string, b, count int, budget int64, w *segWriter, sb *so
 	}); err != nil {
 		return err
 	}
-	items, sorted := slices.Grow(sb.items[:0], entries), sb.sorted
+	items, sorted := sized(sb.items, entries), sb.sorted
 	hits := sb.hits[:0]
 	if whole != nil {
 		hits = whole // a basket's entries point into it: no copy
@@ -507,7 +507,7 @@ func readInto(path string, buf []byte, size int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	buf = slices.Grow(buf[:0], int(size))[:size]
+	buf = sized(buf, int(size))[:size]
 	if _, err := io.ReadFull(f, buf); err != nil {
 		return nil, err
 	}
@@ -525,7 +525,7 @@ func sortBasket(items, buf []basketItem, lo, hi int) []basketItem {
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
-	out := slices.Grow(buf[:0], len(items))[:len(items)]
+	out := sized(buf, len(items))[:len(items)]
 	next := slices.Clone(start[:len(start)-1])
 	for _, it := range items {
 		r := int(it.rel) - lo

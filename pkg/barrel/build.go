@@ -498,6 +498,7 @@ type prepared struct {
 	ends    []uint32
 	starts  []uint32
 	hits    []hit.Hit
+	bufs    *groupBufs // keys, ends, starts and hits, once grouped
 	links   []htmldoc.Link
 	guessed bool  // charset guessed from the bytes
 	noindex bool  // not to be indexed
@@ -554,10 +555,7 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 	p.title = doc.Title
 	p.words = len(doc.Words)
 	p.links = slices.Clone(doc.Links)
-	fancyGuess := len(p.title) + len(doc.Meta) + len(doc.Defs) + len(p.url)
-	p.keys = make([]byte, 0, doc.KeyBytes()+fancyGuess)
-	p.ends = make([]uint32, 0, len(doc.Words)+fancyGuess/4)
-	p.hits = make([]hit.Hit, 0, len(doc.Words)+fancyGuess/4)
+	g.collect(p)
 	for i := range doc.Words {
 		w := &doc.Words[i]
 		p.addWord(doc, w, hit.Plain(w.Capital, int(w.Font), i))
@@ -663,6 +661,7 @@ func (b *Builder) startWorkers() {
 			if err := b.apply(p); err != nil {
 				b.setErr(err)
 			}
+			release(p)
 		}
 	}()
 }
