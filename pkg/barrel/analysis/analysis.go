@@ -271,23 +271,36 @@ func (a *Analyzer) word(text []byte, i, e int, fn func(Token)) {
 	// entry (analyse folds first), so the cache holds fewer and clears
 	// less often.
 	key := text[i:e]
+	digits := false
 	if len(key) <= len(a.lower) {
 		ascii := true
+		digits = true
 		for j, c := range key {
 			if c >= utf8.RuneSelf {
-				ascii = false
+				ascii, digits = false, false
 				break
 			}
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
+			digits = digits && '0' <= c && c <= '9'
 			a.lower[j] = c
 		}
 		if ascii {
 			key = a.lower[:len(key)]
 		}
 	}
-	term, stop := a.cache.lookup(key, a.analyse)
+	var term []byte
+	var stop bool
+	if digits {
+		// A number is its own term (analyse keeps a word without
+		// letters as it is) and is not cached: numbers are many and most
+		// are seen once (a site's page numbers), and would push the words
+		// worth keeping out of the cache.
+		term = key
+	} else {
+		term, stop = a.cache.lookup(key, a.analyse)
+	}
 	a.buf = append(a.buf[:0], term...)
 	fn(Token{Start: i, End: e, Term: a.buf, Capital: capitalAt(text, i), Stop: stop})
 }
