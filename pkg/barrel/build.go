@@ -1014,6 +1014,7 @@ func (b *Builder) resolveAnchors() error {
 		}
 		ids[t.url] = d
 	}
+	b.newAnc = slices.Grow(b.newAnc, b.pending.n) // one record an anchor
 	if err := b.pending.each(func(from uint32, fromOff uint64, u, text []byte) error {
 		to := ids[string(u)]
 		b.newAnc = append(b.newAnc, [2]uint64{uint64(to)<<32 | uint64(from), uint64(b.anchorsF.off)})
