@@ -303,7 +303,7 @@ func (b *Builder) load() error {
 	if b.lex.log, err = openAppend(filepath.Join(b.dir, wordsName), m.Words, m.WordsCRC); err != nil {
 		return err
 	}
-	b.lex.batch = map[string]uint32{}
+	b.lex.batch = newWordIDs()
 	os.RemoveAll(filepath.Join(b.dir, "fwd.tmp"))
 	b.fwd, err = newForwardSet(filepath.Join(b.dir, "fwd.tmp"))
 	b.pending.path = filepath.Join(b.dir, "fwd.tmp", "anchors.pending")
