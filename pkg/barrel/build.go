@@ -983,15 +983,22 @@ func (b *Builder) resolveAnchors() error {
 	type target struct {
 		sum uint64
 		url string
+		i   int32 // its place in the order first met
 	}
-	seen := map[string]struct{}{}
+	// The targets in the order first met, and each anchor's target: the
+	// second pass over the anchors needs no lookup by URL.
+	seen := map[string]int32{}
 	var targets []target
+	of := make([]int32, 0, b.pending.n)
 	if err := b.pending.each(func(_ uint32, _ uint64, u, _ []byte) error {
-		if _, ok := seen[string(u)]; !ok {
+		t, ok := seen[string(u)]
+		if !ok {
 			s := string(u)
-			seen[s] = struct{}{}
-			targets = append(targets, target{urlSum(s), s})
+			t = int32(len(targets))
+			seen[s] = t
+			targets = append(targets, target{urlSum(s), s, t})
 		}
+		of = append(of, t)
 		return nil
 	}); err != nil {
 		return err
@@ -1006,17 +1013,19 @@ func (b *Builder) resolveAnchors() error {
 		}
 		return strings.Compare(x.url, y.url)
 	})
-	ids := make(map[string]uint32, len(targets))
+	ids := make([]uint32, len(targets))
 	for _, t := range targets {
 		d, _, err := b.docOf(t.url, StatusLinked)
 		if err != nil {
 			return err
 		}
-		ids[t.url] = d
+		ids[t.i] = d
 	}
 	b.newAnc = slices.Grow(b.newAnc, b.pending.n) // one record an anchor
-	if err := b.pending.each(func(from uint32, fromOff uint64, u, text []byte) error {
-		to := ids[string(u)]
+	k := 0
+	if err := b.pending.each(func(from uint32, fromOff uint64, _, text []byte) error {
+		to := ids[of[k]]
+		k++
 		b.newAnc = append(b.newAnc, [2]uint64{uint64(to)<<32 | uint64(from), uint64(b.anchorsF.off)})
 		b.recbuf = appendAnchor(b.recbuf[:0], from, to, fromOff, text)
 		_, err := b.anchorsF.Write(b.recbuf)
