@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestTerms(t *testing.T) {
@@ -200,5 +202,31 @@ func TestNumbersUncached(t *testing.T) {
 	// Running, the.
 	if n := a.cache.used + len(a.cache.long); n != 7 {
 		t.Errorf("the cache holds %d words, want 7", n)
+	}
+}
+
+// capitalAt's ASCII shortcut agrees with the Unicode tables.
+func TestCapitalASCII(t *testing.T) {
+	for c := range utf8.RuneSelf {
+		if got, want := capitalAt([]byte{byte(c)}, 0), unicode.IsUpper(rune(c)) || unicode.IsTitle(rune(c)); got != want {
+			t.Errorf("capitalAt(%q) = %v, want %v", rune(c), got, want)
+		}
+	}
+}
+
+// The table of ASCII word characters holds the letters and digits, and no
+// other byte.
+func TestASCIIWord(t *testing.T) {
+	n := 0
+	for c := range 256 {
+		if isASCIIWord(byte(c)) {
+			n++
+			if !unicode.IsLetter(rune(c)) && !unicode.IsDigit(rune(c)) || c >= utf8.RuneSelf {
+				t.Errorf("%q is a word character", rune(c))
+			}
+		}
+	}
+	if n != 62 {
+		t.Errorf("%d word characters, want 62", n)
 	}
 }
