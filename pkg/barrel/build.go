@@ -550,7 +550,9 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 			p.err = err
 			return
 		}
-		p.text = te.appendRecord(nil, doc)
+		// The record is mostly the text compressed: made about that large
+		// once, not grown from nothing.
+		p.text = te.appendRecord(make([]byte, 0, len(doc.Text)/2+64), doc)
 	}
 	p.title = doc.Title
 	p.words = len(doc.Words)
