@@ -18,7 +18,7 @@ type hitGrouper struct {
 	hashes []uint64
 	count  []uint32
 	of     []int32 // the distinct key of each hit
-	// in are the buffers prepare collects a page's hits in (setHits),
+	// in are the buffers prepare collects a page's hits in (collect),
 	// read by group only, so kept page after page.
 	in groupBufs
 }
