@@ -87,7 +87,7 @@ func byBarrel(keys, buf []uint64) []uint64 {
 	for i := 1; i < len(next); i++ {
 		next[i] += next[i-1]
 	}
-	out := slices.Grow(buf[:0], len(keys))[:len(keys)]
+	out := sized(buf, len(keys))[:len(keys)]
 	for _, k := range keys {
 		bb := lexicon.BarrelOf(uint32(k >> 32))
 		out[next[bb]] = k
@@ -114,8 +114,8 @@ func (fs *forwardSet) close() {
 }
 
 // eachForwardBytes calls fn for every word entry of a forward barrel held
-// in memory.
-func eachForwardBytes(b []byte, fn func(doc, rel uint32, hits []byte)) error {
+// in memory, with its hits, b[off:off+len(hits)].
+func eachForwardBytes(b []byte, fn func(doc, rel uint32, off int, hits []byte)) error {
 	for p := 0; p < len(b); {
 		if p+4 > len(b) {
 			return corrupt("forward barrel: truncated")
@@ -134,7 +134,7 @@ func eachForwardBytes(b []byte, fn func(doc, rel uint32, hits []byte)) error {
 			if p+2*n > len(b) {
 				return corrupt("forward barrel: truncated")
 			}
-			fn(doc, rel, b[p:p+2*n])
+			fn(doc, rel, p, b[p:p+2*n])
 			p += 2 * n
 		}
 	}
@@ -177,7 +177,7 @@ func eachForward(path string, fn func(doc, rel uint32, hits []byte)) error {
 			if rel == hit.EndOfDoc {
 				break
 			}
-			hits = slices.Grow(hits[:0], 2*n)[:2*n]
+			hits = sized(hits, 2*n)[:2*n]
 			if _, err := io.ReadFull(r, hits); err != nil {
 				return corrupt("forward barrel %s: truncated", path)
 			}
@@ -370,30 +370,51 @@ type basketItem struct {
 	rel, doc, seq, off, n uint32
 }
 
+// sorterBufs are the buffers of one sortBarrel, handed from barrel to
+// barrel: a sorter's buffers are as large as a forward barrel, and fresh
+// ones for each of the 64 barrels cost more in allocation, zeroing and
+// garbage collection than the sorting does.
+type sorterBufs struct {
+	whole         []byte // the forward barrel, when it fits the budget
+	hits          []byte // a basket's hits (read from the file)
+	items, sorted []basketItem
+	buf, sbuf     []byte
+	shits         []hit.Hit
+}
+
 // sortBarrel is the sorter of section 4.4 for one barrel: it sorts the
 // batch's forward barrel into the inverted lists of a new segment, in
 // baskets of at most budget bytes by wordID range so memory stays bounded
-// however large the barrel.
-func sortBarrel(fwdPath string, b, count int, budget int64, w *segWriter) error {
+// however large the barrel. sb may be nil.
+func sortBarrel(fwdPath string, b, count int, budget int64, w *segWriter, sb *sorterBufs) error {
 	// Pass 1: bytes per word, to cut the wordID range into baskets; a
 	// forward barrel that fits the budget whole is one basket.
 	w.begin(b)
 	defer w.end()
+	if sb == nil {
+		sb = new(sorterBufs)
+	}
 	st, err := os.Stat(fwdPath)
 	if err != nil || st.Size() == 0 {
 		return err
 	}
 	size := make([]int64, count)
 	var whole []byte // the forward barrel, when it fits the budget
-	var hitsCap, itemsCap int
+	entries := 0     // its word entries
 	if st.Size()*3 <= budget {
 		if count > 0 {
 			size[0] = st.Size() * 3
 		}
-		if whole, err = os.ReadFile(fwdPath); err != nil {
+		if whole, err = readInto(fwdPath, sb.whole[:0], st.Size()); err != nil {
 			return err
 		}
-		hitsCap, itemsCap = len(whole), len(whole)/16+16
+		sb.whole = whole
+		if len(whole) > 1<<31 {
+			return fmt.Errorf("sorter: basket over 2 GiB")
+		}
+		if err := eachForwardBytes(whole, func(uint32, uint32, int, []byte) { entries++ }); err != nil {
+			return err
+		}
 	} else if err := eachForward(fwdPath, func(doc, rel uint32, hits []byte) {
 		if int(rel) < count {
 			size[rel] += int64(len(hits)) + 24
@@ -401,39 +422,56 @@ func sortBarrel(fwdPath string, b, count int, budget int64, w *segWriter) error 
 	}); err != nil {
 		return err
 	}
-	items, sorted := make([]basketItem, 0, itemsCap), []basketItem(nil)
-	hits := make([]byte, 0, hitsCap)
-	var buf, sbuf []byte
-	var shits []hit.Hit
+	items, sorted := sized(sb.items, entries), sb.sorted
+	hits := sb.hits[:0]
+	if whole != nil {
+		hits = whole // a basket's entries point into it: no copy
+	}
+	buf, sbuf, shits := sb.buf, sb.sbuf, sb.shits
+	defer func() {
+		if whole == nil {
+			sb.hits = hits
+		}
+		sb.items, sb.sorted, sb.buf, sb.sbuf, sb.shits = items, sorted, buf, sbuf, shits
+	}()
 	for lo := 0; lo < count; {
 		hi, used := lo, int64(0)
 		for hi < count && (hi == lo || used+size[hi] <= budget) {
 			used += size[hi]
 			hi++
 		}
-		items, hits = items[:0], hits[:0]
+		items = items[:0]
+		if whole == nil {
+			hits = hits[:0]
+		}
 		if used == 0 {
 			lo = hi
 			continue
 		}
 		var seq uint32
 		var bad error
-		collect := func(doc, rel uint32, h []byte) {
-			if int(rel) < lo || int(rel) >= hi {
-				return
-			}
-			if len(hits)+len(h) > 1<<31 {
-				bad = fmt.Errorf("sorter: basket over 2 GiB")
-				return
-			}
-			items = append(items, basketItem{rel: rel, doc: doc, seq: seq, off: uint32(len(hits)), n: uint32(len(h) / 2)})
-			hits = append(hits, h...)
-			seq++
-		}
 		if whole != nil {
-			err = eachForwardBytes(whole, collect)
+			// The one basket: every entry, its hits where they lie.
+			err = eachForwardBytes(whole, func(doc, rel uint32, off int, h []byte) {
+				if int(rel) >= count {
+					return
+				}
+				items = append(items, basketItem{rel: rel, doc: doc, seq: seq, off: uint32(off), n: uint32(len(h) / 2)})
+				seq++
+			})
 		} else {
-			err = eachForward(fwdPath, collect)
+			err = eachForward(fwdPath, func(doc, rel uint32, h []byte) {
+				if int(rel) < lo || int(rel) >= hi {
+					return
+				}
+				if len(hits)+len(h) > 1<<31 {
+					bad = fmt.Errorf("sorter: basket over 2 GiB")
+					return
+				}
+				items = append(items, basketItem{rel: rel, doc: doc, seq: seq, off: uint32(len(hits)), n: uint32(len(h) / 2)})
+				hits = append(hits, h...)
+				seq++
+			})
 		}
 		if err == nil {
 			err = bad
@@ -461,6 +499,21 @@ func sortBarrel(fwdPath string, b, count int, budget int64, w *segWriter) error 
 	return nil
 }
 
+// readInto reads the file at path, size bytes long, into buf's memory
+// when it is large enough.
+func readInto(path string, buf []byte, size int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf = sized(buf, int(size))[:size]
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
 // sortBasket orders a basket's entries by wordID, then docID, then input
 // order: a counting sort on the wordID (the range is the basket's) and a
 // stable sort of each word's entries, which mostly arrive in docID order.
@@ -472,7 +525,7 @@ func sortBasket(items, buf []basketItem, lo, hi int) []basketItem {
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
-	out := slices.Grow(buf[:0], len(items))[:len(items)]
+	out := sized(buf, len(items))[:len(items)]
 	next := slices.Clone(start[:len(start)-1])
 	for _, it := range items {
 		r := int(it.rel) - lo
@@ -599,6 +652,10 @@ func sortBarrels(fwdPath func(bb int) string, count func(bb int) int, budget int
 		res[bb] = &result{done: make(chan struct{})}
 	}
 	tokens := make(chan struct{}, workers) // results held, not yet copied
+	// Buffers go from a barrel done to the next: the sorters' (one set
+	// per sorter running) and the sorted barrels' (copied into w).
+	bufs := make(chan *sorterBufs, workers+1)
+	outs := make(chan []byte, workers+1)
 	stop, fed := make(chan struct{}), make(chan struct{})
 	var sorting sync.WaitGroup
 	go func() {
@@ -619,9 +676,20 @@ func sortBarrels(fwdPath func(bb int) string, count func(bb int) int, budget int
 			go func() {
 				defer sorting.Done()
 				defer close(r.done)
+				var sb *sorterBufs
+				select {
+				case sb = <-bufs:
+				default:
+					sb = new(sorterBufs)
+				}
+				select {
+				case r.out.buf = <-outs:
+				default:
+				}
 				sw := &segWriter{inv: &r.out}
-				r.err = sortBarrel(fwdPath(bb), bb, count(bb), budget, sw)
+				r.err = sortBarrel(fwdPath(bb), bb, count(bb), budget, sw, sb)
 				r.sec = sw.secs[bb]
+				bufs <- sb // never blocks: at most workers sorters hold one
 			}()
 		}
 	}()
@@ -630,10 +698,14 @@ func sortBarrels(fwdPath func(bb int) string, count func(bb int) int, budget int
 		r := res[bb]
 		<-r.done
 		if r.inline {
-			err = sortBarrel(fwdPath(bb), bb, count(bb), budget, w)
+			err = sortBarrel(fwdPath(bb), bb, count(bb), budget, w, nil)
 		} else {
 			if err = r.err; err == nil {
 				w.appendSection(bb, r.sec, r.out.buf)
+			}
+			select {
+			case outs <- r.out.buf[:0]:
+			default:
 			}
 			r.out.buf = nil
 			<-tokens

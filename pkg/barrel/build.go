@@ -303,7 +303,7 @@ func (b *Builder) load() error {
 	if b.lex.log, err = openAppend(filepath.Join(b.dir, wordsName), m.Words, m.WordsCRC); err != nil {
 		return err
 	}
-	b.lex.batch = map[string]uint32{}
+	b.lex.batch = newWordIDs()
 	os.RemoveAll(filepath.Join(b.dir, "fwd.tmp"))
 	b.fwd, err = newForwardSet(filepath.Join(b.dir, "fwd.tmp"))
 	b.pending.path = filepath.Join(b.dir, "fwd.tmp", "anchors.pending")
@@ -498,6 +498,7 @@ type prepared struct {
 	ends    []uint32
 	starts  []uint32
 	hits    []hit.Hit
+	bufs    *groupBufs // keys, ends, starts and hits, once grouped
 	links   []htmldoc.Link
 	guessed bool  // charset guessed from the bytes
 	noindex bool  // not to be indexed
@@ -549,15 +550,14 @@ func prepare(p *prepared, base *url.URL, pg *Page, pc *pageCompressor, doc *html
 			p.err = err
 			return
 		}
-		p.text = te.appendRecord(nil, doc)
+		// The record is mostly the text compressed: made about that large
+		// once, not grown from nothing.
+		p.text = te.appendRecord(make([]byte, 0, len(doc.Text)/2+64), doc)
 	}
 	p.title = doc.Title
 	p.words = len(doc.Words)
 	p.links = slices.Clone(doc.Links)
-	fancyGuess := len(p.title) + len(doc.Meta) + len(doc.Defs) + len(p.url)
-	p.keys = make([]byte, 0, doc.KeyBytes()+fancyGuess)
-	p.ends = make([]uint32, 0, len(doc.Words)+fancyGuess/4)
-	p.hits = make([]hit.Hit, 0, len(doc.Words)+fancyGuess/4)
+	g.collect(p)
 	for i := range doc.Words {
 		w := &doc.Words[i]
 		p.addWord(doc, w, hit.Plain(w.Capital, int(w.Font), i))
@@ -663,6 +663,7 @@ func (b *Builder) startWorkers() {
 			if err := b.apply(p); err != nil {
 				b.setErr(err)
 			}
+			release(p)
 		}
 	}()
 }
@@ -984,15 +985,22 @@ func (b *Builder) resolveAnchors() error {
 	type target struct {
 		sum uint64
 		url string
+		i   int32 // its place in the order first met
 	}
-	seen := map[string]struct{}{}
+	// The targets in the order first met, and each anchor's target: the
+	// second pass over the anchors needs no lookup by URL.
+	seen := map[string]int32{}
 	var targets []target
+	of := make([]int32, 0, b.pending.n)
 	if err := b.pending.each(func(_ uint32, _ uint64, u, _ []byte) error {
-		if _, ok := seen[string(u)]; !ok {
+		t, ok := seen[string(u)]
+		if !ok {
 			s := string(u)
-			seen[s] = struct{}{}
-			targets = append(targets, target{urlSum(s), s})
+			t = int32(len(targets))
+			seen[s] = t
+			targets = append(targets, target{urlSum(s), s, t})
 		}
+		of = append(of, t)
 		return nil
 	}); err != nil {
 		return err
@@ -1007,16 +1015,19 @@ func (b *Builder) resolveAnchors() error {
 		}
 		return strings.Compare(x.url, y.url)
 	})
-	ids := make(map[string]uint32, len(targets))
+	ids := make([]uint32, len(targets))
 	for _, t := range targets {
 		d, _, err := b.docOf(t.url, StatusLinked)
 		if err != nil {
 			return err
 		}
-		ids[t.url] = d
+		ids[t.i] = d
 	}
-	if err := b.pending.each(func(from uint32, fromOff uint64, u, text []byte) error {
-		to := ids[string(u)]
+	b.newAnc = slices.Grow(b.newAnc, b.pending.n) // one record an anchor
+	k := 0
+	if err := b.pending.each(func(from uint32, fromOff uint64, _, text []byte) error {
+		to := ids[of[k]]
+		k++
 		b.newAnc = append(b.newAnc, [2]uint64{uint64(to)<<32 | uint64(from), uint64(b.anchorsF.off)})
 		b.recbuf = appendAnchor(b.recbuf[:0], from, to, fromOff, text)
 		_, err := b.anchorsF.Write(b.recbuf)

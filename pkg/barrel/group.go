@@ -2,7 +2,7 @@ package barrel
 
 import (
 	"hash/maphash"
-	"slices"
+	"sync"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 )
@@ -18,6 +18,44 @@ type hitGrouper struct {
 	hashes []uint64
 	count  []uint32
 	of     []int32 // the distinct key of each hit
+	// in are the buffers prepare collects a page's hits in (collect),
+	// read by group only, so kept page after page.
+	in groupBufs
+}
+
+// groupBufs hold a page's keys and hits. A page's grouped ones go with it
+// to the applier, which gives them back (release) for a later page: fresh
+// ones, as large as the page, for every page cost more in allocation and
+// garbage collection than the grouping does.
+type groupBufs struct {
+	keys         []byte
+	ends, starts []uint32
+	hits         []hit.Hit
+}
+
+var groupPool = sync.Pool{New: func() any { return new(groupBufs) }}
+
+// collect starts p's keys and hits in g's buffers, for group.
+func (g *hitGrouper) collect(p *prepared) {
+	p.keys, p.ends, p.hits = g.in.keys[:0], g.in.ends[:0], g.in.hits[:0]
+}
+
+// release gives back the buffers of p's grouped hits, which p must no
+// longer use.
+func release(p *prepared) {
+	if p.bufs != nil {
+		groupPool.Put(p.bufs)
+		p.bufs, p.keys, p.ends, p.starts, p.hits = nil, nil, nil, nil, nil
+	}
+}
+
+// sized is s[:0] with room for n, s's memory if it is large enough: unlike
+// slices.Grow, it does not copy s's old contents, which are not needed.
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
 }
 
 // group rewrites p.keys and p.ends to list each distinct key once, in order
@@ -26,7 +64,7 @@ type hitGrouper struct {
 func (g *hitGrouper) group(p *prepared) {
 	n := len(p.ends)
 	if n == 0 {
-		p.starts = append(p.starts[:0], 0)
+		p.keys, p.ends, p.hits, p.starts = nil, nil, nil, []uint32{0}
 		return
 	}
 	if g.slots == nil {
@@ -43,11 +81,13 @@ func (g *hitGrouper) group(p *prepared) {
 		clear(g.slots)
 	}
 	mask := uint64(size - 1)
-	keys := make([]byte, 0, len(p.keys)/2)
-	ends := make([]uint32, 0, n/2)
+	g.in = groupBufs{keys: p.keys, ends: p.ends, hits: p.hits} // for the next page
+	out := groupPool.Get().(*groupBufs)
+	keys := sized(out.keys, len(p.keys)/2)
+	ends := sized(out.ends, n/2)
 	g.hashes = g.hashes[:0]
 	g.count = g.count[:0]
-	g.of = slices.Grow(g.of[:0], n)[:n]
+	g.of = sized(g.of, n)[:n]
 	of := g.of
 	start := uint32(0)
 	for i, end := range p.ends {
@@ -77,19 +117,21 @@ func (g *hitGrouper) group(p *prepared) {
 		}
 	}
 	// A counting sort by distinct key keeps each key's hits in page order.
-	starts := make([]uint32, len(ends)+1)
+	starts := sized(out.starts, len(ends)+1)[:len(ends)+1]
+	starts[0] = 0
 	for k, c := range g.count {
 		starts[k+1] = starts[k] + c
 	}
 	next := g.count[:0]
 	next = append(next, starts[:len(ends)]...)
-	grouped := make([]hit.Hit, n)
+	grouped := sized(out.hits, n)[:n] // every place is written below
 	for i, h := range p.hits {
 		k := of[i]
 		grouped[next[k]] = h
 		next[k]++
 	}
-	p.keys, p.ends, p.hits, p.starts = keys, ends, grouped, starts
+	*out = groupBufs{keys: keys, ends: ends, starts: starts, hits: grouped}
+	p.keys, p.ends, p.hits, p.starts, p.bufs = keys, ends, grouped, starts, out
 }
 
 // keyAtIndex is the k-th key of concatenated keys ending at ends.

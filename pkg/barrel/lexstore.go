@@ -32,7 +32,7 @@ type lexStore struct {
 	counts [lexicon.Barrels]uint32
 
 	// a build's words: those met in the batch, and the file it appends
-	batch map[string]uint32
+	batch *wordIDs
 	added [][2]uint64
 	log   *appendFile
 }
@@ -147,7 +147,7 @@ func (l *lexStore) lookup(w []byte) (uint32, bool, error) {
 
 // Lookup returns the wordID of w.
 func (l *lexStore) Lookup(w []byte) (uint32, bool, error) {
-	if id, ok := l.batch[string(w)]; ok {
+	if id, ok := l.batch.get(w); ok {
 		return id, true, nil
 	}
 	return l.lookup(w)
@@ -155,7 +155,7 @@ func (l *lexStore) Lookup(w []byte) (uint32, bool, error) {
 
 // Add returns the wordID of w, adding it if new (a build only).
 func (l *lexStore) Add(w []byte) (uint32, bool, error) {
-	if id, ok := l.batch[string(w)]; ok {
+	if id, ok := l.batch.get(w); ok {
 		return id, false, nil
 	}
 	id, ok, err := l.lookup(w)
@@ -163,7 +163,7 @@ func (l *lexStore) Add(w []byte) (uint32, bool, error) {
 		return 0, false, err
 	}
 	if ok {
-		l.batch[string(w)] = id
+		l.batch.put(w, id)
 		return id, false, nil
 	}
 	if len(w) > math.MaxUint16 {
@@ -187,7 +187,7 @@ func (l *lexStore) Add(w []byte) (uint32, bool, error) {
 		return 0, false, err
 	}
 	l.counts[b]++
-	l.batch[string(w)] = id
+	l.batch.put(w, id)
 	l.added = append(l.added, [2]uint64{h, uint64(id)<<34 | off})
 	return id, true, nil
 }

@@ -128,7 +128,7 @@ func (a *Analyzer) Tokens(text []byte, fn func(Token)) {
 		n := wordAt(text, i)
 		if n == 0 {
 			if c := text[i]; c == '_' {
-				if e := identEnd(text, i); e > i+1 {
+				if e := identEnd(text, i, 0); e > i+1 {
 					a.ident(text, i, e, fn)
 					i = e
 					continue
@@ -138,7 +138,7 @@ func (a *Analyzer) Tokens(text []byte, fn func(Token)) {
 			i += sz
 			continue
 		}
-		if e := identEnd(text, i); e > i+n {
+		if e := identEnd(text, i, n); e > i+n {
 			a.ident(text, i, e, fn)
 			i = cliticEnd(text, e) // an identifier's "'s" says nothing more
 			continue
@@ -218,9 +218,10 @@ func wordAt(text []byte, i int) int {
 
 // identEnd is the end of the identifier starting at i: word runs and
 // underscores, and dots between word runs. It is i plus the first word's
-// length when there is no joint.
-func identEnd(text []byte, i int) int {
-	j := i
+// length when there is no joint. n is that length, wordAt(text, i), which
+// the caller knows: each word of a text is scanned once, not twice.
+func identEnd(text []byte, i, n int) int {
+	j := i + n
 	for j < len(text) {
 		if n := wordAt(text, j); n > 0 {
 			j += n
@@ -271,23 +272,36 @@ func (a *Analyzer) word(text []byte, i, e int, fn func(Token)) {
 	// entry (analyse folds first), so the cache holds fewer and clears
 	// less often.
 	key := text[i:e]
+	digits := false
 	if len(key) <= len(a.lower) {
 		ascii := true
+		digits = true
 		for j, c := range key {
 			if c >= utf8.RuneSelf {
-				ascii = false
+				ascii, digits = false, false
 				break
 			}
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
+			digits = digits && '0' <= c && c <= '9'
 			a.lower[j] = c
 		}
 		if ascii {
 			key = a.lower[:len(key)]
 		}
 	}
-	term, stop := a.cache.lookup(key, a.analyse)
+	var term []byte
+	var stop bool
+	if digits {
+		// A number is its own term (analyse keeps a word without
+		// letters as it is) and is not cached: numbers are many and most
+		// are seen once (a site's page numbers), and would push the words
+		// worth keeping out of the cache.
+		term = key
+	} else {
+		term, stop = a.cache.lookup(key, a.analyse)
+	}
 	a.buf = append(a.buf[:0], term...)
 	fn(Token{Start: i, End: e, Term: a.buf, Capital: capitalAt(text, i), Stop: stop})
 }
@@ -396,13 +410,23 @@ func scriptOf(w string) script {
 }
 
 func capitalAt(text []byte, i int) bool {
+	if c := text[i]; c < utf8.RuneSelf { // most words: no rune to decode
+		return 'A' <= c && c <= 'Z'
+	}
 	r, _ := utf8.DecodeRune(text[i:])
 	return unicode.IsUpper(r) || unicode.IsTitle(r)
 }
 
-func isASCIIWord(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
+func isASCIIWord(c byte) bool { return asciiWord[c] }
+
+// asciiWord marks the ASCII letters and digits: one load per byte of text,
+// where three comparisons cost more in the tokenizer's loop.
+var asciiWord = func() (t [256]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return t
+}()
 
 // clip cuts b to MaxTermLen bytes at a rune boundary.
 func clip(b []byte) []byte {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestTerms(t *testing.T) {
@@ -171,5 +173,60 @@ func TestCacheAgainstFresh(t *testing.T) {
 	}
 	if len(a.cache.slots) != cacheSlots {
 		t.Errorf("the table has %d slots after %d words, want it grown to %d", len(a.cache.slots), len(words), cacheSlots)
+	}
+}
+
+// A number is its own term without a lookup in the word cache: the terms
+// are those of analysing each word afresh, and the cache holds only the
+// words with letters.
+func TestNumbersUncached(t *testing.T) {
+	words := []string{"0", "382", "000123", "12a", "a12", "7.5", "٣٤", strings.Repeat("9", inlineMax), strings.Repeat("8", inlineMax+1), strings.Repeat("7", MaxTermLen+5), "Running", "the"}
+	a, fresh := New(Options{}), New(Options{})
+	for _, w := range words {
+		var got []string
+		a.Tokens([]byte(w), func(tk Token) { got = append(got, string(tk.Term)+fmt.Sprint(tk.Stop)) })
+		var want []string
+		fresh.Tokens([]byte(w), func(tk Token) {
+			en := fresh.analyse([]byte(w[tk.Start:tk.End]))
+			if !tk.Whole {
+				want = append(want, en.term+fmt.Sprint(en.stop))
+			} else {
+				want = append(want, string(tk.Term)+fmt.Sprint(tk.Stop))
+			}
+		})
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: %q, want %q", w, got, want)
+		}
+	}
+	// Cached: 12a, a12, ٣٤ (not ASCII), the longer-than-a-slot numbers,
+	// Running, the.
+	if n := a.cache.used + len(a.cache.long); n != 7 {
+		t.Errorf("the cache holds %d words, want 7", n)
+	}
+}
+
+// capitalAt's ASCII shortcut agrees with the Unicode tables.
+func TestCapitalASCII(t *testing.T) {
+	for c := range utf8.RuneSelf {
+		if got, want := capitalAt([]byte{byte(c)}, 0), unicode.IsUpper(rune(c)) || unicode.IsTitle(rune(c)); got != want {
+			t.Errorf("capitalAt(%q) = %v, want %v", rune(c), got, want)
+		}
+	}
+}
+
+// The table of ASCII word characters holds the letters and digits, and no
+// other byte.
+func TestASCIIWord(t *testing.T) {
+	n := 0
+	for c := range 256 {
+		if isASCIIWord(byte(c)) {
+			n++
+			if !unicode.IsLetter(rune(c)) && !unicode.IsDigit(rune(c)) || c >= utf8.RuneSelf {
+				t.Errorf("%q is a word character", rune(c))
+			}
+		}
+	}
+	if n != 62 {
+		t.Errorf("%d word characters, want 62", n)
 	}
 }

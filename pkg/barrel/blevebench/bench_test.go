@@ -31,6 +31,7 @@ var (
 	benchDeletes = flag.Int("barrel.deletespct", 0, "barrel's deleted share (percent) before merges reclaim it, for -barrel.batches (0: the default)")
 	benchMaxDocs = flag.Int("barrel.maxmergedocs", 0, "barrel's MaxMergeDocs for -barrel.batches (0: the default): the size cap scaled down to the pages, for the segment count of a larger index")
 	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run once more after the timed runs, on the index opened afresh)")
+	buildProfile = flag.String("barrel.buildcpuprofile", "", "write a CPU profile of barrel's build (the timed one) to this file")
 )
 
 func dirSize(dir string) int64 {
@@ -108,6 +109,16 @@ func BenchmarkVsBleve(b *testing.B) {
 		// barrel
 		bdir := filepath.Join(root, "barrel")
 		runtime.GC()
+		if *buildProfile != "" {
+			f, err := os.Create(*buildProfile)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+		}
 		c0, t0 := processCPU(), time.Now()
 		batches := max(1, min(*benchBatches, len(pages)))
 		var segments int
@@ -132,6 +143,9 @@ func BenchmarkVsBleve(b *testing.B) {
 			}
 		}
 		barrelTime, barrelCPU := time.Since(t0), processCPU()-c0
+		if *buildProfile != "" {
+			pprof.StopCPUProfile()
+		}
 		barrelSize := dirSize(bdir)
 
 		// bleve

@@ -590,7 +590,19 @@ func hasDotSegment(path string) bool {
 	return false
 }
 
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+// collapse is strings.Join(strings.Fields(s), " "), without the slice of
+// fields: it runs on every link's anchor text.
+func collapse(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for f := range strings.FieldsSeq(s) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+	}
+	return b.String()
+}
 
 func clip(s string, n int) string {
 	if len(s) <= n {

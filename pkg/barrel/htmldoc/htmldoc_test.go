@@ -255,3 +255,12 @@ func TestResolveAsNetURL(t *testing.T) {
 	}
 	t.Logf("%d references, %d absolute without dot segments", checked, shortcuts)
 }
+
+// collapse gives what joining the fields does, whatever the spaces.
+func TestCollapse(t *testing.T) {
+	for _, s := range []string{"", " ", "a", " a ", "a  b\tc\n", "\u00a0x\u2003y\u3000", "\xff \xfe\x85z", "  lead and trail  ", "one"} {
+		if got, want := collapse(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("collapse(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
