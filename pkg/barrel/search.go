@@ -1084,9 +1084,12 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery,
 		if l := &q.wl[i].segs[k]; l.nf > 0 {
 			full, nf := l.full, l.nf
 			x := &cs[i]
-			x.list, x.n, x.it = full, nf, newPostingIter(full)
-			if x.ok = x.it.next(); x.it.err != nil {
-				return x.it.err
+			x.list, x.n = full, nf
+			if x.it, x.ok = l.fullAt.iter(full); !l.fullAt.valid || !segShortcuts {
+				x.it = newPostingIter(full)
+				if x.ok = x.it.next(); x.it.err != nil {
+					return x.it.err
+				}
 			}
 			if c.live && drive[i] {
 				if x.live, x.cached, err = idx.liveDocs(sg, id, full, false); err != nil {
@@ -1145,9 +1148,11 @@ func (c *segCursor) openShort() {
 			continue
 		}
 		x := &c.sc[i]
-		x.it = newPostingIter(l.short)
-		if x.ok = x.it.next(); x.it.err != nil {
-			continue
+		if x.it, x.ok = l.shortAt.iter(l.short); !l.shortAt.valid || !segShortcuts {
+			x.it = newPostingIter(l.short)
+			if x.ok = x.it.next(); x.it.err != nil {
+				continue
+			}
 		}
 		t := &c.tc[i]
 		*t = *x
@@ -1573,7 +1578,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		if tierFloor {
 			tc = &buf.tiers
 		}
-		n, last, err := idx.countMatches(h, q, opt.MaxMatches, tc)
+		n, last, err := idx.countMatches(h, q, opt.MaxMatches, tc, &buf.count)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1899,12 +1904,18 @@ func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted i
 // With tc, and a query of several but at most 8 driving words, it also
 // counts the matches of each set of driving words held (tc.by, by the
 // words' places among the driving lists), and sets tc.ok.
-func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (int, uint32, error) {
-	var lists [][]byte
-	var segs []*segment
-	var ids []uint32
-	var bit []uint8 // each list's driving word, as a bit of tc's sets
-	var from []int  // each list's cursor, in cs
+//
+// The lists' walks start where the cursors' stand (they have not moved),
+// in the buffers of cb.
+func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount, cb *countBuf) (int, uint32, error) {
+	defer cb.drop()
+	lists, segs, ids := cb.lists[:0], cb.segs[:0], cb.ids[:0]
+	bit := cb.bit[:0]   // each list's driving word, as a bit of tc's sets
+	from := cb.from[:0] // each list's cursor, in cs
+	xs := cb.xs[:0]     // and its list's cursor
+	defer func() {
+		cb.lists, cb.segs, cb.ids, cb.bit, cb.from, cb.xs = lists, segs, ids, bit, from, xs
+	}()
 	total := 0
 	drivers := countTrue(q.driver)
 	if tc != nil {
@@ -1922,7 +1933,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 			if x := &c.cs[i]; x.n > 0 {
 				lists, segs, ids = append(lists, x.list), append(segs, c.sg), append(ids, q.ids[i])
 				bit = append(bit, 1<<k)
-				from = append(from, ci)
+				from, xs = append(from, ci), append(xs, x)
 				total += int(x.n)
 			}
 			k++
@@ -1944,12 +1955,17 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 		// frequency counts (Verify checks it does).
 		return q.driveDF, math.MaxUint32, nil
 	}
-	its := make([]postingIter, len(lists))
-	oks := make([]bool, len(lists))
-	live := make([][]uint32, len(lists)) // with cached: the list's live documents
-	cached := make([]bool, len(lists))
-	pos := make([]int, len(lists)) // the place in live
+	n := len(lists)
+	cb.its, cb.oks, cb.live, cb.cached, cb.pos = grown(cb.its, n), grown(cb.oks, n), grown(cb.live, n), grown(cb.cached, n), grown(cb.pos, n)
+	its, oks := cb.its[:n], cb.oks[:n]
+	live, cached := cb.live[:n], cb.cached[:n] // with cached: the list's live documents
+	pos := cb.pos[:n]                          // the place in live
 	for i, l := range lists {
+		if !cachesLive(segs[i]) && segShortcuts {
+			// Where its cursor stands: at the first posting.
+			its[i], oks[i] = xs[i].it, xs[i].ok
+			continue
+		}
 		if cachesLive(segs[i]) {
 			d, ok, err := idx.liveDocs(segs[i], ids[i], l, false)
 			if err != nil {
@@ -2167,6 +2183,7 @@ type scanBuf struct {
 	order []rank
 
 	tiers   tierCount
+	count   countBuf
 	targets []uint32
 	has     []bool // by cursor: it holds a match the results may need
 
@@ -2201,6 +2218,44 @@ func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte, []int3
 		b.ords = make([]int32, n)
 	}
 	return b.segcs[:segs], b.curs, b.clists, b.ords[:nl*segs]
+}
+
+// countBuf holds countMatches' lists and walks, reused by the next
+// count.
+type countBuf struct {
+	lists  [][]byte
+	segs   []*segment
+	ids    []uint32
+	bit    []uint8
+	from   []int
+	xs     []*cursor
+	its    []postingIter
+	oks    []bool
+	live   [][]uint32
+	cached []bool
+	pos    []int
+}
+
+// drop clears what cb holds of the index and of the cursors (the walks
+// zeroed for the next count).
+func (cb *countBuf) drop() {
+	clear(cb.lists[:cap(cb.lists)])
+	clear(cb.segs[:cap(cb.segs)])
+	clear(cb.xs[:cap(cb.xs)])
+	clear(cb.its[:cap(cb.its)])
+	clear(cb.live[:cap(cb.live)])
+	clear(cb.oks[:cap(cb.oks)])
+	clear(cb.cached[:cap(cb.cached)])
+	clear(cb.pos[:cap(cb.pos)])
+}
+
+// grown is s with room for n, its first n zeroed.
+func grown[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	clear(s[:n])
+	return s[:n]
 }
 
 // put returns b to the pool, dropping its references to the index.
