@@ -254,7 +254,10 @@ type postingIter struct {
 	raw   []byte // the whole posting
 	err   error
 	prev  int64
-	sk    int // the skip block last jumped to
+	sk    int // the skip block last jumped to (with dd, the posting last sought)
+	// dd is the list decoded, which seeks search (seekDense) instead of
+	// its skip table; nil where it is not.
+	dd *denseList
 }
 
 func newPostingIter(list []byte) postingIter {
@@ -295,6 +298,9 @@ func (it *postingIter) next() bool {
 func (it *postingIter) seek(target uint32) bool {
 	if it.doc >= target && it.prev >= 0 {
 		return true
+	}
+	if it.dd != nil {
+		return it.seekDense(it.dd, target)
 	}
 	skipDoc := func(i int) uint32 { return binary.BigEndian.Uint32(it.skips[8*i:]) }
 	if ns := len(it.skips) / 8; ns > it.sk && skipDoc(it.sk) <= target {

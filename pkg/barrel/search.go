@@ -786,6 +786,9 @@ type avgState struct {
 
 	wlOnce  sync.Once
 	wlCache []atomic.Pointer[wordLists] // wordLists' cache, by a hash of the wordID
+	// denseBytes is the bytes of the lists decoded (denseOf) that
+	// wlCache holds.
+	denseBytes atomic.Int64
 
 	liveCacheOnce sync.Once
 	liveCache     []atomic.Pointer[liveEntry] // liveDocs' cache, by a hash of the segment and wordID
@@ -991,8 +994,10 @@ type parsedQuery struct {
 	// with one driving word, its matches.
 	driveDF int
 	// wl is each list's lookups in the segments (wordLists), read by the
-	// first scan and kept for a second.
-	wl []*wordLists
+	// first scan and kept for a second; dense its lists decoded
+	// (denseOf), nil where not.
+	wl    []*wordLists
+	dense [][]*denseList
 }
 
 // filtered reports whether matches must pass keep.
@@ -1089,6 +1094,12 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery,
 				x.it = newPostingIter(full)
 				if x.ok = x.it.next(); x.it.err != nil {
 					return x.it.err
+				}
+			} else if d := q.dense[i]; d != nil && d[k] != nil {
+				x.it.dd = d[k] // at its first posting: the place of its last seek
+				denseCursors.Add(1)
+				if sg.del != nil {
+					denseDeleted.Add(1)
 				}
 			}
 			if c.live && drive[i] {
@@ -1547,11 +1558,14 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	buf := scanBufs.Get().(*scanBuf)
 	defer buf.put()
 	if q.wl == nil || !segShortcuts {
-		q.wl = make([]*wordLists, nl)
+		q.wl, q.dense = make([]*wordLists, nl), make([][]*denseList, nl)
 		for i, id := range q.ids {
 			var err error
 			if q.wl[i], err = idx.wordLists(id); err != nil {
 				return nil, 0, false, err
+			}
+			if segShortcuts {
+				q.dense[i] = idx.denseOf(q.wl[i])
 			}
 		}
 	}
@@ -1960,8 +1974,16 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	its, oks := cb.its[:n], cb.oks[:n]
 	live, cached := cb.live[:n], cb.cached[:n] // with cached: the list's live documents
 	pos := cb.pos[:n]                          // the place in live
+	cb.dels = grown(cb.dels, n)
+	dels := cb.dels[:n] // with cached, of a list decoded: the segment's deleted documents
 	for i, l := range lists {
 		if !cachesLive(segs[i]) && segShortcuts {
+			if d := xs[i].it.dd; d != nil {
+				// Its docIDs decoded (denseOf), the deleted ones
+				// passed.
+				live[i], cached[i], oks[i], dels[i] = d.docs, true, len(d.docs) > 0, segs[i].del
+				continue
+			}
 			// Where its cursor stands: at the first posting.
 			its[i], oks[i] = xs[i].it, xs[i].ok
 			continue
@@ -1999,8 +2021,11 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 		more := false
 		for i := range its {
 			if cached[i] {
-				d, j := live[i], pos[i]
+				d, j, del := live[i], pos[i], dels[i]
 				for ; j < len(d) && uint64(d[j]) < lo+window; j++ {
+					if del.has(d[j]) {
+						continue
+					}
 					k := uint64(d[j]) - lo
 					bm[k/64] |= 1 << (k % 64)
 					if held != nil {
@@ -2232,6 +2257,7 @@ type countBuf struct {
 	its    []postingIter
 	oks    []bool
 	live   [][]uint32
+	dels   []docBits
 	cached []bool
 	pos    []int
 }
@@ -2244,6 +2270,7 @@ func (cb *countBuf) drop() {
 	clear(cb.xs[:cap(cb.xs)])
 	clear(cb.its[:cap(cb.its)])
 	clear(cb.live[:cap(cb.live)])
+	clear(cb.dels[:cap(cb.dels)])
 	clear(cb.oks[:cap(cb.oks)])
 	clear(cb.cached[:cap(cb.cached)])
 	clear(cb.pos[:cap(cb.pos)])

@@ -625,6 +625,10 @@ func (st listStart) iter(list []byte) (it postingIter, ok bool) {
 type wordLists struct {
 	id   uint32
 	segs []segList
+	// The lists decoded (denseOf), and the searches that asked for them
+	// before.
+	dense atomic.Pointer[decoded]
+	asks  atomic.Int32
 }
 
 // wordListsBits sizes wordLists' cache: 1<<wordListsBits words, each
@@ -659,7 +663,11 @@ func (idx *Index) wordLists(id uint32) (*wordLists, error) {
 		}
 	}
 	if segShortcuts {
-		slot.Store(e)
+		if old := slot.Swap(e); old != nil {
+			if d := old.dense.Load(); d != nil {
+				idx.denseBytes.Add(-d.bytes) // its decoded lists leave with it
+			}
+		}
 	}
 	return e, nil
 }
