@@ -1058,7 +1058,7 @@ type skipState struct {
 // short, the short lists too), as q.wl found them, into c; its cs is nil
 // when the segment holds no driving word, or with all, not every one:
 // then no list is read. The cursors are taken from the start of slab
-// (3*len(ids) of them, zeroed here), the lists from lists (len(ids)),
+// (3*len(ids) of them, zeroed here, the short lists' by openShort), the lists from lists (len(ids)),
 // with all the order of the driving lists from ord (len(ids)). find
 // moves it to the first match.
 func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
@@ -1082,7 +1082,7 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery,
 		return nil // no match in the segment
 	}
 	cs := slab[:3*len(ids)] // the full lists, the short, and the short again
-	clear(cs)
+	clear(cs[:len(ids)])    // the short ones when opened (openShort): mostly never
 	c.lists = lists[:len(ids):len(ids)]
 	var err error
 	for i, id := range ids {
@@ -1152,6 +1152,8 @@ func (c *segCursor) openShort() {
 		return
 	}
 	c.shortOpen = true
+	clear(c.sc)
+	clear(c.tc)
 	ids, k := c.q.ids, c.k
 	for i, id := range ids {
 		l := &c.q.wl[i].segs[k]
@@ -1508,6 +1510,9 @@ func (c *segCursor) err() error {
 		if c.cs[i].it.err != nil {
 			return c.cs[i].it.err
 		}
+	}
+	if !c.shortOpen {
+		return nil // the short lists are not read
 	}
 	for i := range c.sc {
 		if c.sc[i].it.err != nil {
