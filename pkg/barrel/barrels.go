@@ -256,8 +256,10 @@ type postingIter struct {
 	prev  int64
 	sk    int // the skip block last jumped to (with dd, the posting last sought)
 	// dd is the list decoded, which seeks search (seekDense) instead of
-	// its skip table; nil where it is not.
-	dd *denseList
+	// its skip table; nil where it is not. lazy: the walk stands on its
+	// posting sk (doc) without having read it (seekDoc).
+	dd   *denseList
+	lazy bool
 }
 
 func newPostingIter(list []byte) postingIter {
@@ -276,6 +278,15 @@ func newPostingIter(list []byte) postingIter {
 
 // next advances to the next posting; false at the end or on an error.
 func (it *postingIter) next() bool {
+	if it.lazy {
+		// From the posting it stands on, unread (seekDoc), to the next.
+		it.lazy = false
+		if it.sk++; it.sk >= len(it.dd.docs) {
+			it.pos = len(it.data)
+			return false
+		}
+		it.pos = int(it.dd.offs[it.sk])
+	}
 	if it.pos >= len(it.data) || it.err != nil {
 		return false
 	}

@@ -98,12 +98,58 @@ func decodeList(list []byte, n uint32) *denseList {
 }
 
 // seekDense is seek in a decoded list: the first docID at or after
-// target, galloped to from the place of the last seek (at or before the
-// current posting), and its posting read.
+// target (denseFind), and its posting read.
 func (it *postingIter) seekDense(d *denseList, target uint32) bool {
 	if it.err != nil {
 		return false
 	}
+	it.lazy = false
+	lo := it.denseFind(d, target)
+	if lo == len(d.docs) {
+		it.pos = len(it.data)
+		return false
+	}
+	it.pos, it.prev = int(d.offs[lo]), int64(d.docs[lo])-1
+	return it.next()
+}
+
+// seekDoc is seek in a decoded list (it.dd) that does not read the
+// posting it lands on: the walk stands on its docID, lazy, and reads it
+// when asked for its hits (load) or moved on (next). An intersection
+// compares most of the postings it seeks to without reading their hits.
+func (it *postingIter) seekDoc(target uint32) bool {
+	if it.err != nil {
+		return false
+	}
+	if it.doc >= target && it.prev >= 0 {
+		return true
+	}
+	d := it.dd
+	lo := it.denseFind(d, target)
+	if lo == len(d.docs) {
+		it.pos, it.lazy = len(it.data), false
+		return false
+	}
+	it.doc, it.prev, it.lazy = d.docs[lo], int64(d.docs[lo]), true
+	return true
+}
+
+// load reads the posting a lazy walk stands on (seekDoc); false if it
+// is damaged.
+func (it *postingIter) load() bool {
+	if !it.lazy {
+		return it.err == nil
+	}
+	it.lazy = false
+	d := it.dd
+	it.pos, it.prev = int(d.offs[it.sk]), int64(d.docs[it.sk])-1
+	return it.next()
+}
+
+// denseFind is the place in d of the first docID at or after target,
+// galloped to from the place of the last seek (at or before the current
+// posting), which it becomes; len(d.docs) past the last.
+func (it *postingIter) denseFind(d *denseList, target uint32) int {
 	docs := d.docs
 	lo := it.sk
 	for end := min(len(docs), lo+4); lo < end && docs[lo] < target; lo++ { // mostly near
@@ -119,10 +165,5 @@ func (it *postingIter) seekDense(d *denseList, target uint32) bool {
 		lo += 1 + j
 	}
 	it.sk = lo
-	if lo == len(docs) {
-		it.pos = len(it.data)
-		return false
-	}
-	it.pos, it.prev = int(d.offs[lo]), int64(docs[lo])-1
-	return it.next()
+	return lo
 }

@@ -165,9 +165,10 @@ func TestSeek(t *testing.T) {
 }
 
 // TestDenseSeek: a walk that starts from a list's first posting parsed
-// ahead (listStart) and seeks in the list decoded (seekDense) stands at
-// each step where the plain walk does, through any mix of next and seek,
-// in lists with a skip table and without, with postings of many hits.
+// ahead (listStart) and seeks in the list decoded (seekDense, and
+// seekDoc, which reads the posting later) stands at each step where the
+// plain walk does, through any mix of next and seeks, in lists with a
+// skip table and without, with postings of many hits.
 func TestDenseSeek(t *testing.T) {
 	for _, size := range []int{1, 40, 63, 64, 5000} {
 		var postings []byte
@@ -191,6 +192,18 @@ func TestDenseSeek(t *testing.T) {
 			dense, dok := st.iter(list)
 			dense.dd = dl
 			for step := 0; pok || dok; step++ {
+				if pok == dok && pok && plain.doc == dense.doc && rng.IntN(2) == 0 {
+					// A seek that read no posting (seekDoc): moved on
+					// from unread, or read now.
+					target := plain.doc + uint32(rng.IntN(60))
+					pok, dok = plain.seek(target), dense.seekDoc(target)
+					if pok && dok && plain.doc == dense.doc && rng.IntN(2) == 0 {
+						pok, dok = plain.next(), dense.next()
+					}
+				}
+				if dok {
+					dok = dense.load()
+				}
 				if pok != dok || pok && (plain.doc != dense.doc || plain.n != dense.n || !bytes.Equal(plain.hits, dense.hits) || !bytes.Equal(plain.raw, dense.raw)) {
 					t.Fatalf("%d postings, seed %d, step %d: plain at %d (%v), decoded at %d (%v)", size, seed, step, plain.doc, pok, dense.doc, dok)
 				}

@@ -1241,7 +1241,9 @@ func (c *segCursor) find() error {
 			}
 			c.lists[i] = nil
 			if x.ok && x.it.doc == doc {
-				c.lists[i] = x.it.hits
+				if x.ok = x.it.load(); x.ok { // read, if a seek stood on it unread (seekDoc)
+					c.lists[i] = x.it.hits
+				}
 			}
 		}
 		c.doc, c.ok = doc, true
@@ -1309,7 +1311,12 @@ func (c *segCursor) nextAll() (uint32, bool) {
 				return 0, false
 			}
 			if x.it.doc < doc {
-				if x.ok = x.it.seek(doc); !x.ok {
+				if x.it.dd != nil && segShortcuts {
+					x.ok = x.it.seekDoc(doc) // its posting read if it is a match's (find)
+				} else {
+					x.ok = x.it.seek(doc)
+				}
+				if !x.ok {
 					return 0, false
 				}
 			}
