@@ -38,15 +38,24 @@ type denseList struct {
 }
 
 // decoded is the lists of a word decoded, by segment (nil where a list
-// is not), and the bytes they take of the budget.
+// is not), and the bytes they take of the budget, until released.
 type decoded struct {
-	segs  []*denseList
-	bytes int64
+	segs     []*denseList
+	bytes    int64
+	released atomic.Bool
+}
+
+// release gives the bytes of d back to the budget, once: its wordLists
+// entry has left the cache.
+func (idx *Index) release(d *decoded) {
+	if d != nil && d.released.CompareAndSwap(false, true) {
+		idx.denseBytes.Add(-d.bytes)
+	}
 }
 
 // denseOf returns the decoded lists of e, by segment, decoding them the
-// second time it is asked (by one search); nil before, or when the
-// budget is spent.
+// second time it is asked (by one search); nil before. A list is not
+// decoded (nil) past the budget.
 func (idx *Index) denseOf(e *wordLists) []*denseList {
 	if !denseLists {
 		return nil
@@ -76,6 +85,9 @@ func (idx *Index) denseOf(e *wordLists) []*denseList {
 		d.segs[k], d.bytes = dl, d.bytes+size
 	}
 	e.dense.Store(d)
+	if idx.wlSlot(e.id).Load() != e {
+		idx.release(d) // taken over while decoded: the cache no longer holds it
+	}
 	return d.segs
 }
 

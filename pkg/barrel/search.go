@@ -1058,9 +1058,9 @@ type skipState struct {
 // short, the short lists too), as q.wl found them, into c; its cs is nil
 // when the segment holds no driving word, or with all, not every one:
 // then no list is read. The cursors are taken from the start of slab
-// (3*len(ids) of them, zeroed here, the short lists' by openShort), the lists from lists (len(ids)),
-// with all the order of the driving lists from ord (len(ids)). find
-// moves it to the first match.
+// (3*len(ids) of them, zeroed here, the short lists' by openShort), the
+// lists from lists (len(ids)), with all the order of the driving lists
+// from ord (len(ids)). find moves it to the first match.
 func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
 	ids, drive, neg := q.ids, q.driver, q.neg
 	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg), k: k, q: q, idx: idx}

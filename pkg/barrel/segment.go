@@ -643,8 +643,7 @@ const wordListsBits = 12
 // wordID (a word's entry taken over by the next word of its slot): the
 // segments of an open index do not change.
 func (idx *Index) wordLists(id uint32) (*wordLists, error) {
-	idx.wlOnce.Do(func() { idx.wlCache = make([]atomic.Pointer[wordLists], 1<<wordListsBits) })
-	slot := &idx.wlCache[(id*0x9e3779b1)>>(32-wordListsBits)] // a wordID's low bits are its place in its barrel: mixed
+	slot := idx.wlSlot(id)
 	if e := slot.Load(); e != nil && e.id == id && segShortcuts {
 		return e, nil
 	}
@@ -664,12 +663,16 @@ func (idx *Index) wordLists(id uint32) (*wordLists, error) {
 	}
 	if segShortcuts {
 		if old := slot.Swap(e); old != nil {
-			if d := old.dense.Load(); d != nil {
-				idx.denseBytes.Add(-d.bytes) // its decoded lists leave with it
-			}
+			idx.release(old.dense.Load()) // its decoded lists leave with it
 		}
 	}
 	return e, nil
+}
+
+// wlSlot is the slot of word id in wordLists' cache.
+func (idx *Index) wlSlot(id uint32) *atomic.Pointer[wordLists] {
+	idx.wlOnce.Do(func() { idx.wlCache = make([]atomic.Pointer[wordLists], 1<<wordListsBits) })
+	return &idx.wlCache[(id*0x9e3779b1)>>(32-wordListsBits)] // a wordID's low bits are its place in its barrel: mixed
 }
 
 // liveCount is the number of postings of a list whose document is not

@@ -487,6 +487,24 @@ func TestDenseListsExact(t *testing.T) {
 	if cursors, deleted = denseCursors.Load()-cursors, denseDeleted.Load()-deleted; cursors == 0 || deleted == 0 {
 		t.Errorf("%d cursors walked decoded lists, %d of them in segments with deletions: the test wants both", cursors, deleted)
 	}
+	// The budget counts the decoded lists the cache holds: those of the
+	// words taken over in their slot have left it.
+	held, words := int64(0), 0
+	for i := range idx.wlCache {
+		if e := idx.wlCache[i].Load(); e != nil {
+			words++
+			if d := e.dense.Load(); d != nil {
+				for k, dl := range d.segs {
+					if dl != nil {
+						held += 8 * int64(e.segs[k].nf)
+					}
+				}
+			}
+		}
+	}
+	if got := idx.denseBytes.Load(); got != held || held == 0 {
+		t.Errorf("the budget counts %d bytes of decoded lists, the cache (%d words) holds %d", got, words, held)
+	}
 	idx.Close()
 	merged := forceMerged(t, dir)
 	for name, opt := range opts {
