@@ -254,7 +254,12 @@ type postingIter struct {
 	raw   []byte // the whole posting
 	err   error
 	prev  int64
-	sk    int // the skip block last jumped to
+	sk    int // the skip block last jumped to (with dd, the posting last sought)
+	// dd is the list decoded, which seeks search (seekDense) instead of
+	// its skip table; nil where it is not. lazy: the walk stands on its
+	// posting sk (doc) without having read it (seekDoc).
+	dd   *denseList
+	lazy bool
 }
 
 func newPostingIter(list []byte) postingIter {
@@ -273,6 +278,15 @@ func newPostingIter(list []byte) postingIter {
 
 // next advances to the next posting; false at the end or on an error.
 func (it *postingIter) next() bool {
+	if it.lazy {
+		// From the posting it stands on, unread (seekDoc), to the next.
+		it.lazy = false
+		if it.sk++; it.sk >= len(it.dd.docs) {
+			it.pos = len(it.data)
+			return false
+		}
+		it.pos = int(it.dd.offs[it.sk])
+	}
 	if it.pos >= len(it.data) || it.err != nil {
 		return false
 	}
@@ -295,6 +309,9 @@ func (it *postingIter) next() bool {
 func (it *postingIter) seek(target uint32) bool {
 	if it.doc >= target && it.prev >= 0 {
 		return true
+	}
+	if it.dd != nil {
+		return it.seekDense(it.dd, target)
 	}
 	skipDoc := func(i int) uint32 { return binary.BigEndian.Uint32(it.skips[8*i:]) }
 	if ns := len(it.skips) / 8; ns > it.sk && skipDoc(it.sk) <= target {

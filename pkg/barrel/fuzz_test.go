@@ -1,8 +1,10 @@
 package barrel
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -158,6 +160,63 @@ func TestSeek(t *testing.T) {
 		}
 		if it.err != nil {
 			t.Fatal(it.err)
+		}
+	}
+}
+
+// TestDenseSeek: a walk that starts from a list's first posting parsed
+// ahead (listStart) and seeks in the list decoded (seekDense, and
+// seekDoc, which reads the posting later) stands at each step where the
+// plain walk does, through any mix of next and seeks, in lists with a
+// skip table and without, with postings of many hits.
+func TestDenseSeek(t *testing.T) {
+	for _, size := range []int{1, 40, 63, 64, 5000} {
+		var postings []byte
+		var docs []uint32
+		for d := uint32(3); len(docs) < size; d += 1 + d%7 {
+			nh := 1 + int(d%45) // 31 and over: an escaped count
+			postings = hit.AppendInverted(postings, d, nh)
+			postings = hit.AppendHits(postings, make([]hit.Hit, nh))
+			docs = append(docs, d)
+		}
+		list := appendList(nil, postings, uint32(len(docs)))
+		st := startOf(list)
+		dl := decodeList(list, uint32(len(docs)))
+		if !st.valid || dl == nil || !slices.Equal(dl.docs, docs) {
+			t.Fatalf("%d postings: start %+v, decoded %v", size, st, dl != nil)
+		}
+		for seed := range uint64(20) {
+			rng := rand.New(rand.NewPCG(seed, uint64(size)))
+			plain := newPostingIter(list)
+			pok := plain.next()
+			dense, dok := st.iter(list)
+			dense.dd = dl
+			for step := 0; pok || dok; step++ {
+				if pok == dok && pok && plain.doc == dense.doc && rng.IntN(2) == 0 {
+					// A seek that read no posting (seekDoc): moved on
+					// from unread, or read now.
+					target := plain.doc + uint32(rng.IntN(60))
+					pok, dok = plain.seek(target), dense.seekDoc(target)
+					if pok && dok && plain.doc == dense.doc && rng.IntN(2) == 0 {
+						pok, dok = plain.next(), dense.next()
+					}
+				}
+				if dok {
+					dok = dense.load()
+				}
+				if pok != dok || pok && (plain.doc != dense.doc || plain.n != dense.n || !bytes.Equal(plain.hits, dense.hits) || !bytes.Equal(plain.raw, dense.raw)) {
+					t.Fatalf("%d postings, seed %d, step %d: plain at %d (%v), decoded at %d (%v)", size, seed, step, plain.doc, pok, dense.doc, dok)
+				}
+				if rng.IntN(3) == 0 {
+					pok, dok = plain.next(), dense.next()
+					continue
+				}
+				target := plain.doc + uint32(rng.IntN([]int{3, 40, 300, 3000}[rng.IntN(4)]))
+				pok, dok = plain.seek(target), dense.seek(target)
+			}
+			if plain.err != nil || dense.err != nil {
+				t.Fatal(plain.err, dense.err)
+			}
 		}
 	}
 }

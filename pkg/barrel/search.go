@@ -786,6 +786,9 @@ type avgState struct {
 
 	wlOnce  sync.Once
 	wlCache []atomic.Pointer[wordLists] // wordLists' cache, by a hash of the wordID
+	// denseBytes is the bytes of the lists decoded (denseOf) that
+	// wlCache holds.
+	denseBytes atomic.Int64
 
 	liveCacheOnce sync.Once
 	liveCache     []atomic.Pointer[liveEntry] // liveDocs' cache, by a hash of the segment and wordID
@@ -991,8 +994,10 @@ type parsedQuery struct {
 	// with one driving word, its matches.
 	driveDF int
 	// wl is each list's lookups in the segments (wordLists), read by the
-	// first scan and kept for a second.
-	wl []*wordLists
+	// first scan and kept for a second; dense its lists decoded
+	// (denseOf), nil where not.
+	wl    []*wordLists
+	dense [][]*denseList
 }
 
 // filtered reports whether matches must pass keep.
@@ -1053,9 +1058,9 @@ type skipState struct {
 // short, the short lists too), as q.wl found them, into c; its cs is nil
 // when the segment holds no driving word, or with all, not every one:
 // then no list is read. The cursors are taken from the start of slab
-// (3*len(ids) of them, zeroed here), the lists from lists (len(ids)),
-// with all the order of the driving lists from ord (len(ids)). find
-// moves it to the first match.
+// (3*len(ids) of them, zeroed here, the short lists' by openShort), the
+// lists from lists (len(ids)), with all the order of the driving lists
+// from ord (len(ids)). find moves it to the first match.
 func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
 	ids, drive, neg := q.ids, q.driver, q.neg
 	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg), k: k, q: q, idx: idx}
@@ -1077,16 +1082,25 @@ func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery,
 		return nil // no match in the segment
 	}
 	cs := slab[:3*len(ids)] // the full lists, the short, and the short again
-	clear(cs)
+	clear(cs[:len(ids)])    // the short ones when opened (openShort): mostly never
 	c.lists = lists[:len(ids):len(ids)]
 	var err error
 	for i, id := range ids {
 		if l := &q.wl[i].segs[k]; l.nf > 0 {
 			full, nf := l.full, l.nf
 			x := &cs[i]
-			x.list, x.n, x.it = full, nf, newPostingIter(full)
-			if x.ok = x.it.next(); x.it.err != nil {
-				return x.it.err
+			x.list, x.n = full, nf
+			if x.it, x.ok = l.fullAt.iter(full); !l.fullAt.valid || !segShortcuts {
+				x.it = newPostingIter(full)
+				if x.ok = x.it.next(); x.it.err != nil {
+					return x.it.err
+				}
+			} else if d := q.dense[i]; d != nil && d[k] != nil {
+				x.it.dd = d[k] // at its first posting: the place of its last seek
+				denseCursors.Add(1)
+				if sg.del != nil {
+					denseDeleted.Add(1)
+				}
 			}
 			if c.live && drive[i] {
 				if x.live, x.cached, err = idx.liveDocs(sg, id, full, false); err != nil {
@@ -1138,6 +1152,8 @@ func (c *segCursor) openShort() {
 		return
 	}
 	c.shortOpen = true
+	clear(c.sc)
+	clear(c.tc)
 	ids, k := c.q.ids, c.k
 	for i, id := range ids {
 		l := &c.q.wl[i].segs[k]
@@ -1145,9 +1161,11 @@ func (c *segCursor) openShort() {
 			continue
 		}
 		x := &c.sc[i]
-		x.it = newPostingIter(l.short)
-		if x.ok = x.it.next(); x.it.err != nil {
-			continue
+		if x.it, x.ok = l.shortAt.iter(l.short); !l.shortAt.valid || !segShortcuts {
+			x.it = newPostingIter(l.short)
+			if x.ok = x.it.next(); x.it.err != nil {
+				continue
+			}
 		}
 		t := &c.tc[i]
 		*t = *x
@@ -1223,7 +1241,9 @@ func (c *segCursor) find() error {
 			}
 			c.lists[i] = nil
 			if x.ok && x.it.doc == doc {
-				c.lists[i] = x.it.hits
+				if x.ok = x.it.load(); x.ok { // read, if a seek stood on it unread (seekDoc)
+					c.lists[i] = x.it.hits
+				}
 			}
 		}
 		c.doc, c.ok = doc, true
@@ -1291,7 +1311,12 @@ func (c *segCursor) nextAll() (uint32, bool) {
 				return 0, false
 			}
 			if x.it.doc < doc {
-				if x.ok = x.it.seek(doc); !x.ok {
+				if x.it.dd != nil && segShortcuts {
+					x.ok = x.it.seekDoc(doc) // its posting read if it is a match's (find)
+				} else {
+					x.ok = x.it.seek(doc)
+				}
+				if !x.ok {
 					return 0, false
 				}
 			}
@@ -1493,6 +1518,9 @@ func (c *segCursor) err() error {
 			return c.cs[i].it.err
 		}
 	}
+	if !c.shortOpen {
+		return nil // the short lists are not read
+	}
 	for i := range c.sc {
 		if c.sc[i].it.err != nil {
 			return c.sc[i].it.err
@@ -1542,11 +1570,14 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 	buf := scanBufs.Get().(*scanBuf)
 	defer buf.put()
 	if q.wl == nil || !segShortcuts {
-		q.wl = make([]*wordLists, nl)
+		q.wl, q.dense = make([]*wordLists, nl), make([][]*denseList, nl)
 		for i, id := range q.ids {
 			var err error
 			if q.wl[i], err = idx.wordLists(id); err != nil {
 				return nil, 0, false, err
+			}
+			if segShortcuts {
+				q.dense[i] = idx.denseOf(q.wl[i])
 			}
 		}
 	}
@@ -1573,7 +1604,7 @@ func (idx *Index) scan(q *parsedQuery, opt SearchOptions, all bool) ([]scored, i
 		if tierFloor {
 			tc = &buf.tiers
 		}
-		n, last, err := idx.countMatches(h, q, opt.MaxMatches, tc)
+		n, last, err := idx.countMatches(h, q, opt.MaxMatches, tc, &buf.count)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -1899,12 +1930,18 @@ func atMost(h []*segCursor, q *parsedQuery, all bool, skip *skipState, counted i
 // With tc, and a query of several but at most 8 driving words, it also
 // counts the matches of each set of driving words held (tc.by, by the
 // words' places among the driving lists), and sets tc.ok.
-func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount) (int, uint32, error) {
-	var lists [][]byte
-	var segs []*segment
-	var ids []uint32
-	var bit []uint8 // each list's driving word, as a bit of tc's sets
-	var from []int  // each list's cursor, in cs
+//
+// The lists' walks start where the cursors' stand (they have not moved),
+// in the buffers of cb.
+func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *tierCount, cb *countBuf) (int, uint32, error) {
+	defer cb.drop()
+	lists, segs, ids := cb.lists[:0], cb.segs[:0], cb.ids[:0]
+	bit := cb.bit[:0]   // each list's driving word, as a bit of tc's sets
+	from := cb.from[:0] // each list's cursor, in cs
+	xs := cb.xs[:0]     // and its list's cursor
+	defer func() {
+		cb.lists, cb.segs, cb.ids, cb.bit, cb.from, cb.xs = lists, segs, ids, bit, from, xs
+	}()
 	total := 0
 	drivers := countTrue(q.driver)
 	if tc != nil {
@@ -1922,7 +1959,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 			if x := &c.cs[i]; x.n > 0 {
 				lists, segs, ids = append(lists, x.list), append(segs, c.sg), append(ids, q.ids[i])
 				bit = append(bit, 1<<k)
-				from = append(from, ci)
+				from, xs = append(from, ci), append(xs, x)
 				total += int(x.n)
 			}
 			k++
@@ -1944,12 +1981,25 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 		// frequency counts (Verify checks it does).
 		return q.driveDF, math.MaxUint32, nil
 	}
-	its := make([]postingIter, len(lists))
-	oks := make([]bool, len(lists))
-	live := make([][]uint32, len(lists)) // with cached: the list's live documents
-	cached := make([]bool, len(lists))
-	pos := make([]int, len(lists)) // the place in live
+	n := len(lists)
+	cb.its, cb.oks, cb.live, cb.cached, cb.pos = grown(cb.its, n), grown(cb.oks, n), grown(cb.live, n), grown(cb.cached, n), grown(cb.pos, n)
+	its, oks := cb.its[:n], cb.oks[:n]
+	live, cached := cb.live[:n], cb.cached[:n] // with cached: the list's live documents
+	pos := cb.pos[:n]                          // the place in live
+	cb.dels = grown(cb.dels, n)
+	dels := cb.dels[:n] // with cached, of a list decoded: the segment's deleted documents
 	for i, l := range lists {
+		if !cachesLive(segs[i]) && segShortcuts {
+			if d := xs[i].it.dd; d != nil {
+				// Its docIDs decoded (denseOf), the deleted ones
+				// passed.
+				live[i], cached[i], oks[i], dels[i] = d.docs, true, len(d.docs) > 0, segs[i].del
+				continue
+			}
+			// Where its cursor stands: at the first posting.
+			its[i], oks[i] = xs[i].it, xs[i].ok
+			continue
+		}
 		if cachesLive(segs[i]) {
 			d, ok, err := idx.liveDocs(segs[i], ids[i], l, false)
 			if err != nil {
@@ -1983,8 +2033,11 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 		more := false
 		for i := range its {
 			if cached[i] {
-				d, j := live[i], pos[i]
+				d, j, del := live[i], pos[i], dels[i]
 				for ; j < len(d) && uint64(d[j]) < lo+window; j++ {
+					if del.has(d[j]) {
+						continue
+					}
 					k := uint64(d[j]) - lo
 					bm[k/64] |= 1 << (k % 64)
 					if held != nil {
@@ -2167,6 +2220,7 @@ type scanBuf struct {
 	order []rank
 
 	tiers   tierCount
+	count   countBuf
 	targets []uint32
 	has     []bool // by cursor: it holds a match the results may need
 
@@ -2201,6 +2255,46 @@ func (b *scanBuf) cursors(segs, nl int) ([]segCursor, []cursor, [][]byte, []int3
 		b.ords = make([]int32, n)
 	}
 	return b.segcs[:segs], b.curs, b.clists, b.ords[:nl*segs]
+}
+
+// countBuf holds countMatches' lists and walks, reused by the next
+// count.
+type countBuf struct {
+	lists  [][]byte
+	segs   []*segment
+	ids    []uint32
+	bit    []uint8
+	from   []int
+	xs     []*cursor
+	its    []postingIter
+	oks    []bool
+	live   [][]uint32
+	dels   []docBits
+	cached []bool
+	pos    []int
+}
+
+// drop clears what cb holds of the index and of the cursors (the walks
+// zeroed for the next count).
+func (cb *countBuf) drop() {
+	clear(cb.lists[:cap(cb.lists)])
+	clear(cb.segs[:cap(cb.segs)])
+	clear(cb.xs[:cap(cb.xs)])
+	clear(cb.its[:cap(cb.its)])
+	clear(cb.live[:cap(cb.live)])
+	clear(cb.dels[:cap(cb.dels)])
+	clear(cb.oks[:cap(cb.oks)])
+	clear(cb.cached[:cap(cb.cached)])
+	clear(cb.pos[:cap(cb.pos)])
+}
+
+// grown is s with room for n, its first n zeroed.
+func grown[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	clear(s[:n])
+	return s[:n]
 }
 
 // put returns b to the pool, dropping its references to the index.

@@ -572,6 +572,52 @@ func (s *segment) lists(id uint32) (full, short []byte, nf, ns uint32, err error
 type segList struct {
 	full, short []byte
 	nf, ns      uint32
+	// Where the walks of the lists start (listStart): a query's cursors
+	// start on their first postings without reading the lists.
+	fullAt, shortAt listStart
+}
+
+// listStart is an inverted list parsed to its first posting, as
+// newPostingIter and a first next leave it, in offsets into the list:
+// the skip table from skip, the postings from data, the first posting's
+// docID and its end (its hits from hdr) in the postings.
+type listStart struct {
+	skip, data, end uint32
+	doc             uint32
+	hdr             uint8
+	valid           bool // parsed without damage (else the walk is started again, and meets it)
+	ok              bool // the list holds a posting
+}
+
+// startOf parses list to its first posting.
+func startOf(list []byte) listStart {
+	it := newPostingIter(list)
+	ok := it.next()
+	if it.err != nil || len(list) > math.MaxUint32 || len(it.raw)-len(it.hits) > math.MaxUint8 {
+		return listStart{}
+	}
+	data := len(list) - len(it.data)
+	st := listStart{skip: uint32(data - len(it.skips)), data: uint32(data), valid: true, ok: ok}
+	if ok {
+		st.doc, st.end, st.hdr = it.doc, uint32(it.pos), uint8(len(it.raw)-len(it.hits))
+	}
+	return st
+}
+
+// iter is the walk of list (the list st was parsed from) at its first
+// posting, as newPostingIter and next leave it, without reading the
+// list; and next's answer. ok is false too when st is not valid: the
+// caller starts the walk itself.
+func (st listStart) iter(list []byte) (it postingIter, ok bool) {
+	if !st.valid {
+		return postingIter{}, false
+	}
+	it = postingIter{skips: list[st.skip:st.data:st.data], data: list[st.data:], prev: -1}
+	if st.ok { // the first posting starts the postings
+		it.raw, it.hits = it.data[:st.end], it.data[st.hdr:st.end]
+		it.doc, it.n, it.prev, it.pos = st.doc, int(st.end-uint32(st.hdr))/2, int64(st.doc), int(st.end)
+	}
+	return it, st.ok
 }
 
 // wordLists is a word's lists in each segment of an index, in the order
@@ -579,6 +625,10 @@ type segList struct {
 type wordLists struct {
 	id   uint32
 	segs []segList
+	// The lists decoded (denseOf), and the searches that asked for them
+	// before.
+	dense atomic.Pointer[decoded]
+	asks  atomic.Int32
 }
 
 // wordListsBits sizes wordLists' cache: 1<<wordListsBits words, each
@@ -593,8 +643,7 @@ const wordListsBits = 12
 // wordID (a word's entry taken over by the next word of its slot): the
 // segments of an open index do not change.
 func (idx *Index) wordLists(id uint32) (*wordLists, error) {
-	idx.wlOnce.Do(func() { idx.wlCache = make([]atomic.Pointer[wordLists], 1<<wordListsBits) })
-	slot := &idx.wlCache[(id*0x9e3779b1)>>(32-wordListsBits)] // a wordID's low bits are its place in its barrel: mixed
+	slot := idx.wlSlot(id)
 	if e := slot.Load(); e != nil && e.id == id && segShortcuts {
 		return e, nil
 	}
@@ -605,11 +654,25 @@ func (idx *Index) wordLists(id uint32) (*wordLists, error) {
 		if l.full, l.short, l.nf, l.ns, err = sg.lists(id); err != nil {
 			return nil, err
 		}
+		if l.nf > 0 {
+			l.fullAt = startOf(l.full)
+		}
+		if l.ns > 0 {
+			l.shortAt = startOf(l.short)
+		}
 	}
 	if segShortcuts {
-		slot.Store(e)
+		if old := slot.Swap(e); old != nil {
+			idx.release(old.dense.Load()) // its decoded lists leave with it
+		}
 	}
 	return e, nil
+}
+
+// wlSlot is the slot of word id in wordLists' cache.
+func (idx *Index) wlSlot(id uint32) *atomic.Pointer[wordLists] {
+	idx.wlOnce.Do(func() { idx.wlCache = make([]atomic.Pointer[wordLists], 1<<wordListsBits) })
+	return &idx.wlCache[(id*0x9e3779b1)>>(32-wordListsBits)] // a wordID's low bits are its place in its barrel: mixed
 }
 
 // liveCount is the number of postings of a list whose document is not

@@ -459,3 +459,57 @@ func TestSegShortcutsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseListsExact: a search over many segments, most of them partly
+// deleted, whose words' lists are decoded (asked for before: see
+// denseOf) and walked by their docIDs answers to the bit as the walk of
+// the lists themselves, match counts included, a second time, and as the
+// exhaustive scan; and as the same pages merged into one segment. The
+// decoded lists are walked, in segments with deletions too.
+func TestDenseListsExact(t *testing.T) {
+	dir := t.TempDir()
+	site, idx := manySegments(t, dir)
+	queries := mixedQueries(site, 19, 300)
+	opts := map[string]SearchOptions{
+		"top10":  {N: 10, NoSnippets: true},
+		"offset": {N: 3, Offset: 4, NoSnippets: true},
+		"one":    {N: 1, NoSnippets: true},
+		"deep":   {N: 60, NoSnippets: true},
+		"wide":   {N: 250, NoSnippets: true},
+		"stop":   {N: 5, NoSnippets: true, MaxMatches: 40},
+	}
+	resultBits(t, idx, queries, opts["top10"], true) // each word asked for once: decoded when asked again
+	want := map[string]string{}
+	cursors, deleted := denseCursors.Load(), denseDeleted.Load()
+	for name, opt := range opts {
+		want[name] = sameWithout(t, idx, queries, name, opt, &denseLists)
+	}
+	if cursors, deleted = denseCursors.Load()-cursors, denseDeleted.Load()-deleted; cursors == 0 || deleted == 0 {
+		t.Errorf("%d cursors walked decoded lists, %d of them in segments with deletions: the test wants both", cursors, deleted)
+	}
+	// The budget counts the decoded lists the cache holds: those of the
+	// words taken over in their slot have left it.
+	held, words := int64(0), 0
+	for i := range idx.wlCache {
+		if e := idx.wlCache[i].Load(); e != nil {
+			words++
+			if d := e.dense.Load(); d != nil {
+				for k, dl := range d.segs {
+					if dl != nil {
+						held += 8 * int64(e.segs[k].nf)
+					}
+				}
+			}
+		}
+	}
+	if got := idx.denseBytes.Load(); got != held || held == 0 {
+		t.Errorf("the budget counts %d bytes of decoded lists, the cache (%d words) holds %d", got, words, held)
+	}
+	idx.Close()
+	merged := forceMerged(t, dir)
+	for name, opt := range opts {
+		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
+			t.Errorf("%s: one segment answers\n%s\nmany segments\n%s", name, got, want[name])
+		}
+	}
+}
