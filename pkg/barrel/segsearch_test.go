@@ -424,6 +424,32 @@ func manySegments(t *testing.T, dir string) (*synth.Site, *Index) {
 	return site, idx
 }
 
+// exactOptions are the searches the exactness tests over many segments
+// compare: pages of results at several depths, an offset, and a search
+// stopped by MaxMatches.
+func exactOptions() map[string]SearchOptions {
+	return map[string]SearchOptions{
+		"top10":  {N: 10, NoSnippets: true},
+		"offset": {N: 3, Offset: 4, NoSnippets: true},
+		"one":    {N: 1, NoSnippets: true},
+		"deep":   {N: 60, NoSnippets: true},
+		"wide":   {N: 250, NoSnippets: true},
+		"stop":   {N: 5, NoSnippets: true, MaxMatches: 40},
+	}
+}
+
+// sameMerged checks that the index in dir, merged into one segment,
+// answers each search of opts as want (the many segments' answers).
+func sameMerged(t *testing.T, dir string, queries []string, opts map[string]SearchOptions, want map[string]string) {
+	t.Helper()
+	merged := forceMerged(t, dir)
+	for name, opt := range opts {
+		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
+			t.Errorf("%s: one segment answers\n%s\nmany segments\n%s", name, got, want[name])
+		}
+	}
+}
+
 // TestSegShortcutsExact: the scan's shortcuts over many segments (a
 // word's lookups cached, a segment lacking a word every match holds
 // passed unread, one whose matches are all below the floor of the tiers
@@ -435,14 +461,7 @@ func TestSegShortcutsExact(t *testing.T) {
 	dir := t.TempDir()
 	site, idx := manySegments(t, dir)
 	queries := mixedQueries(site, 17, 300)
-	opts := map[string]SearchOptions{
-		"top10":  {N: 10, NoSnippets: true},
-		"offset": {N: 3, Offset: 4, NoSnippets: true},
-		"one":    {N: 1, NoSnippets: true},
-		"deep":   {N: 60, NoSnippets: true},
-		"wide":   {N: 250, NoSnippets: true},
-		"stop":   {N: 5, NoSnippets: true, MaxMatches: 40},
-	}
+	opts := exactOptions()
 	want := map[string]string{}
 	and, floor := andPassed.Load(), floorPassed.Load()
 	for name, opt := range opts {
@@ -452,12 +471,7 @@ func TestSegShortcutsExact(t *testing.T) {
 		t.Errorf("%d segments passed lacking a word, %d below the floor: the test wants both", and, floor)
 	}
 	idx.Close()
-	merged := forceMerged(t, dir)
-	for name, opt := range opts {
-		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
-			t.Errorf("%s: one segment answers\n%s\nmany segments\n%s", name, got, want[name])
-		}
-	}
+	sameMerged(t, dir, queries, opts, want)
 }
 
 // TestDenseListsExact: a search over many segments, most of them partly
@@ -470,14 +484,7 @@ func TestDenseListsExact(t *testing.T) {
 	dir := t.TempDir()
 	site, idx := manySegments(t, dir)
 	queries := mixedQueries(site, 19, 300)
-	opts := map[string]SearchOptions{
-		"top10":  {N: 10, NoSnippets: true},
-		"offset": {N: 3, Offset: 4, NoSnippets: true},
-		"one":    {N: 1, NoSnippets: true},
-		"deep":   {N: 60, NoSnippets: true},
-		"wide":   {N: 250, NoSnippets: true},
-		"stop":   {N: 5, NoSnippets: true, MaxMatches: 40},
-	}
+	opts := exactOptions()
 	resultBits(t, idx, queries, opts["top10"], true) // each word asked for once: decoded when asked again
 	want := map[string]string{}
 	cursors, deleted := denseCursors.Load(), denseDeleted.Load()
@@ -506,10 +513,5 @@ func TestDenseListsExact(t *testing.T) {
 		t.Errorf("the budget counts %d bytes of decoded lists, the cache (%d words) holds %d", got, words, held)
 	}
 	idx.Close()
-	merged := forceMerged(t, dir)
-	for name, opt := range opts {
-		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
-			t.Errorf("%s: one segment answers\n%s\nmany segments\n%s", name, got, want[name])
-		}
-	}
+	sameMerged(t, dir, queries, opts, want)
 }
