@@ -109,15 +109,9 @@ func BenchmarkVsBleve(b *testing.B) {
 		// barrel
 		bdir := filepath.Join(root, "barrel")
 		runtime.GC()
+		stopBuildProfile := func() {}
 		if *buildProfile != "" {
-			f, err := os.Create(*buildProfile)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
+			stopBuildProfile = startProfile(b, *buildProfile)
 		}
 		c0, t0 := processCPU(), time.Now()
 		batches := max(1, min(*benchBatches, len(pages)))
@@ -143,9 +137,7 @@ func BenchmarkVsBleve(b *testing.B) {
 			}
 		}
 		barrelTime, barrelCPU := time.Since(t0), processCPU()-c0
-		if *buildProfile != "" {
-			pprof.StopCPUProfile()
-		}
+		stopBuildProfile()
 		barrelSize := dirSize(bdir)
 
 		// bleve
@@ -204,13 +196,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		}
 		idx.Close()
 		if *benchProfile != "" {
-			f, err := os.Create(*benchProfile)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				b.Fatal(err)
-			}
+			stop := startProfile(b, *benchProfile)
 			pidx, err := barrel.Open(bdir) // opened afresh: its caches as cold as the timed run's
 			if err != nil {
 				b.Fatal(err)
@@ -220,8 +206,7 @@ func BenchmarkVsBleve(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			pprof.StopCPUProfile()
-			f.Close()
+			stop()
 			pidx.Close()
 		}
 		vi, err = bleve.Open(vdir)
@@ -271,5 +256,21 @@ func BenchmarkVsBleve(b *testing.B) {
 			percentile(cpu, 0.5), percentile(cpu, 0.99), percentile(vcpu, 0.5), percentile(vcpu, 0.99))
 		b.Log(sb.String())
 		fmt.Fprint(os.Stderr, sb.String())
+	}
+}
+
+// startProfile starts a CPU profile into path; the function it returns
+// stops it and closes the file.
+func startProfile(b *testing.B, path string) func() {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 }
