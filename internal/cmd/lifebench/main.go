@@ -84,6 +84,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write the ageing's CPU profile to this file")
 	flag.StringVar(&indexProfile, "index-cpuprofile", "", "write a CPU profile of the index batches from turn -index-profile-from on to this file")
 	flag.IntVar(&indexProfileFrom, "index-profile-from", 0, "the first turn whose index batch -index-cpuprofile profiles")
+	oneBatchOnly := flag.Bool("one-batch-only", false, "build only the one-batch indexes of -ages in the -keep directory and keep their sizes for the run (beside a run's batch-by-batch build, on a spare core)")
 	flag.Parse()
 	if *cpuprofile != "" && indexProfile != "" {
 		fmt.Fprintln(os.Stderr, "lifebench: -cpuprofile and -index-cpuprofile cannot both be given (one CPU profile at a time)")
@@ -110,6 +111,19 @@ func main() {
 		ages = append(ages, n)
 	}
 	slices.Sort(ages)
+	if *oneBatchOnly {
+		if *keep == "" {
+			fmt.Fprintln(os.Stderr, "lifebench: -one-batch-only keeps the sizes in -keep DIR: give it")
+			os.Exit(2)
+		}
+		for _, age := range ages {
+			if _, err := oneBatchSize(*keep, crawlsim.Default(), age); err != nil {
+				fmt.Fprintf(os.Stderr, "lifebench: the one-batch index at %d turns: %v\n", age, err)
+				os.Exit(1)
+			}
+		}
+		return
+	}
 	if err := run(ages, *chunk, *reps, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "lifebench:", err)
 		pprof.StopCPUProfile()
@@ -188,7 +202,7 @@ func run(ages []int, chunk, reps int, keep string) error {
 		size := du(filepath.Join(snapshotDir(snaps, age), "index"))
 		one := ""
 		if oneBatchIndex {
-			n, err := oneBatch(filepath.Join(snaps, "onebatch"), cfg, age)
+			n, err := oneBatchSize(snaps, cfg, age)
 			if err != nil {
 				return fmt.Errorf("the one-batch index at %d turns: %w", age, err)
 			}
@@ -521,6 +535,34 @@ func readIndexLog(path string) ([]indexCommit, error) {
 
 // oneBatchIndex compares each age's index with one built in one batch.
 var oneBatchIndex = true
+
+// oneBatchSize returns the bytes of the one-batch index at age. The one
+// at a year takes most of an hour to build: its size is kept in snaps
+// (onebatch-AGE.size, with the build's key), for a resumed run and for
+// -one-batch-only, which builds it beside the batch-by-batch build.
+func oneBatchSize(snaps string, cfg crawlsim.Config, age int) (int64, error) {
+	name := filepath.Join(snaps, fmt.Sprintf("onebatch-%d.size", age))
+	key := oneBatchKey()
+	if b, err := os.ReadFile(name); err == nil {
+		k, v, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		if n, err := strconv.ParseInt(v, 10, 64); k == key && err == nil && n > 0 {
+			return n, nil
+		}
+	}
+	t0, c0 := time.Now(), cpuSeconds()
+	n, err := oneBatch(filepath.Join(snaps, fmt.Sprintf("onebatch-%d", age)), cfg, age)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(os.Stderr, "lifebench: the one-batch index at %d turns: %.0f MB, built in %.0f s (%.0f s of CPU)\n", age, float64(n)/1e6, time.Since(t0).Seconds(), cpuSeconds()-c0)
+	return n, writeFileAtomic(name, fmt.Appendf(nil, "%s\n%d\n", key, n))
+}
+
+// oneBatchKey names how the one-batch index is built: a size kept under
+// another key is built again.
+func oneBatchKey() string {
+	return fmt.Sprintf("one batch, index format %d, analysis %s version %d", barrel.Format, analysis.Name, analysis.Version)
+}
 
 // oneBatch builds in dir, as one batch, the index of the pages of turns
 // 0 to age-1 as last fetched, and returns its bytes.

@@ -256,3 +256,35 @@ func TestSummarizeRuns(t *testing.T) {
 		t.Errorf("spread %q, want %q", got, want)
 	}
 }
+
+// TestOneBatchSizeKept builds a one-batch index once: its size is kept in
+// the directory under the build's key, read back by the next run, and
+// built again when the key is another's.
+func TestOneBatchSizeKept(t *testing.T) {
+	cfg := crawlsim.Default()
+	cfg.Hosts, cfg.NewPerTurn, cfg.RecrawlPerTurn = 20, 30, 10
+	dir := t.TempDir()
+	n, err := oneBatchSize(dir, cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n <= 0 {
+		t.Fatalf("one-batch index of %d bytes", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "onebatch-3")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the one-batch build is left behind: %v", err)
+	}
+	kept := filepath.Join(dir, "onebatch-3.size")
+	if err := os.WriteFile(kept, []byte(oneBatchKey()+"\n12345\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := oneBatchSize(dir, cfg, 3); err != nil || got != 12345 {
+		t.Fatalf("kept size read back as %d, %v; want 12345", got, err)
+	}
+	if err := os.WriteFile(kept, []byte("one batch, index format 0\n12345\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := oneBatchSize(dir, cfg, 3); err != nil || got != n {
+		t.Fatalf("a size kept under another key gave %d, %v; want it built again: %d", got, err, n)
+	}
+}
