@@ -84,6 +84,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write the ageing's CPU profile to this file")
 	flag.StringVar(&indexProfile, "index-cpuprofile", "", "write a CPU profile of the index batches from turn -index-profile-from on to this file")
 	flag.IntVar(&indexProfileFrom, "index-profile-from", 0, "the first turn whose index batch -index-cpuprofile profiles")
+	windowsOf := flag.String("windows", "", "print the windows of 240 batches of this lifebench-index-turns.tsv (an age's copy, or the checkpoint's of a build under way) and exit")
 	oneBatchOnly := flag.Bool("one-batch-only", false, "build only the one-batch indexes of -ages in the -keep directory and keep their sizes for the run (beside a run's batch-by-batch build, on a spare core)")
 	flag.Parse()
 	if *cpuprofile != "" && indexProfile != "" {
@@ -111,6 +112,18 @@ func main() {
 		ages = append(ages, n)
 	}
 	slices.Sort(ages)
+	if *windowsOf != "" {
+		cs, err := readIndexLog(*windowsOf)
+		if err == nil && len(cs) == 0 {
+			err = fmt.Errorf("%s: no batches", *windowsOf)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lifebench:", err)
+			os.Exit(1)
+		}
+		printWindows(os.Stdout, windows(cs, windowBatches))
+		return
+	}
 	if *oneBatchOnly {
 		if *keep == "" {
 			fmt.Fprintln(os.Stderr, "lifebench: -one-batch-only keeps the sizes in -keep DIR: give it")
@@ -209,6 +222,14 @@ func run(ages []int, chunk, reps int, keep string) error {
 			one = fmt.Sprintf(" (one batch of the same final pages: %.0f MB, %.2fx)", float64(n)/1e6, float64(size)/float64(n))
 		}
 		fmt.Printf("- %d turns: %s; index %.0f MB%s\n", age, sum, float64(size)/1e6, one)
+	}
+	if oldest := ages[len(ages)-1]; oldest >= 2*windowBatches {
+		cs, err := readIndexLog(filepath.Join(snapshotDir(snaps, oldest), indexLog))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("\nthe index at %d turns, batch by batch: per window of %d batches, the CPU seconds of a batch that is not a PageRank turn (every %dth) and the worst PageRank turn apart\n", oldest, windowBatches, pageRankEvery)
+		printWindows(os.Stdout, windows(cs, windowBatches))
 	}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("load average: %s", b)
