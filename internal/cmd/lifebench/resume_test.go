@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -286,5 +287,54 @@ func TestOneBatchSizeKept(t *testing.T) {
 	}
 	if got, err := oneBatchSize(dir, cfg, 3); err != nil || got != n {
 		t.Fatalf("a size kept under another key gave %d, %v; want it built again: %d", got, err, n)
+	}
+}
+
+// TestMeasuredTurnIsOrdinary measures the turn after 24 turns, where the
+// loop's PageRank falls due (as it does after a year, 365 times 24): the
+// measured turn's index step must add its batch alone, PageRank being
+// timed apart.
+func TestMeasuredTurnIsOrdinary(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		t.Fatalf("the measured turn needs /usr/bin/time (scripts/deps.sh installs it): %v", err)
+	}
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+"/", "./cmd/...")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	wrapped := filepath.Join(t.TempDir(), "bin")
+	if err := wrapTools(bin, wrapped); err != nil {
+		t.Fatal(err)
+	}
+	cfg := crawlsim.Default()
+	cfg.Hosts, cfg.NewPerTurn, cfg.RecrawlPerTurn = 20, 30, 10
+	snaps := t.TempDir()
+	const age = 24
+	if err := ageAll(snaps, filepath.Join(snaps, "crawl"), cfg, []int{age}, 4); err != nil {
+		t.Fatal(err)
+	}
+	m, err := measureTurn(root, wrapped, snapshotDir(snaps, age), filepath.Join(snaps, "measure"), cfg, age)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.rankedInTurn {
+		t.Errorf("the measured turn after %d turns recomputed PageRank in its index step", age)
+	}
+	if !(m.secs["index"] > 0) || !(m.secs["pagerank"] > 0) {
+		t.Errorf("index step %.3f s, PageRank apart %.3f s: want both timed", m.secs["index"], m.secs["pagerank"])
+	}
+	idx, err := barrel.Open(filepath.Join(snapshotDir(snaps, age), "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	if got := idx.Manifest().Batches; got != age {
+		t.Errorf("the aged index holds %d batches after the measured turn, want %d (the turn runs on a copy)", got, age)
 	}
 }
