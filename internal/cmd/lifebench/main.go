@@ -426,7 +426,12 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 			}
 		}
 	}
-	return os.RemoveAll(filepath.Join(snaps, checkpointDir))
+	for _, name := range []string{checkpointDir, checkpointDir + ".part", checkpointDir + ".old"} {
+		if err := os.RemoveAll(filepath.Join(snaps, name)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildKey names how the index is built; a checkpoint or a copy's index
@@ -488,18 +493,67 @@ func writeCheckpoint(snaps, dir string, log []indexCommit, next int) error {
 	if err := os.WriteFile(filepath.Join(part, indexLog), indexLogTSV(log), 0o644); err != nil {
 		return err
 	}
+	// The mark last: a part with its mark is whole.
 	if err := os.WriteFile(filepath.Join(part, indexMark), fmt.Appendf(nil, "%s\nnext %d\n", buildKey(), next), 0o644); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(ck); err != nil {
+	// The swap: the checkpoint is set aside, the part put in its place,
+	// then the old one removed. A run killed anywhere in it leaves a whole
+	// checkpoint under one of the three names (recoverCheckpoint).
+	old := ck + ".old"
+	if err := os.RemoveAll(old); err != nil {
 		return err
 	}
-	return os.Rename(part, ck)
+	if err := os.Rename(ck, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Rename(part, ck); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// recoverCheckpoint finishes the swap of a run killed while it wrote a
+// checkpoint: where the checkpoint is not whole (missing, or its mark
+// gone), the new one (the part, if its mark was written) or else the one
+// set aside takes its place.
+func recoverCheckpoint(snaps string) error {
+	ck := filepath.Join(snaps, checkpointDir)
+	if checkpointWhole(ck) {
+		return nil
+	}
+	for _, from := range []string{ck + ".part", ck + ".old"} {
+		if !checkpointWhole(from) {
+			continue
+		}
+		if err := os.RemoveAll(ck); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "lifebench: the checkpoint was left half written: %s takes its place\n", from)
+		return os.Rename(from, ck)
+	}
+	return nil
+}
+
+// checkpointWhole reports whether dir holds a checkpoint's mark with the
+// turn it reached.
+func checkpointWhole(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, indexMark))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), "\n")
+	var next int
+	_, err = fmt.Sscanf(rest, "next %d\n", &next)
+	return err == nil
 }
 
 // readCheckpoint returns the turn a kept build has reached and its
 // batches; 0 when there is none, or it was built otherwise.
 func readCheckpoint(snaps string) (int, []indexCommit, error) {
+	if err := recoverCheckpoint(snaps); err != nil {
+		return 0, nil, err
+	}
 	ck := filepath.Join(snaps, checkpointDir)
 	b, err := os.ReadFile(filepath.Join(ck, indexMark))
 	if errors.Is(err, fs.ErrNotExist) {

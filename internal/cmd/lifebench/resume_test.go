@@ -338,3 +338,76 @@ func TestMeasuredTurnIsOrdinary(t *testing.T) {
 		t.Errorf("the aged index holds %d batches after the measured turn, want %d (the turn runs on a copy)", got, age)
 	}
 }
+
+// TestCheckpointSwapKilled: a run killed while it writes a checkpoint
+// leaves a whole one to resume from, whichever step the kill stopped:
+// after the part was written (the new one is taken), while the part's mark
+// was written (the old one stays), between the swap's two renames, and in
+// a checkpoint half removed (the new one, whole, is taken).
+func TestCheckpointSwapKilled(t *testing.T) {
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "MANIFEST"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logTo := func(n int) []indexCommit {
+		var l []indexCommit
+		for turn := range n {
+			l = append(l, indexCommit{turn: turn, pages: 700, segments: 1})
+		}
+		return l
+	}
+	// A checkpoint at turn 6, and one at turn 9 (the part a next
+	// checkpoint writes), made whole by writeCheckpoint.
+	made := map[int]string{}
+	for _, next := range []int{6, 9} {
+		snaps := t.TempDir()
+		if err := writeCheckpoint(snaps, src, logTo(next), next); err != nil {
+			t.Fatal(err)
+		}
+		made[next] = filepath.Join(snaps, checkpointDir)
+	}
+	put := func(snaps string, next int, name string) string {
+		t.Helper()
+		dst := filepath.Join(snaps, name)
+		if err := copyDir(made[next], dst); err != nil {
+			t.Fatal(err)
+		}
+		return dst
+	}
+	ck := checkpointDir
+	for _, tc := range []struct {
+		name  string
+		state func(snaps string)
+		want  int
+	}{
+		{"part written, not swapped", func(s string) { put(s, 6, ck); put(s, 9, ck+".part") }, 6},
+		{"part's mark unwritten", func(s string) {
+			put(s, 6, ck)
+			os.Remove(filepath.Join(put(s, 9, ck+".part"), indexMark))
+		}, 6},
+		{"between the renames", func(s string) { put(s, 6, ck+".old"); put(s, 9, ck+".part") }, 9},
+		{"old removed, part not renamed", func(s string) {
+			os.Remove(filepath.Join(put(s, 6, ck), indexMark))
+			put(s, 9, ck+".part")
+		}, 9},
+		{"part's mark unwritten, old set aside", func(s string) {
+			put(s, 6, ck+".old")
+			os.Remove(filepath.Join(put(s, 9, ck+".part"), indexMark))
+		}, 6},
+		{"swapped, old not removed", func(s string) { put(s, 6, ck+".old"); put(s, 9, ck) }, 9},
+	} {
+		snaps := t.TempDir()
+		tc.state(snaps)
+		next, log, err := readCheckpoint(snaps)
+		if err != nil || next != tc.want || len(log) != tc.want {
+			t.Errorf("%s: resumed at turn %d with %d batches (%v), want %d", tc.name, next, len(log), err, tc.want)
+			continue
+		}
+		// The next checkpoint is written over what is left.
+		if err := writeCheckpoint(snaps, src, logTo(12), 12); err != nil {
+			t.Errorf("%s: the next checkpoint: %v", tc.name, err)
+		} else if n, _, err := readCheckpoint(snaps); err != nil || n != 12 {
+			t.Errorf("%s: after the next checkpoint, resumed at %d (%v), want 12", tc.name, n, err)
+		}
+	}
+}
