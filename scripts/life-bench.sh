@@ -10,14 +10,23 @@
 # turns a batch, default merge policy): median, 95th percentile and worst
 # CPU and wall seconds of its last 24 batches, its segments, its merges and
 # their cost, its write amplification, its size against an index of the same
-# final pages built in one batch (-one-batch=false skips that build); and the
-# load average. A year's ageing takes hours on a
+# final pages built in one batch (-one-batch=false skips that build); for a
+# year, the build's windows of 240 batches (median, 95th percentile and
+# worst CPU of a batch, the PageRank turns apart); and the load average.
+# PageRank is timed apart, before each measured turn, so that the turn
+# after a year (a PageRank turn) is an ordinary one. A year's ageing takes hours on a
 # 2-core machine; -keep DIR keeps the aged copies (tens of GB for a year), a
 # killed run started again with the same DIR, -ages and -chunk resumes its
 # ageing where it stopped and its index build from its last checkpoint
 # (every 240 batches), and a run whose ages are all kept only measures.
-# -ages 10,100,1000 is the quick form.
+# -ages 10,100,1000 is the quick form. -one-batch-only -keep DIR builds
+# only the one-batch indexes and keeps their sizes in DIR, for a run
+# beside the year's batch-by-batch build (on a spare core); -windows TSV
+# prints the windows of a build's lifebench-index-turns.tsv (an age's
+# copy, or DIR/index.checkpoint's while it runs).
 # Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-reps 3] [-one-batch=true] [-keep DIR]
+#        scripts/life-bench.sh -one-batch-only [-ages ...] -keep DIR
+#        scripts/life-bench.sh -windows DIR/age-8760/lifebench-index-turns.tsv
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail
 cd "$(dirname "$0")/.."
