@@ -538,14 +538,22 @@ func recoverCheckpoint(snaps string) error {
 // checkpointWhole reports whether dir holds a checkpoint's mark with the
 // turn it reached.
 func checkpointWhole(dir string) bool {
+	_, _, err := readMark(dir)
+	return err == nil
+}
+
+// readMark reads a checkpoint's mark: the build's key and the turn it
+// reached (a key read, the turn not, is a mark cut short).
+func readMark(dir string) (key string, next int, err error) {
 	b, err := os.ReadFile(filepath.Join(dir, indexMark))
 	if err != nil {
-		return false
+		return "", 0, err
 	}
-	_, rest, _ := strings.Cut(string(b), "\n")
-	var next int
-	_, err = fmt.Sscanf(rest, "next %d\n", &next)
-	return err == nil
+	key, rest, _ := strings.Cut(string(b), "\n")
+	if _, err := fmt.Sscanf(rest, "next %d", &next); err != nil {
+		return key, 0, fmt.Errorf("%s: %v", filepath.Join(dir, indexMark), err)
+	}
+	return key, next, nil
 }
 
 // readCheckpoint returns the turn a kept build has reached and its
@@ -555,20 +563,12 @@ func readCheckpoint(snaps string) (int, []indexCommit, error) {
 		return 0, nil, err
 	}
 	ck := filepath.Join(snaps, checkpointDir)
-	b, err := os.ReadFile(filepath.Join(ck, indexMark))
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil, nil
-	}
-	if err != nil {
+	key, next, err := readMark(ck)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), key != "" && key != buildKey():
+		return 0, nil, nil // none, or another build's
+	case err != nil:
 		return 0, nil, err
-	}
-	key, rest, _ := strings.Cut(string(b), "\n")
-	if key != buildKey() {
-		return 0, nil, nil
-	}
-	var next int
-	if _, err := fmt.Sscanf(rest, "next %d", &next); err != nil {
-		return 0, nil, fmt.Errorf("%s: %v", filepath.Join(ck, indexMark), err)
 	}
 	log, err := readIndexLog(filepath.Join(ck, indexLog))
 	if err != nil {
@@ -734,9 +734,8 @@ func indexSummary(snap string) (string, error) {
 		for i, c := range last {
 			v[i] = f(c)
 		}
-		slices.Sort(v)
-		at := func(p float64) float64 { return v[min(len(v)-1, int(p*float64(len(v))))] }
-		return fmt.Sprintf("%.2f / %.2f / %.2f", at(0.5), at(0.95), v[len(v)-1])
+		p50, p95, worst := percentiles(v)
+		return fmt.Sprintf("%.2f / %.2f / %.2f", p50, p95, worst)
 	}
 	merges, mdocs, sdocs, msecs, worst, maxSegs := 0, 0, 0, 0.0, 0.0, 0
 	for _, c := range cs {
@@ -1240,6 +1239,7 @@ func measureTurn(root, bin, aged, dst string, cfg crawlsim.Config, age int) (mea
 			m.rssMB["pagerank"] = kb / 1024
 		}
 	}
+	unix.Sync() // the ranks it wrote, as the state above
 	memlog := filepath.Join(dst, "mem.log")
 	cmd := exec.Command(filepath.Join(root, "scripts/crawl-cycle.sh"), dst)
 	cmd.Env = append(os.Environ(), "CRAWLKIT_BIN="+bin, "MEMLOG="+memlog, "REPLAY="+replayFile)

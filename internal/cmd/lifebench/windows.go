@@ -67,11 +67,17 @@ func sumWindow(cs []indexCommit) batchWindow {
 	}
 	w.bytes = cs[len(cs)-1].bytes
 	if len(cpu) > 0 {
-		slices.Sort(cpu)
-		at := func(p float64) float64 { return cpu[min(len(cpu)-1, int(p*float64(len(cpu))))] }
-		w.median, w.p95, w.max = at(0.5), at(0.95), cpu[len(cpu)-1]
+		w.median, w.p95, w.max = percentiles(cpu)
 	}
 	return w
+}
+
+// percentiles returns the median, 95th percentile and largest of v (not
+// empty), which it sorts.
+func percentiles(v []float64) (median, p95, worst float64) {
+	slices.Sort(v)
+	at := func(p float64) float64 { return v[min(len(v)-1, int(p*float64(len(v))))] }
+	return at(0.5), at(0.95), v[len(v)-1]
 }
 
 // printWindows writes the windows as a Markdown table.
