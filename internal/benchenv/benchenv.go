@@ -50,3 +50,14 @@ func Median(v []float64) float64 {
 	}
 	return (v[n/2-1] + v[n/2]) / 2
 }
+
+// Percentile is the value at rank p (0 to 1) of v, not empty: the
+// element int(p*len(v)) of v sorted, the largest at p = 1. The turn
+// benchmarks report their median, 95th percentile and worst turn with
+// it, the median of an even count being the upper of the two middle
+// values (Median averages them, for the spread of a few runs).
+func Percentile(v []float64, p float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[min(len(v)-1, int(p*float64(len(v))))]
+}

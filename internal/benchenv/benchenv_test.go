@@ -32,3 +32,21 @@ func TestCommitAndLoad(t *testing.T) {
 		t.Errorf("LoadAverage() = %q", LoadAverage())
 	}
 }
+
+func TestPercentile(t *testing.T) {
+	v := make([]float64, 24) // a day of turns: 24, 23, ..., 1
+	for i := range v {
+		v[i] = float64(24 - i)
+	}
+	for _, c := range []struct{ p, want float64 }{{0.5, 13}, {0.95, 23}, {1, 24}, {0, 1}} {
+		if got := Percentile(v, c.p); got != c.want {
+			t.Errorf("Percentile(1..24, %v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if got := Percentile([]float64{5}, 0.95); got != 5 {
+		t.Errorf("Percentile([5], 0.95) = %v", got)
+	}
+	if v[0] != 24 {
+		t.Error("Percentile sorted its argument")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/sekitei/crawlkit/internal/benchenv"
 )
 
 // The year's index build, window by window: a year's 8,760 batches are
@@ -73,11 +75,9 @@ func sumWindow(cs []indexCommit) batchWindow {
 }
 
 // percentiles returns the median, 95th percentile and largest of v (not
-// empty), which it sorts.
+// empty).
 func percentiles(v []float64) (median, p95, worst float64) {
-	slices.Sort(v)
-	at := func(p float64) float64 { return v[min(len(v)-1, int(p*float64(len(v))))] }
-	return at(0.5), at(0.95), v[len(v)-1]
+	return benchenv.Percentile(v, 0.5), benchenv.Percentile(v, 0.95), slices.Max(v)
 }
 
 // printWindows writes the windows as a Markdown table.

@@ -131,7 +131,7 @@ func run(oldRev string, turns, dayEvery, port, runs int) error {
 	fmt.Println("|---|---|---|---|---|")
 	for _, l := range loops {
 		fmt.Printf("| %s | %s | %s | %s | %.2f / %.2f / %.2f s |\n", l.name, spread(l.runDistinct), spread(l.runRecrawls), spread(l.runFetched),
-			percentile(l.turnSecs, 0.5), percentile(l.turnSecs, 0.95), slices.Max(l.turnSecs))
+			benchenv.Percentile(l.turnSecs, 0.5), benchenv.Percentile(l.turnSecs, 0.95), slices.Max(l.turnSecs))
 	}
 	return nil
 }
@@ -206,15 +206,9 @@ func mean(v []float64) float64 {
 
 // percentile is the value at fraction p of v sorted (the upper median for
 // an even count at p = 0.5).
-func percentile(v []float64, p float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	return v[min(len(v)-1, int(p*float64(len(v))))]
-}
-
 // spread is the median of v and its range.
 func spread(v []float64) string {
-	return fmt.Sprintf("%.0f (%.0f-%.0f)", percentile(v, 0.5), slices.Min(v), slices.Max(v))
+	return fmt.Sprintf("%.0f (%.0f-%.0f)", benchenv.Percentile(v, 0.5), slices.Min(v), slices.Max(v))
 }
 
 func free(port int) bool {
