@@ -86,6 +86,7 @@ func main() {
 	flag.IntVar(&indexProfileFrom, "index-profile-from", 0, "the first turn whose index batch -index-cpuprofile profiles")
 	windowsOf := flag.String("windows", "", "print the windows of 240 batches of this lifebench-index-turns.tsv (an age's copy, or the checkpoint's of a build under way) and exit")
 	oneBatchOnly := flag.Bool("one-batch-only", false, "build only the one-batch indexes of -ages in the -keep directory and keep their sizes for the run (beside a run's batch-by-batch build, on a spare core)")
+	searchN := flag.Int("search", 0, "time this many queries on each age's kept index (-keep) and on the one-batch index of the same pages (built and kept in DIR), -reps passes of each, and exit")
 	flag.Parse()
 	if *cpuprofile != "" && indexProfile != "" {
 		fmt.Fprintln(os.Stderr, "lifebench: -cpuprofile and -index-cpuprofile cannot both be given (one CPU profile at a time)")
@@ -122,6 +123,20 @@ func main() {
 			os.Exit(1)
 		}
 		printWindows(os.Stdout, windows(cs, windowBatches))
+		return
+	}
+	if *searchN > 0 {
+		if *keep == "" {
+			fmt.Fprintln(os.Stderr, "lifebench: -search reads the aged indexes kept in -keep DIR: give it")
+			os.Exit(2)
+		}
+		if err := searchAges(os.Stdout, *keep, crawlsim.Default(), ages, *searchN, max(1, *reps)); err != nil {
+			fmt.Fprintln(os.Stderr, "lifebench:", err)
+			os.Exit(1)
+		}
+		if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+			fmt.Printf("load average: %s", b)
+		}
 		return
 	}
 	if *oneBatchOnly {
@@ -644,10 +659,17 @@ func oneBatchKey() string {
 // oneBatch builds in dir, as one batch, the index of the pages of turns
 // 0 to age-1 as last fetched, and returns its bytes.
 func oneBatch(dir string, cfg crawlsim.Config, age int) (int64, error) {
-	if err := os.RemoveAll(dir); err != nil {
-		return 0, err
-	}
 	defer os.RemoveAll(dir)
+	err := buildOneBatch(dir, cfg, age)
+	return du(dir), err
+}
+
+// buildOneBatch builds in dir, as one batch, the index of the pages of
+// turns 0 to age-1 as last fetched (what dir held is removed first).
+func buildOneBatch(dir string, cfg crawlsim.Config, age int) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
 	last := map[string]int32{}
 	for t := range age {
 		for _, f := range cfg.Turn(t) {
@@ -656,7 +678,7 @@ func oneBatch(dir string, cfg crawlsim.Config, age int) (int64, error) {
 	}
 	b, err := barrel.NewBuilder(dir, barrel.Options{})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	for t := 0; t < age && err == nil; t++ {
 		for _, f := range cfg.Turn(t) {
@@ -673,7 +695,7 @@ func oneBatch(dir string, cfg crawlsim.Config, age int) (int64, error) {
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}
-	return du(dir), err
+	return err
 }
 
 // indexLog is the file of an age's copy listing its index batches.

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sekitei/crawlkit/internal/benchenv"
+	"github.com/sekitei/crawlkit/internal/benchqueries"
+	"github.com/sekitei/crawlkit/internal/crawlsim"
+	"github.com/sekitei/crawlkit/pkg/barrel"
+	"golang.org/x/sys/unix"
+)
+
+// Search as the crawl ages (-search): the same queries on each age's index
+// as the loop built it (its segments, its deleted postings) and on an
+// index of the same final pages built in one batch, so that what the
+// segments cost a query is apart from what the pages' number costs.
+
+// searchPages is about how many pages the queries are sampled from.
+const searchPages = 2000
+
+// searchQueries samples n queries (internal/benchqueries, seed 1) from
+// about searchPages pages fetched before age, spread evenly over its turns.
+func searchQueries(cfg crawlsim.Config, age, n int) []string {
+	turns := min(age, 200)
+	per := (searchPages + turns - 1) / turns
+	var pages []benchqueries.Page
+	for k := range turns {
+		fs := cfg.Turn(k * age / turns)
+		for j := range per {
+			f := fs[j*len(fs)/per]
+			title, text, _ := bytes.Cut(barrel.PageText(f.URL, f.Body()), []byte("\n"))
+			pages = append(pages, benchqueries.Page{Title: string(title), Text: string(text)})
+		}
+	}
+	return benchqueries.Sample(pages, n, 1)
+}
+
+// searchIndexMark names, in a kept one-batch index, how it was built: one
+// kept under another key is built again.
+const searchIndexMark = "lifebench-onebatch"
+
+// searchOneBatch returns the one-batch index of the pages of turns 0 to
+// age-1 as last fetched, kept in snaps for the next run.
+func searchOneBatch(snaps string, cfg crawlsim.Config, age int) (string, error) {
+	dir := filepath.Join(snaps, fmt.Sprintf("onebatch-%d-index", age))
+	if b, err := os.ReadFile(filepath.Join(dir, searchIndexMark)); err == nil && strings.TrimSpace(string(b)) == oneBatchKey() {
+		return dir, nil
+	}
+	t0 := time.Now()
+	if err := buildOneBatch(dir, cfg, age); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "lifebench: the one-batch index at %d turns for search, built in %.0f s\n", age, time.Since(t0).Seconds())
+	return dir, writeFileAtomic(filepath.Join(dir, searchIndexMark), []byte(oneBatchKey()+"\n"))
+}
+
+// searchRun is one pass of the queries over an index opened afresh: the
+// CPU time of the searching thread per query (the machine's other work
+// does not count), and the index's segments and documents.
+type searchRun struct {
+	p50, p99       float64 // milliseconds
+	segments, docs int
+}
+
+func searchPass(dir string, queries []string) (searchRun, error) {
+	idx, err := barrel.Open(dir)
+	if err != nil {
+		return searchRun{}, err
+	}
+	defer idx.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu := make([]float64, len(queries))
+	for i, q := range queries {
+		c0 := threadCPU()
+		if _, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true}); err != nil {
+			return searchRun{}, fmt.Errorf("%s: query %q: %w", dir, q, err)
+		}
+		cpu[i] = float64(threadCPU()-c0) / 1e6
+	}
+	return searchRun{p50: benchenv.Percentile(cpu, 0.5), p99: benchenv.Percentile(cpu, 0.99),
+		segments: len(idx.Segments()), docs: idx.Docs()}, nil
+}
+
+// threadCPU is the CPU time of the calling OS thread.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// searchAges times n queries on each age's kept index and on the
+// one-batch index of the same pages, reps passes of each alternated, and
+// prints the medians and ranges to w.
+func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, reps int) error {
+	fmt.Fprintf(w, "lifebench: commit %s, load average %s; search: %d queries (internal/benchqueries, seed 1, from %d pages of the crawl), top 10 without snippets, CPU time of the searching thread per query; %d passes of each index opened afresh, alternated: median (range)\n\n", benchenv.Commit(), benchenv.LoadAverage(), n, searchPages, reps)
+	fmt.Fprintln(w, "| turns | index | segments | documents | CPU p50 | CPU p99 |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|")
+	for _, age := range ages {
+		loop := filepath.Join(snapshotDir(snaps, age), "index")
+		if _, err := os.Stat(filepath.Join(loop, "MANIFEST")); err != nil {
+			return fmt.Errorf("no index kept at %d turns (%s): age the crawl first, with the same -keep", age, loop)
+		}
+		one, err := searchOneBatch(snaps, cfg, age)
+		if err != nil {
+			return fmt.Errorf("the one-batch index at %d turns: %w", age, err)
+		}
+		queries := searchQueries(cfg, age, n)
+		runs := [2][]searchRun{}
+		for range reps {
+			for k, dir := range []string{loop, one} {
+				r, err := searchPass(dir, queries)
+				if err != nil {
+					return err
+				}
+				runs[k] = append(runs[k], r)
+			}
+		}
+		var p50, p99 [2]float64
+		for k, name := range []string{"as the loop built it", "one batch of the same pages"} {
+			rs := runs[k]
+			s50, s99 := make([]float64, len(rs)), make([]float64, len(rs))
+			for i, r := range rs {
+				s50[i], s99[i] = r.p50, r.p99
+			}
+			p50[k], p99[k] = benchenv.Percentile(s50, 0.5), benchenv.Percentile(s99, 0.5)
+			fmt.Fprintf(w, "| %d | %s | %d | %d | %s | %s |\n", age, name, rs[0].segments, rs[0].docs, msSpread(s50), msSpread(s99))
+		}
+		fmt.Fprintf(w, "| %d | the first against the second | | | %.2fx | %.2fx |\n", age, p50[0]/p50[1], p99[0]/p99[1])
+	}
+	return nil
+}
+
+// msSpread is the median and range of ms, milliseconds.
+func msSpread(ms []float64) string {
+	return fmt.Sprintf("%.2f ms (%.2f-%.2f)", benchenv.Percentile(ms, 0.5), slices.Min(ms), slices.Max(ms))
+}
