@@ -23,9 +23,15 @@
 # only the one-batch indexes and keeps their sizes in DIR, for a run
 # beside the year's batch-by-batch build (on a spare core); -windows TSV
 # prints the windows of a build's lifebench-index-turns.tsv (an age's
-# copy, or DIR/index.checkpoint's while it runs).
+# copy, or DIR/index.checkpoint's while it runs). -search N -keep DIR times
+# N queries (internal/benchqueries, sampled from the crawl's pages) on each
+# kept age's index as the loop built it and on an index of the same final
+# pages built in one batch (built once and kept in DIR), -reps passes of
+# each alternated: the CPU p50 and p99 per query, median and range, and the
+# loop's index against the one batch.
 # Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-reps 3] [-one-batch=true] [-keep DIR]
 #        scripts/life-bench.sh -one-batch-only [-ages ...] -keep DIR
+#        scripts/life-bench.sh -search 2000 [-ages ...] [-reps 3] -keep DIR
 #        scripts/life-bench.sh -windows DIR/age-8760/lifebench-index-turns.tsv
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -euo pipefail

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sekitei/crawlkit/internal/crawlsim"
@@ -409,5 +413,51 @@ func TestCheckpointSwapKilled(t *testing.T) {
 		} else if n, _, err := readCheckpoint(snaps); err != nil || n != 12 {
 			t.Errorf("%s: after the next checkpoint, resumed at %d (%v), want 12", tc.name, n, err)
 		}
+	}
+}
+
+// TestSearchAges times queries on an age's kept index and on the one-batch
+// index of the same pages, which it keeps for the next run.
+func TestSearchAges(t *testing.T) {
+	cfg := crawlsim.Default()
+	cfg.Hosts, cfg.NewPerTurn, cfg.RecrawlPerTurn = 20, 30, 10
+	snaps := t.TempDir()
+	var out bytes.Buffer
+	if err := searchAges(&out, snaps, cfg, []int{6}, 20, 1); err == nil || !strings.Contains(err.Error(), "no index kept at 6 turns") {
+		t.Fatalf("without an aged index: %v, want it named", err)
+	}
+	if err := os.MkdirAll(snapshotDir(snaps, 6), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := indexAges(snaps, cfg, []int{6}); err != nil {
+		t.Fatal(err)
+	}
+	if err := searchAges(&out, snaps, cfg, []int{6}, 20, 2); err != nil {
+		t.Fatal(err)
+	}
+	// The loop's index: one segment a turn's batch at most; the other one.
+	rows := regexp.MustCompile(`(?m)^\| 6 \| (as the loop built it|one batch of the same pages) \| (\d+) \| (\d+) \| ([0-9.]+) ms \(`).FindAllStringSubmatch(out.String(), -1)
+	if len(rows) != 2 {
+		t.Fatalf("want a row for each index:\n%s", out.String())
+	}
+	if rows[1][2] != "1" || rows[0][2] == "1" || rows[0][3] != rows[1][3] {
+		t.Errorf("segments and documents: loop %s/%s, one batch %s/%s; want several segments against one, the same documents", rows[0][2], rows[0][3], rows[1][2], rows[1][3])
+	}
+	if !strings.Contains(out.String(), "| 6 | the first against the second |") {
+		t.Errorf("no ratio row:\n%s", out.String())
+	}
+	mark := filepath.Join(snaps, "onebatch-6-index", searchIndexMark)
+	st, err := os.Stat(mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := searchAges(io.Discard, snaps, cfg, []int{6}, 20, 1); err != nil {
+		t.Fatal(err)
+	}
+	if st2, err := os.Stat(mark); err != nil || !st2.ModTime().Equal(st.ModTime()) {
+		t.Errorf("the kept one-batch index was built again (%v)", err)
+	}
+	if qs := searchQueries(cfg, 6, 20); len(qs) != 20 || !slices.Equal(qs, searchQueries(cfg, 6, 20)) {
+		t.Errorf("queries: %d, or not the same twice", len(qs))
 	}
 }
