@@ -423,7 +423,7 @@ func TestSearchAges(t *testing.T) {
 	cfg.Hosts, cfg.NewPerTurn, cfg.RecrawlPerTurn = 20, 30, 10
 	snaps := t.TempDir()
 	var out bytes.Buffer
-	if err := searchAges(&out, snaps, cfg, []int{6}, 20, 1); err == nil || !strings.Contains(err.Error(), "no index kept at 6 turns") {
+	if err := searchAges(&out, snaps, cfg, []int{6}, 20, 1, ""); err == nil || !strings.Contains(err.Error(), "no index kept at 6 turns") {
 		t.Fatalf("without an aged index: %v, want it named", err)
 	}
 	if err := os.MkdirAll(snapshotDir(snaps, 6), 0o755); err != nil {
@@ -432,7 +432,8 @@ func TestSearchAges(t *testing.T) {
 	if err := indexAges(snaps, cfg, []int{6}); err != nil {
 		t.Fatal(err)
 	}
-	if err := searchAges(&out, snaps, cfg, []int{6}, 20, 2); err != nil {
+	profiles := t.TempDir()
+	if err := searchAges(&out, snaps, cfg, []int{6}, 20, 2, profiles); err != nil {
 		t.Fatal(err)
 	}
 	// The loop's index: one segment a turn's batch at most; the other one.
@@ -451,7 +452,12 @@ func TestSearchAges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := searchAges(io.Discard, snaps, cfg, []int{6}, 20, 1); err != nil {
+	for _, p := range []string{"search-6-loop.pprof", "search-6-onebatch.pprof"} {
+		if st, err := os.Stat(filepath.Join(profiles, p)); err != nil || st.Size() == 0 {
+			t.Errorf("profile %s: %v", p, err)
+		}
+	}
+	if err := searchAges(io.Discard, snaps, cfg, []int{6}, 20, 1, ""); err != nil {
 		t.Fatal(err)
 	}
 	if st2, err := os.Stat(mark); err != nil || !st2.ModTime().Equal(st.ModTime()) {

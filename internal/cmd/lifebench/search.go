@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -102,7 +103,9 @@ func threadCPU() time.Duration {
 // searchAges times n queries on each age's kept index and on the
 // one-batch index of the same pages, reps passes of each alternated, and
 // prints the medians and ranges to w.
-func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, reps int) error {
+// With profiles, one more pass of each is profiled into
+// profiles/search-AGE-loop.pprof and search-AGE-onebatch.pprof.
+func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, reps int, profiles string) error {
 	fmt.Fprintf(w, "lifebench: commit %s, load average %s; search: %d queries (internal/benchqueries, seed 1, from %d pages of the crawl), top 10 without snippets, CPU time of the searching thread per query; %d passes of each index opened afresh, alternated: median (range)\n\n", benchenv.Commit(), benchenv.LoadAverage(), n, searchPages, reps)
 	fmt.Fprintln(w, "| turns | index | segments | documents | CPU p50 | CPU p99 |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|")
@@ -126,6 +129,13 @@ func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, r
 				runs[k] = append(runs[k], r)
 			}
 		}
+		if profiles != "" {
+			for k, dir := range []string{loop, one} {
+				if err := profilePass(filepath.Join(profiles, fmt.Sprintf("search-%d-%s.pprof", age, []string{"loop", "onebatch"}[k])), dir, queries); err != nil {
+					return err
+				}
+			}
+		}
 		var p50, p99 [2]float64
 		for k, name := range []string{"as the loop built it", "one batch of the same pages"} {
 			rs := runs[k]
@@ -144,4 +154,22 @@ func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, r
 // msSpread is the median and range of ms, milliseconds.
 func msSpread(ms []float64) string {
 	return fmt.Sprintf("%.2f ms (%.2f-%.2f)", benchenv.Percentile(ms, 0.5), slices.Min(ms), slices.Max(ms))
+}
+
+// profilePass writes the CPU profile of one more pass over dir to file.
+func profilePass(file, dir string, queries []string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	_, err = searchPass(dir, queries)
+	pprof.StopCPUProfile()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
