@@ -135,9 +135,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "lifebench:", err)
 			os.Exit(1)
 		}
-		if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-			fmt.Printf("load average: %s", b)
-		}
+		fmt.Printf("load average: %s\n", benchenv.LoadAverage())
 		return
 	}
 	if *oneBatchOnly {

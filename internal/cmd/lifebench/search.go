@@ -102,9 +102,9 @@ func threadCPU() time.Duration {
 
 // searchAges times n queries on each age's kept index and on the
 // one-batch index of the same pages, reps passes of each alternated, and
-// prints the medians and ranges to w.
-// With profiles, one more pass of each is profiled into
-// profiles/search-AGE-loop.pprof and search-AGE-onebatch.pprof.
+// prints the medians and ranges to w. With profiles, one more pass of
+// each is profiled into profiles/search-AGE-loop.pprof and
+// search-AGE-onebatch.pprof.
 func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, reps int, profiles string) error {
 	fmt.Fprintf(w, "lifebench: commit %s, load average %s; search: %d queries (internal/benchqueries, seed 1, from %d pages of the crawl), top 10 without snippets, CPU time of the searching thread per query; %d passes of each index opened afresh, alternated: median (range)\n\n", benchenv.Commit(), benchenv.LoadAverage(), n, searchPages, reps)
 	fmt.Fprintln(w, "| turns | index | segments | documents | CPU p50 | CPU p99 |")
