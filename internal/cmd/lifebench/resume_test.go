@@ -436,7 +436,8 @@ func TestSearchAges(t *testing.T) {
 	if err := searchAges(&out, snaps, cfg, []int{6}, 20, 2, profiles); err != nil {
 		t.Fatal(err)
 	}
-	// The loop's index: one segment a turn's batch at most; the other one.
+	// The loop's index holds a segment per batch not yet merged, the
+	// one-batch index one; both hold the same live documents.
 	rows := regexp.MustCompile(`(?m)^\| 6 \| (as the loop built it|one batch of the same pages) \| (\d+) \| (\d+) \| ([0-9.]+) ms \(`).FindAllStringSubmatch(out.String(), -1)
 	if len(rows) != 2 {
 		t.Fatalf("want a row for each index:\n%s", out.String())
@@ -462,6 +463,17 @@ func TestSearchAges(t *testing.T) {
 	}
 	if st2, err := os.Stat(mark); err != nil || !st2.ModTime().Equal(st.ModTime()) {
 		t.Errorf("the kept one-batch index was built again (%v)", err)
+	}
+	// A one-batch index kept under another key (another format or
+	// analysis) is built again.
+	if err := os.WriteFile(mark, []byte("one batch, index format 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := searchAges(io.Discard, snaps, cfg, []int{6}, 20, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(mark); err != nil || strings.TrimSpace(string(b)) != oneBatchKey() {
+		t.Errorf("a stale one-batch index was kept: mark %q (%v)", b, err)
 	}
 	if qs := searchQueries(cfg, 6, 20); len(qs) != 20 || !slices.Equal(qs, searchQueries(cfg, 6, 20)) {
 		t.Errorf("queries: %d, or not the same twice", len(qs))
