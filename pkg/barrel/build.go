@@ -416,8 +416,9 @@ func (b *Builder) oldDoc(d uint32) (DocEntry, int, bool, error) {
 	// A document has one version not deleted, in the newest segment
 	// holding it (a newer version deletes the older; Verify checks it).
 	// A build that asks for many documents (a batch's anchors name tens
-	// of thousands) reads each segment's live documents into a bitset
-	// once, and then searches one segment a document; until then the
+	// of thousands) reads each segment's live documents (a window of
+	// docIDs at a time, liveWindow), and then searches one segment a
+	// document; until then the
 	// largest segments, where most documents live, are asked first,
 	// each skipped for a document it has deleted. Asking the newest
 	// first took a search a segment (a year's index has 20 to 30).
@@ -432,8 +433,7 @@ func (b *Builder) oldDoc(d uint32) (DocEntry, int, bool, error) {
 	if b.oldAsked > liveBitsAfter {
 		for i := len(b.old.segs) - 1; i >= 0; i-- {
 			s := b.old.segs[i]
-			s.liveOnce.Do(s.loadLive)
-			if s.live.has(d) {
+			if s.hasLive(d) {
 				if e, seg, ok, err := ask(i); ok || err != nil {
 					return e, seg, ok, err
 				}
@@ -1501,7 +1501,7 @@ func (b *Builder) oldWords(repoR *logView, d uint32, off uint64, dirty bitset) e
 }
 
 // liveBitsAfter is how many documents a build looks up in the old
-// segments before it reads their live documents into bitsets, so that a
+// segments before it reads their live documents (liveWindow), so that a
 // build asking for a few does not pay for the reading. At 1,000 turns of
 // the synthetic crawl (500,000 documents, 13 segments) the reading took
 // about 23 ms of a batch's CPU and the searches it spared about 100 ms.

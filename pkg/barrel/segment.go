@@ -257,7 +257,7 @@ type segment struct {
 	delList []uint32
 
 	liveOnce sync.Once
-	live     docBits // the documents not deleted, with deletions (nextLive)
+	liveWins []atomic.Pointer[liveWin] // the documents not deleted, by window (liveWindow)
 
 	mu      sync.Mutex
 	inv     []byte
@@ -371,52 +371,110 @@ func (s *segment) nextLive(d uint32) uint32 {
 	if s.del == nil {
 		return d
 	}
-	s.liveOnce.Do(s.loadLive)
-	b := s.live
-	if b == nil {
-		return d // the table is damaged (tableErr says so): no jumps
-	}
-	i := int(d / 64)
-	if i >= len(b) {
-		return math.MaxUint32
-	}
-	if w := b[i] >> (d % 64); w != 0 {
-		return d + uint32(bits.TrailingZeros64(w))
-	}
-	for i++; i < len(b); i++ {
-		if b[i] != 0 {
-			return uint32(i*64 + bits.TrailingZeros64(b[i]))
+	for w := int(d >> liveWinShift); ; w++ {
+		b := s.liveWindow(w)
+		switch {
+		case b == nil:
+			return d // the table is damaged (tableErr says so): no jumps
+		case b == &pastLiveWindows:
+			return math.MaxUint32
+		}
+		i := 0
+		if w == int(d>>liveWinShift) {
+			i = int(d&(liveWinDocs-1)) / 64
+			if x := b[i] >> (d % 64); x != 0 {
+				return d + uint32(bits.TrailingZeros64(x))
+			}
+			i++
+		}
+		for ; i < len(b); i++ {
+			if b[i] != 0 {
+				return uint32(w<<liveWinShift + i*64 + bits.TrailingZeros64(b[i]))
+			}
 		}
 	}
-	return math.MaxUint32
 }
 
-// loadLive sets live, the segment's documents less its deleted ones, one
-// bit a docID: a segment that later batches superseded is mostly
-// deleted, and its lists jump from one live document to the next
-// instead of walking the deleted postings between.
-func (s *segment) loadLive() {
-	var b docBits
-	err := s.dt.each(0, math.MaxUint64, func(r []byte) error {
+// hasLive reports whether the segment holds d and has not deleted it (a
+// damaged table holds none).
+func (s *segment) hasLive(d uint32) bool {
+	b := s.liveWindow(int(d >> liveWinShift))
+	if b == nil || b == &pastLiveWindows {
+		return false
+	}
+	k := d & (liveWinDocs - 1)
+	return b[k/64]&(1<<(k%64)) != 0
+}
+
+// The segment's live documents, one bit a docID, are read from its
+// documents' table a window of liveWinDocs docIDs at a time, the first
+// time a walk asks for one: a segment that later batches superseded is
+// mostly deleted, and its lists jump from one live document to the next
+// instead of walking the deleted postings between; but a query that
+// stops at its MaxMatches-th match reads the first windows only, where
+// reading a year's segments whole took a one-query search five times
+// its own cost.
+const (
+	liveWinShift = 16
+	liveWinDocs  = 1 << liveWinShift
+)
+
+type liveWin [liveWinDocs / 64]uint64
+
+// emptyLiveWindow is every window without a live document of the
+// segment; pastLiveWindows stands for those past its last document.
+var emptyLiveWindow, pastLiveWindows liveWin
+
+// liveWindow returns window w of the segment's live documents, read
+// the first time; nil when its table is damaged.
+func (s *segment) liveWindow(w int) *liveWin {
+	s.liveOnce.Do(s.sizeLive)
+	if s.liveWins == nil {
+		return nil
+	}
+	if w >= len(s.liveWins) {
+		return &pastLiveWindows
+	}
+	if b := s.liveWins[w].Load(); b != nil {
+		return b
+	}
+	b, any := new(liveWin), false
+	lo := uint64(w) << liveWinShift
+	err := s.dt.each(lo, lo+liveWinDocs, func(r []byte) error {
 		d := binary.LittleEndian.Uint64(r)
-		if d > math.MaxUint32 {
-			return corrupt("%s: docID %d", s.dt.name, d)
-		}
 		if !s.del.has(uint32(d)) {
-			for int(d/64) >= len(b) {
-				b = append(b, 0)
-			}
-			b[d/64] |= 1 << (d % 64)
+			k := d - lo
+			b[k/64] |= 1 << (k % 64)
+			any = true
 		}
 		return nil
 	})
 	if err != nil {
+		return nil
+	}
+	if !any {
+		b = &emptyLiveWindow
+	}
+	s.liveWins[w].CompareAndSwap(nil, b) // searches may read it at once: the first kept
+	return s.liveWins[w].Load()
+}
+
+// sizeLive sets liveWins to the windows up to the segment's last docID
+// (none when its table is damaged).
+func (s *segment) sizeLive() {
+	if s.dt.count == 0 {
+		s.liveWins = []atomic.Pointer[liveWin]{}
 		return
 	}
-	if b == nil {
-		b = docBits{0}
+	r, err := s.dt.rec(s.dt.count - 1)
+	if err != nil {
+		return
 	}
-	s.live = b
+	last := binary.LittleEndian.Uint64(r)
+	if last > math.MaxUint32 {
+		return // a docID out of range: the table is damaged (entry says so)
+	}
+	s.liveWins = make([]atomic.Pointer[liveWin], last>>liveWinShift+1)
 }
 
 // entry returns the entry of doc d as the segment holds it.

@@ -542,3 +542,91 @@ func forceMerged(t *testing.T, dir string) *Index {
 	}
 	return merged
 }
+
+// TestLiveWindows: the live documents read a window of docIDs at a time
+// answer as the whole table does, across windows, empty ones and the
+// last, for a segment whose documents span several windows and whose
+// deletions empty some of them.
+func TestLiveWindows(t *testing.T) {
+	docs := []uint32{0, 3, 64, liveWinDocs - 1, liveWinDocs, liveWinDocs + 1, 2*liveWinDocs + 7, 5*liveWinDocs - 1, 5*liveWinDocs + 130}
+	deleted := []uint32{3, liveWinDocs - 1, liveWinDocs, liveWinDocs + 1, 5*liveWinDocs - 1}
+	var recs [][]byte
+	for _, d := range docs {
+		recs = append(recs, appendDocRec(nil, d, &DocEntry{Status: StatusFetched}))
+	}
+	tab := &table{name: "docs", data: encodeTable(docRecSize, recs)}
+	if err := tab.parse(); err != nil {
+		t.Fatal(err)
+	}
+	sg := &segment{dt: tab, del: bitsOf(deleted), delList: deleted}
+	var live []uint32
+	for _, d := range docs {
+		if !slices.Contains(deleted, d) {
+			live = append(live, d)
+		}
+	}
+	// Asked out of order, so that windows are read late and apart.
+	for _, from := range []uint32{3 * liveWinDocs, 0, 6 * liveWinDocs} {
+		for d := from; d < 7*liveWinDocs; d++ {
+			want := uint32(math.MaxUint32)
+			if i, _ := slices.BinarySearch(live, d); i < len(live) {
+				want = live[i]
+			}
+			if got := sg.nextLive(d); got != want {
+				t.Fatalf("nextLive(%d) = %d, want %d", d, got, want)
+			}
+			if got := sg.hasLive(d); got != slices.Contains(live, d) {
+				t.Fatalf("hasLive(%d) = %v", d, got)
+			}
+		}
+	}
+	// A damaged table: no jumps, and no document live.
+	bad := &table{name: "docs", data: slices.Clone(tab.data)}
+	if err := bad.parse(); err != nil {
+		t.Fatal(err)
+	}
+	bad.data[10] ^= 0xff // inside the first block: its checksum fails
+	sg = &segment{dt: bad, del: bitsOf(deleted), delList: deleted}
+	if got := sg.nextLive(1); got != 1 {
+		t.Errorf("damaged: nextLive(1) = %d, want 1 (no jump)", got)
+	}
+	if sg.hasLive(0) {
+		t.Error("damaged: hasLive(0)")
+	}
+}
+
+// TestAvgWords: BM25's mean page length, read from the segments' tables,
+// is the mean of the live fetched pages' word counts: exactly where the
+// index is small, and within a few percent where it is sampled.
+func TestAvgWords(t *testing.T) {
+	dir := t.TempDir()
+	segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: 90, FloorDocs: 20, AnchorGrowth: -1})
+	exact := func(idx *Index) float64 {
+		sum, n := 0.0, 0
+		for d := range idx.m.Docs {
+			if e, ok := idx.Doc(d); ok && e.Status == StatusFetched {
+				sum += float64(e.Words)
+				n++
+			}
+		}
+		return sum / float64(n)
+	}
+	idx := open(t, dir)
+	deleted := 0
+	for _, s := range idx.Segments() {
+		deleted += s.Deleted
+	}
+	if len(idx.segs) < 2 || deleted == 0 {
+		t.Fatalf("want several segments with deletions: %+v", idx.Segments())
+	}
+	want := exact(idx)
+	if got := idx.avgWords(); got != want {
+		t.Errorf("avgWords = %v, want the exact mean %v", got, want)
+	}
+	defer func(n int) { avgSample = n }(avgSample)
+	avgSample = int(idx.m.Docs) / 2
+	sampled := open(t, dir)
+	if got := sampled.avgWords(); math.Abs(got-want) > 0.05*want || got == want {
+		t.Errorf("sampled from %d entries: avgWords = %v, want within 5%% of %v (and sampled, not exact)", avgSample, got, want)
+	}
+}
