@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -445,8 +446,18 @@ func TestSearchAges(t *testing.T) {
 	if rows[1][2] != "1" || rows[0][2] == "1" || rows[0][3] != rows[1][3] {
 		t.Errorf("segments and documents: loop %s/%s, one batch %s/%s; want several segments against one, the same documents", rows[0][2], rows[0][3], rows[1][2], rows[1][3])
 	}
-	if !strings.Contains(out.String(), "| 6 | the first against the second |") {
-		t.Errorf("no ratio row:\n%s", out.String())
+	// And each opened for each query, as one barrel search command.
+	opened := regexp.MustCompile(`(?m)^\| 6 \| (as the loop built it|one batch), opened for each of 20 queries \| (\d+) \| (\d+) \| ([0-9.]+) ms \(`).FindAllStringSubmatch(out.String(), -1)
+	if len(opened) != 2 || opened[0][2] != rows[0][2] || opened[1][2] != "1" {
+		t.Fatalf("want a row for each index opened for each query:\n%s", out.String())
+	}
+	for i := range opened {
+		if ms, _ := strconv.ParseFloat(opened[i][4], 64); !(ms > 0) {
+			t.Errorf("%s opened for each query: p50 %s ms", opened[i][1], opened[i][4])
+		}
+	}
+	if n := strings.Count(out.String(), "| 6 | the first against the second |"); n != 2 {
+		t.Errorf("%d ratio rows, want 2:\n%s", n, out.String())
 	}
 	mark := filepath.Join(snaps, "onebatch-6-index", searchIndexMark)
 	st, err := os.Stat(mark)

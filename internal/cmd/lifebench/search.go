@@ -72,13 +72,13 @@ type searchRun struct {
 }
 
 func searchPass(dir string, queries []string) (searchRun, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	idx, err := barrel.Open(dir)
 	if err != nil {
 		return searchRun{}, err
 	}
 	defer idx.Close()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	cpu := make([]float64, len(queries))
 	for i, q := range queries {
 		c0 := threadCPU()
@@ -91,6 +91,36 @@ func searchPass(dir string, queries []string) (searchRun, error) {
 		segments: len(idx.Segments()), docs: idx.Docs()}, nil
 }
 
+// openedQueries is how many of the queries openedPass asks, each of an
+// index opened for it: what one barrel search command costs.
+const openedQueries = 100
+
+// openedPass times the first openedQueries of queries, each on dir
+// opened for it and closed after: the CPU time of the open, the query
+// and the close.
+func openedPass(dir string, queries []string) (searchRun, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	queries = queries[:min(len(queries), openedQueries)]
+	cpu := make([]float64, len(queries))
+	for i, q := range queries {
+		c0 := threadCPU()
+		idx, err := barrel.Open(dir)
+		if err != nil {
+			return searchRun{}, err
+		}
+		_, err = idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true})
+		if cerr := idx.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return searchRun{}, fmt.Errorf("%s: query %q: %w", dir, q, err)
+		}
+		cpu[i] = float64(threadCPU()-c0) / 1e6
+	}
+	return searchRun{p50: benchenv.Percentile(cpu, 0.5), p99: benchenv.Percentile(cpu, 0.99)}, nil
+}
+
 // threadCPU is the CPU time of the calling OS thread.
 func threadCPU() time.Duration {
 	var ts unix.Timespec
@@ -101,12 +131,13 @@ func threadCPU() time.Duration {
 }
 
 // searchAges times n queries on each age's kept index and on the
-// one-batch index of the same pages, reps passes of each alternated, and
-// prints the medians and ranges to w. With profiles, one more pass of
+// one-batch index of the same pages, reps passes of each alternated (and
+// in each, the first openedQueries on each index opened for each query),
+// and prints the medians and ranges to w. With profiles, one more pass of
 // each is profiled into profiles/search-AGE-loop.pprof and
 // search-AGE-onebatch.pprof.
 func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, reps int, profiles string) error {
-	fmt.Fprintf(w, "lifebench: commit %s, load average %s; search: %d queries (internal/benchqueries, seed 1, from %d pages of the crawl), top 10 without snippets, CPU time of the searching thread per query; %d passes of each index opened afresh, alternated: median (range)\n\n", benchenv.Commit(), benchenv.LoadAverage(), n, searchPages, reps)
+	fmt.Fprintf(w, "lifebench: commit %s, load average %s; search: %d queries (internal/benchqueries, seed 1, from %d pages of the crawl), top 10 without snippets, CPU time of the searching thread per query; %d passes of each index opened afresh, alternated, then the first %d queries each on the index opened for it (open, query and close, as one barrel search command): median (range)\n\n", benchenv.Commit(), benchenv.LoadAverage(), n, searchPages, reps, min(n, openedQueries))
 	fmt.Fprintln(w, "| turns | index | segments | documents | CPU p50 | CPU p99 |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|")
 	for _, age := range ages {
@@ -119,7 +150,7 @@ func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, r
 			return fmt.Errorf("the one-batch index at %d turns: %w", age, err)
 		}
 		queries := searchQueries(cfg, age, n)
-		runs := [2][]searchRun{}
+		runs := [4][]searchRun{} // the loop's, the one batch's; then each opened for each query
 		for range reps {
 			for k, dir := range []string{loop, one} {
 				r, err := searchPass(dir, queries)
@@ -127,6 +158,14 @@ func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, r
 					return err
 				}
 				runs[k] = append(runs[k], r)
+			}
+			for k, dir := range []string{loop, one} {
+				r, err := openedPass(dir, queries)
+				if err != nil {
+					return err
+				}
+				r.segments, r.docs = runs[k][0].segments, runs[k][0].docs
+				runs[2+k] = append(runs[2+k], r)
 			}
 		}
 		if profiles != "" {
@@ -136,8 +175,10 @@ func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, r
 				}
 			}
 		}
-		var p50, p99 [2]float64
-		for k, name := range []string{"as the loop built it", "one batch of the same pages"} {
+		var p50, p99 [4]float64
+		for k, name := range []string{"as the loop built it", "one batch of the same pages",
+			fmt.Sprintf("as the loop built it, opened for each of %d queries", min(n, openedQueries)),
+			fmt.Sprintf("one batch, opened for each of %d queries", min(n, openedQueries))} {
 			rs := runs[k]
 			s50, s99 := make([]float64, len(rs)), make([]float64, len(rs))
 			for i, r := range rs {
@@ -145,8 +186,10 @@ func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, r
 			}
 			p50[k], p99[k] = benchenv.Percentile(s50, 0.5), benchenv.Percentile(s99, 0.5)
 			fmt.Fprintf(w, "| %d | %s | %d | %d | %s | %s |\n", age, name, rs[0].segments, rs[0].docs, msSpread(s50), msSpread(s99))
+			if k%2 == 1 {
+				fmt.Fprintf(w, "| %d | the first against the second | | | %.2fx | %.2fx |\n", age, p50[k-1]/p50[k], p99[k-1]/p99[k])
+			}
 		}
-		fmt.Fprintf(w, "| %d | the first against the second | | | %.2fx | %.2fx |\n", age, p50[0]/p50[1], p99[0]/p99[1])
 	}
 	return nil
 }
