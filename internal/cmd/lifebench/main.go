@@ -87,7 +87,7 @@ func main() {
 	windowsOf := flag.String("windows", "", "print the windows of 240 batches of this lifebench-index-turns.tsv (an age's copy, or the checkpoint's of a build under way) and exit")
 	oneBatchOnly := flag.Bool("one-batch-only", false, "build only the one-batch indexes of -ages in the -keep directory and keep their sizes for the run (beside a run's batch-by-batch build, on a spare core)")
 	searchN := flag.Int("search", 0, "time this many queries on each age's kept index (-keep) and on the one-batch index of the same pages (built and kept in DIR), -reps passes of each, and exit")
-	searchProfiles := flag.String("search-cpuprofile", "", "with -search: profile one more pass of each index into this `DIR` (search-AGE-loop.pprof, search-AGE-onebatch.pprof)")
+	searchProfiles := flag.String("search-cpuprofile", "", "with -search: profile one more pass of each index into this `DIR` (search-AGE-loop.pprof, search-AGE-onebatch.pprof; opened for each query, search-AGE-loop-opened.pprof, search-AGE-onebatch-opened.pprof)")
 	flag.Parse()
 	if *cpuprofile != "" && indexProfile != "" {
 		fmt.Fprintln(os.Stderr, "lifebench: -cpuprofile and -index-cpuprofile cannot both be given (one CPU profile at a time)")

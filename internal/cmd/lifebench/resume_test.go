@@ -464,7 +464,7 @@ func TestSearchAges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"search-6-loop.pprof", "search-6-onebatch.pprof"} {
+	for _, p := range []string{"search-6-loop.pprof", "search-6-onebatch.pprof", "search-6-loop-opened.pprof", "search-6-onebatch-opened.pprof"} {
 		if st, err := os.Stat(filepath.Join(profiles, p)); err != nil || st.Size() == 0 {
 			t.Errorf("profile %s: %v", p, err)
 		}

@@ -135,7 +135,8 @@ func threadCPU() time.Duration {
 // in each, the first openedQueries on each index opened for each query),
 // and prints the medians and ranges to w. With profiles, one more pass of
 // each is profiled into profiles/search-AGE-loop.pprof and
-// search-AGE-onebatch.pprof.
+// search-AGE-onebatch.pprof, and one more opened for each query into
+// search-AGE-loop-opened.pprof and search-AGE-onebatch-opened.pprof.
 func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, reps int, profiles string) error {
 	fmt.Fprintf(w, "lifebench: commit %s, load average %s; search: %d queries (internal/benchqueries, seed 1, from %d pages of the crawl), top 10 without snippets, CPU time of the searching thread per query; %d passes of each index opened afresh, alternated, then the first %d queries each on the index opened for it (open, query and close, as one barrel search command): median (range)\n\n", benchenv.Commit(), benchenv.LoadAverage(), n, searchPages, reps, min(n, openedQueries))
 	fmt.Fprintln(w, "| turns | index | segments | documents | CPU p50 | CPU p99 |")
@@ -170,7 +171,11 @@ func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, r
 		}
 		if profiles != "" {
 			for k, dir := range []string{loop, one} {
-				if err := profilePass(filepath.Join(profiles, fmt.Sprintf("search-%d-%s.pprof", age, []string{"loop", "onebatch"}[k])), dir, queries); err != nil {
+				name := []string{"loop", "onebatch"}[k]
+				if err := profilePass(filepath.Join(profiles, fmt.Sprintf("search-%d-%s.pprof", age, name)), dir, queries, searchPass); err != nil {
+					return err
+				}
+				if err := profilePass(filepath.Join(profiles, fmt.Sprintf("search-%d-%s-opened.pprof", age, name)), dir, queries, openedPass); err != nil {
 					return err
 				}
 			}
@@ -200,7 +205,7 @@ func msSpread(ms []float64) string {
 }
 
 // profilePass writes the CPU profile of one more pass over dir to file.
-func profilePass(file, dir string, queries []string) error {
+func profilePass(file, dir string, queries []string, pass func(string, []string) (searchRun, error)) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return err
@@ -209,7 +214,7 @@ func profilePass(file, dir string, queries []string) error {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return err
 	}
-	_, err = searchPass(dir, queries)
+	_, err = pass(dir, queries)
 	pprof.StopCPUProfile()
 	if cerr := f.Close(); err == nil {
 		err = cerr
