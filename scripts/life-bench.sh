@@ -27,8 +27,9 @@
 # N queries (internal/benchqueries, sampled from the crawl's pages) on each
 # kept age's index as the loop built it and on an index of the same final
 # pages built in one batch (built once and kept in DIR), -reps passes of
-# each alternated: the CPU p50 and p99 per query, median and range, and the
-# loop's index against the one batch.
+# each alternated, and in each the first 100 queries on each index opened
+# for each query (as one barrel search command): the CPU p50 and p99 per
+# query, median and range, and the loop's index against the one batch.
 # Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-reps 3] [-one-batch=true] [-keep DIR]
 #        scripts/life-bench.sh -one-batch-only [-ages ...] -keep DIR
 #        scripts/life-bench.sh -search 2000 [-ages ...] [-reps 3] -keep DIR
