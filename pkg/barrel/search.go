@@ -747,39 +747,52 @@ func queryTerms(an *analysis.Analyzer, query string) []queryTerm {
 }
 
 // avgWords is the mean word count of the fetched pages (BM25's average
-// length), estimated once from about avgSample entries, spread evenly
-// over each segment's table in proportion to its size (each weighing the
-// entries it stands for; a deleted one, superseded, is passed): opening a
-// large index reads neither every entry nor, for each docID sampled, a
+// length), estimated once from the same share of each segment's entries,
+// about avgSample in all with the deleted ones, in runs of avgRun
+// consecutive ones spread evenly over its table (each weighing the
+// entries it stands for; a deleted one, superseded, is passed): opening
+// a large index reads neither every entry nor, for each docID sampled, a
 // search in every segment (a year's 36 segments took a one-query search
-// a third of its time). An index of at most avgSample entries in each
-// stride is read whole: the mean is exact.
+// a third of its time), and a run reads one or two of the table's
+// blocks, each checked on first read. An index of no more docIDs than
+// avgSample is read whole: its mean is exact, however it is segmented.
 func (idx *Index) avgWords() float64 {
 	idx.avgOnce.Do(func() {
-		total := 0
-		for _, s := range idx.segs {
-			total += s.dt.count
-		}
+		docs := int64(max(1, idx.m.Docs))
 		sum, n := 0.0, 0.0
 		for _, s := range idx.segs {
 			c := s.dt.count
 			if c == 0 {
 				continue
 			}
-			step := max(1, c/max(1, int((int64(avgSample)*int64(c)+int64(total)-1)/int64(total))))
-			w := float64(c) / float64((c+step-1)/step) // the entries a sample stands for
-			for i := 0; i < c; i += step {
-				r, err := s.dt.rec(i)
-				if err != nil {
-					break // tableErr reports it
+			share := c // its entries read: all where the docIDs are no more than avgSample
+			if int64(avgSample) < docs {
+				share = int((int64(avgSample)*int64(c) + docs - 1) / docs)
+			}
+			runs := max(1, (share+avgRun-1)/avgRun)
+			read, sumS, nS := 0, 0.0, 0
+			for j := range runs {
+				from := int(int64(j) * int64(c) / int64(runs))
+				to := min(c, from+avgRun, int((int64(j)+1)*int64(c)/int64(runs)))
+				for i := from; i < to; i++ {
+					r, err := s.dt.rec(i)
+					if err != nil {
+						break // tableErr reports it
+					}
+					read++
+					if s.del.has(uint32(binary.LittleEndian.Uint64(r))) {
+						continue
+					}
+					if e, err := decodeDocRec(r); err == nil && e.Status == StatusFetched {
+						sumS += float64(e.Words)
+						nS++
+					}
 				}
-				if s.del.has(uint32(binary.LittleEndian.Uint64(r))) {
-					continue
-				}
-				if e, err := decodeDocRec(r); err == nil && e.Status == StatusFetched {
-					sum += w * float64(e.Words)
-					n += w
-				}
+			}
+			if read > 0 {
+				w := float64(c) / float64(read) // the entries a sample stands for
+				sum += w * sumS
+				n += w * float64(nS)
 			}
 		}
 		idx.avgLen = 1
@@ -790,9 +803,9 @@ func (idx *Index) avgWords() float64 {
 	return idx.avgLen
 }
 
-// avgSample is about how many entries avgWords reads (a variable for
-// the tests, which sample a small index).
-var avgSample = 4096
+// avgSample is about how many entries avgWords reads, in runs of avgRun
+// (variables for the tests, which sample a small index).
+var avgSample, avgRun = 4096, 32
 
 // avgState holds the estimate of avgWords and the scoring figures of the
 // documents met so far.
