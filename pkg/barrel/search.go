@@ -754,21 +754,20 @@ func queryTerms(an *analysis.Analyzer, query string) []queryTerm {
 // a large index reads neither every entry nor, for each docID sampled, a
 // search in every segment (a year's 36 segments took a one-query search
 // a third of its time), and a run reads one or two of the table's
-// blocks, each checked on first read. An index of no more docIDs than
-// avgSample is read whole: its mean is exact, however it is segmented.
+// blocks, each checked on first read. An index of fewer docIDs than
+// twice avgSample is read whole: its mean is exact, however it is
+// segmented.
 func (idx *Index) avgWords() float64 {
 	idx.avgOnce.Do(func() {
-		docs := int64(max(1, idx.m.Docs))
+		// One entry in stride read: all below twice avgSample docIDs.
+		stride := max(1, int(idx.m.Docs)/avgSample)
 		sum, n := 0.0, 0.0
 		for _, s := range idx.segs {
 			c := s.dt.count
 			if c == 0 {
 				continue
 			}
-			share := c // its entries read: all where the docIDs are no more than avgSample
-			if int64(avgSample) < docs {
-				share = int((int64(avgSample)*int64(c) + docs - 1) / docs)
-			}
+			share := (c + stride - 1) / stride
 			runs := max(1, (share+avgRun-1)/avgRun)
 			read, sumS, nS := 0, 0.0, 0
 			for j := range runs {
