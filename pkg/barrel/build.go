@@ -418,9 +418,8 @@ func (b *Builder) oldDoc(d uint32) (DocEntry, int, bool, error) {
 	// A build that asks for many documents (a batch's anchors name tens
 	// of thousands) reads each segment's live documents (a window of
 	// docIDs at a time, liveWindow), and then searches one segment a
-	// document; until then the
-	// largest segments, where most documents live, are asked first,
-	// each skipped for a document it has deleted. Asking the newest
+	// document; until then the largest segments, where most documents
+	// live, are asked first, each skipped for a document it has deleted. Asking the newest
 	// first took a search a segment (a year's index has 20 to 30).
 	ask := func(i int) (DocEntry, int, bool, error) {
 		e, ok, err := b.old.segs[i].entry(d)

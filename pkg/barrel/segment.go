@@ -411,9 +411,9 @@ func (s *segment) hasLive(d uint32) bool {
 // time a walk asks for one: a segment that later batches superseded is
 // mostly deleted, and its lists jump from one live document to the next
 // instead of walking the deleted postings between; but a query that
-// stops at its MaxMatches-th match reads the first windows only, where
-// reading a year's segments whole took a one-query search five times
-// its own cost.
+// stops at its MaxMatches-th match reads the first windows only (reading
+// a year's 36 segments whole was half the CPU of one query on an index
+// opened for it).
 const (
 	liveWinShift = 16
 	liveWinDocs  = 1 << liveWinShift
