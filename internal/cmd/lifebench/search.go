@@ -79,16 +79,30 @@ func searchPass(dir string, queries []string) (searchRun, error) {
 		return searchRun{}, err
 	}
 	defer idx.Close()
+	r, err := timeQueries(queries, func(q string) error {
+		_, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true})
+		return err
+	})
+	if err != nil {
+		return searchRun{}, fmt.Errorf("%s: %w", dir, err)
+	}
+	r.segments, r.docs = len(idx.Segments()), idx.Docs()
+	return r, nil
+}
+
+// timeQueries runs each query with search on the calling goroutine, which
+// the caller locks to its OS thread, and returns the p50 and p99 of the
+// thread's CPU time per query.
+func timeQueries(queries []string, search func(q string) error) (searchRun, error) {
 	cpu := make([]float64, len(queries))
 	for i, q := range queries {
 		c0 := threadCPU()
-		if _, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true}); err != nil {
-			return searchRun{}, fmt.Errorf("%s: query %q: %w", dir, q, err)
+		if err := search(q); err != nil {
+			return searchRun{}, fmt.Errorf("query %q: %w", q, err)
 		}
 		cpu[i] = float64(threadCPU()-c0) / 1e6
 	}
-	return searchRun{p50: benchenv.Percentile(cpu, 0.5), p99: benchenv.Percentile(cpu, 0.99),
-		segments: len(idx.Segments()), docs: idx.Docs()}, nil
+	return searchRun{p50: benchenv.Percentile(cpu, 0.5), p99: benchenv.Percentile(cpu, 0.99)}, nil
 }
 
 // openedQueries is how many of the queries openedPass asks, each of an
@@ -101,24 +115,21 @@ const openedQueries = 100
 func openedPass(dir string, queries []string) (searchRun, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	queries = queries[:min(len(queries), openedQueries)]
-	cpu := make([]float64, len(queries))
-	for i, q := range queries {
-		c0 := threadCPU()
+	r, err := timeQueries(queries[:min(len(queries), openedQueries)], func(q string) error {
 		idx, err := barrel.Open(dir)
 		if err != nil {
-			return searchRun{}, err
+			return err
 		}
 		_, err = idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true})
 		if cerr := idx.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil {
-			return searchRun{}, fmt.Errorf("%s: query %q: %w", dir, q, err)
-		}
-		cpu[i] = float64(threadCPU()-c0) / 1e6
+		return err
+	})
+	if err != nil {
+		return searchRun{}, fmt.Errorf("%s: %w", dir, err)
 	}
-	return searchRun{p50: benchenv.Percentile(cpu, 0.5), p99: benchenv.Percentile(cpu, 0.99)}, nil
+	return r, nil
 }
 
 // threadCPU is the CPU time of the calling OS thread.
