@@ -72,7 +72,8 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		if err != nil {
 			return err
 		}
-		w := &segWriter{inv: inv}
+		sums := &blockSummer{out: inv}
+		w := &segWriter{inv: sums}
 		if err := sortBarrels(b.fwd.path, b.lex.Count, b.opts.SortMemory, w, func(bb int) { os.Remove(b.fwd.path(bb)) }); err != nil {
 			inv.finish()
 			return err
@@ -83,6 +84,9 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		}
 		m.Files[segName(id, "inv")] = sum
 		if err := writeWhole(segName(id, "ptrs"), encodeSegPtrs(&w.secs)); err != nil {
+			return err
+		}
+		if err := writeWhole(segName(id, "sums"), sums.file()); err != nil {
 			return err
 		}
 		// Its document table, and the older segments the documents leave.
@@ -140,7 +144,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		if si.Live() > 0 {
 			return false
 		}
-		for _, ext := range []string{"inv", "ptrs", "docs"} {
+		for _, ext := range segFiles {
 			delete(m.Files, segName(si.ID, ext))
 		}
 		delete(m.Files, si.Del)
@@ -167,6 +171,22 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		}
 	}
 	b.Stats.MergeTime = time.Since(mt)
+	// The block sums of the segments of an index older than format 10.
+	for _, si := range m.Segments {
+		name := segName(si.ID, "sums")
+		if _, ok := m.Files[name]; ok {
+			continue
+		}
+		inv := segName(si.ID, "inv")
+		f := m.Files[inv]
+		data, err := sumsOfFile(filepath.Join(b.dir, inv), f.Size, f.CRC)
+		if err != nil {
+			return err
+		}
+		if err := writeWhole(name, data); err != nil {
+			return err
+		}
+	}
 	// The batch's URLs and anchors, each a new run; one merge of each.
 	for _, rs := range []struct {
 		kind string
@@ -477,7 +497,8 @@ func (b *Builder) merge(m *Manifest, ids []int, create func(string) (*genWriter,
 	if err != nil {
 		return err
 	}
-	w := &segWriter{inv: inv}
+	sums := &blockSummer{out: inv}
+	w := &segWriter{inv: sums}
 	if err := mergeSegments(segs, w); err != nil {
 		inv.finish()
 		return err
@@ -488,6 +509,9 @@ func (b *Builder) merge(m *Manifest, ids []int, create func(string) (*genWriter,
 	}
 	m.Files[segName(id, "inv")] = sum
 	if err := writeWhole(segName(id, "ptrs"), encodeSegPtrs(&w.secs)); err != nil {
+		return err
+	}
+	if err := writeWhole(segName(id, "sums"), sums.file()); err != nil {
 		return err
 	}
 	g, err := create(segName(id, "docs"))
@@ -508,7 +532,7 @@ func (b *Builder) merge(m *Manifest, ids []int, create func(string) (*genWriter,
 	for i, si := range m.Segments {
 		if gone[si.ID] {
 			pos = i
-			for _, ext := range []string{"inv", "ptrs", "docs"} {
+			for _, ext := range segFiles {
 				delete(m.Files, segName(si.ID, ext))
 			}
 			delete(m.Files, si.Del)

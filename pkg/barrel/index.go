@@ -389,6 +389,15 @@ func (idx *Index) Verify() error {
 				}
 			}
 		}
+		if s.sums != nil {
+			inv, err := s.invData()
+			if err != nil {
+				return err
+			}
+			if err := s.sums.check(inv, filepath.Base(s.path), 0, s.invSize); err != nil {
+				return err
+			}
+		}
 		if err := s.dt.verify(); err != nil {
 			return err
 		}

@@ -460,8 +460,8 @@ func TestCapitalDefinition(t *testing.T) {
 }
 
 // An index of format 6 (before definition hits) opens as it is and its
-// next batch makes it format 7, the definition hits of its new pages
-// counting.
+// next batch makes it the current format, the definition hits of its new
+// pages counting.
 func TestFormat6Index(t *testing.T) {
 	dir := t.TempDir()
 	build(t, dir, Options{}, map[string]string{"http://f.test/a.html": `<html><body><p>An old page on setraw.</p></body></html>`})
@@ -471,12 +471,10 @@ func TestFormat6Index(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := strings.Replace(string(data), fmt.Sprintf(`"format": %d,`, formatNumber), fmt.Sprintf(`"format": %d,`, formatNoReclaim), 1)
-	if old == string(data) || formatNoReclaim != 6 || formatNumber != 9 {
+	if old == string(data) || formatNoReclaim != 6 || formatNumber != 10 {
 		t.Fatal("no format field in the manifest, or the formats moved on")
 	}
-	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	asFormat(t, dir, formatNoReclaim)
 	idx := open(t, dir)
 	if m := idx.Manifest(); m.Format != formatNoReclaim {
 		t.Fatalf("opened as format %d", m.Format)
@@ -689,7 +687,7 @@ for patterns: raw strings keep backslashes. More on raw strings and docstring be
 }
 
 // An index of format 8 (before emphasis hits) opens as it is and its next
-// batch makes it format 9, the emphasis hits of its new pages counting;
+// batch makes it format 10, the emphasis hits of its new pages counting;
 // a format newer than this barrel's is refused, naming both.
 func TestFormat8Index(t *testing.T) {
 	dir := t.TempDir()
@@ -701,19 +699,20 @@ func TestFormat8Index(t *testing.T) {
 	}
 	cur := fmt.Sprintf(`"format": %d,`, formatNumber)
 	old := strings.Replace(string(data), cur, fmt.Sprintf(`"format": %d,`, formatNoEmph), 1)
-	if old == string(data) || formatNoEmph != 8 || formatNumber != 9 {
+	if old == string(data) || formatNoEmph != 8 || formatNumber != 10 {
 		t.Fatal("no format field in the manifest, or the formats moved on")
 	}
-	newer := strings.Replace(string(data), cur, `"format": 10,`, 1)
+	newer := strings.Replace(string(data), cur, `"format": 11,`, 1)
 	if err := os.WriteFile(p, []byte(newer), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "index format 10, this barrel reads 9") {
-		t.Errorf("a format 10 index: %v", err)
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "index format 11, this barrel reads 10") {
+		t.Errorf("a format 11 index: %v", err)
 	}
-	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	asFormat(t, dir, formatNoEmph)
 	idx := open(t, dir)
 	if m := idx.Manifest(); m.Format != formatNoEmph {
 		t.Fatalf("opened as format %d", m.Format)

@@ -35,6 +35,7 @@ import (
 //	             segment holds: docID and document-index entry, as the
 //	             batch that indexed them saw it
 //	seg-N.del.G  the sorted docIDs of those superseded since (generation G)
+//	seg-N.sums   the CRC-32C of each block of the .inv file (invsums.go)
 //
 // The document index is these tables: a document's entry is in the newest
 // segment holding it (the one where it is live), so a batch writes only the
@@ -46,6 +47,9 @@ const (
 	docListMagic = "BDOC2\n\x00\x00"
 	secHeader    = 4 + 8 + 8 + 4 + 8 + 8 + 4
 )
+
+// segFiles are the extensions of a segment's files, but its deletion list.
+var segFiles = []string{"inv", "ptrs", "docs", "sums"}
 
 // SegmentInfo is a segment's entry in the manifest.
 type SegmentInfo struct {
@@ -253,18 +257,20 @@ type segment struct {
 	pErr    error
 	maxRel  [lexicon.Barrels]uint32 // the lexicon's word counts
 	dt      *table                  // the documents and their entries
+	sums    *invSums                // the .inv file's block checksums (none before format 10)
 	del     docBits                 // the deleted ones, one bit a docID
 	delList []uint32
 
 	liveOnce sync.Once
 	liveWins []atomic.Pointer[liveWin] // the documents not deleted, by window (liveWindow)
 
-	mu      sync.Mutex
-	inv     []byte
-	ptrsMap []byte
-	mapped  bool
-	checked [lexicon.Barrels]bool
-	err     error
+	mu       sync.Mutex
+	inv      []byte
+	ptrsMap  []byte
+	mapped   bool
+	invReady atomic.Bool // mapped, read without the lock
+	checked  [lexicon.Barrels]bool
+	err      error
 
 	// A bit per barrel whose word arrays are loaded (secReady), whose
 	// sections are mapped and checked (barReady): a query's lookups in a
@@ -327,6 +333,17 @@ func openSegment(dir string, info SegmentInfo, m *Manifest) (*segment, error) {
 		}
 		s.del = bitsOf(s.delList)
 	}
+	if sn := segName(info.ID, "sums"); hasFile(m, sn) {
+		b, err := readChecked(dir, sn, m.Generation, m.Files)
+		if err != nil {
+			return nil, err
+		}
+		if s.sums, err = decodeInvSums(b, sn, s.invSize); err != nil {
+			return nil, err
+		}
+	} else if m.Format >= formatBlockSums {
+		return nil, corrupt("%s missing from %s", sn, manifestName)
+	}
 	dn := segName(info.ID, "docs")
 	sum, ok := m.Files[dn]
 	if !ok {
@@ -340,6 +357,11 @@ func openSegment(dir string, info SegmentInfo, m *Manifest) (*segment, error) {
 		return nil, corrupt("%s: %d records of %d bytes, manifest says %d", dn, s.dt.count, s.dt.size, info.Docs)
 	}
 	return s, nil
+}
+
+func hasFile(m *Manifest, name string) bool {
+	_, ok := m.Files[name]
+	return ok
 }
 
 // docBits is a set of docIDs, one bit each up to the largest: a
@@ -516,6 +538,7 @@ func (s *segment) close() {
 		syscall.Munmap(s.inv)
 	}
 	s.inv, s.mapped = nil, false
+	s.invReady.Store(false)
 	s.barReady.Store(0)
 	s.dt.close()
 	if len(s.ptrsMap) > 0 {
@@ -533,15 +556,8 @@ func (s *segment) barrel(bb int) (full, short []byte, err error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
-		return nil, nil, s.err
-	}
-	if !s.mapped {
-		s.inv, s.err = mapFile(s.path, s.invSize)
-		if s.err != nil {
-			return nil, nil, s.err
-		}
-		s.mapped = true
+	if err := s.mapLocked(); err != nil {
+		return nil, nil, err
 	}
 	sec := &s.secs[bb]
 	full = s.inv[sec.fullStart : sec.fullStart+sec.fullLen]
@@ -554,6 +570,55 @@ func (s *segment) barrel(bb int) (full, short []byte, err error) {
 		s.barReady.Or(1 << (bb % 64))
 	}
 	return full, short, nil
+}
+
+// mapLocked maps the .inv file, the first time; s.mu is held.
+func (s *segment) mapLocked() error {
+	if s.err != nil {
+		return s.err
+	}
+	if !s.mapped {
+		s.inv, s.err = mapFile(s.path, s.invSize)
+		if s.err != nil {
+			return s.err
+		}
+		s.mapped = true
+		s.invReady.Store(true)
+	}
+	return nil
+}
+
+// invData returns the mapped .inv file, unchecked.
+func (s *segment) invData() ([]byte, error) {
+	if s.invReady.Load() {
+		return s.inv, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.mapLocked(); err != nil {
+		return nil, err
+	}
+	return s.inv, nil
+}
+
+// listBytes returns bytes lo to hi of the .inv file, a list of barrel
+// bb, checked: by their blocks where the segment has block sums and the
+// barrel was not checked whole, else with the whole barrel.
+func (s *segment) listBytes(bb int, lo, hi int64) ([]byte, error) {
+	if s.sums == nil || s.barReady.Load()&(1<<(bb%64)) != 0 {
+		if _, _, err := s.barrel(bb); err != nil {
+			return nil, err
+		}
+		return s.inv[lo:hi], nil
+	}
+	inv, err := s.invData()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.sums.check(inv, filepath.Base(s.path), lo, hi); err != nil {
+		return nil, err
+	}
+	return inv[lo:hi], nil
 }
 
 // sec returns barrel bb's section, its word arrays read and checked the
@@ -595,14 +660,12 @@ func (s *segment) list(id uint32, short bool) ([]byte, uint32, error) {
 	if !found {
 		return nil, 0, nil
 	}
-	full, sh, err := s.barrel(bb)
-	if err != nil {
-		return nil, 0, err
-	}
 	if short {
-		return sh[sec.shortOff[i]:sec.shortOff[i+1]], sec.shortN[i], nil
+		l, err := s.listBytes(bb, sec.shortStart+int64(sec.shortOff[i]), sec.shortStart+int64(sec.shortOff[i+1]))
+		return l, sec.shortN[i], err
 	}
-	return full[sec.fullOff[i]:sec.fullOff[i+1]], sec.fullN[i], nil
+	l, err := s.listBytes(bb, sec.fullStart+int64(sec.fullOff[i]), sec.fullStart+int64(sec.fullOff[i+1]))
+	return l, sec.fullN[i], err
 }
 
 // lists returns the full and short lists of wordID id in the segment,
@@ -617,11 +680,13 @@ func (s *segment) lists(id uint32) (full, short []byte, nf, ns uint32, err error
 	if !found {
 		return nil, nil, 0, 0, nil
 	}
-	f, sh, err := s.barrel(bb)
-	if err != nil {
+	if full, err = s.listBytes(bb, sec.fullStart+int64(sec.fullOff[i]), sec.fullStart+int64(sec.fullOff[i+1])); err != nil {
 		return nil, nil, 0, 0, err
 	}
-	return f[sec.fullOff[i]:sec.fullOff[i+1]], sh[sec.shortOff[i]:sec.shortOff[i+1]], sec.fullN[i], sec.shortN[i], nil
+	if short, err = s.listBytes(bb, sec.shortStart+int64(sec.shortOff[i]), sec.shortStart+int64(sec.shortOff[i+1])); err != nil {
+		return nil, nil, 0, 0, err
+	}
+	return full, short, sec.fullN[i], sec.shortN[i], nil
 }
 
 // segList is a word's full and short lists in one segment and their

@@ -128,7 +128,12 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 9: pages carry emphasis hits (hit.Emph, the words set
+	// formatNumber 10: each segment's .inv file has block checksums
+	// (seg-N.sums, invsums.go), so that a query checks the blocks of the
+	// lists it reads instead of their barrels whole. A format 9 index has
+	// none, opens as it is (its barrels checked whole) and becomes format
+	// 10 at its next commit, which writes its segments' sums. Format 9:
+	// pages carry emphasis hits (hit.Emph, the words set
 	// off in running text). A format 8 index has none (its pages have no
 	// emphasis hits until re-indexed), opens as it is and becomes format
 	// 9 at its next commit. Format 8: docinfo and the anchors file give the space of
@@ -154,7 +159,9 @@ const (
 	// format at their next commit, keeping zlib. Formats 1 (one set of
 	// barrels rewritten per batch) and 2 (segments without live document
 	// frequencies) are read only by rebuild.
-	formatNumber        = 9
+	formatNumber        = 10
+	formatBlockSums     = 10
+	formatNoSums        = 9
 	formatNoEmph        = 8
 	formatNoInfoReclaim = 7
 	formatNoReclaim     = 6 // nor definition hits
@@ -193,6 +200,12 @@ func (m *Manifest) AnchorsBytes() int64    { return m.AnchorSpace.physical(m.Anc
 // Format is the index format this barrel writes (MANIFEST "format").
 const Format = formatNumber
 
+// CommitCompletes reports whether an index of format f, once committed by
+// this barrel (a batch, or Expunge), holds what this barrel's build of
+// the same batches writes: the formats since f add only what a commit
+// writes for the whole index (format 10: the segments' block sums).
+func CommitCompletes(f int) bool { return f >= formatNoSums && f <= formatNumber }
+
 func genName(name string, gen int) string { return name + "." + strconv.Itoa(gen) }
 
 func readManifest(dir string) (*Manifest, error) { return readManifestFormat(dir, false) }
@@ -220,7 +233,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatNoSums && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {

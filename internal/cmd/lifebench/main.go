@@ -651,8 +651,10 @@ func oneBatchSize(snaps string, cfg crawlsim.Config, age int) (int64, error) {
 
 // oneBatchKey names how the one-batch index is built: a size kept under
 // another key is built again.
-func oneBatchKey() string {
-	return fmt.Sprintf("one batch, index format %d, analysis %s version %d", barrel.Format, analysis.Name, analysis.Version)
+func oneBatchKey() string { return oneBatchKeyOf(barrel.Format) }
+
+func oneBatchKeyOf(format int) string {
+	return fmt.Sprintf("one batch, index format %d, analysis %s version %d", format, analysis.Name, analysis.Version)
 }
 
 // oneBatch builds in dir, as one batch, the index of the pages of turns

@@ -52,8 +52,20 @@ const searchIndexMark = "lifebench-onebatch"
 // age-1 as last fetched, kept in snaps for the next run.
 func searchOneBatch(snaps string, cfg crawlsim.Config, age int) (string, error) {
 	dir := filepath.Join(snaps, fmt.Sprintf("onebatch-%d-index", age))
-	if b, err := os.ReadFile(filepath.Join(dir, searchIndexMark)); err == nil && strings.TrimSpace(string(b)) == oneBatchKey() {
+	b, err := os.ReadFile(filepath.Join(dir, searchIndexMark))
+	mark := strings.TrimSpace(string(b))
+	if err == nil && mark == oneBatchKey() {
 		return dir, nil
+	}
+	for f := 1; err == nil && f < barrel.Format; f++ {
+		if mark == oneBatchKeyOf(f) && barrel.CommitCompletes(f) {
+			// A commit writes what the build of the current format
+			// would add: the same index as built again.
+			if err := upgradeKept(dir); err != nil {
+				return "", err
+			}
+			return dir, writeFileAtomic(filepath.Join(dir, searchIndexMark), []byte(oneBatchKey()+"\n"))
+		}
 	}
 	t0 := time.Now()
 	if err := buildOneBatch(dir, cfg, age); err != nil {
@@ -61,6 +73,28 @@ func searchOneBatch(snaps string, cfg crawlsim.Config, age int) (string, error) 
 	}
 	fmt.Fprintf(os.Stderr, "lifebench: the one-batch index at %d turns for search, built in %.0f s\n", age, time.Since(t0).Seconds())
 	return dir, writeFileAtomic(filepath.Join(dir, searchIndexMark), []byte(oneBatchKey()+"\n"))
+}
+
+// upgradeKept brings a kept index of an older format to the format
+// barrel writes by a commit without pages (barrel.Expunge), as the
+// crawl's next turn would, so that the search measured is the current
+// format's.
+func upgradeKept(dir string) error {
+	idx, err := barrel.Open(dir)
+	if err != nil {
+		return err
+	}
+	f := idx.Manifest().Format
+	if err := idx.Close(); err != nil || f >= barrel.Format {
+		return err
+	}
+	t0 := time.Now()
+	st, err := barrel.Expunge(dir, barrel.Options{})
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	fmt.Fprintf(os.Stderr, "lifebench: %s, index format %d, brought to format %d by a commit without pages (as the crawl's next turn would): %d merges, %.1f s\n", dir, f, barrel.Format, st.Merged, time.Since(t0).Seconds())
+	return nil
 }
 
 // searchRun is one pass of the queries over an index opened afresh: the
@@ -156,6 +190,9 @@ func searchAges(w io.Writer, snaps string, cfg crawlsim.Config, ages []int, n, r
 		loop := filepath.Join(snapshotDir(snaps, age), "index")
 		if _, err := os.Stat(filepath.Join(loop, "MANIFEST")); err != nil {
 			return fmt.Errorf("no index kept at %d turns (%s): age the crawl first, with the same -keep", age, loop)
+		}
+		if err := upgradeKept(loop); err != nil {
+			return err
 		}
 		one, err := searchOneBatch(snaps, cfg, age)
 		if err != nil {
