@@ -260,10 +260,33 @@ type postingIter struct {
 	// posting sk (doc) without having read it (seekDoc).
 	dd   *denseList
 	lazy bool
+	// chk is the mapped .inv file with block sums the list lies in (nil
+	// for a list in memory, or checked whole): its postings' bytes are
+	// checked as the walk reaches them, from cbase (the file offset of
+	// data); clo to chi of data are checked.
+	chk      *mappedInv
+	cbase    int64
+	clo, chi int
 }
 
 func newPostingIter(list []byte) postingIter {
+	chk, base := lookupInv(list)
+	return newIterIn(list, chk, base)
+}
+
+// checkedIter walks a list its caller checked whole (a merge's, Verify's:
+// their barrels read and checked whole), or holds in memory.
+func checkedIter(list []byte) postingIter { return newIterIn(list, nil, 0) }
+
+// newIterIn walks list, which lies at file offset base of chk (nil: no
+// blocks to check).
+func newIterIn(list []byte, chk *mappedInv, base int64) postingIter {
 	it := postingIter{prev: -1}
+	if chk != nil {
+		if it.err = chk.check(base, base+int64(min(len(list), binary.MaxVarintLen64))); it.err != nil {
+			return it
+		}
+	}
 	ns, k := binary.Uvarint(list)
 	if k <= 0 || ns > uint64(len(list)-k)/8 {
 		if len(list) > 0 {
@@ -271,10 +294,39 @@ func newPostingIter(list []byte) postingIter {
 		}
 		return it
 	}
+	if chk != nil { // the skip table, which seeks read anywhere
+		d := int64(k + 8*int(ns))
+		if it.err = chk.check(base, base+d); it.err != nil {
+			return it
+		}
+		it.chk, it.cbase = chk, base+d
+	}
 	it.skips = list[k : k+8*int(ns)]
 	it.data = list[k+8*int(ns):]
 	return it
 }
+
+// reach checks the blocks of the postings' bytes pos to end (clipped to
+// the list, at least one), which the walk is about to read; false when
+// one is damaged (it.err says which).
+func (it *postingIter) reach(pos, end int) bool {
+	end = min(max(end, pos+1), len(it.data))
+	if pos >= end {
+		return true
+	}
+	lo, hi := it.cbase+int64(pos), it.cbase+int64(end)
+	if it.err = it.chk.check(lo, hi); it.err != nil {
+		return false
+	}
+	sh := it.chk.sums.shift
+	it.clo = int(max(lo>>sh<<sh-it.cbase, 0))
+	it.chi = int(min(((hi-1)>>sh+1)<<sh-it.cbase, int64(len(it.data))))
+	return true
+}
+
+// maxHeader bounds a posting's header (docID and count), which a damaged
+// list may leave unread: the bytes checked before it is called damaged.
+const maxHeader = 16
 
 // next advances to the next posting; false at the end or on an error.
 func (it *postingIter) next() bool {
@@ -291,6 +343,11 @@ func (it *postingIter) next() bool {
 		return false
 	}
 	doc, n, size, err := hit.ReadInverted(it.data[it.pos:])
+	if it.chk != nil && (err != nil || it.pos < it.clo || it.pos+size+2*n > it.chi) {
+		if !it.reach(it.pos, it.pos+max(size+2*n, maxHeader)) {
+			return false
+		}
+	}
 	if err != nil || it.pos+size+2*n > len(it.data) || int64(doc) <= it.prev {
 		it.err = corrupt("inverted list: bad posting at byte %d", it.pos)
 		return false
@@ -353,6 +410,12 @@ func (it *postingIter) seek(target uint32) bool {
 	for pos < len(data) {
 		doc, n, size, err := hit.ReadInverted(data[pos:])
 		end := pos + size + 2*n
+		if it.chk != nil && (err != nil || pos < it.clo || end > it.chi) {
+			if !it.reach(pos, max(end, pos+maxHeader)) {
+				it.pos, it.prev = pos, prev
+				return false
+			}
+		}
 		if err != nil || end > len(data) || int64(doc) <= prev {
 			it.pos, it.prev = pos, prev
 			it.err = corrupt("inverted list: bad posting at byte %d", pos)

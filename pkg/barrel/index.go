@@ -378,7 +378,7 @@ func (idx *Index) Verify() error {
 					off  []uint64
 					n    []uint32
 				}{{short, sec.shortOff, sec.shortN}, {full, sec.fullOff, sec.fullN}} {
-					it := newPostingIter(l.data[l.off[i]:l.off[i+1]])
+					it := checkedIter(l.data[l.off[i]:l.off[i+1]])
 					k := uint32(0)
 					for it.next() {
 						k++

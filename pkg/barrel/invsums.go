@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -8,7 +9,10 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // A segment's .inv file is checked a block at a time: seg-N.sums holds
@@ -160,3 +164,79 @@ func (s *invSums) check(inv []byte, name string, lo, hi int64) error {
 	}
 	return nil
 }
+
+// A walk of an inverted list checks the blocks of the list as it reaches
+// them: the list is found among the mapped .inv files with block sums by
+// its address (lookupInv), so that every walk checks what it reads
+// however it came by the list, and none reads an unchecked byte. A query
+// of common words stops at its MaxMatches-th match, in the first
+// hundredth of lists of tens of megabytes: checking them whole was most
+// of the CPU of one query on an index opened for it.
+type mappedInv struct {
+	lo, hi uintptr // the mapping's addresses
+	inv    []byte
+	sums   *invSums
+	name   string
+}
+
+// invMaps is every mapped .inv file with block sums, sorted by address;
+// replaced whole when one is mapped or unmapped, read without a lock.
+var (
+	invMaps  atomic.Pointer[[]*mappedInv]
+	invMapMu sync.Mutex
+)
+
+func registerInv(inv []byte, sums *invSums, name string) {
+	if len(inv) == 0 {
+		return
+	}
+	invMapMu.Lock()
+	defer invMapMu.Unlock()
+	var old []*mappedInv
+	if p := invMaps.Load(); p != nil {
+		old = *p
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(inv)))
+	m := &mappedInv{lo: lo, hi: lo + uintptr(len(inv)), inv: inv, sums: sums, name: name}
+	i, _ := slices.BinarySearchFunc(old, lo, func(x *mappedInv, lo uintptr) int { return cmp.Compare(x.lo, lo) })
+	ms := slices.Insert(slices.Clone(old), i, m)
+	invMaps.Store(&ms)
+}
+
+func unregisterInv(inv []byte) {
+	if len(inv) == 0 {
+		return
+	}
+	invMapMu.Lock()
+	defer invMapMu.Unlock()
+	p := invMaps.Load()
+	if p == nil {
+		return
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(inv)))
+	ms := slices.DeleteFunc(slices.Clone(*p), func(x *mappedInv) bool { return x.lo == lo })
+	invMaps.Store(&ms)
+}
+
+// lookupInv returns the mapped .inv file holding list and the file
+// offset of its first byte; nil when list lies in none (a list in memory,
+// or in a segment checked by whole sections).
+func lookupInv(list []byte) (*mappedInv, int64) {
+	p := invMaps.Load()
+	if p == nil || len(list) == 0 {
+		return nil, 0
+	}
+	a := uintptr(unsafe.Pointer(unsafe.SliceData(list)))
+	ms := *p
+	i, found := slices.BinarySearchFunc(ms, a, func(x *mappedInv, a uintptr) int { return cmp.Compare(x.lo, a) })
+	if !found {
+		i--
+	}
+	if i < 0 || a >= ms[i].hi {
+		return nil, 0
+	}
+	return ms[i], int64(a - ms[i].lo)
+}
+
+// check checks the blocks holding bytes lo to hi of the file.
+func (m *mappedInv) check(lo, hi int64) error { return m.sums.check(m.inv, m.name, lo, hi) }

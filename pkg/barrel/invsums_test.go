@@ -75,6 +75,15 @@ func listRange(t *testing.T, idx *Index, k int, w string) (lo, hi int64) {
 	return sec.fullStart + int64(sec.fullOff[i]), sec.fullStart + int64(sec.fullOff[i+1])
 }
 
+func mustID(t *testing.T, idx *Index, w string) uint32 {
+	t.Helper()
+	id, ok, err := idx.lex.Lookup([]byte(w))
+	if err != nil || !ok {
+		t.Fatalf("%s: not in the lexicon (%v)", w, err)
+	}
+	return id
+}
+
 func blocksChecked(s *segment) int {
 	n := 0
 	for _, w := range s.sums.ok {
@@ -264,6 +273,123 @@ func TestDecodeInvSums(t *testing.T) {
 	} {
 		if _, err := decodeInvSums(c.b, "x.sums", c.size); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "x.sums") {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// A walk checks the blocks of a list as it reaches them: a damaged block
+// in the middle of a long list fails the queries that read it, and not
+// a query that stops at its MaxMatches-th match before it, nor a seek
+// that jumps over it by the skip table.
+func TestWalkChecksBlocks(t *testing.T) {
+	dir := t.TempDir()
+	pages := map[string]string{}
+	for i := range 2000 {
+		pages[fmt.Sprintf("http://w.test/p%04d.html", i)] = fmt.Sprintf("<html><body><p>%s rare%dx</p></body></html>", strings.Repeat("common ", 12), i)
+	}
+	build(t, dir, Options{}, pages)
+	idx := open(t, dir)
+	lo, hi := listRange(t, idx, 0, "common")
+	s := idx.segs[0]
+	sh := s.sums.shift
+	if (hi-1)>>sh-lo>>sh < 4 {
+		t.Fatalf("the list of common spans %d bytes", hi-lo)
+	}
+	// The last posting: its docID, and the rare word of its page.
+	inv0, err := s.invData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := checkedIter(inv0[lo:hi])
+	for it.next() {
+	}
+	last := it.doc
+	mid := (lo + hi) / 2
+	idx.Close()
+	inv := filepath.Join(dir, segName(s.info.ID, "inv"))
+	data, err := os.ReadFile(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[mid] ^= 0x40
+	if err := os.WriteFile(inv, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Each on the index opened afresh: a word asked again is decoded
+	// whole (denseOf), which reads every block.
+	idx = open(t, dir)
+	if r, err := idx.Search("common", SearchOptions{N: 5, NoSnippets: true, MaxMatches: 50}); err != nil || len(r.Results) != 5 {
+		t.Errorf("common, up to 50 matches: %v, %v", r, err)
+	}
+	idx.Close()
+	// A seek by the skip table to the last posting, over the damage; a
+	// walk posting by posting meets it.
+	idx = open(t, dir)
+	defer idx.Close()
+	s = idx.segs[0]
+	l, _, err := s.list(mustID(t, idx, "common"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it = newPostingIter(l)
+	if !it.next() || !it.seek(last) || it.doc != last || it.err != nil {
+		t.Errorf("seek over the damaged block to %d: at %d, %v", last, it.doc, it.err)
+	}
+	it = newPostingIter(l)
+	for it.next() {
+	}
+	if !errors.Is(it.err, ErrCorrupt) || it.doc >= last {
+		t.Errorf("a walk over the damaged block: stopped at %d of %d, %v", it.doc, last, it.err)
+	}
+	_, err = idx.Search("common", SearchOptions{N: 5, NoSnippets: true})
+	want := fmt.Sprintf("%s: bytes %d to ", segName(s.info.ID, "inv"), mid>>sh<<sh)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), want) {
+		t.Errorf("common, every match: %v, want %q", err, want)
+	}
+	if checked, all := blocksChecked(idx.segs[0]), len(idx.segs[0].sums.sums); checked >= all {
+		t.Errorf("%d of %d blocks checked", checked, all)
+	}
+}
+
+// Searches on one index at once check the blocks they reach together,
+// and find what one search alone finds (go test -race).
+func TestBlockSumsConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, Options{}, sumsPages(0, 300))
+	build(t, dir, Options{}, sumsPages(300, 100))
+	want := map[string][]string{}
+	for _, q := range []string{"filler7", "uniq12x", "word3 filler9", "uniq350x"} {
+		idx := open(t, dir)
+		want[q] = resultURLs(t, idx, q, 10)
+		idx.Close()
+	}
+	idx := open(t, dir)
+	defer idx.Close()
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for _, q := range []string{"filler7", "uniq12x", "word3 filler9", "uniq350x"}[g%4:] {
+				r, err := idx.Search(q, SearchOptions{N: 10, NoSnippets: true})
+				if err != nil {
+					errs <- err
+					return
+				}
+				var got []string
+				for _, x := range r.Results {
+					got = append(got, x.URL)
+				}
+				if !slices.Equal(got, want[q]) {
+					errs <- fmt.Errorf("%s: %q, alone %q", q, got, want[q])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -535,6 +535,9 @@ func (s *segment) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.inv) > 0 {
+		if s.sums != nil {
+			unregisterInv(s.inv)
+		}
 		syscall.Munmap(s.inv)
 	}
 	s.inv, s.mapped = nil, false
@@ -563,7 +566,15 @@ func (s *segment) barrel(bb int) (full, short []byte, err error) {
 	full = s.inv[sec.fullStart : sec.fullStart+sec.fullLen]
 	short = s.inv[sec.shortStart : sec.shortStart+sec.shortLen]
 	if !s.checked[bb] {
-		if crc(full) != sec.fullCRC || crc(short) != sec.shortCRC {
+		if s.sums != nil { // by blocks, which later walks then find checked
+			name := filepath.Base(s.path)
+			if err := s.sums.check(s.inv, name, sec.fullStart, sec.fullStart+sec.fullLen); err != nil {
+				return nil, nil, err
+			}
+			if err := s.sums.check(s.inv, name, sec.shortStart, sec.shortStart+sec.shortLen); err != nil {
+				return nil, nil, err
+			}
+		} else if crc(full) != sec.fullCRC || crc(short) != sec.shortCRC {
 			return nil, nil, corrupt("%s: barrel %d checksum mismatch", filepath.Base(s.path), bb)
 		}
 		s.checked[bb] = true
@@ -583,6 +594,9 @@ func (s *segment) mapLocked() error {
 			return s.err
 		}
 		s.mapped = true
+		if s.sums != nil {
+			registerInv(s.inv, s.sums, filepath.Base(s.path))
+		}
 		s.invReady.Store(true)
 	}
 	return nil
@@ -602,8 +616,8 @@ func (s *segment) invData() ([]byte, error) {
 }
 
 // listBytes returns bytes lo to hi of the .inv file, a list of barrel
-// bb, checked: by their blocks where the segment has block sums and the
-// barrel was not checked whole, else with the whole barrel.
+// bb: checked with the whole barrel where the segment has no block sums,
+// else by the blocks its walks read, as they read them.
 func (s *segment) listBytes(bb int, lo, hi int64) ([]byte, error) {
 	if s.sums == nil || s.barReady.Load()&(1<<(bb%64)) != 0 {
 		if _, _, err := s.barrel(bb); err != nil {
@@ -611,11 +625,8 @@ func (s *segment) listBytes(bb int, lo, hi int64) ([]byte, error) {
 		}
 		return s.inv[lo:hi], nil
 	}
-	inv, err := s.invData()
+	inv, err := s.invData() // checked by the walks of the list (newPostingIter)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.sums.check(inv, filepath.Base(s.path), lo, hi); err != nil {
 		return nil, err
 	}
 	return inv[lo:hi], nil
@@ -736,6 +747,9 @@ func (st listStart) iter(list []byte) (it postingIter, ok bool) {
 		return postingIter{}, false
 	}
 	it = postingIter{skips: list[st.skip:st.data:st.data], data: list[st.data:], prev: -1}
+	if chk, base := lookupInv(list); chk != nil { // its header and skip table checked by startOf
+		it.chk, it.cbase = chk, base+int64(st.data)
+	}
 	if st.ok { // the first posting starts the postings
 		it.raw, it.hits = it.data[:st.end], it.data[st.hdr:st.end]
 		it.doc, it.n, it.prev, it.pos = st.doc, int(st.end-uint32(st.hdr))/2, int64(st.doc), int(st.end)
@@ -968,8 +982,8 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 				if err != nil {
 					return err
 				}
-				fits = append(fits, newPostingIter(full[sec.fullOff[k]:sec.fullOff[k+1]]))
-				sits = append(sits, newPostingIter(short[sec.shortOff[k]:sec.shortOff[k+1]]))
+				fits = append(fits, checkedIter(full[sec.fullOff[k]:sec.fullOff[k+1]]))
+				sits = append(sits, checkedIter(short[sec.shortOff[k]:sec.shortOff[k+1]]))
 				fdel, sdel = append(fdel, s.del), append(sdel, s.del)
 			}
 			var nf, ns uint32
