@@ -364,26 +364,57 @@ func hasFile(m *Manifest, name string) bool {
 	return ok
 }
 
-// docBits is a set of docIDs, one bit each up to the largest: a
-// segment's deleted documents, asked once per posting by merges and
-// queries, in constant time where a sorted list costs a binary search.
-type docBits []uint64
+// docBits is a segment's deleted documents, a bit a docID, asked once
+// per posting by merges and queries (in constant time where the sorted
+// list costs a binary search); nil holds none. The bits are set from the
+// sorted list a window of liveWinDocs docIDs at a time, the first time a
+// docID of the window is asked: a query that stops at its MaxMatches-th
+// match asks the first windows only (setting every segment's whole at
+// open was a fifth of the CPU of one query on a year's index opened for
+// it).
+type docBits = *delSet
+
+type delSet struct {
+	list []uint32                  // sorted
+	wins []atomic.Pointer[liveWin] // up to the last
+}
 
 // bitsOf is the set of the docIDs ds; nil when ds is empty.
 func bitsOf(ds []uint32) docBits {
 	if len(ds) == 0 {
 		return nil
 	}
-	b := make(docBits, int(slices.Max(ds))/64+1)
-	for _, d := range ds {
-		b[d/64] |= 1 << (d % 64)
+	if !slices.IsSorted(ds) {
+		ds = slices.Sorted(slices.Values(ds))
 	}
-	return b
+	return &delSet{list: ds, wins: make([]atomic.Pointer[liveWin], ds[len(ds)-1]>>liveWinShift+1)}
 }
 
-func (b docBits) has(d uint32) bool {
-	i := int(d / 64)
-	return i < len(b) && b[i]&(1<<(d%64)) != 0
+func (b *delSet) has(d uint32) bool {
+	if b == nil || int(d>>liveWinShift) >= len(b.wins) {
+		return false
+	}
+	p := b.wins[d>>liveWinShift].Load()
+	if p == nil {
+		p = b.window(int(d >> liveWinShift))
+	}
+	return p[d>>6&(liveWinDocs/64-1)]&(1<<(d&63)) != 0
+}
+
+// window sets and returns window w's bits, the first time.
+func (b *delSet) window(w int) *liveWin {
+	i, _ := slices.BinarySearch(b.list, uint32(w)<<liveWinShift)
+	p, any := new(liveWin), false
+	for ; i < len(b.list) && int(b.list[i]>>liveWinShift) == w; i++ {
+		k := b.list[i] & (liveWinDocs - 1)
+		p[k/64] |= 1 << (k % 64)
+		any = true
+	}
+	if !any {
+		p = &emptyLiveWindow
+	}
+	b.wins[w].CompareAndSwap(nil, p) // searches may set it at once: the first kept
+	return b.wins[w].Load()
 }
 
 // nextLive is the first docID at or after d that the segment holds and

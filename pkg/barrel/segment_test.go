@@ -630,3 +630,51 @@ func TestAvgWords(t *testing.T) {
 		t.Errorf("sampled from %d entries: avgWords = %v, want within 5%% of %v (and sampled, not exact)", avgSample, got, want)
 	}
 }
+
+// A segment's deleted documents are set a window at a time, as asked:
+// every docID answers as the list says, asked in any order; a window is
+// set only once asked, one without a deletion is the shared empty one,
+// and past the last deletion nothing is set; a list out of order is
+// sorted first.
+func TestDeletedWindows(t *testing.T) {
+	deleted := []uint32{1, 63, 64, liveWinDocs - 1, 3*liveWinDocs + 5, 3*liveWinDocs + 6, 6 * liveWinDocs}
+	in := map[uint32]bool{}
+	for _, d := range deleted {
+		in[d] = true
+	}
+	for _, ds := range [][]uint32{deleted, {6 * liveWinDocs, 1, 64, 63, 3*liveWinDocs + 6, liveWinDocs - 1, 3*liveWinDocs + 5}} {
+		b := bitsOf(ds)
+		if len(b.wins) != 7 {
+			t.Fatalf("%d windows, want 7", len(b.wins))
+		}
+		if !b.has(3*liveWinDocs+6) || b.wins[3].Load() == nil || b.wins[0].Load() != nil || b.wins[4].Load() != nil {
+			t.Errorf("asking one docID of window 3 set windows %v", setWindows(b))
+		}
+		if b.has(2*liveWinDocs+9) || b.wins[2].Load() != &emptyLiveWindow {
+			t.Error("a window without deletions is not the empty one")
+		}
+		for _, d := range []uint32{7*liveWinDocs + 1, math.MaxUint32} {
+			if b.has(d) {
+				t.Errorf("%d past the last deletion: deleted", d)
+			}
+		}
+		for _, d := range []uint32{6*liveWinDocs + 1, 6 * liveWinDocs, 65, 64, 63, 62, 2, 1, 0, liveWinDocs - 1, liveWinDocs, 3*liveWinDocs + 4, 3*liveWinDocs + 5, 3*liveWinDocs + 7} {
+			if b.has(d) != in[d] {
+				t.Errorf("%d: deleted %v, want %v", d, b.has(d), in[d])
+			}
+		}
+	}
+	if bitsOf(nil) != nil || bitsOf(nil).has(1) {
+		t.Error("no deletions: a set, or 1 deleted")
+	}
+}
+
+func setWindows(b *delSet) []int {
+	var ws []int
+	for w := range b.wins {
+		if b.wins[w].Load() != nil {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
