@@ -75,6 +75,19 @@ func listRange(t *testing.T, idx *Index, k int, w string) (lo, hi int64) {
 	return sec.fullStart + int64(sec.fullOff[i]), sec.fullStart + int64(sec.fullOff[i+1])
 }
 
+// flipByte flips the bits mask of byte off of the file at path.
+func flipByte(t *testing.T, path string, off int64, mask byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[off] ^= mask
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func mustID(t *testing.T, idx *Index, w string) uint32 {
 	t.Helper()
 	id, ok, err := idx.lex.Lookup([]byte(w))
@@ -126,22 +139,14 @@ func TestBlockSums(t *testing.T) {
 		t.Fatal("no word's list away from uniq7x's blocks")
 	}
 	idx.Close()
-	inv := filepath.Join(dir, segName(s.info.ID, "inv"))
-	data, err := os.ReadFile(inv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[lo] ^= 0x55
-	if err := os.WriteFile(inv, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flipByte(t, filepath.Join(dir, segName(s.info.ID, "inv")), lo, 0x55)
 
 	idx = open(t, dir)
 	defer idx.Close()
 	if got := resultURLs(t, idx, "uniq7x", 5); len(got) != 1 || got[0] != "http://s.test/p7.html" {
 		t.Errorf("uniq7x beside a damaged block: %q", got)
 	}
-	_, err = idx.Search(far, SearchOptions{N: 5, NoSnippets: true})
+	_, err := idx.Search(far, SearchOptions{N: 5, NoSnippets: true})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), segName(s.info.ID, "inv")+": bytes ") {
 		t.Errorf("%s, its list damaged: %v", far, err)
 	}
@@ -306,15 +311,7 @@ func TestWalkChecksBlocks(t *testing.T) {
 	last := it.doc
 	mid := (lo + hi) / 2
 	idx.Close()
-	inv := filepath.Join(dir, segName(s.info.ID, "inv"))
-	data, err := os.ReadFile(inv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[mid] ^= 0x40
-	if err := os.WriteFile(inv, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flipByte(t, filepath.Join(dir, segName(s.info.ID, "inv")), mid, 0x40)
 
 	// Each on the index opened afresh: a word asked again is decoded
 	// whole (denseOf), which reads every block.
