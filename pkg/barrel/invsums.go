@@ -16,12 +16,12 @@ import (
 )
 
 // A segment's .inv file is checked a block at a time: seg-N.sums holds
-// the CRC-32C of each block of invBlock bytes, and a query checks the
-// blocks of the lists it reads, the first time it reads them. The
-// sections' checksums of the ptrs file cost a query that reads a few
-// lists of a barrel the whole barrel's bytes: on an index opened for one
-// query, half the CPU of the query. Merges and Verify, which read the
-// sections whole, still check them whole.
+// the CRC-32C of each block of invBlock bytes, and a walk of a list
+// checks each block as it reaches it (lookupInv, below), once per open
+// index. The sections' checksums of the ptrs file cost a query that
+// reads a few lists of a barrel the whole barrel's bytes: on an index
+// opened for one query, half the CPU of the query. Merges and Verify,
+// which read the sections whole, check all their blocks.
 //
 // seg-N.sums: magic, the block size (uint32, a power of two), the
 // CRC-32C of each block of the .inv file in order (the last may be

@@ -370,8 +370,8 @@ func hasFile(m *Manifest, name string) bool {
 // sorted list a window of liveWinDocs docIDs at a time, the first time a
 // docID of the window is asked: a query that stops at its MaxMatches-th
 // match asks the first windows only (setting every segment's whole at
-// open was a fifth of the CPU of one query on a year's index opened for
-// it).
+// open was a seventh of the CPU of one query on a year's index opened
+// for it).
 type docBits = *delSet
 
 type delSet struct {
