@@ -3,7 +3,6 @@ package barrel
 import (
 	"cmp"
 	"encoding/binary"
-	"errors"
 	"hash/crc32"
 	"io"
 	"math/bits"
@@ -118,22 +117,12 @@ func sumsOfFile(path string, size int64, want uint32) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	w := &blockSummer{out: &countOut{}}
-	buf := make([]byte, 1<<20)
-	whole := uint32(0)
-	for {
-		n, err := f.Read(buf)
-		w.Write(buf[:n])
-		whole = crc32.Update(whole, castagnoli, buf[:n])
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	w, whole := &blockSummer{out: &countOut{}}, crc32.New(castagnoli)
+	if _, err := io.Copy(io.MultiWriter(w, whole), f); err != nil {
+		return nil, err
 	}
-	if w.size() != size || whole != want {
-		return nil, corrupt("%s: %d bytes, checksum %08x; the manifest says %d, %08x", filepath.Base(path), w.size(), whole, size, want)
+	if w.size() != size || whole.Sum32() != want {
+		return nil, corrupt("%s: %d bytes, checksum %08x; the manifest says %d, %08x", filepath.Base(path), w.size(), whole.Sum32(), size, want)
 	}
 	return w.file(), nil
 }
