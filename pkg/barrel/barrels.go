@@ -186,24 +186,62 @@ func eachForward(path string, fn func(doc, rel uint32, hits []byte)) error {
 	}
 }
 
-func monotone(offs []uint64, size int64) bool {
-	if len(offs) == 0 || offs[0] != 0 || offs[len(offs)-1] != uint64(size) {
+func monotone(offs u64le, size int64) bool {
+	n := offs.len()
+	if n == 0 || offs.at(0) != 0 || offs.at(n-1) != uint64(size) {
 		return false
 	}
-	for i := 1; i < len(offs); i++ {
-		if offs[i] < offs[i-1] {
+	prev := uint64(0)
+	for i := range n {
+		v := offs.at(i)
+		if v < prev {
 			return false
 		}
+		prev = v
 	}
 	return true
 }
 
-func u64s(b []byte) []uint64 {
-	out := make([]uint64, len(b)/8)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+// u32le and u64le are little-endian arrays read in place in a mapped
+// file: an index opened for one query reads a few entries of each, where
+// decoding them whole into slices was a sixth of that query's CPU on a
+// year's index.
+type (
+	u32le []byte
+	u64le []byte
+)
+
+func (a u32le) len() int        { return len(a) / 4 }
+func (a u32le) at(i int) uint32 { return binary.LittleEndian.Uint32(a[4*i:]) }
+func (a u32le) slice() []uint32 { return u32s(a) }
+func (a u64le) len() int        { return len(a) / 8 }
+func (a u64le) at(i int) uint64 { return binary.LittleEndian.Uint64(a[8*i:]) }
+
+// search returns where x is or would be in a, sorted, and whether it is.
+func (a u32le) search(x uint32) (int, bool) {
+	lo, hi := 0, a.len()
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if a.at(m) < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return out
+	return lo, lo < a.len() && a.at(lo) == x
+}
+
+// increasing reports whether a is strictly increasing and below limit.
+func (a u32le) increasing(limit uint32) bool {
+	prev := uint32(0)
+	for i := range a.len() {
+		v := a.at(i)
+		if v >= limit || i > 0 && v <= prev {
+			return false
+		}
+		prev = v
+	}
+	return true
 }
 
 func u32s(b []byte) []uint32 {

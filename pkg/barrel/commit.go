@@ -127,11 +127,11 @@ func (b *Builder) commitFiles(dirty bitset) error {
 				continue
 			}
 			s := b.old.segs[i]
-			del := unionSorted(s.delList, gone[i])
+			del := unionSorted(s.delList.slice(), gone[i])
 			delete(m.Files, si.Del)
 			si.Del = segName(si.ID, "del."+strconv.Itoa(gen))
 			si.Deleted = len(del)
-			b.Stats.Deleted += len(del) - len(s.delList)
+			b.Stats.Deleted += len(del) - s.delList.len()
 			if err := writeWhole(si.Del, encodeDocList(del)); err != nil {
 				return err
 			}

@@ -83,22 +83,27 @@ func FuzzDecoders(f *testing.F) {
 				}
 			}
 		}
-		if secs, err := decodeSegPtrs(b, 10); err == nil {
+		var secs [lexicon.Barrels]barrelSection
+		if p, err := parsePtrs(b, 10, &secs); err == nil {
 			for bb := range lexicon.Barrels {
 				s := &secs[bb]
 				if s.fullStart+s.fullLen > 10 || s.shortStart+s.shortLen > 10 {
 					t.Fatal("section out of range accepted")
 				}
-				for i := range s.rels {
-					if s.fullOff[i] > s.fullOff[i+1] || s.fullOff[i+1] > uint64(s.fullLen) || i > 0 && s.rels[i] <= s.rels[i-1] {
+				a, err := p.loadBarrel(bb, s)
+				if err != nil {
+					continue
+				}
+				for i := range a.rels.len() {
+					if a.fullOff.at(i) > a.fullOff.at(i+1) || a.fullOff.at(i+1) > uint64(s.fullLen) || i > 0 && a.rels.at(i) <= a.rels.at(i-1) {
 						t.Fatal("bad offsets accepted")
 					}
 				}
 			}
 		}
 		if docs, err := decodeDocList(b, "docs", 10); err == nil {
-			for i, d := range docs {
-				if d >= 10 || i > 0 && d <= docs[i-1] {
+			for i := range docs.len() {
+				if d := docs.at(i); d >= 10 || i > 0 && d <= docs.at(i-1) {
 					t.Fatal("bad doc list accepted")
 				}
 			}

@@ -337,14 +337,14 @@ func (idx *Index) Barrels() []BarrelStats {
 	for bb := range out {
 		out[bb] = BarrelStats{Barrel: bb, Words: idx.lex.Count(bb)}
 		for _, s := range idx.segs {
-			sec, err := s.sec(bb)
+			sec, a, err := s.sec(bb)
 			if err != nil {
 				continue
 			}
 			out[bb].ShortBytes += sec.shortLen
 			out[bb].FullBytes += sec.fullLen
-			for _, n := range sec.fullN {
-				out[bb].Postings += int64(n)
+			for i := range a.fullN.len() {
+				out[bb].Postings += int64(a.fullN.at(i))
 			}
 		}
 	}
@@ -364,7 +364,7 @@ func (idx *Index) Words() int { return idx.lex.Len() }
 func (idx *Index) Verify() error {
 	for _, s := range idx.segs {
 		for bb := range lexicon.Barrels {
-			sec, err := s.sec(bb)
+			_, a, err := s.sec(bb)
 			if err != nil {
 				return err
 			}
@@ -372,19 +372,19 @@ func (idx *Index) Verify() error {
 			if err != nil {
 				return err
 			}
-			for i := range sec.rels {
+			for i := range a.rels.len() {
 				for _, l := range []struct {
 					data []byte
-					off  []uint64
-					n    []uint32
-				}{{short, sec.shortOff, sec.shortN}, {full, sec.fullOff, sec.fullN}} {
-					it := checkedIter(l.data[l.off[i]:l.off[i+1]])
+					off  u64le
+					n    u32le
+				}{{short, a.shortOff, a.shortN}, {full, a.fullOff, a.fullN}} {
+					it := checkedIter(l.data[l.off.at(i):l.off.at(i+1)])
 					k := uint32(0)
 					for it.next() {
 						k++
 					}
-					if it.err != nil || k != l.n[i] {
-						return corrupt("%s barrel %d word %d: bad list", segName(s.info.ID, "inv"), bb, sec.rels[i])
+					if it.err != nil || k != l.n.at(i) {
+						return corrupt("%s barrel %d word %d: bad list", segName(s.info.ID, "inv"), bb, a.rels.at(i))
 					}
 				}
 			}

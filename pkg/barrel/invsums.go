@@ -81,8 +81,8 @@ func encodeInvSums(sums []uint32, block int) []byte {
 // invSums is a segment's block checksums, and which blocks a query has
 // checked.
 type invSums struct {
-	shift uint // log2 of the block size
-	sums  []uint32
+	shift uint     // log2 of the block size
+	sums  u32le    // in the mapped sums file
 	ok    []uint64 // a bit per block checked, set atomically
 }
 
@@ -99,11 +99,11 @@ func decodeInvSums(b []byte, name string, invSize int64) (*invSums, error) {
 	if block < 1<<10 || block > 1<<24 || block&(block-1) != 0 {
 		return nil, corrupt("%s: block size %d", name, block)
 	}
-	s := &invSums{shift: uint(bits.TrailingZeros32(block)), sums: u32s(b[h : len(b)-4])}
-	if want := (invSize + int64(block) - 1) / int64(block); int64(len(s.sums)) != want {
-		return nil, corrupt("%s: %d blocks, the .inv file has %d", name, len(s.sums), want)
+	s := &invSums{shift: uint(bits.TrailingZeros32(block)), sums: u32le(b[h : len(b)-4])}
+	if want := (invSize + int64(block) - 1) / int64(block); int64(s.sums.len()) != want {
+		return nil, corrupt("%s: %d blocks, the .inv file has %d", name, s.sums.len(), want)
 	}
-	s.ok = make([]uint64, (len(s.sums)+63)/64)
+	s.ok = make([]uint64, (s.sums.len()+63)/64)
 	return s, nil
 }
 
@@ -146,7 +146,7 @@ func (s *invSums) check(inv []byte, name string, lo, hi int64) error {
 		}
 		start := k << s.shift
 		end := min(start+1<<s.shift, int64(len(inv)))
-		if crc(inv[start:end]) != s.sums[k] {
+		if crc(inv[start:end]) != s.sums.at(int(k)) {
 			return corrupt("%s: bytes %d to %d: checksum mismatch", name, start, end)
 		}
 		atomic.OrUint64(w, bit)

@@ -64,15 +64,15 @@ func listRange(t *testing.T, idx *Index, k int, w string) (lo, hi int64) {
 		t.Fatalf("%s: not in the lexicon", w)
 	}
 	s := idx.segs[k]
-	sec, err := s.sec(lexicon.BarrelOf(id))
+	sec, a, err := s.sec(lexicon.BarrelOf(id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	i, found := slices.BinarySearch(sec.rels, lexicon.Rel(id))
+	i, found := a.rels.search(lexicon.Rel(id))
 	if !found {
 		t.Fatalf("%s: not in segment %d", w, k)
 	}
-	return sec.fullStart + int64(sec.fullOff[i]), sec.fullStart + int64(sec.fullOff[i+1])
+	return sec.fullStart + int64(a.fullOff.at(i)), sec.fullStart + int64(a.fullOff.at(i+1))
 }
 
 // flipByte flips the bits mask of byte off of the file at path.
@@ -114,13 +114,13 @@ func TestBlockSums(t *testing.T) {
 	build(t, dir, Options{}, sumsPages(0, 400))
 	idx := open(t, dir)
 	s := idx.segs[0]
-	if s.sums == nil || len(s.sums.sums) < 8 {
+	if s.sums == nil || s.sums.sums.len() < 8 {
 		t.Fatalf("block sums: %+v (an .inv file of %d bytes)", s.sums, s.invSize)
 	}
 	if _, err := idx.Search("uniq7x", SearchOptions{N: 5, NoSnippets: true}); err != nil {
 		t.Fatal(err)
 	}
-	if got, all := blocksChecked(s), len(s.sums.sums); got == 0 || 4*got > all {
+	if got, all := blocksChecked(s), s.sums.sums.len(); got == 0 || 4*got > all {
 		t.Errorf("one query checked %d of %d blocks", got, all)
 	}
 	// The word whose list lies farthest from uniq7x's blocks.
@@ -262,7 +262,7 @@ func TestFormat9Index(t *testing.T) {
 // A sums file that does not fit its .inv file is refused, naming it.
 func TestDecodeInvSums(t *testing.T) {
 	good := encodeInvSums([]uint32{1, 2, 3}, 1<<14)
-	if s, err := decodeInvSums(good, "x.sums", 3<<14-5); err != nil || s.shift != 14 || !slices.Equal(s.sums, []uint32{1, 2, 3}) {
+	if s, err := decodeInvSums(good, "x.sums", 3<<14-5); err != nil || s.shift != 14 || !slices.Equal(s.sums.slice(), []uint32{1, 2, 3}) {
 		t.Fatalf("good: %+v, %v", s, err)
 	}
 	for name, c := range map[string]struct {
@@ -344,7 +344,7 @@ func TestWalkChecksBlocks(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), want) {
 		t.Errorf("common, every match: %v, want %q", err, want)
 	}
-	if checked, all := blocksChecked(idx.segs[0]), len(idx.segs[0].sums.sums); checked >= all {
+	if checked, all := blocksChecked(idx.segs[0]), idx.segs[0].sums.sums.len(); checked >= all {
 		t.Errorf("%d of %d blocks checked", checked, all)
 	}
 }

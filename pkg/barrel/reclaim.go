@@ -137,11 +137,11 @@ func openMaps(dir string, ids []int, m *Manifest) ([]*table, []uint64, error) {
 			return nil, nil, err
 		}
 		ts = append(ts, t)
-		if t.size != 16 || t.count == 0 || len(firsts) > 0 && t.fences[0] <= firsts[len(firsts)-1] {
+		if t.size != 16 || t.count == 0 || len(firsts) > 0 && t.fence(0) <= firsts[len(firsts)-1] {
 			closeTables(ts)
 			return nil, nil, corrupt("%s: bad map", name)
 		}
-		firsts = append(firsts, t.fences[0])
+		firsts = append(firsts, t.fence(0))
 	}
 	return ts, firsts, nil
 }

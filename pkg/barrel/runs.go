@@ -38,8 +38,8 @@ type table struct {
 	size    int    // record size
 	count   int
 	perBlk  int
-	fences  []uint64
-	sums    []uint32
+	trailer []byte // per block: first key, CRC-32C (read in place)
+	blocks  int
 	mu      sync.Mutex
 	checked []uint64 // bitset of blocks checked
 	err     error
@@ -81,11 +81,7 @@ func (t *table) parse() error {
 	if crc(tr[:len(tr)-4]) != binary.LittleEndian.Uint32(tr[len(tr)-4:]) {
 		return corrupt("%s: trailer checksum mismatch", t.name)
 	}
-	t.fences, t.sums = make([]uint64, nb), make([]uint32, nb)
-	for i := range nb {
-		t.fences[i] = binary.LittleEndian.Uint64(tr[12*i:])
-		t.sums[i] = binary.LittleEndian.Uint32(tr[12*i+8:])
-	}
+	t.trailer, t.blocks = tr[:12*nb], nb
 	t.checked = make([]uint64, (nb+63)/64)
 	return nil
 }
@@ -96,6 +92,10 @@ func (t *table) close() {
 		t.data = nil
 	}
 }
+
+// fence is block i's first key; sum its CRC-32C.
+func (t *table) fence(i int) uint64 { return binary.LittleEndian.Uint64(t.trailer[12*i:]) }
+func (t *table) sum(i int) uint32   { return binary.LittleEndian.Uint32(t.trailer[12*i+8:]) }
 
 // block returns block i's records, checked.
 func (t *table) block(i int) ([]byte, error) {
@@ -110,7 +110,7 @@ func (t *table) block(i int) ([]byte, error) {
 		return nil, t.err
 	}
 	b := t.data[lo:hi]
-	if crc(b) != t.sums[i] || t.size >= 8 && binary.LittleEndian.Uint64(b) != t.fences[i] {
+	if crc(b) != t.sum(i) || t.size >= 8 && binary.LittleEndian.Uint64(b) != t.fence(i) {
 		t.err = corrupt("%s: block %d checksum mismatch", t.name, i)
 		return nil, t.err
 	}
@@ -133,7 +133,7 @@ func (t *table) search(key uint64) (int, error) {
 	// The first block starting at or past key: the blocks before the one
 	// before it hold only smaller keys (a key may repeat across blocks), so
 	// the answer is in that one, or is the first record of block j.
-	j := sort.Search(len(t.fences), func(i int) bool { return t.fences[i] >= key })
+	j := sort.Search(t.blocks, func(i int) bool { return t.fence(i) >= key })
 	if j == 0 {
 		return 0, nil
 	}
@@ -170,7 +170,7 @@ func (t *table) each(lo, hi uint64, fn func(rec []byte) error) error {
 // verify checks every block and that the keys are in order.
 func (t *table) verify() error {
 	prev := uint64(0)
-	for i := range len(t.fences) {
+	for i := range t.blocks {
 		b, err := t.block(i)
 		if err != nil {
 			return err

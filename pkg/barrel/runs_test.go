@@ -32,8 +32,8 @@ func TestTableSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tab.close()
-	if tab.count != len(recs) || len(tab.fences) < 10 {
-		t.Fatalf("%d records in %d blocks", tab.count, len(tab.fences))
+	if tab.count != len(recs) || tab.blocks < 10 {
+		t.Fatalf("%d records in %d blocks", tab.count, tab.blocks)
 	}
 	for k := uint64(0); k < 121; k++ {
 		n := 0

@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -73,6 +72,15 @@ type barrelSection struct {
 	rels                                     []uint32 // sorted relative wordIDs
 	fullOff, shortOff                        []uint64 // len(rels)+1, from the section start
 	fullN, shortN                            []uint32
+}
+
+// wordArrays is a barrel's word arrays as an open segment reads them: in
+// place in its mapped ptrs file (the arrays of barrelSection, which a
+// segWriter fills).
+type wordArrays struct {
+	rels              u32le // sorted relative wordIDs
+	fullOff, shortOff u64le // rels.len()+1, from the section start
+	fullN, shortN     u32le
 }
 
 // A ptrs file: magic, one header per barrel (word count, the full and
@@ -178,49 +186,33 @@ func parsePtrs(b []byte, invSize int64, secs *[lexicon.Barrels]barrelSection) (*
 	return p, nil
 }
 
-// loadBarrel decodes and checks barrel i's word arrays into s.
-func (p *ptrsFile) loadBarrel(i int, s *barrelSection) error {
+// loadBarrel checks and returns barrel i's word arrays, of section s.
+func (p *ptrsFile) loadBarrel(i int, s *barrelSection) (wordArrays, error) {
 	n := p.n[i]
 	if n == 0 {
-		return nil
+		return wordArrays{}, nil
 	}
 	need := 4*n + 2*8*(n+1) + 2*4*n
 	rest := p.data[p.off[i] : p.off[i]+uint64(need)]
 	if crc(rest) != p.sum[i] {
-		return corrupt("ptrs: barrel %d checksum mismatch", i)
+		return wordArrays{}, corrupt("ptrs: barrel %d checksum mismatch", i)
 	}
-	s.rels = u32s(rest[:4*n])
+	var a wordArrays
+	a.rels = u32le(rest[:4*n])
 	q := 4 * n
-	s.fullOff = u64s(rest[q : q+8*(n+1)])
+	a.fullOff = u64le(rest[q : q+8*(n+1)])
 	q += 8 * (n + 1)
-	s.shortOff = u64s(rest[q : q+8*(n+1)])
+	a.shortOff = u64le(rest[q : q+8*(n+1)])
 	q += 8 * (n + 1)
-	s.fullN = u32s(rest[q : q+4*n])
-	s.shortN = u32s(rest[q+4*n : need])
-	for k := range s.rels {
-		if s.rels[k] >= lexicon.MaxPerBarrel || k > 0 && s.rels[k] <= s.rels[k-1] {
-			return corrupt("ptrs: barrel %d words out of order", i)
-		}
+	a.fullN = u32le(rest[q : q+4*n])
+	a.shortN = u32le(rest[q+4*n : need])
+	if !a.rels.increasing(lexicon.MaxPerBarrel) {
+		return wordArrays{}, corrupt("ptrs: barrel %d words out of order", i)
 	}
-	if !monotone(s.fullOff, s.fullLen) || !monotone(s.shortOff, s.shortLen) {
-		return corrupt("ptrs: barrel %d offsets out of range", i)
+	if !monotone(a.fullOff, s.fullLen) || !monotone(a.shortOff, s.shortLen) {
+		return wordArrays{}, corrupt("ptrs: barrel %d offsets out of range", i)
 	}
-	return nil
-}
-
-// decodeSegPtrs decodes a whole ptrs file.
-func decodeSegPtrs(b []byte, invSize int64) (*[lexicon.Barrels]barrelSection, error) {
-	secs := &[lexicon.Barrels]barrelSection{}
-	p, err := parsePtrs(b, invSize, secs)
-	if err != nil {
-		return nil, err
-	}
-	for i := range secs {
-		if err := p.loadBarrel(i, &secs[i]); err != nil {
-			return nil, err
-		}
-	}
-	return secs, nil
+	return a, nil
 }
 
 func encodeDocList(docs []uint32) []byte {
@@ -232,15 +224,14 @@ func encodeDocList(docs []uint32) []byte {
 	return b
 }
 
-func decodeDocList(b []byte, name string, docs uint32) ([]uint32, error) {
+// decodeDocList checks a deletion list and returns its docIDs, in place.
+func decodeDocList(b []byte, name string, docs uint32) (u32le, error) {
 	if len(b) < len(docListMagic) || string(b[:len(docListMagic)]) != docListMagic || (len(b)-len(docListMagic))%4 != 0 {
 		return nil, corrupt("%s: bad header or size", name)
 	}
-	out := u32s(b[len(docListMagic):])
-	for i, d := range out {
-		if d >= docs || i > 0 && d <= out[i-1] {
-			return nil, corrupt("%s: docID %d out of order or range", name, d)
-		}
+	out := u32le(b[len(docListMagic):])
+	if !out.increasing(docs) {
+		return nil, corrupt("%s: docIDs out of order or range", name)
 	}
 	return out, nil
 }
@@ -252,6 +243,7 @@ type segment struct {
 	invSize int64
 	secs    *[lexicon.Barrels]barrelSection
 	ptrs    *ptrsFile
+	words   [lexicon.Barrels]wordArrays // in the mapped ptrs file, once loaded
 	pmu     sync.Mutex
 	loaded  [lexicon.Barrels]bool
 	pErr    error
@@ -259,7 +251,9 @@ type segment struct {
 	dt      *table                  // the documents and their entries
 	sums    *invSums                // the .inv file's block checksums (none before format 10)
 	del     docBits                 // the deleted ones, one bit a docID
-	delList []uint32
+	delList u32le                   // sorted, in the mapped deletion list
+	delMap  []byte
+	sumsMap []byte
 
 	liveOnce sync.Once
 	liveWins []atomic.Pointer[liveWin] // the documents not deleted, by window (liveWindow)
@@ -279,26 +273,40 @@ type segment struct {
 	secReady, barReady atomic.Uint64
 }
 
-// readChecked reads manifest file name from dir and checks it.
-func readChecked(dir, name string, gen int, files map[string]FileSum) ([]byte, error) {
+// mapChecked maps manifest file name from dir and checks it whole.
+func mapChecked(dir, name string, gen int, files map[string]FileSum) ([]byte, error) {
 	want, found := files[name]
 	if !found {
 		return nil, corrupt("%s missing from %s", name, manifestName)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, diskName(name, gen)))
+	b, err := mapFile(filepath.Join(dir, diskName(name, gen)), want.Size)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, corrupt("%s: %v", name, err)
-		}
 		return nil, err
 	}
-	return b, checkFile(name, b, want)
+	if crc(b) != want.CRC {
+		unmap(b)
+		return nil, corrupt("%s: checksum mismatch", name)
+	}
+	return b, nil
 }
 
-// openSegment reads a segment's word pointers and deletion list; its
-// barrels are mapped and checked the first time a query touches them.
-func openSegment(dir string, info SegmentInfo, m *Manifest) (*segment, error) {
+func unmap(b []byte) {
+	if len(b) > 0 {
+		syscall.Munmap(b)
+	}
+}
+
+// openSegment maps a segment's word pointers, deletion list and block
+// sums, each checked whole (small files, read in place); its barrels'
+// word arrays are checked the first time a query touches the barrel, and
+// its lists by the blocks its walks read.
+func openSegment(dir string, info SegmentInfo, m *Manifest) (_ *segment, err error) {
 	s := &segment{info: info, path: filepath.Join(dir, segName(info.ID, "inv"))}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
 	inv, ok := m.Files[segName(info.ID, "inv")]
 	if !ok {
 		return nil, corrupt("%s missing from %s", segName(info.ID, "inv"), manifestName)
@@ -309,36 +317,31 @@ func openSegment(dir string, info SegmentInfo, m *Manifest) (*segment, error) {
 	if !ok {
 		return nil, corrupt("%s missing from %s", pn, manifestName)
 	}
-	b, err := mapFile(filepath.Join(dir, pn), psum.Size)
-	if err != nil {
+	if s.ptrsMap, err = mapFile(filepath.Join(dir, pn), psum.Size); err != nil {
 		return nil, err
 	}
-	s.ptrsMap = b
 	s.secs = &[lexicon.Barrels]barrelSection{}
-	if s.ptrs, err = parsePtrs(b, s.invSize, s.secs); err != nil {
-		s.close()
+	if s.ptrs, err = parsePtrs(s.ptrsMap, s.invSize, s.secs); err != nil {
 		return nil, fmt.Errorf("%s: %w", pn, err)
 	}
 	s.maxRel = m.LexCounts
 	if info.Del != "" {
-		b, err := readChecked(dir, info.Del, m.Generation, m.Files)
-		if err != nil {
+		if s.delMap, err = mapChecked(dir, info.Del, m.Generation, m.Files); err != nil {
 			return nil, err
 		}
-		if s.delList, err = decodeDocList(b, info.Del, m.Docs); err != nil {
+		if s.delList, err = decodeDocList(s.delMap, info.Del, m.Docs); err != nil {
 			return nil, err
 		}
-		if len(s.delList) != info.Deleted {
-			return nil, corrupt("%s: %d docIDs, manifest says %d", info.Del, len(s.delList), info.Deleted)
+		if s.delList.len() != info.Deleted {
+			return nil, corrupt("%s: %d docIDs, manifest says %d", info.Del, s.delList.len(), info.Deleted)
 		}
-		s.del = bitsOf(s.delList)
+		s.del = delSetOf(s.delList)
 	}
 	if sn := segName(info.ID, "sums"); hasFile(m, sn) {
-		b, err := readChecked(dir, sn, m.Generation, m.Files)
-		if err != nil {
+		if s.sumsMap, err = mapChecked(dir, sn, m.Generation, m.Files); err != nil {
 			return nil, err
 		}
-		if s.sums, err = decodeInvSums(b, sn, s.invSize); err != nil {
+		if s.sums, err = decodeInvSums(s.sumsMap, sn, s.invSize); err != nil {
 			return nil, err
 		}
 	} else if m.Format >= formatBlockSums {
@@ -353,7 +356,6 @@ func openSegment(dir string, info SegmentInfo, m *Manifest) (*segment, error) {
 		return nil, err
 	}
 	if s.dt.size != docRecSize || s.dt.count != info.Docs {
-		s.dt.close()
 		return nil, corrupt("%s: %d records of %d bytes, manifest says %d", dn, s.dt.count, s.dt.size, info.Docs)
 	}
 	return s, nil
@@ -375,19 +377,18 @@ func hasFile(m *Manifest, name string) bool {
 type docBits = *delSet
 
 type delSet struct {
-	list []uint32                  // sorted
+	list u32le                     // strictly increasing
 	wins []atomic.Pointer[liveWin] // up to the last
 }
 
-// bitsOf is the set of the docIDs ds; nil when ds is empty.
-func bitsOf(ds []uint32) docBits {
-	if len(ds) == 0 {
+// delSetOf is the set of the docIDs of list, strictly increasing; nil
+// when list is empty.
+func delSetOf(list u32le) docBits {
+	n := list.len()
+	if n == 0 {
 		return nil
 	}
-	if !slices.IsSorted(ds) {
-		ds = slices.Sorted(slices.Values(ds))
-	}
-	return &delSet{list: ds, wins: make([]atomic.Pointer[liveWin], ds[len(ds)-1]>>liveWinShift+1)}
+	return &delSet{list: list, wins: make([]atomic.Pointer[liveWin], list.at(n-1)>>liveWinShift+1)}
 }
 
 func (b *delSet) has(d uint32) bool {
@@ -403,10 +404,10 @@ func (b *delSet) has(d uint32) bool {
 
 // window sets and returns window w's bits, the first time.
 func (b *delSet) window(w int) *liveWin {
-	i, _ := slices.BinarySearch(b.list, uint32(w)<<liveWinShift)
+	i, _ := b.list.search(uint32(w) << liveWinShift)
 	p, any := new(liveWin), false
-	for ; i < len(b.list) && int(b.list[i]>>liveWinShift) == w; i++ {
-		k := b.list[i] & (liveWinDocs - 1)
+	for ; i < b.list.len() && int(b.list.at(i)>>liveWinShift) == w; i++ {
+		k := b.list.at(i) & (liveWinDocs - 1)
 		p[k/64] |= 1 << (k % 64)
 		any = true
 	}
@@ -565,20 +566,20 @@ func (s *segment) eachDoc(fn func(d uint32, e DocEntry, rec []byte) error) error
 func (s *segment) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.inv) > 0 {
-		if s.sums != nil {
-			unregisterInv(s.inv)
-		}
-		syscall.Munmap(s.inv)
+	if len(s.inv) > 0 && s.sums != nil {
+		unregisterInv(s.inv)
 	}
+	unmap(s.inv)
 	s.inv, s.mapped = nil, false
 	s.invReady.Store(false)
 	s.barReady.Store(0)
 	s.dt.close()
-	if len(s.ptrsMap) > 0 {
-		syscall.Munmap(s.ptrsMap)
-		s.ptrsMap = nil
-	}
+	// The word arrays, deletion list and sums are read in place: gone
+	// with their files' mappings.
+	unmap(s.ptrsMap)
+	unmap(s.delMap)
+	unmap(s.sumsMap)
+	s.ptrsMap, s.delMap, s.sumsMap = nil, nil, nil
 }
 
 // barrel returns the full and short sections of barrel bb, mapping the
@@ -663,72 +664,72 @@ func (s *segment) listBytes(bb int, lo, hi int64) ([]byte, error) {
 	return inv[lo:hi], nil
 }
 
-// sec returns barrel bb's section, its word arrays read and checked the
-// first time.
-func (s *segment) sec(bb int) (*barrelSection, error) {
+// sec returns barrel bb's section and word arrays, the arrays checked
+// the first time.
+func (s *segment) sec(bb int) (*barrelSection, *wordArrays, error) {
 	if s.secReady.Load()&(1<<(bb%64)) != 0 {
-		return &s.secs[bb], nil
+		return &s.secs[bb], &s.words[bb], nil
 	}
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	if s.pErr != nil {
-		return nil, s.pErr
+		return nil, nil, s.pErr
 	}
 	if !s.loaded[bb] {
-		sec := &s.secs[bb]
-		err := s.ptrs.loadBarrel(bb, sec)
-		if err == nil && len(sec.rels) > 0 && sec.rels[len(sec.rels)-1] >= s.maxRel[bb] {
+		a, err := s.ptrs.loadBarrel(bb, &s.secs[bb])
+		if n := a.rels.len(); err == nil && n > 0 && a.rels.at(n-1) >= s.maxRel[bb] {
 			err = corrupt("barrel %d holds a word the lexicon does not", bb)
 		}
 		if err != nil {
 			s.pErr = fmt.Errorf("%s: %w", segName(s.info.ID, "ptrs"), err)
-			return nil, s.pErr
+			return nil, nil, s.pErr
 		}
+		s.words[bb] = a
 		s.loaded[bb] = true
 		s.secReady.Or(1 << (bb % 64))
 	}
-	return &s.secs[bb], nil
+	return &s.secs[bb], &s.words[bb], nil
 }
 
 // list returns the list of wordID id in the short or full barrels of the
 // segment, and its posting count (deleted documents included).
 func (s *segment) list(id uint32, short bool) ([]byte, uint32, error) {
 	bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
-	sec, err := s.sec(bb)
+	sec, a, err := s.sec(bb)
 	if err != nil {
 		return nil, 0, err
 	}
-	i, found := slices.BinarySearch(sec.rels, rel)
+	i, found := a.rels.search(rel)
 	if !found {
 		return nil, 0, nil
 	}
 	if short {
-		l, err := s.listBytes(bb, sec.shortStart+int64(sec.shortOff[i]), sec.shortStart+int64(sec.shortOff[i+1]))
-		return l, sec.shortN[i], err
+		l, err := s.listBytes(bb, sec.shortStart+int64(a.shortOff.at(i)), sec.shortStart+int64(a.shortOff.at(i+1)))
+		return l, a.shortN.at(i), err
 	}
-	l, err := s.listBytes(bb, sec.fullStart+int64(sec.fullOff[i]), sec.fullStart+int64(sec.fullOff[i+1]))
-	return l, sec.fullN[i], err
+	l, err := s.listBytes(bb, sec.fullStart+int64(a.fullOff.at(i)), sec.fullStart+int64(a.fullOff.at(i+1)))
+	return l, a.fullN.at(i), err
 }
 
 // lists returns the full and short lists of wordID id in the segment,
 // and their posting counts (one lookup for both).
 func (s *segment) lists(id uint32) (full, short []byte, nf, ns uint32, err error) {
 	bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
-	sec, err := s.sec(bb)
+	sec, a, err := s.sec(bb)
 	if err != nil {
 		return nil, nil, 0, 0, err
 	}
-	i, found := slices.BinarySearch(sec.rels, rel)
+	i, found := a.rels.search(rel)
 	if !found {
 		return nil, nil, 0, 0, nil
 	}
-	if full, err = s.listBytes(bb, sec.fullStart+int64(sec.fullOff[i]), sec.fullStart+int64(sec.fullOff[i+1])); err != nil {
+	if full, err = s.listBytes(bb, sec.fullStart+int64(a.fullOff.at(i)), sec.fullStart+int64(a.fullOff.at(i+1))); err != nil {
 		return nil, nil, 0, 0, err
 	}
-	if short, err = s.listBytes(bb, sec.shortStart+int64(sec.shortOff[i]), sec.shortStart+int64(sec.shortOff[i+1])); err != nil {
+	if short, err = s.listBytes(bb, sec.shortStart+int64(a.shortOff.at(i)), sec.shortStart+int64(a.shortOff.at(i+1))); err != nil {
 		return nil, nil, 0, 0, err
 	}
-	return full, short, sec.fullN[i], sec.shortN[i], nil
+	return full, short, a.fullN.at(i), a.shortN.at(i), nil
 }
 
 // segList is a word's full and short lists in one segment and their
@@ -852,8 +853,9 @@ func (s *segment) liveCount(list []byte, n uint32) (uint32, error) {
 	}
 	dead := uint32(0)
 	it := newPostingIter(list)
-	if len(s.delList) < int(n) {
-		for _, d := range s.delList {
+	if s.delList.len() < int(n) {
+		for i := range s.delList.len() {
+			d := s.delList.at(i)
 			if !it.seek(d) {
 				break
 			}
@@ -985,7 +987,7 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 	for bb := range lexicon.Barrels {
 		w.begin(bb)
 		for _, s := range segs {
-			if _, err := s.sec(bb); err != nil {
+			if _, _, err := s.sec(bb); err != nil {
 				return err
 			}
 		}
@@ -993,8 +995,8 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 		for {
 			rel := uint32(lexicon.MaxPerBarrel)
 			for i, s := range segs {
-				if r := s.secs[bb].rels; pos[i] < len(r) && r[pos[i]] < rel {
-					rel = r[pos[i]]
+				if r := s.words[bb].rels; pos[i] < r.len() && r.at(pos[i]) < rel {
+					rel = r.at(pos[i])
 				}
 			}
 			if rel == lexicon.MaxPerBarrel {
@@ -1003,8 +1005,8 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 			var fits, sits []postingIter
 			var fdel, sdel []docBits
 			for i, s := range segs {
-				sec := &s.secs[bb]
-				if pos[i] >= len(sec.rels) || sec.rels[pos[i]] != rel {
+				a := &s.words[bb]
+				if pos[i] >= a.rels.len() || a.rels.at(pos[i]) != rel {
 					continue
 				}
 				k := pos[i]
@@ -1013,8 +1015,8 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 				if err != nil {
 					return err
 				}
-				fits = append(fits, checkedIter(full[sec.fullOff[k]:sec.fullOff[k+1]]))
-				sits = append(sits, checkedIter(short[sec.shortOff[k]:sec.shortOff[k+1]]))
+				fits = append(fits, checkedIter(full[a.fullOff.at(k):a.fullOff.at(k+1)]))
+				sits = append(sits, checkedIter(short[a.shortOff.at(k):a.shortOff.at(k+1)]))
 				fdel, sdel = append(fdel, s.del), append(sdel, s.del)
 			}
 			var nf, ns uint32

@@ -500,7 +500,7 @@ func TestNextLive(t *testing.T) {
 	for _, sg := range idx.segs {
 		var docs []uint32
 		if err := sg.dt.each(0, math.MaxUint64, func(r []byte) error {
-			if d := uint32(binary.LittleEndian.Uint64(r)); !slices.Contains(sg.delList, d) {
+			if d := uint32(binary.LittleEndian.Uint64(r)); !slices.Contains(sg.delList.slice(), d) {
 				docs = append(docs, d)
 			}
 			return nil
@@ -558,7 +558,7 @@ func TestLiveWindows(t *testing.T) {
 	if err := tab.parse(); err != nil {
 		t.Fatal(err)
 	}
-	sg := &segment{dt: tab, del: bitsOf(deleted), delList: deleted}
+	sg := &segment{dt: tab, del: bitsOf(deleted), delList: u32leOf(deleted)}
 	var live []uint32
 	for _, d := range docs {
 		if !slices.Contains(deleted, d) {
@@ -586,7 +586,7 @@ func TestLiveWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad.data[10] ^= 0xff // inside the first block: its checksum fails
-	sg = &segment{dt: bad, del: bitsOf(deleted), delList: deleted}
+	sg = &segment{dt: bad, del: bitsOf(deleted), delList: u32leOf(deleted)}
 	if got := sg.nextLive(1); got != 1 {
 		t.Errorf("damaged: nextLive(1) = %d, want 1 (no jump)", got)
 	}
@@ -634,16 +634,15 @@ func TestAvgWords(t *testing.T) {
 // A segment's deleted documents are set a window at a time, as asked:
 // every docID answers as the list says, asked in any order; a window is
 // set only once asked, one without a deletion is the shared empty one,
-// and past the last deletion nothing is set; a list out of order is
-// sorted first.
+// and past the last deletion nothing is set.
 func TestDeletedWindows(t *testing.T) {
 	deleted := []uint32{1, 63, 64, liveWinDocs - 1, 3*liveWinDocs + 5, 3*liveWinDocs + 6, 6 * liveWinDocs}
 	in := map[uint32]bool{}
 	for _, d := range deleted {
 		in[d] = true
 	}
-	for _, ds := range [][]uint32{deleted, {6 * liveWinDocs, 1, 64, 63, 3*liveWinDocs + 6, liveWinDocs - 1, 3*liveWinDocs + 5}} {
-		b := bitsOf(ds)
+	{
+		b := bitsOf(deleted)
 		if len(b.wins) != 7 {
 			t.Fatalf("%d windows, want 7", len(b.wins))
 		}
@@ -669,6 +668,19 @@ func TestDeletedWindows(t *testing.T) {
 	}
 }
 
+// bitsOf is the deleted set of the docIDs ds, in any order, as a segment
+// holds it.
+func bitsOf(ds []uint32) docBits { return delSetOf(u32leOf(slices.Sorted(slices.Values(ds)))) }
+
+// u32leOf is ds as a file holds them.
+func u32leOf(ds []uint32) u32le {
+	var b []byte
+	for _, d := range ds {
+		b = binary.LittleEndian.AppendUint32(b, d)
+	}
+	return b
+}
+
 func setWindows(b *delSet) []int {
 	var ws []int
 	for w := range b.wins {
@@ -677,4 +689,47 @@ func setWindows(b *delSet) []int {
 		}
 	}
 	return ws
+}
+
+// TestDeletionListChecked: a segment's deletion list, read in place, is
+// checked whole at open: a damaged byte fails the open naming the file,
+// and a list out of order or range, or without its header, is refused.
+func TestDeletionListChecked(t *testing.T) {
+	dir := t.TempDir()
+	segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: 90, FloorDocs: 20, AnchorGrowth: -1})
+	var del SegmentInfo
+	idx := open(t, dir)
+	m := idx.Manifest()
+	for _, si := range m.Segments {
+		if si.Deleted > 1 {
+			del = si
+		}
+	}
+	if del.Del == "" {
+		t.Fatalf("no segment with deletions: %+v", m.Segments)
+	}
+	gen := m.Generation
+	idx.Close()
+	path := filepath.Join(dir, diskName(del.Del, gen))
+	flipByte(t, path, int64(len(docListMagic)+4), 0x10)
+	if _, err := Open(dir); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), del.Del) {
+		t.Errorf("a damaged deletion list: %v", err)
+	}
+	for _, c := range []struct {
+		what string
+		b    []byte
+	}{
+		{"out of order", encodeDocList([]uint32{1, 5, 4})},
+		{"repeated", encodeDocList([]uint32{1, 5, 5})},
+		{"out of range", encodeDocList([]uint32{1, 5, 10})},
+		{"no header", u32leOf([]uint32{1, 5})},
+		{"cut", encodeDocList([]uint32{1, 5})[:len(docListMagic)+6]},
+	} {
+		if _, err := decodeDocList(c.b, "x.del", 10); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "x.del") {
+			t.Errorf("%s: %v", c.what, err)
+		}
+	}
+	if l, err := decodeDocList(encodeDocList([]uint32{0, 5, 9}), "x.del", 10); err != nil || !slices.Equal(l.slice(), []uint32{0, 5, 9}) {
+		t.Errorf("a good list: %v, %v", l.slice(), err)
+	}
 }

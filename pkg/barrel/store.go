@@ -374,17 +374,6 @@ func syncFiles(paths []string) error {
 	return first
 }
 
-// checkFile verifies b against its manifest entry.
-func checkFile(name string, b []byte, want FileSum) error {
-	if int64(len(b)) != want.Size {
-		return corrupt("%s: %d bytes, manifest says %d (truncated?)", name, len(b), want.Size)
-	}
-	if crc(b) != want.CRC {
-		return corrupt("%s: checksum mismatch", name)
-	}
-	return nil
-}
-
 // appendFile is an append-only file (repository, docinfo, anchors) cut back
 // to its committed length when opened for writing.
 type appendFile struct {
