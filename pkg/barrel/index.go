@@ -69,9 +69,16 @@ type Index struct {
 	segs  []*segment
 	urls  *runSet
 	ranks *table // nil before the first ranking
-	repo  *logView
 	info  *logView
-	text  *logView // nil when no page has stored text
+
+	// The repository's and the text's views are opened by views, the
+	// first time a page or a snippet is read: a query without snippets
+	// reads neither (opening their maps was a seventh of the CPU of
+	// opening a year's index).
+	viewOnce sync.Once
+	viewErr  error
+	repo     *logView
+	text     *logView // nil when no page has stored text
 
 	analyzers sync.Pool // of *analysis.Analyzer, the index's analysis
 	avgState
@@ -140,19 +147,25 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 		idx.segs = append(idx.segs, s)
 
 	}
-	if idx.repo, err = openLogView(dir, repoName, m.RepoSpace, m); err != nil {
-		return nil, err
-	}
 	if idx.info, err = openLogView(dir, docInfoName, m.InfoSpace, m); err != nil {
 		return nil, err
 	}
-	if m.Text > 0 {
-		if idx.text, err = openLogView(dir, textName, m.TextSpace, m); err != nil {
-			return nil, err
-		}
-	}
 	ok = true
 	return idx, nil
+}
+
+// views opens the repository's and the text's views, the first time.
+func (idx *Index) views() error {
+	idx.viewOnce.Do(func() {
+		m := idx.m
+		if idx.repo, idx.viewErr = openLogView(idx.dir, repoName, m.RepoSpace, m); idx.viewErr == nil && m.Text > 0 {
+			idx.text, idx.viewErr = openLogView(idx.dir, textName, m.TextSpace, m)
+		}
+		if idx.viewErr != nil {
+			idx.viewErr = fmt.Errorf("%s: %w", idx.dir, idx.viewErr)
+		}
+	})
+	return idx.viewErr
 }
 
 // Close releases the index's files and mappings.
@@ -308,6 +321,9 @@ func (idx *Index) Page(doc uint32) (url string, body []byte, err error) {
 	if e.Status != StatusFetched {
 		return "", nil, ErrNotFetched
 	}
+	if err := idx.views(); err != nil {
+		return "", nil, err
+	}
 	rec, err := readRepoAt(idx.repo, int64(e.RepoOff), idx.m.Repository)
 	if err != nil {
 		return "", nil, err
@@ -362,6 +378,9 @@ func (idx *Index) Words() int { return idx.lex.Len() }
 // repository, docinfo and anchors record, and the CRC-32C of the whole of
 // the append-only files against the manifest.
 func (idx *Index) Verify() error {
+	if err := idx.views(); err != nil {
+		return err
+	}
 	for _, s := range idx.segs {
 		for bb := range lexicon.Barrels {
 			_, a, err := s.sec(bb)

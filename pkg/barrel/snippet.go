@@ -42,8 +42,11 @@ func (idx *Index) Snippet(doc uint32, keys []string) (string, error) {
 // doc, textRef its docinfo's reference to its stored text.
 func (idx *Index) snippet(doc uint32, keys []string, lists [][]byte, textRef uint64) (string, error) {
 	most := bodyKeys(lists)
-	if textRef == 0 || idx.text == nil || !storedSnippets {
+	if textRef == 0 || idx.m.Text == 0 || !storedSnippets {
 		return idx.snippetParsed(doc, keys, most)
+	}
+	if err := idx.views(); err != nil {
+		return "", err
 	}
 	var at []keyAt
 	clamped := false

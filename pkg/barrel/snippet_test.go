@@ -105,8 +105,11 @@ func TestSnippetFromText(t *testing.T) {
 		"http://e.test/long.html":  `<html><body><p>` + long + `</p></body></html>`,
 	})
 	idx := open(t, dir)
-	if idx.text == nil {
-		t.Fatal("no text file")
+	if _, err := idx.Search("quokka", SearchOptions{N: 10, NoSnippets: true}); err != nil || idx.repo != nil || idx.text != nil {
+		t.Fatalf("a search without snippets opened the repository or the text (%v)", err)
+	}
+	if err := idx.views(); err != nil || idx.text == nil {
+		t.Fatalf("no text file (%v)", err)
 	}
 	defer func() { storedSnippets = true }()
 	queries := append(site.Queries(300), "pyobject_size", "size path", "quokka", "lead marks", "edge", "edge edge2", "filler edge2")
@@ -159,6 +162,9 @@ func TestFormat3Index(t *testing.T) {
 	queries := site.Queries(40)
 	idx, err := Open(dir)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.views(); err != nil {
 		t.Fatal(err)
 	}
 	if m := idx.Manifest(); m.Format != formatNoText || idx.text != nil {
