@@ -402,6 +402,19 @@ func (b *delSet) has(d uint32) bool {
 	return p[d>>6&(liveWinDocs/64-1)]&(1<<(d&63)) != 0
 }
 
+// win returns the window of deletions holding d (the empty one past the
+// last deletion, or without any).
+func (b *delSet) win(d uint32) *liveWin {
+	w := int(d >> liveWinShift)
+	if b == nil || w >= len(b.wins) {
+		return &emptyLiveWindow
+	}
+	if p := b.wins[w].Load(); p != nil {
+		return p
+	}
+	return b.window(w)
+}
+
 // window sets and returns window w's bits, the first time.
 func (b *delSet) window(w int) *liveWin {
 	i, _ := b.list.search(uint32(w) << liveWinShift)

@@ -661,9 +661,12 @@ func TestDeletedWindows(t *testing.T) {
 			if b.has(d) != in[d] {
 				t.Errorf("%d: deleted %v, want %v", d, b.has(d), in[d])
 			}
+			if w := b.win(d); (w[d>>6&(liveWinDocs/64-1)]>>(d&63)&1 != 0) != in[d] {
+				t.Errorf("%d: its window says deleted %v, want %v", d, !in[d], in[d])
+			}
 		}
 	}
-	if bitsOf(nil) != nil || bitsOf(nil).has(1) {
+	if bitsOf(nil) != nil || bitsOf(nil).has(1) || bitsOf(nil).win(1) != &emptyLiveWindow {
 		t.Error("no deletions: a set, or 1 deleted")
 	}
 }
