@@ -96,6 +96,11 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		}
 		tw := newTableWriter(g, docRecSize)
 		gone := map[int][]uint32{}
+		pw, err := b.pageWords()
+		if err != nil {
+			g.finish()
+			return err
+		}
 		var rec []byte
 		for _, d := range owned {
 			e, err := b.entry(d)
@@ -105,15 +110,21 @@ func (b *Builder) commitFiles(dirty bitset) error {
 			}
 			e.Anchors = b.anchorsOf[d]
 			tw.add(appendDocRec(rec[:0], d, &e))
+			pw.add(e, 1)
 			if d < b.oldN {
-				k, err := b.liveIn(d)
+				old, k, ok, err := b.oldDoc(d)
+				if err == nil && !ok {
+					err = corrupt("doc %d is in no segment", d)
+				}
 				if err != nil {
 					g.finish()
 					return err
 				}
 				gone[k] = append(gone[k], d)
+				pw.add(old, -1)
 			}
 		}
+		m.PageWords = &pw
 		if m.Files[segName(id, "docs")], err = tw.finish(); err != nil {
 			return err
 		}
@@ -171,6 +182,13 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		}
 	}
 	b.Stats.MergeTime = time.Since(mt)
+	if m.PageWords == nil { // no batch: the live pages are those before
+		pw, err := b.pageWords()
+		if err != nil {
+			return err
+		}
+		m.PageWords = &pw
+	}
 	// The block sums of the segments of an index older than format 10.
 	for _, si := range m.Segments {
 		name := segName(si.ID, "sums")
@@ -354,14 +372,17 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	return nil
 }
 
-// liveIn returns the position (in the old manifest) of the segment where
-// doc d is live: the newest holding it.
-func (b *Builder) liveIn(d uint32) (int, error) {
-	_, seg, ok, err := b.oldDoc(d)
-	if err == nil && !ok {
-		err = corrupt("doc %d is in no segment", d)
+// pageWords is the index's count of live fetched pages and their words
+// before the batch: the manifest's, or, in an index written before it
+// kept one, counted from every live entry (once).
+func (b *Builder) pageWords() (PageWords, error) {
+	if b.m.PageWords != nil {
+		return *b.m.PageWords, nil
 	}
-	return seg, err
+	if b.old == nil {
+		return PageWords{}, nil
+	}
+	return b.old.countPageWords()
 }
 
 // mergeRuns runs the merge policy on one kind of runs.

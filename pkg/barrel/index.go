@@ -484,11 +484,13 @@ func (idx *Index) Verify() error {
 	// docinfo record and page; the runs in order.
 	live := newBitset(n)
 	fetched := uint32(0)
+	var pw PageWords
 	if err := idx.eachLive(func(d uint32, e DocEntry) error {
 		if d >= n || live.has(d) {
 			return corrupt("doc %d live twice or out of range", d)
 		}
 		live.set(d)
+		pw.add(e, 1)
 		if e.Status == StatusFetched {
 			fetched++
 			if e.RepoOff >= uint64(idx.m.Repository) {
@@ -519,6 +521,9 @@ func (idx *Index) Verify() error {
 	}
 	if fetched != idx.m.Fetched {
 		return corrupt("%d fetched documents, manifest says %d", fetched, idx.m.Fetched)
+	}
+	if got := idx.m.PageWords; got != nil && *got != pw {
+		return corrupt("%d live fetched pages of %d words, manifest says %d of %d", pw.Pages, pw.Words, got.Pages, got.Words)
 	}
 	for _, t := range idx.urls.tabs {
 		if err := t.verify(); err != nil {

@@ -747,7 +747,8 @@ func queryTerms(an *analysis.Analyzer, query string) []queryTerm {
 }
 
 // avgWords is the mean word count of the fetched pages (BM25's average
-// length), estimated once from the same share of each segment's entries,
+// length): the manifest's count (PageWords) where it has one, else
+// estimated once from the same share of each segment's entries,
 // about avgSample in all with the deleted ones, in runs of avgRun
 // consecutive ones spread evenly over its table (each weighing the
 // entries it stands for; a deleted one, superseded, is passed): opening
@@ -758,6 +759,12 @@ func queryTerms(an *analysis.Analyzer, query string) []queryTerm {
 // twice avgSample is read whole: its mean is exact, however it is
 // segmented.
 func (idx *Index) avgWords() float64 {
+	if pw := idx.m.PageWords; pw != nil {
+		if pw.Pages > 0 && pw.Words > 0 {
+			return float64(pw.Words) / float64(pw.Pages)
+		}
+		return 1
+	}
 	idx.avgOnce.Do(func() {
 		// One entry in stride read: all below twice avgSample docIDs.
 		stride := max(1, int(idx.m.Docs)/avgSample)
@@ -800,6 +807,23 @@ func (idx *Index) avgWords() float64 {
 		}
 	})
 	return idx.avgLen
+}
+
+// countPageWords counts the live fetched pages and their words from
+// every segment's entries.
+func (idx *Index) countPageWords() (PageWords, error) {
+	var pw PageWords
+	for _, s := range idx.segs {
+		if err := s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
+			if !s.del.has(d) {
+				pw.add(e, 1)
+			}
+			return nil
+		}); err != nil {
+			return PageWords{}, err
+		}
+	}
+	return pw, nil
 }
 
 // avgSample is about how many entries avgWords reads, in runs of avgRun

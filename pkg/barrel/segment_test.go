@@ -595,9 +595,11 @@ func TestLiveWindows(t *testing.T) {
 	}
 }
 
-// TestAvgWords: BM25's mean page length, read from the segments' tables,
-// is the mean of the live fetched pages' word counts: exactly where the
-// index is small, and within a few percent where it is sampled.
+// TestAvgWords: BM25's mean page length is the mean of the live fetched
+// pages' word counts: exactly from the manifest's count, which every
+// batch keeps; and, in an index without one, read from the segments'
+// tables, exactly where the index is small and within a few percent where
+// it is sampled.
 func TestAvgWords(t *testing.T) {
 	dir := t.TempDir()
 	segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: 90, FloorDocs: 20, AnchorGrowth: -1})
@@ -623,9 +625,13 @@ func TestAvgWords(t *testing.T) {
 	if got := idx.avgWords(); got != want {
 		t.Errorf("avgWords = %v, want the exact mean %v", got, want)
 	}
+	if pw, err := idx.countPageWords(); err != nil || idx.m.PageWords == nil || pw != *idx.m.PageWords {
+		t.Errorf("the manifest counts %+v; the entries %+v (%v)", idx.m.PageWords, pw, err)
+	}
 	defer func(n int) { avgSample = n }(avgSample)
 	avgSample = int(idx.m.Docs) / 4 // one entry in 4
 	sampled := open(t, dir)
+	sampled.m.PageWords = nil // as an index written before it was kept
 	if got := sampled.avgWords(); math.Abs(got-want) > 0.05*want || got == want {
 		t.Errorf("sampled from %d entries: avgWords = %v, want within 5%% of %v (and sampled, not exact)", avgSample, got, want)
 	}
@@ -734,5 +740,79 @@ func TestDeletionListChecked(t *testing.T) {
 	}
 	if l, err := decodeDocList(encodeDocList([]uint32{0, 5, 9}), "x.del", 10); err != nil || !slices.Equal(l.slice(), []uint32{0, 5, 9}) {
 		t.Errorf("a good list: %v, %v", l.slice(), err)
+	}
+}
+
+// TestPageWords: the manifest's count of live fetched pages and their
+// words, kept batch by batch as pages are re-crawled and segments merged,
+// is what the entries count and what an index built in one go from the
+// final pages counts; an index without one (written before it was kept)
+// is counted whole at its next batch; Verify finds a wrong count.
+func TestPageWords(t *testing.T) {
+	dir := t.TempDir()
+	_, final, _ := segmentedSite(t, dir, Options{MergeFactor: 2, DeletesPct: 90, FloorDocs: 20, AnchorGrowth: -1})
+	idx := open(t, dir)
+	counted, err := idx.countPageWords()
+	if err != nil || idx.m.PageWords == nil || *idx.m.PageWords != counted || counted.Pages != int64(len(final)) {
+		t.Fatalf("the manifest counts %+v; the entries %+v of %d pages (%v)", idx.m.PageWords, counted, len(final), err)
+	}
+	idx.Close()
+	pages := map[string]string{}
+	for u, b := range final {
+		pages[u] = string(b)
+	}
+	ref := t.TempDir()
+	build(t, ref, Options{}, pages)
+	if got := open(t, ref).m.PageWords; got == nil || *got != counted {
+		t.Errorf("built in one go: %+v, want %+v", got, counted)
+	}
+
+	m, err := readManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.PageWords = nil
+	if err := writeManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	site := synth.New(600, 3000, 7)
+	urls := []string{site.URL(3), site.URL(70), site.URL(599)}
+	batchOf(t, dir, Options{MergeFactor: 2, DeletesPct: 90, FloorDocs: 20, AnchorGrowth: -1}, urls, func(u string) []byte { return site.Page(5) })
+	idx = open(t, dir)
+	if counted, err = idx.countPageWords(); err != nil || idx.m.PageWords == nil || *idx.m.PageWords != counted {
+		t.Errorf("after a batch on an index without a count: the manifest counts %+v; the entries %+v (%v)", idx.m.PageWords, counted, err)
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	idx.Close()
+
+	// A commit without pages counts them too.
+	m, err = readManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.PageWords = nil
+	if err := writeManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Expunge(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	idx = open(t, dir)
+	if idx.m.PageWords == nil || *idx.m.PageWords != counted {
+		t.Errorf("after Expunge on an index without a count: %+v, want %+v", idx.m.PageWords, counted)
+	}
+	idx.Close()
+	m, err = readManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.PageWords.Words++
+	if err := writeManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(t, dir).Verify(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "live fetched pages") {
+		t.Errorf("a wrong count: Verify says %v", err)
 	}
 }

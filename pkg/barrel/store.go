@@ -102,11 +102,33 @@ type Manifest struct {
 	RankedDocs uint32 `json:"ranked_docs"`
 	// URLRuns and AnchorRuns are the runs of the URL map and of the
 	// anchors by target, oldest first.
-	URLRuns     []RunInfo          `json:"url_runs"`
-	AnchorRuns  []RunInfo          `json:"anchor_runs"`
+	URLRuns    []RunInfo `json:"url_runs"`
+	AnchorRuns []RunInfo `json:"anchor_runs"`
+	// PageWords counts the live fetched documents and their words, for
+	// BM25's mean page length; nil in an index written before it was
+	// kept, which its next batch counts whole.
+	PageWords   *PageWords         `json:"page_words,omitempty"`
 	Segments    []SegmentInfo      `json:"segments"`
 	NextSegment int                `json:"next_segment"`
 	Files       map[string]FileSum `json:"files"`
+}
+
+// PageWords is the number of live fetched documents and the sum of their
+// word counts. Each batch adds its documents' entries and takes away
+// those they supersede, so that a query reads the mean page length
+// exactly, where estimating it from the segments' tables was a tenth of
+// the CPU of one query on a year's index opened for it.
+type PageWords struct {
+	Pages int64 `json:"pages"`
+	Words int64 `json:"words"`
+}
+
+// add counts entry e in (sign 1) or out (sign -1).
+func (p *PageWords) add(e DocEntry, sign int64) {
+	if e.Status == StatusFetched {
+		p.Pages += sign
+		p.Words += sign * int64(e.Words)
+	}
 }
 
 // diskName is the file holding manifest entry name: segment files and

@@ -75,17 +75,18 @@ func searchOneBatch(snaps string, cfg crawlsim.Config, age int) (string, error) 
 	return dir, writeFileAtomic(filepath.Join(dir, searchIndexMark), []byte(oneBatchKey()+"\n"))
 }
 
-// upgradeKept brings a kept index of an older format to the format
-// barrel writes by a commit without pages (barrel.Expunge), as the
-// crawl's next turn would, so that the search measured is the current
-// format's.
+// upgradeKept brings a kept index of an older format, or without the
+// manifest's page count, to what barrel writes by a commit without pages
+// (barrel.Expunge), as the crawl's next turn would, so that the search
+// measured is the current barrel's.
 func upgradeKept(dir string) error {
 	idx, err := barrel.Open(dir)
 	if err != nil {
 		return err
 	}
-	f := idx.Manifest().Format
-	if err := idx.Close(); err != nil || f >= barrel.Format {
+	m := idx.Manifest()
+	f := m.Format
+	if err := idx.Close(); err != nil || f >= barrel.Format && m.PageWords != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -93,7 +94,7 @@ func upgradeKept(dir string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
-	fmt.Fprintf(os.Stderr, "lifebench: %s, index format %d, brought to format %d by a commit without pages (as the crawl's next turn would): %d merges, %.1f s\n", dir, f, barrel.Format, st.Merged, time.Since(t0).Seconds())
+	fmt.Fprintf(os.Stderr, "lifebench: %s, index format %d (page count kept: %v), brought to format %d and its page count by a commit without pages (as the crawl's next turn would): %d merges, %.1f s\n", dir, f, m.PageWords != nil, barrel.Format, st.Merged, time.Since(t0).Seconds())
 	return nil
 }
 
