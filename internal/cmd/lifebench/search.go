@@ -55,7 +55,7 @@ func searchOneBatch(snaps string, cfg crawlsim.Config, age int) (string, error) 
 	b, err := os.ReadFile(filepath.Join(dir, searchIndexMark))
 	mark := strings.TrimSpace(string(b))
 	if err == nil && mark == oneBatchKey() {
-		return dir, nil
+		return dir, upgradeKept(dir) // one kept before the manifest counted its pages
 	}
 	for f := 1; err == nil && f < barrel.Format; f++ {
 		if mark == oneBatchKeyOf(f) && barrel.CommitCompletes(f) {
