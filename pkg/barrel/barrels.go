@@ -233,10 +233,16 @@ func (a u32le) search(x uint32) (int, bool) {
 
 // increasing reports whether a is strictly increasing and below limit.
 func (a u32le) increasing(limit uint32) bool {
-	prev := uint32(0)
-	for i := range a.len() {
-		v := a.at(i)
-		if v >= limit || i > 0 && v <= prev {
+	if len(a) < 4 {
+		return true
+	}
+	prev := binary.LittleEndian.Uint32(a)
+	if prev >= limit {
+		return false
+	}
+	for b := a[4 : len(a)&^3]; len(b) >= 4; b = b[4:] {
+		v := binary.LittleEndian.Uint32(b)
+		if v <= prev || v >= limit {
 			return false
 		}
 		prev = v

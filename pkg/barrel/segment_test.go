@@ -816,3 +816,20 @@ func TestPageWords(t *testing.T) {
 		t.Errorf("a wrong count: Verify says %v", err)
 	}
 }
+
+// TestIncreasing: an array read in place is strictly increasing and below
+// its limit, or refused, wherever the fault is.
+func TestIncreasing(t *testing.T) {
+	for _, c := range []struct {
+		ds   []uint32
+		want bool
+	}{
+		{nil, true}, {[]uint32{0}, true}, {[]uint32{9}, true}, {[]uint32{10}, false},
+		{[]uint32{0, 1, 5, 9}, true}, {[]uint32{1, 1}, false}, {[]uint32{2, 1}, false},
+		{[]uint32{1, 2, 3, 3}, false}, {[]uint32{1, 2, 3, 10}, false}, {[]uint32{11, 2}, false},
+	} {
+		if got := u32leOf(c.ds).increasing(10); got != c.want {
+			t.Errorf("%v: increasing %v, want %v", c.ds, got, c.want)
+		}
+	}
+}
