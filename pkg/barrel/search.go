@@ -813,15 +813,11 @@ func (idx *Index) avgWords() float64 {
 // every segment's entries.
 func (idx *Index) countPageWords() (PageWords, error) {
 	var pw PageWords
-	for _, s := range idx.segs {
-		if err := s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
-			if !s.del.has(d) {
-				pw.add(e, 1)
-			}
-			return nil
-		}); err != nil {
-			return PageWords{}, err
-		}
+	if err := idx.eachLive(func(_ uint32, e DocEntry) error {
+		pw.add(e, 1)
+		return nil
+	}); err != nil {
+		return PageWords{}, err
 	}
 	return pw, nil
 }
