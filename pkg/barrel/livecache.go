@@ -48,7 +48,7 @@ var (
 // cachesLive reports whether sg's lists are read through the cache of
 // live postings: at least half its documents are deleted.
 func cachesLive(sg *segment) bool {
-	return liveLists && sg.del != nil && 2*sg.info.Deleted >= sg.info.Docs
+	return liveLists && sg.mostlyDeleted()
 }
 
 // liveDocs returns the documents of word id's list (list) in sg that sg

@@ -1297,11 +1297,10 @@ func (c *segCursor) find() error {
 				}
 				continue
 			}
-			// The driving lists jump to the segment's next live
-			// document (its live bitmap): a segment later batches
-			// superseded is mostly deleted, and walking its deleted
-			// postings one by one was most of a search's work.
-			if t := c.sg.nextLive(doc + 1); t == doc+1 {
+			// The driving lists pass it: to the next posting, or in a
+			// segment mostly deleted (read without the cache) to its
+			// next live document (passDeleted).
+			if t := c.sg.passDeleted(doc + 1); t == doc+1 {
 				c.step(doc)
 			} else {
 				for i := range c.cs {
@@ -1380,7 +1379,7 @@ func (c *segCursor) nextAll() (uint32, bool) {
 			}
 			doc = x.live[x.at]
 		} else if c.sg.del != nil {
-			doc = c.sg.nextLive(doc) // past the segment's deleted documents
+			doc = c.sg.passDeleted(doc) // past a mostly deleted segment's deleted documents
 		}
 		same := true
 		for _, i := range c.ord {
@@ -1533,10 +1532,10 @@ func (c *segCursor) nextTitled(need int) (uint32, bool) {
 				}
 			}
 			// Past postings of anchor hits only, and of deleted pages
-			// (jumped to the segment's next live one).
+			// (passDeleted).
 			for c.deleted(x.it.doc) || !hasTitleHit(x.it.hits) {
 				if c.deleted(x.it.doc) {
-					x.ok = x.it.seek(c.sg.nextLive(x.it.doc + 1))
+					x.ok = x.it.seek(c.sg.passDeleted(x.it.doc + 1))
 				} else {
 					x.ok = x.it.next()
 				}
@@ -2134,9 +2133,10 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 					dw, dwin = it.doc>>liveWinShift, del.win(it.doc)
 				}
 				if dwin[it.doc>>6&(liveWinDocs/64-1)]>>(it.doc&63)&1 != 0 {
-					// A run of deleted documents is jumped with the
-					// skip table, to the segment's next live one.
-					oks[i] = it.seek(segs[i].nextLive(it.doc + 1))
+					// Passed: in a segment mostly deleted, with its run
+					// of deleted documents, by the skip table to the
+					// segment's next live one (passDeleted).
+					oks[i] = it.seek(segs[i].passDeleted(it.doc + 1))
 					continue
 				}
 				k := uint64(it.doc) - lo

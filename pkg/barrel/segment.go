@@ -431,6 +431,28 @@ func (b *delSet) window(w int) *liveWin {
 	return b.wins[w].Load()
 }
 
+// mostlyDeleted reports whether at least half of the segment's documents
+// are deleted: later batches superseded it.
+func (s *segment) mostlyDeleted() bool {
+	return s.del != nil && 2*s.info.Deleted >= s.info.Docs
+}
+
+// passDeleted is where a query's walk goes from a deleted posting at d-1:
+// in a segment mostly deleted, the segment's next live document
+// (nextLive, its documents table read a window of docIDs at a time), to
+// which the lists seek past the runs of deleted postings; in any other,
+// d: the next posting, a deleted one passed by its bit in the deletion
+// list. Reading a window of the table cost more than the deleted
+// postings it passed there: most of a crawl's segments have a few
+// percent of their documents deleted, and one query a command read
+// their tables' windows for them.
+func (s *segment) passDeleted(d uint32) uint32 {
+	if !s.mostlyDeleted() {
+		return d
+	}
+	return s.nextLive(d)
+}
+
 // nextLive is the first docID at or after d that the segment holds and
 // has not deleted; math.MaxUint32 past the last. Without deletions it is
 // d.

@@ -515,3 +515,64 @@ func TestDenseListsExact(t *testing.T) {
 	idx.Close()
 	sameMerged(t, dir, queries, opts, want)
 }
+
+// TestPartlyDeletedStepped: over segments that later batches partly
+// superseded (every page fetched, then a few of them re-crawled in each
+// batch, merges held back), a search passes the deleted postings of a
+// segment less than half deleted by its deletion list, without reading
+// the segment's documents table for its live documents (no window of
+// them is read), and answers to the bit as the same pages merged into
+// one segment, match counts included. The pages link nowhere, so that a
+// re-crawl re-indexes its own page alone (no other's anchors change).
+func TestPartlyDeletedStepped(t *testing.T) {
+	dir := t.TempDir()
+	words := strings.Fields("amber basalt cobalt dune ember fjord glacier heath isle jade karst loch moor nectar oasis prairie quartz reef " +
+		"savanna tundra umber valley willow xeric yarrow zephyr")
+	rng := rand.New(rand.NewPCG(9, 28))
+	text := func(n int) string {
+		var sb strings.Builder
+		for range n {
+			sb.WriteString(words[min(rng.IntN(len(words)), rng.IntN(len(words)))]) // the first words the commonest
+			sb.WriteByte(' ')
+		}
+		return sb.String()
+	}
+	page := map[string][]byte{}
+	for batch := range 10 {
+		var urls []string
+		for i := range 1500 {
+			if batch == 0 || rng.IntN(15) == 0 { // a few pages re-crawled, changed
+				u := fmt.Sprintf("http://site.test/p/%d.html", i)
+				page[u] = fmt.Appendf(nil, "<html><head><title>%s</title></head><body><p>%s</p></body></html>", text(3), text(40))
+				urls = append(urls, u)
+			}
+		}
+		batchOf(t, dir, Options{MergeFactor: 64, DeletesPct: 100}, urls, func(u string) []byte { return page[u] })
+	}
+	idx := open(t, dir)
+	partly := 0
+	for _, sg := range idx.segs {
+		if sg.del != nil && !sg.mostlyDeleted() {
+			partly++
+		}
+	}
+	if partly < 5 {
+		t.Fatalf("%d of %d segments partly deleted: the test wants several", partly, len(idx.segs))
+	}
+	var queries []string
+	for range 300 {
+		queries = append(queries, text(1+rng.IntN(3)))
+	}
+	opts := exactOptions()
+	want := map[string]string{}
+	for name, opt := range opts {
+		want[name] = resultBits(t, idx, queries, opt, true)
+	}
+	for _, sg := range idx.segs {
+		if sg.del != nil && !sg.mostlyDeleted() && sg.liveWins != nil {
+			t.Errorf("segment %d, %d of %d documents deleted: its documents table was read for its live documents", sg.info.ID, sg.info.Deleted, sg.info.Docs)
+		}
+	}
+	idx.Close()
+	sameMerged(t, dir, queries, opts, want)
+}
