@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"golang.org/x/sys/unix"
 
 	"github.com/sekitei/crawlkit/pkg/barrel"
@@ -32,6 +34,8 @@ var (
 	benchMaxDocs = flag.Int("barrel.maxmergedocs", 0, "barrel's MaxMergeDocs for -barrel.batches (0: the default): the size cap scaled down to the pages, for the segment count of a larger index")
 	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run once more after the timed runs, on the index opened afresh)")
 	buildProfile = flag.String("barrel.buildcpuprofile", "", "write a CPU profile of barrel's build (the timed one) to this file")
+	bleveBatch   = flag.Int("bleve.batchdocs", 1000, "pages in each of bleve's batches")
+	bleveMaxDocs = flag.Int64("bleve.maxsegmentdocs", 0, "bleve's MaxSegmentSize, the documents of a segment its merges make at most (0: bleve's default, 5,000,000): the size cap scaled down to the pages, as -barrel.maxmergedocs for barrel, for bleve's segment count of a larger index")
 )
 
 func dirSize(dir string) int64 {
@@ -144,7 +148,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		vdir := filepath.Join(root, "bleve")
 		runtime.GC()
 		c0, t0 = processCPU(), time.Now()
-		vi, err := bleve.New(vdir, bleve.NewIndexMapping())
+		vi, err := bleve.NewUsing(vdir, bleve.NewIndexMapping(), scorch.Name, scorch.Name, bleveConfig())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -153,7 +157,7 @@ func BenchmarkVsBleve(b *testing.B) {
 			if err := batch.Index(site.URL(i), bdocs[i]); err != nil {
 				b.Fatal(err)
 			}
-			if batch.Size() >= 1000 {
+			if batch.Size() >= max(1, *bleveBatch) {
 				if err := vi.Batch(batch); err != nil {
 					b.Fatal(err)
 				}
@@ -168,6 +172,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		}
 		bleveTime, bleveCPU := time.Since(t0), processCPU()-c0
 		bleveSize := dirSize(vdir)
+		zaps, _ := filepath.Glob(filepath.Join(vdir, "store", "*.zap"))
 
 		// queries
 		idx, err := barrel.Open(bdir)
@@ -243,7 +248,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		b.ReportMetric(float64(percentile(vcpu, 0.99).Microseconds()), "bleve-cpu-p99-µs")
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (%d with results)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found)
-		fmt.Fprintf(&sb, "barrel: %d batches, %d segments\n", batches, segments)
+		fmt.Fprintf(&sb, "barrel: %d batches, %d segments; bleve: batches of %d pages, %d segments\n", batches, segments, max(1, *bleveBatch), len(zaps))
 		fmt.Fprintf(&sb, "index:   barrel %.2fs (%.0f docs/s)  bleve %.2fs (%.0f docs/s)  speedup %.2fx\n",
 			barrelTime.Seconds(), n/barrelTime.Seconds(), bleveTime.Seconds(), n/bleveTime.Seconds(), bleveTime.Seconds()/barrelTime.Seconds())
 		fmt.Fprintf(&sb, "index CPU time (all threads): barrel %.2fs  bleve %.2fs  ratio %.2fx\n",
@@ -257,6 +262,26 @@ func BenchmarkVsBleve(b *testing.B) {
 		b.Log(sb.String())
 		fmt.Fprint(os.Stderr, sb.String())
 	}
+}
+
+// bleveConfig is the configuration bleve's index is created with: its
+// default merge plan, with MaxSegmentSize set by -bleve.maxsegmentdocs.
+// The plan is given as a map because scorch reads it through JSON, which
+// refuses the options' function fields.
+func bleveConfig() map[string]interface{} {
+	if *bleveMaxDocs <= 0 {
+		return nil
+	}
+	o := mergeplan.DefaultMergePlanOptions
+	return map[string]interface{}{"scorchMergePlanOptions": map[string]interface{}{
+		"MaxSegmentsPerTier":   o.MaxSegmentsPerTier,
+		"MaxSegmentSize":       *bleveMaxDocs,
+		"MaxSegmentFileSize":   o.MaxSegmentFileSize,
+		"TierGrowth":           o.TierGrowth,
+		"SegmentsPerMergeTask": o.SegmentsPerMergeTask,
+		"FloorSegmentSize":     o.FloorSegmentSize,
+		"ReclaimDeletesWeight": o.ReclaimDeletesWeight,
+	}}
 }
 
 // startProfile starts a CPU profile into path; the function it returns
