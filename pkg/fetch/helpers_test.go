@@ -115,6 +115,15 @@ func runFetch(t *testing.T, cfg Config, inputs ...string) map[string]emitted {
 }
 
 func fetchAll(ctx context.Context, cfg Config, inputs []string) (map[string]emitted, error) {
+	out, _, err := fetchTaken(ctx, cfg, inputs)
+	return out, err
+}
+
+// fetchTaken is fetchAll, and also returns how many of the inputs the run
+// took (add returned nil) before it stopped, if it did: those not taken
+// get no record.
+func fetchTaken(ctx context.Context, cfg Config, inputs []string) (map[string]emitted, int, error) {
+	taken := 0
 	var mu sync.Mutex
 	out := map[string]emitted{}
 	var dup error
@@ -141,7 +150,7 @@ func fetchAll(ctx context.Context, cfg Config, inputs []string) (map[string]emit
 	}
 	f, err := New(cfg)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	err = f.Run(ctx, func(add func(*record.Record) error) error {
 		for i, in := range inputs {
@@ -153,13 +162,14 @@ func fetchAll(ctx context.Context, cfg Config, inputs []string) (map[string]emit
 			if err := add(r); err != nil {
 				return err
 			}
+			taken++
 		}
 		return nil
 	})
 	if dup != nil {
-		return out, dup
+		return out, taken, dup
 	}
-	return out, err
+	return out, taken, err
 }
 
 func str(r *record.Record, k string) string {
