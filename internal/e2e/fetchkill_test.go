@@ -169,7 +169,7 @@ func journalCheck(t *testing.T, journal, dir string) (byURL map[string]int, orph
 // moments, at least 30 times, resumes it after each kill, and checks that
 // no page is fetched again beyond the requests in flight at each kill,
 // that WARC responses and records are one to one, and that no WARC file
-// is torn.
+// is torn, nor a spill file left.
 func TestFetchKillResume(t *testing.T) {
 	bin := fetchBin(t)
 	seed := int64(32)
@@ -188,8 +188,10 @@ func TestFetchKillResume(t *testing.T) {
 	journal := filepath.Join(dir, "fetched.ndjson")
 	warcDir := filepath.Join(dir, "warc")
 	os.Mkdir(warcDir, 0o755)
+	spillDir := filepath.Join(dir, "spill")
+	os.Mkdir(spillDir, 0o755)
 	args := []string{"--quiet", "--delay", "0", "--per-host", fmt.Sprint(workers), "--workers", fmt.Sprint(workers),
-		"--retries", "0", "--allow-private", "--warc", warcDir, "--resume", journal, in}
+		"--retries", "0", "--allow-private", "--warc", warcDir, "--resume", journal, "--spill-dir", spillDir, in}
 	kills, runs := 0, 0
 	for {
 		runs++
@@ -221,6 +223,11 @@ func TestFetchKillResume(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGKILL)
 			<-exited
 			kills++
+			// A killed run leaves no spill file behind (cron's /tmp
+			// would fill with them over a year of turns).
+			if left, _ := os.ReadDir(spillDir); len(left) > 0 {
+				t.Fatalf("run %d, killed: %d files left in the spill dir, first %s", runs, len(left), left[0].Name())
+			}
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -185,6 +185,12 @@ func (f *Fetcher) Run(ctx context.Context, feed func(add func(*record.Record) er
 	if err != nil {
 		return err
 	}
+	// Unlinked at once: the open file serves the run, and a run killed
+	// (kill -9, a crash) leaves no spill file behind.
+	if err := os.Remove(sf.Name()); err != nil {
+		sf.Close()
+		return err
+	}
 	f.spill.f = sf
 	defer f.spill.close()
 	defer f.transport.CloseIdleConnections()

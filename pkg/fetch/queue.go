@@ -145,8 +145,7 @@ func (s *spillFile) read(ref spillRef) (*record.Record, error) {
 
 func (s *spillFile) close() {
 	if s.f != nil {
-		s.f.Close()
-		os.Remove(s.f.Name())
+		s.f.Close() // unlinked when made: closing frees it
 	}
 }
 
