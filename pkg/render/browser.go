@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,20 +118,34 @@ func New(opt Options) (*Browser, error) {
 }
 
 func (b *Browser) startLocked() error {
+	// One directory holds the browser's profile and its temp dir (its
+	// singleton socket among them): removed when the browser stops, where
+	// a browser stopped by its context leaves its socket's directory in
+	// /tmp, one a run of a cron job. Its name is short: the socket's
+	// path must fit a Unix socket's 108 bytes.
+	dir, err := os.MkdirTemp("", "chromium-*")
+	if err != nil {
+		return fmt.Errorf("starting chromium: %w", err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0], chromedp.DefaultExecAllocatorOptions[:]...)
 	opts = append(opts, chromedp.ExecPath(b.opt.Path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.Env("TMPDIR="+dir),
 		chromedp.Flag("disable-component-update", true),
 		// No cache: every request of every page is seen, checked and counted.
 		chromedp.Flag("disk-cache-size", "1"), chromedp.Flag("media-cache-size", "1"))
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, bcancel := chromedp.NewContext(actx)
-	if err := chromedp.Do(bctx); err != nil {
+	stop := func() {
 		bcancel()
-		acancel()
+		acancel() // waits for the browser's processes to end
+		os.RemoveAll(dir)
+	}
+	if err := chromedp.Do(bctx); err != nil {
+		stop()
 		return fmt.Errorf("starting chromium: %w", err)
 	}
 	b.ctx = bctx
-	b.cancel = func() { bcancel(); acancel() }
+	b.cancel = stop
 	return nil
 }
 

@@ -15,8 +15,8 @@ import (
 	"time"
 )
 
-// startBrowser starts chromium for a test, and skips the test, saying why,
-// only when chromium cannot start here.
+// startBrowser starts chromium for a test; it skips the test, saying
+// why, only where chromium is not installed (scripts/deps.sh installs it).
 func startBrowser(t *testing.T, opt Options) *Browser {
 	t.Helper()
 	if _, err := LookPath(); err != nil {
@@ -24,7 +24,7 @@ func startBrowser(t *testing.T, opt Options) *Browser {
 	}
 	b, err := Start(opt)
 	if err != nil {
-		t.Skipf("chromium cannot start: %v", err)
+		t.Fatalf("chromium is installed but cannot start: %v", err)
 	}
 	t.Cleanup(b.Close)
 	return b
@@ -136,7 +136,16 @@ func TestRenderCapsSubrequests(t *testing.T) {
 	}
 }
 
+// TestRenderRestartsAKilledBrowser kills the browser: the next page fails
+// saying so, the one after renders in a new browser, and once closed
+// neither browser left a file in the temp dir.
 func TestRenderRestartsAKilledBrowser(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "render") // short: chromium's socket path must fit 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp)
 	b := startBrowser(t, Options{Tabs: 1, Budget: 20 * time.Second})
 	s := serveSite(t)
 	pid := b.PID()
@@ -146,7 +155,7 @@ func TestRenderRestartsAKilledBrowser(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_, err := b.Render(context.Background(), pageOf(t, s, "/index.html"), get)
+	_, err = b.Render(context.Background(), pageOf(t, s, "/index.html"), get)
 	if err == nil || !strings.Contains(err.Error(), "rendering failed") {
 		t.Fatalf("render on a killed browser: %v, want an error saying rendering failed", err)
 	}
@@ -156,6 +165,14 @@ func TestRenderRestartsAKilledBrowser(t *testing.T) {
 	res, err := b.Render(context.Background(), pageOf(t, s, "/index.html"), get)
 	if err != nil || !strings.Contains(res.HTML, "zanzibarquokka") {
 		t.Fatalf("after the restart: %v\n%s", err, res.HTML)
+	}
+	b.Close()
+	if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("the temp dir after the browsers stopped: %v %v, want it empty", err, names)
 	}
 }
 
