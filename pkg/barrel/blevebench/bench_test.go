@@ -35,6 +35,7 @@ var (
 	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run once more after the timed runs, on the index opened afresh)")
 	buildProfile = flag.String("barrel.buildcpuprofile", "", "write a CPU profile of barrel's build (the timed one) to this file")
 	bleveBatch   = flag.Int("bleve.batchdocs", 1000, "pages in each of bleve's batches")
+	bleveReindex = flag.Bool("bleve.reindex", false, "with -barrel.batches: bleve indexes the pages in barrel's batches, and in each batch indexes again the earlier pages the batch's pages link to, as barrel re-indexes them for their new anchors (bleve replaces each: a deletion in its older segments), so that both indexes carry deleted documents")
 	bleveMaxDocs = flag.Int64("bleve.maxsegmentdocs", 0, "bleve's MaxSegmentSize, the documents of a segment its merges make at most (0: bleve's default, 5,000,000): the size cap scaled down to the pages, as -barrel.maxmergedocs for barrel, for bleve's segment count of a larger index")
 )
 
@@ -99,6 +100,11 @@ func BenchmarkVsBleve(b *testing.B) {
 	var htmlBytes int64
 	type bdoc struct{ Title, Body string }
 	bdocs := make([]bdoc, site.N)
+	links := make([][]int, site.N) // the pages each page links to
+	byURL := make(map[string]int, site.N)
+	for i := range site.N {
+		byURL[site.URL(i)] = i
+	}
 	var d htmldoc.Doc
 	for i := range pages {
 		pages[i] = site.Page(i)
@@ -106,6 +112,11 @@ func BenchmarkVsBleve(b *testing.B) {
 		u, _ := url.Parse(site.URL(i))
 		d.Parse(pages[i], u)
 		bdocs[i] = bdoc{Title: d.Title, Body: string(d.Text)}
+		for _, l := range d.Links {
+			if j, ok := byURL[l.URL]; ok {
+				links[i] = append(links[i], j)
+			}
+		}
 	}
 	queries := site.Queries(*benchQueries)
 	for range b.N {
@@ -119,7 +130,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		}
 		c0, t0 := processCPU(), time.Now()
 		batches := max(1, min(*benchBatches, len(pages)))
-		var segments int
+		var segments, barrelDeleted int
 		for k := range batches {
 			bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec, MergeFactor: *benchMerge, DeletesPct: *benchDeletes, MaxMergeDocs: *benchMaxDocs})
 			if err != nil {
@@ -136,6 +147,7 @@ func BenchmarkVsBleve(b *testing.B) {
 			bl.Close()
 			st := bl.Stats
 			segments = st.Segments
+			barrelDeleted += st.Deleted
 			if batches == 1 {
 				b.Logf("barrel commit: wait %v anchors %v sort %v finish %v", st.WaitTime, st.AnchorTime, st.SortTime, st.FinishTime)
 			}
@@ -153,15 +165,41 @@ func BenchmarkVsBleve(b *testing.B) {
 			b.Fatal(err)
 		}
 		batch := vi.NewBatch()
-		for i := range bdocs {
-			if err := batch.Index(site.URL(i), bdocs[i]); err != nil {
-				b.Fatal(err)
-			}
-			if batch.Size() >= max(1, *bleveBatch) {
+		bleveAgain := 0 // pages indexed again (-bleve.reindex)
+		if *bleveReindex && batches > 1 {
+			for k := range batches {
+				lo, hi := k*len(pages)/batches, (k+1)*len(pages)/batches
+				again := map[int]bool{}
+				for i := lo; i < hi; i++ {
+					if err := batch.Index(site.URL(i), bdocs[i]); err != nil {
+						b.Fatal(err)
+					}
+					for _, j := range links[i] {
+						if j < lo && !again[j] {
+							again[j] = true
+							if err := batch.Index(site.URL(j), bdocs[j]); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+				}
+				bleveAgain += len(again)
 				if err := vi.Batch(batch); err != nil {
 					b.Fatal(err)
 				}
 				batch.Reset()
+			}
+		} else {
+			for i := range bdocs {
+				if err := batch.Index(site.URL(i), bdocs[i]); err != nil {
+					b.Fatal(err)
+				}
+				if batch.Size() >= max(1, *bleveBatch) {
+					if err := vi.Batch(batch); err != nil {
+						b.Fatal(err)
+					}
+					batch.Reset()
+				}
 			}
 		}
 		if err := vi.Batch(batch); err != nil {
@@ -248,7 +286,11 @@ func BenchmarkVsBleve(b *testing.B) {
 		b.ReportMetric(float64(percentile(vcpu, 0.99).Microseconds()), "bleve-cpu-p99-µs")
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (%d with results)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found)
-		fmt.Fprintf(&sb, "barrel: %d batches, %d segments; bleve: batches of %d pages, %d segments\n", batches, segments, max(1, *bleveBatch), len(zaps))
+		if *bleveReindex && batches > 1 {
+			fmt.Fprintf(&sb, "barrel: %d batches, %d segments, %d documents deleted by re-indexing; bleve: barrel's batches, %d segments, %d pages indexed again\n", batches, segments, barrelDeleted, len(zaps), bleveAgain)
+		} else {
+			fmt.Fprintf(&sb, "barrel: %d batches, %d segments, %d documents deleted by re-indexing; bleve: batches of %d pages, %d segments\n", batches, segments, barrelDeleted, max(1, *bleveBatch), len(zaps))
+		}
 		fmt.Fprintf(&sb, "index:   barrel %.2fs (%.0f docs/s)  bleve %.2fs (%.0f docs/s)  speedup %.2fx\n",
 			barrelTime.Seconds(), n/barrelTime.Seconds(), bleveTime.Seconds(), n/bleveTime.Seconds(), bleveTime.Seconds()/barrelTime.Seconds())
 		fmt.Fprintf(&sb, "index CPU time (all threads): barrel %.2fs  bleve %.2fs  ratio %.2fx\n",
