@@ -1,6 +1,7 @@
 package blevebench
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -36,6 +37,7 @@ var (
 	buildProfile = flag.String("barrel.buildcpuprofile", "", "write a CPU profile of barrel's build (the timed one) to this file")
 	bleveBatch   = flag.Int("bleve.batchdocs", 1000, "pages in each of bleve's batches")
 	bleveReindex = flag.Bool("bleve.reindex", false, "with -barrel.batches: bleve indexes the pages in barrel's batches, and in each batch indexes again the earlier pages the batch's pages link to, as barrel re-indexes them for their new anchors (bleve replaces each: a deletion in its older segments), so that both indexes carry deleted documents")
+	bleveForce   = flag.Bool("bleve.forcemerge", false, "merge bleve's index into one segment (scorch's ForceMerge) once it is built, as barrel's one batch is one segment")
 	bleveMaxDocs = flag.Int64("bleve.maxsegmentdocs", 0, "bleve's MaxSegmentSize, the documents of a segment its merges make at most (0: bleve's default, 5,000,000): the size cap scaled down to the pages, as -barrel.maxmergedocs for barrel, for bleve's segment count of a larger index")
 )
 
@@ -204,6 +206,19 @@ func BenchmarkVsBleve(b *testing.B) {
 		}
 		if err := vi.Batch(batch); err != nil {
 			b.Fatal(err)
+		}
+		if *bleveForce {
+			adv, err := vi.Advanced()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sc, ok := adv.(*scorch.Scorch)
+			if !ok {
+				b.Fatalf("bleve's index is a %T, not scorch", adv)
+			}
+			if err := sc.ForceMerge(context.Background(), nil); err != nil { // nil: into one segment
+				b.Fatal(err)
+			}
 		}
 		if err := vi.Close(); err != nil { // waits for merges: the index is complete on disk
 			b.Fatal(err)
