@@ -130,6 +130,7 @@ Example:
 			&cli.IntFlag{Name: "max-merge-docs", Value: barrel.DefaultMaxMergeDocs, Usage: "read at most `N` documents in one build's merges, and make no larger segment"},
 			&cli.IntFlag{Name: "deletes-pct", Value: barrel.DefaultDeletesPct, Usage: "reclaim deleted documents when more than `P` percent of the index's are"},
 			&cli.StringFlag{Name: "codec", Usage: "compress a new index's repository with `CODEC`: s2 (the default) or zlib (the paper's); an existing index keeps its own"},
+			&cli.BoolFlag{Name: "check", Usage: "check the flags and exit, reading no input and leaving the index untouched (the crawl loop checks its INDEX_ARGS with it)"},
 		),
 		Action: build,
 	}
@@ -254,7 +255,7 @@ func build(c *cli.Context) error {
 		return err
 	}
 	opts, err := builderOptions(c)
-	if err != nil {
+	if err != nil || c.Bool("check") {
 		return err
 	}
 	env := clikit.EnvOf(c)
