@@ -19,7 +19,9 @@
 # killed run started again with the same DIR, -ages and -chunk resumes its
 # ageing where it stopped and its index build from its last checkpoint
 # (every 240 batches), and a run whose ages are all kept only measures.
-# -ages 10,100,1000 is the quick form. -one-batch-only -keep DIR builds
+# -ages 10,100,1000 is the quick form. -deletes-pct P builds the index
+# batch after batch with barrel build --deletes-pct P (a kept DIR holds
+# one such build: its key names P). -one-batch-only -keep DIR builds
 # only the one-batch indexes and keeps their sizes in DIR, for a run
 # beside the year's batch-by-batch build (on a spare core); -windows TSV
 # prints the windows of a build's lifebench-index-turns.tsv (an age's
@@ -30,7 +32,7 @@
 # each alternated, and in each the first 100 queries on each index opened
 # for each query (as one barrel search command): the CPU p50 and p99 per
 # query, median and range, and the loop's index against the one batch.
-# Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-reps 3] [-one-batch=true] [-keep DIR]
+# Usage: scripts/life-bench.sh [-ages 10,100,1000,8760] [-chunk 24] [-index-turns 1] [-deletes-pct P] [-reps 3] [-one-batch=true] [-keep DIR]
 #        scripts/life-bench.sh -one-batch-only [-ages ...] -keep DIR
 #        scripts/life-bench.sh -search 2000 [-ages ...] [-reps 3] -keep DIR
 #        scripts/life-bench.sh -windows DIR/age-8760/lifebench-index-turns.tsv

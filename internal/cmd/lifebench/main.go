@@ -79,6 +79,7 @@ func main() {
 	chunk := flag.Int("chunk", 24, "turns applied as one batch while ageing")
 	flag.BoolVar(&oneBatchIndex, "one-batch", true, "compare each age's index with one built in one batch from the same final pages")
 	flag.IntVar(&indexTurns, "index-turns", 1, "turns' fetches a batch of the index, built batch after batch as the loop does (1: one a turn, as the loop)")
+	flag.IntVar(&deletesPct, "deletes-pct", 0, "the index built batch after batch reclaims deleted documents when more than `P` percent of its documents are (barrel build --deletes-pct; 0: barrel's default)")
 	keep := flag.String("keep", "", "keep the aged crawls here, one directory an age, and resume from them (default: a temporary directory, removed)")
 	reps := flag.Int("reps", 3, "measured turns at each age; the table has each step's median and range")
 	cpuprofile := flag.String("cpuprofile", "", "write the ageing's CPU profile to this file")
@@ -323,6 +324,10 @@ const indexMark = "lifebench-index"
 // indexTurns is how many turns' fetches make one index batch (-index-turns).
 var indexTurns = 1
 
+// deletesPct is the batch-after-batch index's share of deleted documents
+// before merges reclaim them (-deletes-pct; 0: barrel's default).
+var deletesPct = 0
+
 // indexWindow is how many of an age's last batches its index row summarises.
 const indexWindow = 24
 
@@ -451,7 +456,11 @@ func indexAges(snaps string, cfg crawlsim.Config, ages []int) error {
 // buildKey names how the index is built; a checkpoint or a copy's index
 // made otherwise is not resumed from.
 func buildKey() string {
-	return fmt.Sprintf("batch after batch, %d turns a batch, index format %d, analysis %s version %d", indexTurns, barrel.Format, analysis.Name, analysis.Version)
+	key := fmt.Sprintf("batch after batch, %d turns a batch, index format %d, analysis %s version %d", indexTurns, barrel.Format, analysis.Name, analysis.Version)
+	if deletesPct != 0 {
+		key += fmt.Sprintf(", deletes-pct %d", deletesPct)
+	}
+	return key
 }
 
 // A year's index build takes hours: every checkpointEvery batches, and at
@@ -707,7 +716,7 @@ const indexLog = "lifebench-index-turns.tsv"
 func indexBatch(dir string, cfg crawlsim.Config, from, upto int) (indexCommit, error) {
 	c := indexCommit{turn: upto - 1}
 	c0, t0 := cpuSeconds(), time.Now()
-	b, err := barrel.NewBuilder(dir, barrel.Options{Batch: batchID(cfg, upto), PageRankEvery: 24})
+	b, err := barrel.NewBuilder(dir, barrel.Options{Batch: batchID(cfg, upto), PageRankEvery: 24, DeletesPct: deletesPct})
 	if err != nil {
 		return c, err
 	}
