@@ -213,6 +213,7 @@ SITEMAP_ARGS=""   # fetch sitemaps' own caps, e.g. "--max-urls-per-site 10000 --
 OPIC_ARGS="--window 720h"
 RECRAWL_ARGS="--default-change-rate 0.2"   # flags of recrawl update (the prior change rate, --recrawl-canonicalised, ...)
 NEXT_ARGS=""      # flags of recrawl next (e.g. --host-rate 240)
+INDEX_ARGS=""     # flags of barrel build: its merge policy and PageRank schedule (e.g. "--deletes-pct 10 --pagerank-every 48"; docs/barrel.md)
 RUNNER=local      # where shard steps run: local, ssh or slurm
 MACHINES=""       # ssh: a file of sshlogins (user@host, one a line); shard I runs on line I mod lines
 REMOTE_DIR=""     # ssh: the crawl directory on every machine, on its own disk (default: DIR)
@@ -273,6 +274,11 @@ if [[ $mode == turn ]]; then
   if ((SITE_QUOTA > 0)) && ! "$BIN/sekitei" update --check --state "$state/sekitei.db" --batch check --quota-rule "$QUOTA_RULE" \
     --site-quota "$SITE_QUOTA" --min-quota "$MIN_QUOTA" 2> "$dir/logs/check.err"; then
     say "QUOTA_RULE=$QUOTA_RULE MIN_QUOTA=$MIN_QUOTA: $(head -n 1 "$dir/logs/check.err")"
+    exit 2
+  fi
+  read -r -a index_args <<< "$INDEX_ARGS"
+  if [[ -n "$INDEX_ARGS" ]] && ! "$BIN/barrel" build --check "${index_args[@]}" --index "$dir/index" 2> "$dir/logs/check.err"; then
+    say "INDEX_ARGS=$INDEX_ARGS: not flags barrel build takes: $(grep -v '^\s*$' "$dir/logs/check.err" | head -n 1)"
     exit 2
   fi
   rm -f "$dir/logs/check.err"
@@ -536,6 +542,7 @@ read -r -a next_args <<< "$NEXT_ARGS"
 read -r -a opic_args <<< "$OPIC_ARGS"
 read -r -a fetch_args <<< "$FETCH_ARGS"
 read -r -a sitemap_args <<< "$SITEMAP_ARGS"
+read -r -a index_args <<< "$INDEX_ARGS"
 # b: the turn's directory under DIR, for the files each_shard moves.
 b=batches/$id
 hosts=()
@@ -817,13 +824,13 @@ index_pages() {
   if [[ $RUNNER == ssh ]]; then
     each_shard index_shard "$b/fetched.ndjson"
   else
-    "$BIN/barrel" build --index "$dir/index" --batch "$id" --warc-dir "$dir/warc" "$batch/fetched.ndjson"
+    "$BIN/barrel" build ${index_args[@]+"${index_args[@]}"} --index "$dir/index" --batch "$id" --warc-dir "$dir/warc" "$batch/fetched.ndjson"
   fi
 }
 index_shard() {
   local i=$1
   # shellcheck disable=SC2046
-  "$BIN/barrel" build --index "$dir/index.$i" --batch "$id" $(shard_flag "$i") --warc-dir "$dir/warc" "$batch/fetched.ndjson"
+  "$BIN/barrel" build ${index_args[@]+"${index_args[@]}"} --index "$dir/index.$i" --batch "$id" $(shard_flag "$i") --warc-dir "$dir/warc" "$batch/fetched.ndjson"
   prune_batches
 }
 # prune_batches drops old turn directories: what they hold is in the
