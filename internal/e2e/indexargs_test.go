@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,17 +17,7 @@ func TestCrawlCycleIndexArgs(t *testing.T) {
 		{"INDEX_ARGS=\"--deletes-pct 500\"\n", "--deletes-pct 500: want 1 to 100"},
 		{"INDEX_ARGS=\"--merge-factr 8\"\n", "flag provided but not defined: -merge-factr"},
 	} {
-		w.writeConf(t, c.conf)
-		out, err := w.cycle().CombinedOutput()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
-			t.Errorf("%s: %v, want exit 2 and %q:\n%s", c.conf, err, c.want, out)
-		}
-		for _, p := range []string{"state", "batches", "warc", "index"} {
-			if _, err := os.Stat(filepath.Join(w.crawl, p)); err == nil {
-				t.Errorf("%s: %s made", c.conf, p)
-			}
-		}
+		w.refusedAtSetUp(t, c.conf, c.want)
 	}
 	w.writeConf(t, "TURN_N=40\nINDEX_ARGS=\"--pagerank-every 1 --deletes-pct 10\"\n")
 	w.turn(t, "turn 1")

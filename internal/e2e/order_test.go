@@ -140,17 +140,7 @@ func TestCrawlCycleOrderRefused(t *testing.T) {
 		{"QUOTA_RULE=by-size\n", `quota rule "by-size": want one of share`},
 		{"QUOTA_RULE=visits\nMIN_QUOTA=0\n", "MIN_QUOTA 0"},
 	} {
-		w.writeConf(t, c.conf)
-		out, err := w.cycle().CombinedOutput()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
-			t.Errorf("%s: %v, want exit 2 and %q:\n%s", c.conf, err, c.want, out)
-		}
-		for _, p := range []string{"state", "batches", "warc"} {
-			if _, err := os.Stat(filepath.Join(w.crawl, p)); err == nil {
-				t.Errorf("%s: %s made", c.conf, p)
-			}
-		}
+		w.refusedAtSetUp(t, c.conf, c.want)
 	}
 	// The same with a topic runs.
 	w.writeConf(t, "TURN_N=20\nORDER=best-first\nORDER_ARGS=\"--topic 'news of the day'\"\n")
@@ -204,5 +194,23 @@ exec %[2]s "$@"
 	}
 	if _, err := os.Stat(filepath.Join(w.crawl, "state", "order.bfs.ndjson.next")); !os.IsNotExist(err) {
 		t.Errorf("the new state was not renamed in: %v", err)
+	}
+}
+
+// refusedAtSetUp runs a turn with crawl.conf's extra lines conf and checks
+// that it stops with exit 2 and want in its output before it makes the
+// crawl's state, batches, WARC files or index.
+func (w *world) refusedAtSetUp(t *testing.T, conf, want string) {
+	t.Helper()
+	w.writeConf(t, conf)
+	out, err := w.cycle().CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), want) {
+		t.Errorf("%s: %v, want exit 2 and %q:\n%s", conf, err, want, out)
+	}
+	for _, p := range []string{"state", "batches", "warc", "index"} {
+		if _, err := os.Stat(filepath.Join(w.crawl, p)); err == nil {
+			t.Errorf("%s: %s made", conf, p)
+		}
 	}
 }
