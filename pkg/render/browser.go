@@ -121,9 +121,8 @@ func (b *Browser) startLocked() error {
 	// One directory holds the browser's profile and its temp dir (its
 	// singleton socket among them): removed when the browser stops, where
 	// a browser stopped by its context leaves its socket's directory in
-	// /tmp, one a run of a cron job. Its name is short: the socket's
-	// path must fit a Unix socket's 108 bytes.
-	dir, err := os.MkdirTemp("", "chromium-*")
+	// /tmp, one a run of a cron job.
+	dir, err := os.MkdirTemp(browserTempBase(os.TempDir()), "chromium-*")
 	if err != nil {
 		return fmt.Errorf("starting chromium: %w", err)
 	}
@@ -147,6 +146,21 @@ func (b *Browser) startLocked() error {
 	b.ctx = bctx
 	b.cancel = stop
 	return nil
+}
+
+// socketTail is what chromium adds to its TMPDIR for its singleton
+// socket, below the browser's directory (chromium-*): a Unix socket's path
+// must fit 104 bytes (108 on Linux).
+const socketTail = len("/chromium-1234567890/org.chromium.Chromium.XXXXXX/SingletonSocket")
+
+// browserTempBase is where the browser's directory is made: the temp dir,
+// or /tmp where the temp dir's path is too long for the socket below it
+// (chromium would not start).
+func browserTempBase(tmp string) string {
+	if len(tmp)+socketTail > 104 {
+		return "/tmp"
+	}
+	return tmp
 }
 
 // PID is the browser process's id (for tests that kill it).

@@ -176,6 +176,32 @@ func TestRenderRestartsAKilledBrowser(t *testing.T) {
 	}
 }
 
+// TestRenderWithALongTempDir: with a temp dir whose path leaves no room
+// for chromium's socket below it, the browser's directory goes to /tmp,
+// the browser starts and renders, and nothing is left behind.
+func TestRenderWithALongTempDir(t *testing.T) {
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 90))
+	if err := os.Mkdir(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", long)
+	before, _ := filepath.Glob("/tmp/chromium-*")
+	b := startBrowser(t, Options{Tabs: 1, Budget: 20 * time.Second})
+	s := serveSite(t)
+	res, err := b.Render(context.Background(), pageOf(t, s, "/index.html"), get)
+	if err != nil || !strings.Contains(res.HTML, "zanzibarquokka") {
+		t.Fatalf("render with TMPDIR %d bytes long: %v\n%s", len(long), err, res.HTML)
+	}
+	b.Close()
+	after, _ := filepath.Glob("/tmp/chromium-*")
+	if len(after) > len(before) {
+		t.Errorf("/tmp/chromium-* after the browser stopped: %v (before: %v)", after, before)
+	}
+	if left, _ := os.ReadDir(long); len(left) > 0 {
+		t.Errorf("the long temp dir holds %d entries, want none", len(left))
+	}
+}
+
 // TestRenderContainsAHangingPage: a page whose script never returns
 // (while(true){}) spends its budget and fails, saying rendering failed, and
 // the next page of the same site, in the same browser, renders.
