@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/chromedp/cdproto/fetch"
@@ -121,11 +123,15 @@ func (b *Browser) startLocked() error {
 	// One directory holds the browser's profile and its temp dir (its
 	// singleton socket among them): removed when the browser stops, where
 	// a browser stopped by its context leaves its socket's directory in
-	// /tmp, one a run of a cron job.
-	dir, err := os.MkdirTemp(browserTempBase(os.TempDir()), "chromium-*")
+	// /tmp, one a run of a cron job. A run killed with kill -9 cannot
+	// remove its own: the next start does (sweepOrphans).
+	base := browserTempBase(os.TempDir())
+	sweepOrphans(base)
+	dir, err := os.MkdirTemp(base, "chromium-*")
 	if err != nil {
 		return fmt.Errorf("starting chromium: %w", err)
 	}
+	os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0], chromedp.DefaultExecAllocatorOptions[:]...)
 	opts = append(opts, chromedp.ExecPath(b.opt.Path), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.Env("TMPDIR="+dir),
@@ -146,6 +152,31 @@ func (b *Browser) startLocked() error {
 	b.ctx = bctx
 	b.cancel = stop
 	return nil
+}
+
+// ownerFile names, in a browser's directory, the process that made it.
+const ownerFile = "crawlkit-render.pid"
+
+// sweepOrphans removes the browsers' directories in base whose process
+// ended without removing its own (killed with kill -9; its chromium died
+// with it, by the allocator's Pdeathsig). A directory without an owner
+// file (another program's, or one being made), or whose owner runs (or
+// cannot be asked), is left.
+func sweepOrphans(base string) {
+	dirs, _ := filepath.Glob(filepath.Join(base, "chromium-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // socketTail is what chromium adds to its TMPDIR for its singleton

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -199,6 +201,40 @@ func TestRenderWithALongTempDir(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(long); len(left) > 0 {
 		t.Errorf("the long temp dir holds %d entries, want none", len(left))
+	}
+}
+
+// TestSweepOrphans: a browser's directory whose owner process has ended
+// is removed; one whose owner runs, one without an owner file and one
+// whose file names no process are left.
+func TestSweepOrphans(t *testing.T) {
+	base := t.TempDir()
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{
+		"chromium-ended":   strconv.Itoa(ended.Process.Pid),
+		"chromium-running": strconv.Itoa(os.Getpid()),
+		"chromium-garbage": "not a pid",
+		"chromium-unowned": "",
+	}
+	for name, owner := range dirs {
+		d := filepath.Join(base, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(d, "profile-file"), []byte("x"), 0o644)
+		if owner != "" {
+			os.WriteFile(filepath.Join(d, ownerFile), []byte(owner), 0o644)
+		}
+	}
+	sweepOrphans(base)
+	for name := range dirs {
+		_, err := os.Stat(filepath.Join(base, name))
+		if gone := os.IsNotExist(err); gone != (name == "chromium-ended") {
+			t.Errorf("%s: removed %v, want %v", name, gone, name == "chromium-ended")
+		}
 	}
 }
 
