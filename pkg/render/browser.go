@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -173,10 +174,25 @@ func sweepOrphans(base string) {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if ended(pid) {
 			os.RemoveAll(d)
 		}
 	}
+}
+
+// ended reports whether process pid has ended: it is gone, or a zombie
+// (killed, and not yet reaped by its parent).
+func ended(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return errors.Is(err, syscall.ESRCH)
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command, in parentheses that may hold any byte.
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
 
 // socketTail is what chromium adds to its TMPDIR for its singleton

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // startBrowser starts chromium for a test; it skips the test, saying
@@ -205,16 +207,27 @@ func TestRenderWithALongTempDir(t *testing.T) {
 }
 
 // TestSweepOrphans: a browser's directory whose owner process has ended
-// is removed; one whose owner runs, one without an owner file and one
+// (gone, or a zombie) is removed; one whose owner runs, one without an owner file and one
 // whose file names no process are left.
 func TestSweepOrphans(t *testing.T) {
 	base := t.TempDir()
-	ended := exec.Command("true")
-	if err := ended.Run(); err != nil {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	// A zombie: ended, not yet reaped (Wait, after the sweep).
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Wait()
+	var info unix.Siginfo // until it exits, leaving it unreaped (WNOWAIT)
+	if err := unix.Waitid(unix.P_PID, zombie.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
 		t.Fatal(err)
 	}
 	dirs := map[string]string{
-		"chromium-ended":   strconv.Itoa(ended.Process.Pid),
+		"chromium-ended":   strconv.Itoa(gone.Process.Pid),
+		"chromium-zombie":  strconv.Itoa(zombie.Process.Pid),
 		"chromium-running": strconv.Itoa(os.Getpid()),
 		"chromium-garbage": "not a pid",
 		"chromium-unowned": "",
@@ -232,8 +245,9 @@ func TestSweepOrphans(t *testing.T) {
 	sweepOrphans(base)
 	for name := range dirs {
 		_, err := os.Stat(filepath.Join(base, name))
-		if gone := os.IsNotExist(err); gone != (name == "chromium-ended") {
-			t.Errorf("%s: removed %v, want %v", name, gone, name == "chromium-ended")
+		want := name == "chromium-ended" || name == "chromium-zombie"
+		if gone := os.IsNotExist(err); gone != want {
+			t.Errorf("%s: removed %v, want %v", name, gone, want)
 		}
 	}
 }
