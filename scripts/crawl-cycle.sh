@@ -262,10 +262,11 @@ else
   exit 2
 fi
 
-# ORDER and QUOTA_RULE are checked by the tools before anything changes:
-# a wrong name or a missing flag stops the turn with exit 2.
+# ORDER, QUOTA_RULE and INDEX_ARGS are checked by the tools before anything
+# changes: a wrong name or a missing flag stops the turn with exit 2.
 # ORDER_ARGS holds shell words (quotes group them), as crawl.conf does.
 eval "order_args=($ORDER_ARGS)"
+read -r -a index_args <<< "$INDEX_ARGS"
 if [[ $mode == turn ]]; then
   if [[ -n "$ORDER" ]] && ! "$BIN/sekitei" order --check --order "$ORDER" ${order_args[@]+"${order_args[@]}"} 2> "$dir/logs/check.err"; then
     say "ORDER=$ORDER ORDER_ARGS=$ORDER_ARGS: not a usable crawl order: $(head -n 1 "$dir/logs/check.err")"
@@ -276,7 +277,6 @@ if [[ $mode == turn ]]; then
     say "QUOTA_RULE=$QUOTA_RULE MIN_QUOTA=$MIN_QUOTA: $(head -n 1 "$dir/logs/check.err")"
     exit 2
   fi
-  read -r -a index_args <<< "$INDEX_ARGS"
   if [[ -n "$INDEX_ARGS" ]] && ! "$BIN/barrel" build --check "${index_args[@]}" --index "$dir/index" 2> "$dir/logs/check.err"; then
     say "INDEX_ARGS=$INDEX_ARGS: not flags barrel build takes: $(grep -v '^\s*$' "$dir/logs/check.err" | head -n 1)"
     exit 2
@@ -542,7 +542,6 @@ read -r -a next_args <<< "$NEXT_ARGS"
 read -r -a opic_args <<< "$OPIC_ARGS"
 read -r -a fetch_args <<< "$FETCH_ARGS"
 read -r -a sitemap_args <<< "$SITEMAP_ARGS"
-read -r -a index_args <<< "$INDEX_ARGS"
 # b: the turn's directory under DIR, for the files each_shard moves.
 b=batches/$id
 hosts=()
