@@ -2,6 +2,7 @@ package barrel
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sekitei/crawlkit/pkg/barrel/hit"
 	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
 )
 
@@ -184,6 +186,84 @@ func TestWindow(t *testing.T) {
 		span, held := window(tc.lists, []int{0, 1, 2}[:len(tc.lists)])
 		if span != tc.span || held != tc.held {
 			t.Errorf("window %v: %d of %d, want %d of %d", tc.lists, span, held, tc.span, tc.held)
+		}
+	}
+}
+
+// window against a brute force over random pages of up to 20 words
+// (runs merged two at a time past 8), some runs out of order (sorted),
+// some words with more hits than it reads or only fancy hits.
+func TestWindowAgainstBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for round := range 3000 {
+		nw := 1 + rng.IntN(20)
+		lists := make([][]byte, nw)
+		words := make([]int, nw)
+		var plain [][]int // each word's positions window reads
+		for w := range nw {
+			words[w] = w
+			var b []byte
+			var got []int
+			n := rng.IntN(80)
+			pos := rng.IntN(50)
+			for range n {
+				if rng.IntN(10) == 0 { // a fancy hit (a title hit) in between
+					h := hit.Fancy(false, hit.Title, rng.IntN(20))
+					b = append(b, byte(h>>8), byte(h))
+					continue
+				}
+				p := pos
+				if round%7 == 0 && rng.IntN(8) == 0 {
+					p = rng.IntN(4096) // out of order
+				}
+				h := hit.Plain(rng.IntN(2) == 0, rng.IntN(7), p)
+				b = append(b, byte(h>>8), byte(h))
+				if len(got) < proxHits {
+					got = append(got, min(p, hit.MaxPlainPos))
+				}
+				pos += rng.IntN(300)
+			}
+			lists[w] = b
+			plain = append(plain, got)
+		}
+		wantHeld, wantSpan := 0, 1<<30
+		for _, ps := range plain {
+			if len(ps) > 0 {
+				wantHeld++
+			}
+		}
+		// the smallest span from each hit to the nearest hit of every
+		// other word at or after it
+		for _, ps := range plain {
+			for _, a := range ps {
+				hi, ok := a, true
+				for _, qs := range plain {
+					if len(qs) == 0 {
+						continue
+					}
+					best := -1
+					for _, b := range qs {
+						if b >= a && (best < 0 || b < best) {
+							best = b
+						}
+					}
+					if best < 0 {
+						ok = false
+						break
+					}
+					hi = max(hi, best)
+				}
+				if ok {
+					wantSpan = min(wantSpan, hi-a+1)
+				}
+			}
+		}
+		if wantHeld < 2 {
+			wantSpan = 0
+		}
+		span, held := window(lists, words)
+		if span != wantSpan || held != wantHeld {
+			t.Fatalf("round %d, %d words: window %d of %d, want %d of %d", round, nw, span, held, wantSpan, wantHeld)
 		}
 	}
 }

@@ -2470,11 +2470,10 @@ const proxHits = 64 // plain hits per word looked at for proximity
 func window(lists [][]byte, words []int) (span, held int) {
 	wb := windowBufs.Get().(*windowBuf)
 	defer windowBufs.Put(wb)
-	hits := wb.hits[:0]
+	hits, starts := wb.hits[:0], wb.starts[:0]
 	// Each word's plain hits come in position order: the words' runs are
 	// merged (sorted only if one is not in order).
-	var starts [9]int
-	runs, inOrder := 0, len(words) <= 8
+	inOrder := true
 	for _, w := range words {
 		l, n := lists[w], 0
 		if len(l) == 0 {
@@ -2493,32 +2492,16 @@ func window(lists [][]byte, words []int) (span, held int) {
 		}
 		if n == 0 {
 			held-- // only fancy hits: not in the text
-		} else if runs < 8 {
-			starts[runs] = start
-			runs++
+		} else {
+			starts = append(starts, start)
 		}
 	}
-	wb.hits = hits
+	wb.hits, wb.starts = hits, starts
 	if held < 2 {
 		return 0, held
 	}
 	if inOrder {
-		starts[runs] = len(hits)
-		var at [8]int
-		copy(at[:], starts[:runs])
-		m := wb.merged[:0]
-		for range len(hits) {
-			k := -1
-			for r := range runs {
-				if at[r] < starts[r+1] && (k < 0 || hits[at[r]].pos < hits[at[k]].pos) {
-					k = r
-				}
-			}
-			m = append(m, hits[at[k]])
-			at[k]++
-		}
-		wb.merged = m
-		hits = m
+		hits = wb.mergeRuns(hits, starts)
 	} else {
 		slices.SortFunc(hits, func(a, b ph) int { return int(a.pos - b.pos) })
 	}
@@ -2544,11 +2527,53 @@ func window(lists [][]byte, words []int) (span, held int) {
 	return best, held
 }
 
+// mergeRuns merges the sorted runs of hits that begin at starts into one
+// run in position order, two runs at a time (log2 of the runs passes: a
+// long title of a query holds a dozen words), in hits and wb.merged.
+func (wb *windowBuf) mergeRuns(hits []ph, starts []int) []ph {
+	other := slices.Grow(wb.merged[:0], len(hits))[:len(hits)]
+	for len(starts) > 1 {
+		next := starts[:0]
+		for r := 0; r < len(starts); r += 2 {
+			a := starts[r]
+			next = append(next, a)
+			if r+1 == len(starts) { // an odd run out: copied as it is
+				copy(other[a:], hits[a:])
+				break
+			}
+			b, end := starts[r+1], len(hits)
+			if r+2 < len(starts) {
+				end = starts[r+2]
+			}
+			i, j, k := a, b, a
+			for i < b && j < end {
+				if hits[j].pos < hits[i].pos {
+					other[k] = hits[j]
+					j++
+				} else {
+					other[k] = hits[i]
+					i++
+				}
+				k++
+			}
+			k += copy(other[k:], hits[i:b])
+			copy(other[k:], hits[j:end])
+		}
+		starts = next
+		hits, other = other, hits
+	}
+	wb.hits, wb.merged = hits, other
+	return hits
+}
+
 // ph is a plain hit's position and word, for window.
 type ph struct{ pos, w int32 }
 
 // windowBuf is window's scratch.
-type windowBuf struct{ hits, merged []ph }
+type windowBuf struct {
+	hits, merged []ph
+	starts       []int
+}
 
 var windowBufs = sync.Pool{New: func() any { return new(windowBuf) }}
 
