@@ -32,8 +32,9 @@ var (
 	benchBatches = flag.Int("barrel.batches", 1, "batches barrel indexes the pages in, one after the other with the default merge policy (1: one segment)")
 	benchMerge   = flag.Int("barrel.mergefactor", 0, "barrel's merge factor for -barrel.batches (0: the default); a factor above the batches keeps one segment per batch")
 	benchDeletes = flag.Int("barrel.deletespct", 0, "barrel's deleted share (percent) before merges reclaim it, for -barrel.batches (0: the default)")
+	benchGrowth  = flag.Float64("barrel.anchorgrowth", 0, "barrel's AnchorGrowth for -barrel.batches (0: the default; 1e9: pages are never re-indexed for new anchors, so its segments hold no deleted document), to tell what the segments cost from what their deleted documents cost")
 	benchMaxDocs = flag.Int("barrel.maxmergedocs", 0, "barrel's MaxMergeDocs for -barrel.batches (0: the default): the size cap scaled down to the pages, for the segment count of a larger index")
-	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run once more after the timed runs, on the index opened afresh)")
+	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run again after the timed runs, on the index opened afresh, until the profile holds 5 s)")
 	buildProfile = flag.String("barrel.buildcpuprofile", "", "write a CPU profile of barrel's build (the timed one) to this file")
 	bleveBatch   = flag.Int("bleve.batchdocs", 1000, "pages in each of bleve's batches")
 	bleveReindex = flag.Bool("bleve.reindex", false, "with -barrel.batches: bleve indexes the pages in barrel's batches, and in each batch indexes again the earlier pages the batch's pages link to, as barrel re-indexes them for their new anchors (bleve replaces each: a deletion in its older segments), so that both indexes carry deleted documents")
@@ -55,6 +56,9 @@ func dirSize(dir string) int64 {
 }
 
 func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 { // none timed (-barrel.snippetqueries=0)
+		return 0
+	}
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(p*float64(len(s))))]
@@ -134,7 +138,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		batches := max(1, min(*benchBatches, len(pages)))
 		var segments, barrelDeleted int
 		for k := range batches {
-			bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec, MergeFactor: *benchMerge, DeletesPct: *benchDeletes, MaxMergeDocs: *benchMaxDocs})
+			bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec, MergeFactor: *benchMerge, DeletesPct: *benchDeletes, MaxMergeDocs: *benchMaxDocs, AnchorGrowth: *benchGrowth})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -231,6 +235,11 @@ func BenchmarkVsBleve(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		inSegs, deletedNow := 0, 0 // the superseded versions the segments still hold
+		for _, sg := range idx.Segments() {
+			inSegs += sg.Docs
+			deletedNow += sg.Deleted
+		}
 		lat := make([]time.Duration, len(queries))
 		cpu := make([]time.Duration, len(queries))
 		latSnip := make([]time.Duration, len(queries))
@@ -258,9 +267,11 @@ func BenchmarkVsBleve(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for _, q := range queries {
-				if _, err := pidx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}); err != nil {
-					b.Fatal(err)
+			for start := time.Now(); time.Since(start) < profileFor; {
+				for _, q := range queries {
+					if _, err := pidx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 			stop()
@@ -301,6 +312,9 @@ func BenchmarkVsBleve(b *testing.B) {
 		b.ReportMetric(float64(percentile(vcpu, 0.99).Microseconds()), "bleve-cpu-p99-µs")
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (%d with results)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found)
+		if batches > 1 {
+			fmt.Fprintf(&sb, "barrel's segments: %d of their %d documents deleted (%.1f%%)\n", deletedNow, inSegs, 100*float64(deletedNow)/float64(max(1, inSegs)))
+		}
 		if *bleveReindex && batches > 1 {
 			fmt.Fprintf(&sb, "barrel: %d batches, %d segments, %d documents deleted by re-indexing; bleve: barrel's batches, %d segments, %d pages indexed again\n", batches, segments, barrelDeleted, bleveSegs, bleveAgain)
 		} else {
@@ -343,6 +357,10 @@ func bleveConfig() map[string]interface{} {
 
 // startProfile starts a CPU profile into path; the function it returns
 // stops it and closes the file.
+// profileFor is how long the queries run for a profile, at least: a
+// profile needs a few hundred samples of each function that matters.
+const profileFor = 5 * time.Second
+
 func startProfile(b *testing.B, path string) func() {
 	f, err := os.Create(path)
 	if err != nil {

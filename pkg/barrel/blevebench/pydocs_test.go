@@ -114,6 +114,17 @@ func BenchmarkQueriesOnPages(b *testing.B) {
 				vhigh = append(vhigh, w)
 			}
 		}
+		if *benchProfile != "" {
+			stop := startProfile(b, *benchProfile)
+			for start := time.Now(); time.Since(start) < profileFor; {
+				for _, q := range queries {
+					if _, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			stop()
+		}
 		idx.Close()
 		vi.Close()
 		var sb strings.Builder
