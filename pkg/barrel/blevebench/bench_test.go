@@ -32,7 +32,6 @@ var (
 	benchBatches = flag.Int("barrel.batches", 1, "batches barrel indexes the pages in, one after the other with the default merge policy (1: one segment)")
 	benchMerge   = flag.Int("barrel.mergefactor", 0, "barrel's merge factor for -barrel.batches (0: the default); a factor above the batches keeps one segment per batch")
 	benchDeletes = flag.Int("barrel.deletespct", 0, "barrel's deleted share (percent) before merges reclaim it, for -barrel.batches (0: the default)")
-	benchGrowth  = flag.Float64("barrel.anchorgrowth", 0, "barrel's AnchorGrowth for -barrel.batches (0: the default; 1e9: pages are never re-indexed for new anchors, so its segments hold no deleted document), to tell what the segments cost from what their deleted documents cost")
 	benchMaxDocs = flag.Int("barrel.maxmergedocs", 0, "barrel's MaxMergeDocs for -barrel.batches (0: the default): the size cap scaled down to the pages, for the segment count of a larger index")
 	benchPasses  = flag.Int("barrel.passes", 1, "passes of barrel over the queries on the open index: the first is timed as always (each query's first time, as a barrel search command meets it), the later ones are printed apart (as barrel serve and a batch of queries meet a query again)")
 	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run again after the timed runs, on the index opened afresh, until the profile holds 5 s)")
@@ -139,7 +138,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		batches := max(1, min(*benchBatches, len(pages)))
 		var segments, barrelDeleted int
 		for k := range batches {
-			bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec, MergeFactor: *benchMerge, DeletesPct: *benchDeletes, MaxMergeDocs: *benchMaxDocs, AnchorGrowth: *benchGrowth})
+			bl, err := barrel.NewBuilder(bdir, barrel.Options{Codec: *benchCodec, MergeFactor: *benchMerge, DeletesPct: *benchDeletes, MaxMergeDocs: *benchMaxDocs})
 			if err != nil {
 				b.Fatal(err)
 			}
