@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Reclaim. The repository, the text, docinfo and the anchors file are
@@ -118,6 +119,24 @@ type logView struct {
 	base, head int64
 	maps       []*table // in logical order
 	firsts     []uint64 // each map's first logical offset
+	// data maps the file's committed bytes, where mapCommitted did: a
+	// read within them is a copy, not a system call.
+	data []byte
+}
+
+// mapCommitted maps the first n bytes of the file (its committed length
+// on disk, physical), read-only. The file never shrinks below them while
+// it exists: a build truncates only what no commit holds, and a reclaim
+// copies into a new file. Where the file is shorter, or the mapping
+// fails, the view reads with pread as before.
+func (v *logView) mapCommitted(n int64) {
+	st, err := v.f.Stat()
+	if err != nil || n <= 0 || st.Size() < n || n != int64(int(n)) {
+		return
+	}
+	if data, err := syscall.Mmap(int(v.f.Fd()), 0, int(n), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
+		v.data = data
+	}
 }
 
 // openMaps opens the map tables ids.
@@ -180,6 +199,10 @@ func openLogView(dir, def string, sp Reclaimed, m *Manifest) (*logView, error) {
 func (v *logView) close() {
 	if v == nil {
 		return
+	}
+	if v.data != nil {
+		syscall.Munmap(v.data)
+		v.data = nil
 	}
 	if v.f != nil {
 		v.f.Close()
@@ -250,6 +273,9 @@ func (v *logView) ReadAt(b []byte, off int64) (int, error) {
 	p, err := v.phys(off)
 	if err != nil {
 		return 0, err
+	}
+	if p >= 0 && p <= int64(len(v.data))-int64(len(b)) {
+		return copy(b, v.data[p:]), nil
 	}
 	return v.f.ReadAt(b, p)
 }

@@ -423,3 +423,61 @@ func TestReclaimKill(t *testing.T) {
 	}
 	checkAnchorCounts(t, dir)
 }
+
+// An open index reads its docinfo records (a result's URL and title) from
+// a mapping of the file's committed bytes; a build that appends to the
+// file meanwhile leaves the open index's answers as they were, and a read
+// past the mapping (the records appended since) goes to the file.
+func TestDocInfoMapped(t *testing.T) {
+	dir := t.TempDir()
+	page := func(title, words string) string {
+		return "<html><head><title>" + title + "</title></head><body><p>" + words + "</p></body></html>"
+	}
+	build(t, dir, Options{}, map[string]string{
+		"http://m.test/a": page("Alpha gravel", "gravel and sand"),
+		"http://m.test/b": page("Beta gravel", "gravel gravel stones"),
+	})
+	idx := open(t, dir)
+	defer idx.Close()
+	end := idx.m.InfoSpace.physical(idx.m.DocInfo)
+	if int64(len(idx.info.data)) != end || end == 0 {
+		t.Fatalf("docinfo mapped %d bytes, committed %d", len(idx.info.data), end)
+	}
+	answer := func() string {
+		r, err := idx.Search("gravel", SearchOptions{N: 10, NoSnippets: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, x := range r.Results {
+			fmt.Fprintf(&b, "%s %q\n", x.URL, x.Title)
+		}
+		return b.String()
+	}
+	before := answer()
+	if !strings.Contains(before, `http://m.test/a "Alpha gravel"`) || !strings.Contains(before, `http://m.test/b "Beta gravel"`) {
+		t.Fatalf("results:\n%s", before)
+	}
+	build(t, dir, Options{}, map[string]string{ // a page fetched again, and a new one
+		"http://m.test/a": page("Alpha gravel, revised", "gravel"),
+		"http://m.test/c": page("Gamma gravel", "gravel pits"),
+	})
+	if got := answer(); got != before {
+		t.Errorf("the open index's results changed with a later build:\n%s\nwere\n%s", got, before)
+	}
+	buf := make([]byte, 8)
+	if n, err := idx.info.ReadAt(buf, end); n != len(buf) || err != nil {
+		t.Errorf("a read past the mapping: %d bytes, %v (the file holds the later build's records)", n, err)
+	}
+	now := open(t, dir)
+	defer now.Close()
+	r, err := now.Search("gravel", SearchOptions{N: 10, NoSnippets: true})
+	if err != nil || len(r.Results) != 3 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	for _, x := range r.Results {
+		if x.URL == "http://m.test/a" && x.Title != "Alpha gravel, revised" {
+			t.Errorf("the index reopened reads %q for a", x.Title)
+		}
+	}
+}

@@ -788,6 +788,11 @@ type listStart struct {
 	hdr             uint8
 	valid           bool // parsed without damage (else the walk is started again, and meets it)
 	ok              bool // the list holds a posting
+	// The mapped file whose blocks a walk checks, and the list's offset
+	// in it: looked up once (lookupInv), where a cheap query on many
+	// segments opens a list in each and looked each up again.
+	chk  *mappedInv
+	base int64
 }
 
 // startOf parses list to its first posting.
@@ -799,6 +804,7 @@ func startOf(list []byte) listStart {
 	}
 	data := len(list) - len(it.data)
 	st := listStart{skip: uint32(data - len(it.skips)), data: uint32(data), valid: true, ok: ok}
+	st.chk, st.base = lookupInv(list)
 	if ok {
 		st.doc, st.end, st.hdr = it.doc, uint32(it.pos), uint8(len(it.raw)-len(it.hits))
 	}
@@ -814,8 +820,8 @@ func (st listStart) iter(list []byte) (it postingIter, ok bool) {
 		return postingIter{}, false
 	}
 	it = postingIter{skips: list[st.skip:st.data:st.data], data: list[st.data:], prev: -1}
-	if chk, base := lookupInv(list); chk != nil { // its header and skip table checked by startOf
-		it.chk, it.cbase = chk, base+int64(st.data)
+	if st.chk != nil { // its header and skip table checked by startOf
+		it.chk, it.cbase = st.chk, st.base+int64(st.data)
 	}
 	if st.ok { // the first posting starts the postings
 		it.raw, it.hits = it.data[:st.end], it.data[st.hdr:st.end]
