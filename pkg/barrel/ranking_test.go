@@ -191,7 +191,7 @@ func TestWindow(t *testing.T) {
 }
 
 // window against a brute force over random pages of up to 20 words
-// (runs merged two at a time past 8), some runs out of order (sorted),
+// (runs merged two at a time), some runs out of order (sorted),
 // some words with more hits than it reads or only fancy hits.
 func TestWindowAgainstBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
