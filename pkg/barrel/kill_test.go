@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -43,9 +44,29 @@ func TestKillChild(t *testing.T) {
 
 // TestKill kills (SIGKILL) a process adding batches at several moments:
 // each time the index must open, verify, answer, and take the next batch.
+// An index opened before the process started (as a server holds one)
+// answers as it did throughout: the files it maps never shrink below
+// what it reads, though the next build truncates what the dead one left.
 func TestKill(t *testing.T) {
 	dir := t.TempDir()
+	answer := func(idx *Index) string {
+		r, err := idx.Search("the", SearchOptions{N: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s strings.Builder
+		for _, x := range r.Results {
+			fmt.Fprintf(&s, "%d %s %q %g %q\n", x.Doc, x.URL, x.Title, x.Score, x.Snippet)
+		}
+		return s.String()
+	}
 	for round, delay := range []time.Duration{300, 700, 1100, 1600, 2300} {
+		var reader *Index
+		var before string
+		if _, err := os.Stat(dir + "/" + manifestName); err == nil {
+			reader = open(t, dir)
+			before = answer(reader)
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$")
 		cmd.Env = append(os.Environ(), "BARREL_KILL_DIR="+dir)
 		if err := cmd.Start(); err != nil {
@@ -87,6 +108,12 @@ func TestKill(t *testing.T) {
 			t.Errorf("round %d: %d batches, want %d", round, m.Batches, batches+1)
 		}
 		idx.Close()
+		if reader != nil {
+			if got := answer(reader); got != before {
+				t.Errorf("round %d: the index opened before the kill answers\n%s\nwhere it answered\n%s", round, got, before)
+			}
+			reader.Close()
+		}
 	}
 	if _, err := os.Stat(dir + "/" + manifestName); err != nil {
 		t.Fatal("no batch was ever committed")
