@@ -797,14 +797,14 @@ type listStart struct {
 
 // startOf parses list to its first posting.
 func startOf(list []byte) listStart {
-	it := newPostingIter(list)
+	chk, base := lookupInv(list)
+	it := newIterIn(list, chk, base)
 	ok := it.next()
 	if it.err != nil || len(list) > math.MaxUint32 || len(it.raw)-len(it.hits) > math.MaxUint8 {
 		return listStart{}
 	}
 	data := len(list) - len(it.data)
-	st := listStart{skip: uint32(data - len(it.skips)), data: uint32(data), valid: true, ok: ok}
-	st.chk, st.base = lookupInv(list)
+	st := listStart{skip: uint32(data - len(it.skips)), data: uint32(data), valid: true, ok: ok, chk: chk, base: base}
 	if ok {
 		st.doc, st.end, st.hdr = it.doc, uint32(it.pos), uint8(len(it.raw)-len(it.hits))
 	}
