@@ -274,19 +274,11 @@ func BenchmarkVsBleve(b *testing.B) {
 		}
 		idx.Close()
 		if *benchProfile != "" {
-			stop := startProfile(b, *benchProfile)
 			pidx, err := barrel.Open(bdir) // opened afresh: its caches as cold as the timed run's
 			if err != nil {
 				b.Fatal(err)
 			}
-			for start := time.Now(); time.Since(start) < profileFor; {
-				for _, q := range queries {
-					if _, err := pidx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			stop()
+			profileQueries(b, *benchProfile, pidx, queries)
 			pidx.Close()
 		}
 		vi, err = bleve.Open(vdir)
@@ -368,12 +360,26 @@ func bleveConfig() map[string]interface{} {
 	}}
 }
 
-// startProfile starts a CPU profile into path; the function it returns
-// stops it and closes the file.
 // profileFor is how long the queries run for a profile, at least: a
 // profile needs a few hundred samples of each function that matters.
 const profileFor = 5 * time.Second
 
+// profileQueries profiles barrel's ranking of the queries on idx into
+// path, the queries run again until the profile holds profileFor.
+func profileQueries(b *testing.B, path string, idx *barrel.Index, queries []string) {
+	stop := startProfile(b, path)
+	defer stop()
+	for start := time.Now(); time.Since(start) < profileFor; {
+		for _, q := range queries {
+			if _, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// startProfile starts a CPU profile into path; the function it returns
+// stops it and closes the file.
 func startProfile(b *testing.B, path string) func() {
 	f, err := os.Create(path)
 	if err != nil {

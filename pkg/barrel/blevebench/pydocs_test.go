@@ -115,15 +115,7 @@ func BenchmarkQueriesOnPages(b *testing.B) {
 			}
 		}
 		if *benchProfile != "" {
-			stop := startProfile(b, *benchProfile)
-			for start := time.Now(); time.Since(start) < profileFor; {
-				for _, q := range queries {
-					if _, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			stop()
+			profileQueries(b, *benchProfile, idx, queries)
 		}
 		idx.Close()
 		vi.Close()
