@@ -807,3 +807,36 @@ func TestWARCFailureWritesEveryRecord(t *testing.T) {
 		}
 	}
 }
+
+// The spill file has no name in its directory at any moment (O_TMPFILE,
+// where the file system has unnamed files), so that no kill leaves it.
+func TestSpillFileUnnamed(t *testing.T) {
+	dir := t.TempDir()
+	sf, err := openSpill(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Close()
+	if _, err := sf.WriteString("queued records"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := sf.ReadAt(buf, 0); err != nil || string(buf) != "queued" {
+		t.Fatalf("read back %q, %v", buf, err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("%d files in the spill dir, first %s", len(left), left[0].Name())
+	}
+	probe, err := unix.Open(dir, unix.O_RDWR|unix.O_TMPFILE, 0o600)
+	if err != nil {
+		return // no unnamed files here: the named file was unlinked at once
+	}
+	unix.Close(probe)
+	link, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", sf.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(link, "fetch-spill-") {
+		t.Errorf("the spill file was made with a name (%s), though the file system has unnamed files", link)
+	}
+}

@@ -50,6 +50,7 @@ import (
 	"github.com/sekitei/crawlkit/pkg/urlx"
 	"github.com/sekitei/crawlkit/pkg/weburl"
 	"golang.org/x/net/publicsuffix"
+	"golang.org/x/sys/unix"
 )
 
 // Stats count what a run did; read them with Fetcher.Stats.
@@ -171,6 +172,29 @@ func (f *Fetcher) Stats() Stats {
 	return s
 }
 
+// openSpill opens the run's spill file in dir (empty: the system's temp
+// directory) without a name: the open file serves the run, and a run
+// killed (kill -9, a crash) at any moment leaves nothing behind
+// (O_TMPFILE). Where the file system has no unnamed files, a named one is
+// unlinked as soon as it is made; a kill between the two leaves it.
+func openSpill(dir string) (*os.File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if sf, err := os.OpenFile(dir, os.O_RDWR|unix.O_TMPFILE, 0o600); err == nil {
+		return sf, nil
+	}
+	sf, err := os.CreateTemp(dir, "fetch-spill-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(sf.Name()); err != nil {
+		sf.Close()
+		return nil, err
+	}
+	return sf, nil
+}
+
 // stopGrace is how long requests in flight may run on after ctx is
 // cancelled before they are cut off.
 var stopGrace = 1500 * time.Millisecond
@@ -181,14 +205,8 @@ var stopGrace = 1500 * time.Millisecond
 // "interrupted". feed runs in its own goroutine; add returns an error
 // once the run is stopping, which feed should return.
 func (f *Fetcher) Run(ctx context.Context, feed func(add func(*record.Record) error) error) error {
-	sf, err := os.CreateTemp(f.cfg.SpillDir, "fetch-spill-*")
+	sf, err := openSpill(f.cfg.SpillDir)
 	if err != nil {
-		return err
-	}
-	// Unlinked at once: the open file serves the run, and a run killed
-	// (kill -9, a crash) leaves no spill file behind.
-	if err := os.Remove(sf.Name()); err != nil {
-		sf.Close()
 		return err
 	}
 	f.spill.f = sf
