@@ -11,7 +11,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 )
 
 // A table is an immutable file of fixed-width records sorted by a 64-bit
@@ -88,7 +87,7 @@ func (t *table) parse() error {
 
 func (t *table) close() {
 	if t != nil && len(t.data) > 0 {
-		syscall.Munmap(t.data)
+		unmap(t.data)
 		t.data = nil
 	}
 }
