@@ -15,7 +15,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	jsoniter "github.com/json-iterator/go"
 )
+
+// manifestJSON decodes the manifest: json-iterator, as encoding/json's
+// decoder was a twentieth of the CPU of a query on an index of 44
+// segments opened for it (the manifest names each segment's files). A
+// manifest it refuses is reported with encoding/json's message.
+var manifestJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -246,7 +254,10 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 		return nil, err
 	}
 	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := manifestJSON.Unmarshal(b, &m); err != nil {
+		if jerr := json.Unmarshal(b, new(Manifest)); jerr != nil {
+			err = jerr // encoding/json's message, on one line
+		}
 		return nil, corrupt("%s: %v", filepath.Join(dir, manifestName), err)
 	}
 	if m.Format == formatNoText {
