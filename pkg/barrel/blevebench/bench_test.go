@@ -34,6 +34,7 @@ var (
 	benchDeletes = flag.Int("barrel.deletespct", 0, "barrel's deleted share (percent) before merges reclaim it, for -barrel.batches (0: the default)")
 	benchMaxDocs = flag.Int("barrel.maxmergedocs", 0, "barrel's MaxMergeDocs for -barrel.batches (0: the default): the size cap scaled down to the pages, for the segment count of a larger index")
 	benchPasses  = flag.Int("barrel.passes", 1, "passes of barrel over the queries on the open index: the first is timed as always (each query's first time, as a barrel search command meets it), the later ones are printed apart (as barrel serve and a batch of queries meet a query again)")
+	benchOpened  = flag.Int("barrel.opened", 0, "then time the first N queries each on its index opened for it and closed after, for both engines, as one search command costs (process CPU time: opening starts goroutines)")
 	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run again after the timed runs, on the index opened afresh, until the profile holds 5 s)")
 	buildProfile = flag.String("barrel.buildcpuprofile", "", "write a CPU profile of barrel's build (the timed one) to this file")
 	bleveBatch   = flag.Int("bleve.batchdocs", 1000, "pages in each of bleve's batches")
@@ -299,6 +300,10 @@ func BenchmarkVsBleve(b *testing.B) {
 			}
 		}
 		vi.Close()
+		var opened string
+		if *benchOpened > 0 {
+			opened = openedQueries(b, bdir, vdir, queries[:min(len(queries), *benchOpened)])
+		}
 
 		n := float64(len(pages))
 		b.ReportMetric(n/barrelTime.Seconds(), "barrel-docs/s")
@@ -335,9 +340,47 @@ func BenchmarkVsBleve(b *testing.B) {
 		fmt.Fprintf(&sb, "query CPU time (thread): barrel p50 %v p99 %v | bleve p50 %v p99 %v (bleve searches on several goroutines)\n",
 			percentile(cpu, 0.5), percentile(cpu, 0.99), percentile(vcpu, 0.5), percentile(vcpu, 0.99))
 		sb.WriteString(passes.String())
+		sb.WriteString(opened)
 		b.Log(sb.String())
 		fmt.Fprint(os.Stderr, sb.String())
 	}
+}
+
+// openedQueries times each query on its index opened for it and closed
+// after, barrel's and bleve's alternated, in the CPU time of the process:
+// what one query a command costs beside starting the program.
+func openedQueries(b *testing.B, bdir, vdir string, queries []string) string {
+	bcpu := make([]time.Duration, len(queries))
+	vcpu := make([]time.Duration, len(queries))
+	runtime.GC()
+	for i, q := range queries {
+		c0 := processCPU()
+		idx, err := barrel.Open(bdir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}); err != nil {
+			b.Fatal(err)
+		}
+		idx.Close()
+		bcpu[i] = processCPU() - c0
+		c0 = processCPU()
+		vi, err := bleve.Open(vdir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mq := bleve.NewMatchQuery(q)
+		mq.SetOperator(1)
+		if _, err := vi.Search(bleve.NewSearchRequestOptions(mq, 10, 0, false)); err != nil {
+			b.Fatal(err)
+		}
+		if err := vi.Close(); err != nil {
+			b.Fatal(err)
+		}
+		vcpu[i] = processCPU() - c0
+	}
+	return fmt.Sprintf("one query on the index opened for it, %d queries, CPU time (process): barrel p50 %v p99 %v | bleve p50 %v p99 %v\n",
+		len(queries), percentile(bcpu, 0.5), percentile(bcpu, 0.99), percentile(vcpu, 0.5), percentile(vcpu, 0.99))
 }
 
 // bleveConfig is the configuration bleve's index is created with: its
