@@ -3,6 +3,7 @@ package barrel
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +53,33 @@ func TestMapFile(t *testing.T) {
 	}
 	if _, err := mapFile(filepath.Join(dir, "gone"), 10); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "gone: open ") {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// TestManifestDamaged: a manifest that does not decode is reported as
+// damage with its path and encoding/json's one-line message, whichever
+// decoder refused it.
+func TestManifestDamaged(t *testing.T) {
+	dir := t.TempDir()
+	build(t, dir, Options{}, map[string]string{"http://a.test/": "<title>one</title><p>a page of words"})
+	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, body, want string }{
+		{"cut in half", string(raw[:len(raw)/2]), "unexpected end of JSON input"},
+		{"a string for the format", strings.Replace(string(raw), `"format": `, `"format": "x`, 1), "invalid character"},
+		{"the format a string", strings.Replace(string(raw), fmt.Sprintf(`"format": %d`, formatNumber), fmt.Sprintf(`"format": "%d"`, formatNumber), 1), "json: cannot unmarshal string into Go struct field Manifest.format of type int"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, manifestName), []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(dir)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), filepath.Join(dir, manifestName)+": "+c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }
