@@ -33,7 +33,7 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(encodeTable(docRecSize, [][]byte{appendDocRec(nil, 3, &DocEntry{Status: StatusFetched, InfoOff: 7})}))
 	f.Add(encodeTable(runRec, [][]byte{make([]byte, 16), {1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0}}))
 	var secs [lexicon.Barrels]barrelSection
-	secs[0] = barrelSection{fullLen: 6, shortStart: 6, shortLen: 4, rels: []uint32{3},
+	secs[0] = barrelSection{secBounds: secBounds{fullLen: 6, shortStart: 6, shortLen: 4}, rels: []uint32{3},
 		fullOff: []uint64{0, 6}, shortOff: []uint64{0, 4}, fullN: []uint32{1}, shortN: []uint32{1}}
 	f.Add(encodeSegPtrs(&secs))
 	f.Add(encodeDocList([]uint32{1, 4, 7}))
@@ -83,7 +83,7 @@ func FuzzDecoders(f *testing.F) {
 				}
 			}
 		}
-		var secs [lexicon.Barrels]barrelSection
+		var secs [lexicon.Barrels]secBounds
 		if p, err := parsePtrs(b, 10, &secs); err == nil {
 			for bb := range lexicon.Barrels {
 				s := &secs[bb]

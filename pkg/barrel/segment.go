@@ -67,11 +67,18 @@ func segName(id int, ext string) string { return fmt.Sprintf("%s%06d.%s", segPre
 // barrelSection locates one barrel in a segment: where its full and short
 // lists lie in the .inv file, and the segment's words of that barrel.
 type barrelSection struct {
+	secBounds
+	rels              []uint32 // sorted relative wordIDs
+	fullOff, shortOff []uint64 // len(rels)+1, from the section start
+	fullN, shortN     []uint32
+}
+
+// secBounds is where a barrel's sections lie in the .inv file, and their
+// CRC-32C: what an open segment keeps of a barrelSection (64 of them a
+// segment, with no pointer for the collector to follow).
+type secBounds struct {
 	fullStart, fullLen, shortStart, shortLen int64
 	fullCRC, shortCRC                        uint32
-	rels                                     []uint32 // sorted relative wordIDs
-	fullOff, shortOff                        []uint64 // len(rels)+1, from the section start
-	fullN, shortN                            []uint32
 }
 
 // wordArrays is a barrel's word arrays as an open segment reads them: in
@@ -147,7 +154,7 @@ type ptrsFile struct {
 
 // parsePtrs checks a ptrs file's headers and fills each section's place in
 // the .inv file; the word arrays are left for loadBarrel.
-func parsePtrs(b []byte, invSize int64, secs *[lexicon.Barrels]barrelSection) (*ptrsFile, error) {
+func parsePtrs(b []byte, invSize int64, secs *[lexicon.Barrels]secBounds) (*ptrsFile, error) {
 	hdr := len(segPtrsMagic) + ptrsHeader*lexicon.Barrels
 	if len(b) < hdr+4 || string(b[:len(segPtrsMagic)]) != segPtrsMagic {
 		return nil, corrupt("ptrs: bad header")
@@ -187,7 +194,7 @@ func parsePtrs(b []byte, invSize int64, secs *[lexicon.Barrels]barrelSection) (*
 }
 
 // loadBarrel checks and returns barrel i's word arrays, of section s.
-func (p *ptrsFile) loadBarrel(i int, s *barrelSection) (wordArrays, error) {
+func (p *ptrsFile) loadBarrel(i int, s *secBounds) (wordArrays, error) {
 	n := p.n[i]
 	if n == 0 {
 		return wordArrays{}, nil
@@ -241,11 +248,10 @@ type segment struct {
 	info    SegmentInfo
 	path    string // of the .inv file
 	invSize int64
-	secs    *[lexicon.Barrels]barrelSection
+	secs    *[lexicon.Barrels]secBounds
 	ptrs    *ptrsFile
-	words   [lexicon.Barrels]wordArrays // in the mapped ptrs file, once loaded
+	words   [lexicon.Barrels]*wordArrays // in the ptrs file, each once loaded (one query reads a few barrels)
 	pmu     sync.Mutex
-	loaded  [lexicon.Barrels]bool
 	pErr    error
 	maxRel  [lexicon.Barrels]uint32 // the lexicon's word counts
 	dt      *table                  // the documents and their entries
@@ -322,7 +328,7 @@ func openSegment(dir string, info SegmentInfo, m *Manifest) (_ *segment, err err
 	if s.ptrsMap, err = mapFile(filepath.Join(dir, pn), psum.Size); err != nil {
 		return nil, err
 	}
-	s.secs = &[lexicon.Barrels]barrelSection{}
+	s.secs = &[lexicon.Barrels]secBounds{}
 	if s.ptrs, err = parsePtrs(s.ptrsMap, s.invSize, s.secs); err != nil {
 		return nil, fmt.Errorf("%s: %w", pn, err)
 	}
@@ -703,16 +709,16 @@ func (s *segment) listBytes(bb int, lo, hi int64) ([]byte, error) {
 
 // sec returns barrel bb's section and word arrays, the arrays checked
 // the first time.
-func (s *segment) sec(bb int) (*barrelSection, *wordArrays, error) {
+func (s *segment) sec(bb int) (*secBounds, *wordArrays, error) {
 	if s.secReady.Load()&(1<<(bb%64)) != 0 {
-		return &s.secs[bb], &s.words[bb], nil
+		return &s.secs[bb], s.words[bb], nil
 	}
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	if s.pErr != nil {
 		return nil, nil, s.pErr
 	}
-	if !s.loaded[bb] {
+	if s.words[bb] == nil {
 		a, err := s.ptrs.loadBarrel(bb, &s.secs[bb])
 		if n := a.rels.len(); err == nil && n > 0 && a.rels.at(n-1) >= s.maxRel[bb] {
 			err = corrupt("barrel %d holds a word the lexicon does not", bb)
@@ -721,11 +727,10 @@ func (s *segment) sec(bb int) (*barrelSection, *wordArrays, error) {
 			s.pErr = fmt.Errorf("%s: %w", segName(s.info.ID, "ptrs"), err)
 			return nil, nil, s.pErr
 		}
-		s.words[bb] = a
-		s.loaded[bb] = true
+		s.words[bb] = &a
 		s.secReady.Or(1 << (bb % 64))
 	}
-	return &s.secs[bb], &s.words[bb], nil
+	return &s.secs[bb], s.words[bb], nil
 }
 
 // list returns the list of wordID id in the short or full barrels of the
@@ -1081,7 +1086,7 @@ func mergeSegments(segs []*segment, w *segWriter) error {
 			var fits, sits []postingIter
 			var fdel, sdel []docBits
 			for i, s := range segs {
-				a := &s.words[bb]
+				a := s.words[bb]
 				if pos[i] >= a.rels.len() || a.rels.at(pos[i]) != rel {
 					continue
 				}
