@@ -54,6 +54,9 @@ func TestMapFile(t *testing.T) {
 	if _, err := mapFile(filepath.Join(dir, "gone"), 10); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "gone: open ") {
 		t.Errorf("a missing file: %v", err)
 	}
+	if _, err := openTable(dir, "gone.tab", FileSum{Size: 10}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "gone.tab: open ") {
+		t.Errorf("a missing table: %v", err)
+	}
 }
 
 // TestManifestDamaged: a manifest that does not decode is reported as

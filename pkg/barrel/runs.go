@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -44,14 +43,12 @@ type table struct {
 	err     error
 }
 
-// openTable maps a table and checks its trailer against the size the
-// manifest gives.
+// openTable maps a table (or reads it, if small: mapFile) and checks its
+// trailer against the size the manifest gives. A missing file is damage,
+// as mapFile reports it.
 func openTable(dir, name string, want FileSum) (*table, error) {
 	data, err := mapFile(filepath.Join(dir, name), want.Size)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, corrupt("%s: %v", name, err)
-		}
 		return nil, err
 	}
 	t := &table{name: name, data: data}
