@@ -37,11 +37,13 @@ func TestHitCountsMatchEachHit(t *testing.T) {
 					l = binary.BigEndian.AppendUint16(l, uint16(randHit(mostlyPlain)))
 				}
 				var want [numTypes]int
+				var wantTypes uint32
 				leads, capDefs := false, 0
 				leadMax := 1 + rng.IntN(6)
 				for j := range n {
 					h := hit.At(l, j)
 					want[typeOf(h)]++
+					wantTypes |= 1 << typeOf(h)
 					if typeOf(h) == TypeTitle && h.Pos() < leadMax {
 						leads = true
 					}
@@ -50,9 +52,8 @@ func TestHitCountsMatchEachHit(t *testing.T) {
 					}
 				}
 				var got [numTypes]int
-				countTypes(l, &got)
-				if got != want {
-					t.Fatalf("%d hits: counts %v, each hit read %v", n, got, want)
+				if types := countTypes(l, &got); got != want || types != wantTypes {
+					t.Fatalf("%d hits: counts %v, types %b; each hit read %v, %b", n, got, types, want, wantTypes)
 				}
 				if g := titleLeads(l, leadMax); g != leads {
 					t.Fatalf("%d hits: titleLeads %v, each hit read %v", n, g, leads)
