@@ -1,6 +1,7 @@
 package blevebench
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -35,6 +36,7 @@ var (
 	benchMaxDocs = flag.Int("barrel.maxmergedocs", 0, "barrel's MaxMergeDocs for -barrel.batches (0: the default): the size cap scaled down to the pages, for the segment count of a larger index")
 	benchPasses  = flag.Int("barrel.passes", 1, "passes of barrel over the queries on the open index: the first is timed as always (each query's first time, as a barrel search command meets it), the later ones are printed apart (as barrel serve and a batch of queries meet a query again)")
 	benchOpened  = flag.Int("barrel.opened", 0, "then time the first N queries each on its index opened for it and closed after, for both engines, as one search command costs (process CPU time: opening starts goroutines)")
+	benchSlowest = flag.Int("barrel.slowest", 0, "then print the N queries of the highest CPU time in barrel's first pass, each with its CPU time in barrel and in bleve: what the p99 is made of")
 	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run again after the timed runs, on the index opened afresh, until the profile holds 5 s)")
 	buildProfile = flag.String("barrel.buildcpuprofile", "", "write a CPU profile of barrel's build (the timed one) to this file")
 	bleveBatch   = flag.Int("bleve.batchdocs", 1000, "pages in each of bleve's batches")
@@ -341,6 +343,7 @@ func BenchmarkVsBleve(b *testing.B) {
 			percentile(cpu, 0.5), percentile(cpu, 0.99), percentile(vcpu, 0.5), percentile(vcpu, 0.99))
 		sb.WriteString(passes.String())
 		sb.WriteString(opened)
+		sb.WriteString(slowest(queries, cpu, vcpu, *benchSlowest))
 		b.Log(sb.String())
 		fmt.Fprint(os.Stderr, sb.String())
 	}
@@ -381,6 +384,25 @@ func openedQueries(b *testing.B, bdir, vdir string, queries []string) string {
 	}
 	return fmt.Sprintf("one query on the index opened for it, %d queries, CPU time (process): barrel p50 %v p99 %v | bleve p50 %v p99 %v\n",
 		len(queries), percentile(bcpu, 0.5), percentile(bcpu, 0.99), percentile(vcpu, 0.5), percentile(vcpu, 0.99))
+}
+
+// slowest lists the n queries of the highest CPU time in barrel (cpu),
+// each with bleve's (vcpu).
+func slowest(queries []string, cpu, vcpu []time.Duration, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	ord := make([]int, len(queries))
+	for i := range ord {
+		ord[i] = i
+	}
+	slices.SortStableFunc(ord, func(x, y int) int { return cmp.Compare(cpu[y], cpu[x]) })
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "barrel's %d slowest queries, CPU time (thread): barrel, bleve, query\n", min(n, len(ord)))
+	for _, i := range ord[:min(n, len(ord))] {
+		fmt.Fprintf(&sb, "  %v\t%v\t%q\n", cpu[i], vcpu[i], queries[i])
+	}
+	return sb.String()
 }
 
 // bleveConfig is the configuration bleve's index is created with: its
