@@ -68,48 +68,35 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	t0 := time.Now()
 	if len(owned) > 0 {
 		id := newID()
-		inv, err := create(segName(id, "inv"))
+		so, err := newSegOut(id, &m, create, writeWhole)
 		if err != nil {
 			return err
 		}
-		sums := &blockSummer{out: inv}
-		w := &segWriter{inv: sums}
+		w := so.w
 		if err := sortBarrels(b.fwd.path, b.lex.Count, b.opts.SortMemory, w, func(bb int) { os.Remove(b.fwd.path(bb)) }); err != nil {
-			inv.finish()
+			so.abort()
 			return err
 		}
-		sum, err := inv.finish()
-		if err != nil {
-			return err
-		}
-		m.Files[segName(id, "inv")] = sum
-		if err := writeWhole(segName(id, "ptrs"), encodeSegPtrs(&w.secs)); err != nil {
-			return err
-		}
-		if err := writeWhole(segName(id, "sums"), sums.file()); err != nil {
+		if err := so.endLists(); err != nil {
+			so.abort()
 			return err
 		}
 		// Its document table, and the older segments the documents leave.
-		g, err := create(segName(id, "docs"))
-		if err != nil {
-			return err
-		}
-		tw := newTableWriter(g, docRecSize)
 		gone := map[int][]uint32{}
 		pw, err := b.pageWords()
 		if err != nil {
-			g.finish()
+			so.abort()
 			return err
 		}
 		var rec []byte
 		for _, d := range owned {
 			e, err := b.entry(d)
 			if err != nil {
-				g.finish()
+				so.abort()
 				return err
 			}
 			e.Anchors = b.anchorsOf[d]
-			tw.add(appendDocRec(rec[:0], d, &e))
+			so.docs.add(appendDocRec(rec[:0], d, &e))
 			pw.add(e, 1)
 			if d < b.oldN {
 				old, k, ok, err := b.oldDoc(d)
@@ -117,7 +104,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 					err = corrupt("doc %d is in no segment", d)
 				}
 				if err != nil {
-					g.finish()
+					so.abort()
 					return err
 				}
 				gone[k] = append(gone[k], d)
@@ -125,7 +112,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 			}
 		}
 		m.PageWords = &pw
-		if m.Files[segName(id, "docs")], err = tw.finish(); err != nil {
+		if err := so.finish(); err != nil {
 			return err
 		}
 		b.Stats.SegmentWords = w.words()
@@ -192,7 +179,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 	// The block sums of the segments of an index older than format 10.
 	for _, si := range m.Segments {
 		name := segName(si.ID, "sums")
-		if _, ok := m.Files[name]; ok {
+		if hasFile(&m, name) || hasFile(&m, segName(si.ID, "seg")) {
 			continue
 		}
 		inv := segName(si.ID, "inv")
@@ -514,36 +501,22 @@ func (b *Builder) merge(m *Manifest, ids []int, create func(string) (*genWriter,
 	slices.SortFunc(recs, func(x, y []byte) int { return cmpU64(binary.LittleEndian.Uint64(x), binary.LittleEndian.Uint64(y)) })
 	id := m.NextSegment
 	m.NextSegment++
-	inv, err := create(segName(id, "inv"))
+	so, err := newSegOut(id, m, create, writeWhole)
 	if err != nil {
 		return err
 	}
-	sums := &blockSummer{out: inv}
-	w := &segWriter{inv: sums}
-	if err := mergeSegments(segs, w); err != nil {
-		inv.finish()
+	if err := mergeSegments(segs, so.w); err != nil {
+		so.abort()
 		return err
 	}
-	sum, err := inv.finish()
-	if err != nil {
+	if err := so.endLists(); err != nil {
+		so.abort()
 		return err
 	}
-	m.Files[segName(id, "inv")] = sum
-	if err := writeWhole(segName(id, "ptrs"), encodeSegPtrs(&w.secs)); err != nil {
-		return err
-	}
-	if err := writeWhole(segName(id, "sums"), sums.file()); err != nil {
-		return err
-	}
-	g, err := create(segName(id, "docs"))
-	if err != nil {
-		return err
-	}
-	tw := newTableWriter(g, docRecSize)
 	for _, r := range recs {
-		tw.add(r)
+		so.docs.add(r)
 	}
-	if m.Files[segName(id, "docs")], err = tw.finish(); err != nil {
+	if err := so.finish(); err != nil {
 		return err
 	}
 	owned := len(recs)

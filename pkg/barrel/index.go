@@ -407,7 +407,7 @@ func (idx *Index) Verify() error {
 						k++
 					}
 					if it.err != nil || k != l.n.at(i) {
-						return corrupt("%s barrel %d word %d: bad list", segName(s.info.ID, "inv"), bb, a.rels.at(i))
+						return corrupt("%s barrel %d word %d: bad list", filepath.Base(s.path), bb, a.rels.at(i))
 					}
 				}
 			}
@@ -621,6 +621,20 @@ func (idx *Index) Size() int64 {
 	}
 	for _, f := range idx.m.Files {
 		n += f.Size
+	}
+	return n
+}
+
+// DocIndexBytes is the size of the document index: the segments'
+// documents tables (files of their own up to format 10, parts of the
+// compound files since) and the ranks.
+func (idx *Index) DocIndexBytes() int64 {
+	var n int64
+	for _, s := range idx.segs {
+		n += int64(len(s.dt.data))
+	}
+	if idx.ranks != nil {
+		n += int64(len(idx.ranks.data))
 	}
 	return n
 }

@@ -13,6 +13,13 @@ import (
 	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
 )
 
+// fourFiles makes the test's commits write a segment as the four files of
+// format 10 and before, as an index of an older format has them.
+func fourFiles(t *testing.T) {
+	compoundSegments = false
+	t.Cleanup(func() { compoundSegments = true })
+}
+
 // asFormat rewrites dir's manifest as format f; below format 10 its
 // segments' block sums go, as an index of that format has none.
 func asFormat(t *testing.T, dir string, f int) {
@@ -139,7 +146,7 @@ func TestBlockSums(t *testing.T) {
 		t.Fatal("no word's list away from uniq7x's blocks")
 	}
 	idx.Close()
-	flipByte(t, filepath.Join(dir, segName(s.info.ID, "inv")), lo, 0x55)
+	flipByte(t, s.path, lo, 0x55)
 
 	idx = open(t, dir)
 	defer idx.Close()
@@ -147,7 +154,7 @@ func TestBlockSums(t *testing.T) {
 		t.Errorf("uniq7x beside a damaged block: %q", got)
 	}
 	_, err := idx.Search(far, SearchOptions{N: 5, NoSnippets: true})
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), segName(s.info.ID, "inv")+": bytes ") {
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), filepath.Base(s.path)+": bytes ") {
 		t.Errorf("%s, its list damaged: %v", far, err)
 	}
 	if err := idx.Verify(); !errors.Is(err, ErrCorrupt) {
@@ -157,9 +164,10 @@ func TestBlockSums(t *testing.T) {
 
 // An index of format 9 has no block sums: it opens as it is, its
 // barrels checked whole, and its next commit writes every segment's sums
-// and makes it format 10; a damaged .inv file fails that commit, naming
+// and makes it the current format; a damaged .inv file fails that commit, naming
 // the file, and leaves the index as it was.
 func TestFormat9Index(t *testing.T) {
+	fourFiles(t)
 	dir := t.TempDir()
 	build(t, dir, Options{}, sumsPages(0, 200))
 	build(t, dir, Options{}, sumsPages(200, 100))
@@ -311,7 +319,7 @@ func TestWalkChecksBlocks(t *testing.T) {
 	last := it.doc
 	mid := (lo + hi) / 2
 	idx.Close()
-	flipByte(t, filepath.Join(dir, segName(s.info.ID, "inv")), mid, 0x40)
+	flipByte(t, s.path, mid, 0x40)
 
 	// Each on the index opened afresh: a word asked again is decoded
 	// whole (denseOf), which reads every block.
@@ -340,7 +348,7 @@ func TestWalkChecksBlocks(t *testing.T) {
 		t.Errorf("a walk over the damaged block: stopped at %d of %d, %v", it.doc, last, it.err)
 	}
 	_, err = idx.Search("common", SearchOptions{N: 5, NoSnippets: true})
-	want := fmt.Sprintf("%s: bytes %d to ", segName(s.info.ID, "inv"), mid>>sh<<sh)
+	want := fmt.Sprintf("%s: bytes %d to ", filepath.Base(s.path), mid>>sh<<sh)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), want) {
 		t.Errorf("common, every match: %v, want %q", err, want)
 	}

@@ -41,6 +41,7 @@ type table struct {
 	mu      sync.Mutex
 	checked []uint64 // bitset of blocks checked
 	err     error
+	inPlace bool // data is a part of a compound file, released with it
 }
 
 // openTable maps a table (or reads it, if small: mapFile) and checks its
@@ -84,7 +85,9 @@ func (t *table) parse() error {
 
 func (t *table) close() {
 	if t != nil && len(t.data) > 0 {
-		unmap(t.data)
+		if !t.inPlace {
+			unmap(t.data)
+		}
 		t.data = nil
 	}
 }

@@ -158,7 +158,12 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 10: each segment's .inv file has block checksums
+	// formatNumber 11: a new segment is one compound file (seg-N.seg:
+	// its lists, word pointers, documents table and block sums) besides
+	// its deletion list, where format 10 wrote four files; a format 10
+	// index opens as it is, its segments read from their four files until
+	// a merge rewrites them, and becomes format 11 at its next commit.
+	// Format 10: each segment's .inv file has block checksums
 	// (seg-N.sums, invsums.go), so that a query checks the blocks of the
 	// lists it reads instead of their barrels whole. A format 9 index has
 	// none, opens as it is (its barrels checked whole) and becomes format
@@ -189,7 +194,8 @@ const (
 	// format at their next commit, keeping zlib. Formats 1 (one set of
 	// barrels rewritten per batch) and 2 (segments without live document
 	// frequencies) are read only by rebuild.
-	formatNumber        = 10
+	formatNumber        = 11
+	formatCompound      = 11
 	formatBlockSums     = 10
 	formatNoSums        = 9
 	formatNoEmph        = 8
@@ -266,7 +272,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatNoSums && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatBlockSums && m.Format != formatNoSums && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {

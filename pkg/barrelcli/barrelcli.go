@@ -884,14 +884,12 @@ func stats(c *cli.Context) error {
 	}
 	// The document index is the segments' document tables (and the ranks);
 	// the URL map its runs; the lexicon the words file and its runs.
-	var docBytes, urlBytes int64
-	lexBytes := m.Words
+	var urlBytes int64
+	docBytes, lexBytes := idx.DocIndexBytes(), m.Words
 	for name, f := range m.Files {
 		switch {
 		case strings.HasPrefix(name, "lexicon-") || strings.HasPrefix(name, "df-"):
 			lexBytes += f.Size
-		case strings.HasSuffix(name, ".docs") || strings.HasPrefix(name, "ranks-"):
-			docBytes += f.Size
 		case strings.HasPrefix(name, "urls-"):
 			urlBytes += f.Size
 		}
