@@ -19,6 +19,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+	"github.com/blevesearch/bleve/v2/search/query"
 	"golang.org/x/sys/unix"
 
 	"github.com/sekitei/crawlkit/pkg/barrel"
@@ -42,6 +43,7 @@ var (
 	bleveBatch   = flag.Int("bleve.batchdocs", 1000, "pages in each of bleve's batches")
 	bleveReindex = flag.Bool("bleve.reindex", false, "with -barrel.batches: bleve indexes the pages in barrel's batches, and in each batch indexes again the earlier pages the batch's pages link to, as barrel re-indexes them for their new anchors (bleve replaces each: a deletion in its older segments), so that both indexes carry deleted documents")
 	bleveForce   = flag.Bool("bleve.forcemerge", false, "merge bleve's index into one segment (scorch's ForceMerge) once it is built, as barrel's one batch is one segment")
+	bleveFill    = flag.Bool("bleve.fill", false, "bleve fills its top 10 as barrel does: where its AND finds fewer than 10 pages, the pages holding all the words but one follow, then all but two (a disjunction of the words with its minimum), as barrel ranks the pages holding most of the words first; timed with the AND")
 	bleveMaxDocs = flag.Int64("bleve.maxsegmentdocs", 0, "bleve's MaxSegmentSize, the documents of a segment its merges make at most (0: bleve's default, 5,000,000): the size cap scaled down to the pages, as -barrel.maxmergedocs for barrel, for bleve's segment count of a larger index")
 )
 
@@ -246,7 +248,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		lat := make([]time.Duration, len(queries))
 		cpu := make([]time.Duration, len(queries))
 		latSnip := make([]time.Duration, len(queries))
-		found := 0
+		found, full := 0, 0
 		for i, q := range queries {
 			var r *barrel.Response
 			var err error
@@ -256,6 +258,9 @@ func BenchmarkVsBleve(b *testing.B) {
 			}
 			if len(r.Results) > 0 {
 				found++
+			}
+			if len(r.Results) == 10 {
+				full++
 			}
 			t := time.Now()
 			if _, err := idx.Search(q, barrel.SearchOptions{N: 10, Literal: true}); err != nil {
@@ -291,14 +296,19 @@ func BenchmarkVsBleve(b *testing.B) {
 		bleveSegs := bleveSegments(b, vi) // searched: the files on disk may hold merged-away ones a while
 		vlat := make([]time.Duration, len(queries))
 		vcpu := make([]time.Duration, len(queries))
+		vfound, vfull := 0, 0
 		for i, q := range queries {
-			mq := bleve.NewMatchQuery(q)
-			mq.SetOperator(1) // AND, as barrel
-			req := bleve.NewSearchRequestOptions(mq, 10, 0, false)
+			var res *bleve.SearchResult
 			var err error
-			vlat[i], vcpu[i] = timeQuery(func() { _, err = vi.Search(req) })
+			vlat[i], vcpu[i] = timeQuery(func() { res, err = bleveSearch(vi, q) })
 			if err != nil {
 				b.Fatal(err)
+			}
+			if len(res.Hits) > 0 {
+				vfound++
+			}
+			if len(res.Hits) == 10 {
+				vfull++
 			}
 		}
 		vi.Close()
@@ -322,7 +332,7 @@ func BenchmarkVsBleve(b *testing.B) {
 		b.ReportMetric(float64(percentile(vcpu, 0.5).Microseconds()), "bleve-cpu-p50-µs")
 		b.ReportMetric(float64(percentile(vcpu, 0.99).Microseconds()), "bleve-cpu-p99-µs")
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (%d with results)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found)
+		fmt.Fprintf(&sb, "\n%d pages, %.1f MB of HTML, %d queries (barrel: %d with results, %d with 10; bleve: %d with results, %d with 10)\n", len(pages), float64(htmlBytes)/1e6, len(queries), found, full, vfound, vfull)
 		if batches > 1 {
 			fmt.Fprintf(&sb, "barrel's segments: %d of their %d documents deleted (%.1f%%)\n", deletedNow, inSegs, 100*float64(deletedNow)/float64(max(1, inSegs)))
 		}
@@ -372,9 +382,7 @@ func openedQueries(b *testing.B, bdir, vdir string, queries []string) string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		mq := bleve.NewMatchQuery(q)
-		mq.SetOperator(1)
-		if _, err := vi.Search(bleve.NewSearchRequestOptions(mq, 10, 0, false)); err != nil {
+		if _, err := bleveSearch(vi, q); err != nil {
 			b.Fatal(err)
 		}
 		if err := vi.Close(); err != nil {
@@ -384,6 +392,47 @@ func openedQueries(b *testing.B, bdir, vdir string, queries []string) string {
 	}
 	return fmt.Sprintf("one query on the index opened for it, %d queries, CPU time (process): barrel p50 %v p99 %v | bleve p50 %v p99 %v\n",
 		len(queries), percentile(bcpu, 0.5), percentile(bcpu, 0.99), percentile(vcpu, 0.5), percentile(vcpu, 0.99))
+}
+
+// bleveSearch runs query q on bleve for the top 10: a match query with
+// operator AND; with -bleve.fill, where it finds fewer than 10 pages, the
+// pages holding all the words but one, then all but two, fill the rest.
+func bleveSearch(vi bleve.Index, q string) (*bleve.SearchResult, error) {
+	mq := bleve.NewMatchQuery(q)
+	mq.SetOperator(1) // AND, as barrel
+	res, err := vi.Search(bleve.NewSearchRequestOptions(mq, 10, 0, false))
+	if err != nil || !*bleveFill || len(res.Hits) >= 10 {
+		return res, err
+	}
+	var words []string
+	for _, w := range strings.Fields(q) {
+		if !slices.Contains(words, w) {
+			words = append(words, w)
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range res.Hits {
+		seen[h.ID] = true
+	}
+	for need := len(words) - 1; need >= 1 && len(res.Hits) < 10; need-- {
+		var each []query.Query
+		for _, w := range words {
+			each = append(each, bleve.NewMatchQuery(w))
+		}
+		dq := bleve.NewDisjunctionQuery(each...)
+		dq.SetMin(float64(need))
+		more, err := vi.Search(bleve.NewSearchRequestOptions(dq, 10+len(seen), 0, false))
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range more.Hits {
+			if !seen[h.ID] && len(res.Hits) < 10 {
+				seen[h.ID] = true
+				res.Hits = append(res.Hits, h)
+			}
+		}
+	}
+	return res, nil
 }
 
 // slowest lists the n queries of the highest CPU time in barrel (cpu),
