@@ -182,3 +182,33 @@ func TestCompoundSegmentsOnly(t *testing.T) {
 		t.Errorf("segment files %q, want %q", segs, want)
 	}
 }
+
+// A reader open across a merge that deletes its segments' files still
+// answers from format 11 segments, each mapped whole when the index
+// opened; a format 10 segment's lists, mapped for the first query that
+// reads them, are reported missing, naming the file.
+func TestReaderAcrossMerge(t *testing.T) {
+	t.Cleanup(func() { compoundSegments = true })
+	for _, four := range []bool{false, true} {
+		dir := t.TempDir()
+		compoundSegments = !four
+		build(t, dir, Options{}, sumsPages(0, 100))
+		build(t, dir, Options{}, sumsPages(100, 100))
+		compoundSegments = true
+		idx := open(t, dir)
+		if _, err := ForceMerge(dir, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, segName(idx.segs[0].info.ID, segFiles[0]))); !errors.Is(err, os.ErrNotExist) && !four {
+			t.Fatalf("the merged-away segment's file is still there: %v", err)
+		}
+		r, err := idx.Search("uniq150x", SearchOptions{N: 5, NoSnippets: true})
+		switch {
+		case four && (err == nil || !strings.Contains(err.Error(), ".inv")):
+			t.Errorf("four files: %v, %v", r, err)
+		case !four && (err != nil || len(r.Results) != 1 || r.Results[0].URL != "http://s.test/p150.html"):
+			t.Errorf("compound: %v, %v", r, err)
+		}
+		idx.Close()
+	}
+}
