@@ -1042,10 +1042,9 @@ func (s *segment) liveCount(list []byte, n uint32) (uint32, error) {
 // rather than mapping it. A mapping costs its mmap, a page fault for each
 // page touched and its munmap (the page tables' teardown): for a file of a
 // few pages more than one read of it. An index opened for one query opens
-// five files a segment, three of them (the deletion list, the block sums,
-// the documents table) a few pages in a small segment: on 44 segments of
-// 450 pages, opening and closing the index were half of such a query's
-// CPU.
+// each segment's compound file and deletion list (four files and the
+// deletion list for a segment of format 10, three of them a few pages in a
+// small segment): a small segment's are read, not mapped.
 const smallFile = 64 << 10
 
 // mapFile maps the file at path read-only, or reads it whole if it is
@@ -1271,6 +1270,7 @@ var compoundSegments = true
 // segOut writes a new segment: the lists (through w), then the word
 // pointers and block sums, then the documents table (through docs).
 type segOut struct {
+	compound   bool // one file (compoundSegments when it began)
 	id         int
 	m          *Manifest
 	create     func(string) (*genWriter, error)
@@ -1284,15 +1284,15 @@ type segOut struct {
 }
 
 func newSegOut(id int, m *Manifest, create func(string) (*genWriter, error), writeWhole func(string, []byte) error) (*segOut, error) {
-	ext := "seg"
-	if !compoundSegments {
+	compound, ext := compoundSegments, "seg"
+	if !compound {
 		ext = "inv"
 	}
 	g, err := create(segName(id, ext))
 	if err != nil {
 		return nil, err
 	}
-	o := &segOut{id: id, m: m, create: create, writeWhole: writeWhole, g: g, sums: &blockSummer{out: g}}
+	o := &segOut{compound: compound, id: id, m: m, create: create, writeWhole: writeWhole, g: g, sums: &blockSummer{out: g}}
 	o.w = &segWriter{inv: o.sums}
 	return o, nil
 }
@@ -1300,7 +1300,7 @@ func newSegOut(id int, m *Manifest, create func(string) (*genWriter, error), wri
 // endLists follows the lists the segWriter wrote with the word pointers
 // and starts the documents table.
 func (o *segOut) endLists() error {
-	if !compoundSegments {
+	if !o.compound {
 		sum, err := o.g.finish()
 		o.g = nil
 		if err != nil {
@@ -1335,7 +1335,7 @@ func (p partOut) Write(b []byte) (int, error) { return p.g.Write(b) }
 // finish ends the documents table and the segment's files, and enters
 // them in the manifest.
 func (o *segOut) finish() error {
-	if !compoundSegments {
+	if !o.compound {
 		sum, err := o.docs.finish()
 		o.docsFile = nil
 		o.m.Files[segName(o.id, "docs")] = sum
