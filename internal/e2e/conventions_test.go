@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -488,20 +489,34 @@ func TestOnATerminal(t *testing.T) {
 			for _, r := range c.required {
 				args = append(args, "--"+r, filepath.Join(dir, r))
 			}
-			o = startOnTerminal(t, bin, append(args, "-")...)
-			if o.ended(500 * time.Millisecond) {
-				return // it stopped before reading (its flags' files are not usable)
+			// The bound is wall-clock time, which a stalled host stretches:
+			// a tool is slow only if it is slow on each of three tries (one
+			// that waits for anything but the signal is slow every time).
+			var tries []time.Duration
+			for len(tries) < 3 {
+				o = startOnTerminal(t, bin, append(args, "-")...)
+				if o.ended(500 * time.Millisecond) {
+					return // it stopped before reading (its flags' files are not usable)
+				}
+				o.user.Write([]byte{3}) // Ctrl-C
+				start := time.Now()
+				if !o.ended(time.Second) {
+					t.Fatalf("%s -: still runs 1 s after Ctrl-C", c)
+				}
+				took := time.Since(start)
+				if o.code != 130 {
+					t.Fatalf("%s -: exit %d at Ctrl-C; want 130", c, o.code)
+				}
+				tries = append(tries, took)
+				if took <= 200*time.Millisecond {
+					break
+				}
 			}
-			o.user.Write([]byte{3}) // Ctrl-C
-			start := time.Now()
-			if !o.ended(time.Second) {
-				t.Fatalf("%s -: still runs 1 s after Ctrl-C", c)
-			}
-			took := time.Since(start)
 			waited++
+			took := slices.Min(tries)
 			slowest = max(slowest, took)
-			if took > 200*time.Millisecond || o.code != 130 {
-				t.Errorf("%s -: Ctrl-C took %v, exit %d; want at most 0.2 s and 130", c, took, o.code)
+			if took > 200*time.Millisecond {
+				t.Errorf("%s -: Ctrl-C took %v on each of %d tries; want at most 0.2 s", c, tries, len(tries))
 			}
 		})
 	}
