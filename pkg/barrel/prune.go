@@ -38,13 +38,59 @@ type pruner struct {
 	titleExtra  float64 // what a title hit weighs above maxOther (at least 0)
 	anchorExtra float64 // what an anchor hit weighs above maxOther (at least 0)
 
-	// The bound costs about a quarter of a full score: where it seldom
-	// skips (the candidates' scores are close), it is left off for a while.
 	noTitle float64      // the bound of every match without title hits
 	sc      []shortCount // scratch of bound
 
-	tries, skips, off int
-	skipped           int64 // matches skipped in the scan
+	sched   boundSchedule
+	skipped int64 // matches skipped in the scan
+}
+
+// boundSchedule decides which matches a scan computes the bound of. The
+// bound costs about a quarter of a full score: where it seldom skips (the
+// candidates' scores are close, as on a query of common words, whose
+// every match is scored), it is left off for a while, each time twice as
+// long as the last, up to boundOffMost matches, and tried again on
+// boundWindow; a window where it skips a quarter or more puts it back on
+// every match. With a fixed pause of 256 matches a query whose bound never
+// skipped still paid it on a fifth of its matches, a tenth of the CPU of
+// the costliest queries.
+type boundSchedule struct {
+	tries, skips int // in the current window
+	off          int // matches left to pass without a bound
+	pause        int // the last pause, 0 while the bound pays
+}
+
+const (
+	boundWindow   = 64
+	boundOffFirst = 256
+	boundOffMost  = 4096
+)
+
+// try reports whether to compute the bound of the next match.
+func (b *boundSchedule) try() bool {
+	if b.off > 0 {
+		b.off--
+		return false
+	}
+	return true
+}
+
+// record counts a bound computed, and whether it skipped the match.
+func (b *boundSchedule) record(skipped bool) {
+	b.tries++
+	if skipped {
+		b.skips++
+	}
+	if b.tries < boundWindow {
+		return
+	}
+	if b.skips*4 < b.tries {
+		b.pause = min(max(2*b.pause, boundOffFirst), boundOffMost)
+		b.off = b.pause
+	} else {
+		b.pause = 0
+	}
+	b.tries, b.skips = 0, 0
 }
 
 // skippedMatches counts the matches the bounds skipped, over all searches
@@ -54,23 +100,15 @@ var skippedMatches atomic.Int64
 // skip reports whether the current match of c, of coordination matched,
 // cannot score above thr.
 func (p *pruner) skip(idx *Index, c *segCursor, q *parsedQuery, matched int, thr float64) bool {
-	if p.off > 0 {
-		p.off--
+	if !p.sched.try() {
 		return false
 	}
-	p.tries++
-	if p.bound(idx, c, q, matched, thr, 0) <= thr {
-		p.skips++
+	out := p.bound(idx, c, q, matched, thr, 0) <= thr
+	p.sched.record(out)
+	if out {
 		p.skipped++
-		return true
 	}
-	if p.tries >= 64 {
-		if p.skips*4 < p.tries {
-			p.off = 256
-		}
-		p.tries, p.skips = 0, 0
-	}
-	return false
+	return out
 }
 
 // newPruner returns the bounds of q's first-stage scores under w and m,

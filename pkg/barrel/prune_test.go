@@ -3,6 +3,7 @@ package barrel
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -84,5 +85,59 @@ func TestPrunedTopKIsExhaustive(t *testing.T) {
 				t.Errorf("seed %d, %s: no match skipped", seed, name)
 			}
 		}
+	}
+}
+
+// The bound is computed on every match while it skips a quarter or more
+// of them; where it skips fewer it is left off for pauses that double up
+// to boundOffMost, and one window where it skips enough puts it back on
+// every match.
+func TestBoundSchedule(t *testing.T) {
+	run := func(b *boundSchedule, n int, skips func(i int) bool) (tried int, pauses []int) {
+		for i := range n {
+			if !b.try() {
+				continue
+			}
+			tried++
+			b.record(skips(i))
+			if b.off > 0 {
+				pauses = append(pauses, b.off)
+			}
+		}
+		return tried, pauses
+	}
+	never := func(int) bool { return false }
+	always := func(int) bool { return true }
+
+	var b boundSchedule
+	tried, pauses := run(&b, 40000, never)
+	want := []int{256, 512, 1024, 2048, 4096, 4096}
+	if len(pauses) < len(want) || !slices.Equal(pauses[:len(want)], want) || slices.Max(pauses) != boundOffMost {
+		t.Errorf("a bound that never skips: pauses %v, want %v then %d each", pauses, want, boundOffMost)
+	}
+	if tried > 40000/40 {
+		t.Errorf("a bound that never skips: computed on %d of 40000 matches", tried)
+	}
+
+	b = boundSchedule{}
+	if tried, pauses := run(&b, 10000, always); tried != 10000 || len(pauses) > 0 {
+		t.Errorf("a bound that always skips: computed on %d of 10000 matches, pauses %v", tried, pauses)
+	}
+	b = boundSchedule{}
+	quarter := func(i int) bool { return i%4 == 0 }
+	if tried, _ := run(&b, 10000, quarter); tried != 10000 {
+		t.Errorf("a bound that skips a quarter: computed on %d of 10000 matches", tried)
+	}
+
+	// Unproductive, then productive: after the pause it is in, the bound
+	// is back on every match.
+	b = boundSchedule{}
+	run(&b, 20000, never)
+	left := b.off
+	if tried, _ := run(&b, left+boundWindow+5000, always); tried != boundWindow+5000 {
+		t.Errorf("productive again: the bound computed on %d of the %d matches after its pause", tried, boundWindow+5000)
+	}
+	if b.pause != 0 {
+		t.Errorf("productive again: pause %d kept", b.pause)
 	}
 }
