@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -308,5 +309,18 @@ func TestStrayFlags(t *testing.T) {
 	}
 	if code, out, errs := run(t, "", "--state", "s.db", "need"); code != 0 || out != "s.db\n" {
 		t.Errorf("--state s.db need: %d %q %q", code, out, errs)
+	}
+}
+
+// The ballast is allocated at the first collection after it is armed.
+func TestBallastAtFirstCollection(t *testing.T) {
+	ballast.Store(nil)
+	armBallast()
+	for i := 0; i < 100 && ballast.Load() == nil; i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if b := ballast.Load(); b == nil || len(*b) != gcBallast {
+		t.Fatalf("no ballast of %d bytes after collections", gcBallast)
 	}
 }

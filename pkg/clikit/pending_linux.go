@@ -4,18 +4,31 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // pendingSignal returns SIGINT or SIGTERM if the kernel holds one pending
-// for the process or one of its threads (the ShdPnd and SigPnd masks of
-// /proc), and 0 otherwise.
-func pendingSignal() syscall.Signal {
+// for the process or for the calling thread (rt_sigpending: one system
+// call), or, with allThreads, for any of the process's threads (the ShdPnd
+// and SigPnd masks of /proc: a file read a thread, so only the last look
+// reads them); 0 otherwise.
+func pendingSignal(allThreads bool) syscall.Signal {
+	var set [2]uint64 // the kernel's set is 64 bits here (128 on MIPS, which refuses 8 and reads /proc)
+	if _, _, e := syscall.RawSyscall(syscall.SYS_RT_SIGPENDING, uintptr(unsafe.Pointer(&set[0])), 8, 0); e == 0 {
+		if sig := interruptIn(set[0]); sig != 0 {
+			return sig
+		}
+		if !allThreads {
+			return 0
+		}
+	}
 	files := []string{"/proc/self/status"}
-	if tasks, err := filepath.Glob("/proc/self/task/*/status"); err == nil {
-		files = append(files, tasks...)
+	if tasks, err := os.ReadDir("/proc/self/task"); err == nil { // one directory read (a glob lists each thread's directory too)
+		for _, t := range tasks {
+			files = append(files, "/proc/self/task/"+t.Name()+"/status")
+		}
 	}
 	for _, name := range files {
 		data, err := os.ReadFile(name)
@@ -33,11 +46,20 @@ func pendingSignal() syscall.Signal {
 			if err != nil {
 				continue
 			}
-			for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-				if mask&(1<<(uint(sig)-1)) != 0 {
-					return sig
-				}
+			if sig := interruptIn(mask); sig != 0 {
+				return sig
 			}
+		}
+	}
+	return 0
+}
+
+// interruptIn returns SIGINT or SIGTERM if set (bit n-1 for signal n)
+// holds one, SIGINT first.
+func interruptIn(set uint64) syscall.Signal {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		if set&(1<<(uint(sig)-1)) != 0 {
+			return sig
 		}
 	}
 	return 0

@@ -5,4 +5,4 @@ package clikit
 import "syscall"
 
 // pendingSignal is only known on Linux (see pending_linux.go).
-func pendingSignal() syscall.Signal { return 0 }
+func pendingSignal(allThreads bool) syscall.Signal { return 0 }
