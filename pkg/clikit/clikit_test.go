@@ -315,6 +315,7 @@ func TestStrayFlags(t *testing.T) {
 // The ballast is allocated at the first collection after it is armed.
 func TestBallastAtFirstCollection(t *testing.T) {
 	ballast.Store(nil)
+	armed.Store(false)
 	armBallast()
 	for i := 0; i < 100 && ballast.Load() == nil; i++ {
 		runtime.GC()
