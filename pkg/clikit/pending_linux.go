@@ -15,9 +15,8 @@ import (
 // and SigPnd masks of /proc: a file read a thread, so only the last look
 // reads them); 0 otherwise.
 func pendingSignal(allThreads bool) syscall.Signal {
-	var set [2]uint64 // the kernel's set is 64 bits here (128 on MIPS, which refuses 8 and reads /proc)
-	if _, _, e := syscall.RawSyscall(syscall.SYS_RT_SIGPENDING, uintptr(unsafe.Pointer(&set[0])), 8, 0); e == 0 {
-		if sig := interruptIn(set[0]); sig != 0 {
+	if set, ok := pendingHere(); ok {
+		if sig := interruptIn(set); sig != 0 {
 			return sig
 		}
 		if !allThreads {
@@ -52,6 +51,15 @@ func pendingSignal(allThreads bool) syscall.Signal {
 		}
 	}
 	return 0
+}
+
+// pendingHere is the set of signals pending for the process or the
+// calling thread (rt_sigpending), bit n-1 for signal n; not ok where the
+// call fails (the kernel's set is 128 bits on MIPS, which refuses 8).
+func pendingHere() (uint64, bool) {
+	var set [2]uint64
+	_, _, e := syscall.RawSyscall(syscall.SYS_RT_SIGPENDING, uintptr(unsafe.Pointer(&set[0])), 8, 0)
+	return set[0], e == 0
 }
 
 // interruptIn returns SIGINT or SIGTERM if set (bit n-1 for signal n)

@@ -12,8 +12,8 @@ import (
 )
 
 // A SIGINT pending for the calling thread (blocked there, sent to it) is
-// found by the system call alone, and by the look at every thread; once
-// delivered it is pending no more.
+// in the system call's set, and found by both looks; once delivered it is
+// pending no more.
 func TestPendingSignal(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -31,6 +31,7 @@ func TestPendingSignal(t *testing.T) {
 	if err := unix.Tgkill(os.Getpid(), unix.Gettid(), unix.SIGINT); err != nil {
 		t.Fatal(err)
 	}
+	set, ok := pendingHere()
 	thread, all := pendingSignal(false), pendingSignal(true)
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil); err != nil {
 		t.Fatal(err)
@@ -39,6 +40,9 @@ func TestPendingSignal(t *testing.T) {
 	case <-ch:
 	case <-time.After(5 * time.Second):
 		t.Fatal("SIGINT not delivered once unblocked")
+	}
+	if !ok || set&(1<<(syscall.SIGINT-1)) == 0 {
+		t.Errorf("rt_sigpending: set %#x, ok %v; want SIGINT's bit", set, ok)
 	}
 	if thread != syscall.SIGINT || all != syscall.SIGINT {
 		t.Errorf("pending SIGINT: this thread's %v, every thread's %v", thread, all)
