@@ -15,10 +15,31 @@ import "sync/atomic"
 
 const (
 	liveCacheBits  = 16
-	liveCacheSize  = 1 << liveCacheBits
 	liveCacheBytes = 32 << 20 // the docIDs held at most, in bytes
 	liveCacheMax   = 1 << 14  // the live postings of a list cached at most
+
+	// The slots are allocated a block at a time, when a search first
+	// meets one of the block's: an index opened for one query touches a
+	// few blocks, where the whole table (512 KiB of pointers) would be
+	// cleared and then scanned by each collection while the index is open.
+	liveBlockBits = 8
+	liveBlocks    = 1 << (liveCacheBits - liveBlockBits)
 )
+
+// liveBlock is a block of the live cache's slots.
+type liveBlock [1 << liveBlockBits]atomic.Pointer[liveEntry]
+
+// liveSlot returns the slot of hash h (liveCacheBits bits), allocating
+// its block the first time.
+func (idx *Index) liveSlot(h uint32) *atomic.Pointer[liveEntry] {
+	bp := &idx.liveCache[h>>liveBlockBits]
+	b := bp.Load()
+	if b == nil {
+		bp.CompareAndSwap(nil, new(liveBlock)) // searches may allocate it at once: the first kept
+		b = bp.Load()
+	}
+	return &b[h&(1<<liveBlockBits-1)]
+}
 
 // liveEntry is the live documents of word id's list in sg (with titled,
 // of its short list, those with a title hit), or a mark that the list was
@@ -58,12 +79,11 @@ func cachesLive(sg *segment) bool {
 // title hit count. The slice is shared: not to be changed. ok is false
 // when the list is not cached: the caller walks it.
 func (idx *Index) liveDocs(sg *segment, id uint32, list []byte, titled bool) (docs []uint32, ok bool, err error) {
-	idx.liveCacheOnce.Do(func() { idx.liveCache = make([]atomic.Pointer[liveEntry], liveCacheSize) })
 	h := uint32(sg.info.ID)*0x85ebca6b ^ id*0x9e3779b1
 	if titled {
 		h ^= 0xc2b2ae35
 	}
-	slot := &idx.liveCache[h>>(32-liveCacheBits)]
+	slot := idx.liveSlot(h >> (32 - liveCacheBits))
 	e := slot.Load()
 	switch {
 	case e == nil || e.sg != sg || e.id != id || e.titled != titled:

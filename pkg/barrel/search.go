@@ -848,9 +848,8 @@ type avgState struct {
 	// wlCache holds.
 	denseBytes atomic.Int64
 
-	liveCacheOnce sync.Once
-	liveCache     []atomic.Pointer[liveEntry] // liveDocs' cache, by a hash of the segment and wordID
-	liveBytes     atomic.Int64                // the docIDs it holds, in bytes
+	liveCache [liveBlocks]atomic.Pointer[liveBlock] // liveDocs' cache, by a hash of the segment and wordID
+	liveBytes atomic.Int64                          // the docIDs it holds, in bytes
 }
 
 // lexEntry is a word's lookup in the lexicon, cached.

@@ -403,6 +403,31 @@ func TestMostlyDeletedExact(t *testing.T) {
 		}
 	}
 	idx.Close()
+
+	// An index opened for one query allocates the cache's slots by the
+	// block its lists fall in, not the whole table.
+	one := open(t, dir)
+	defer one.Close()
+	for range 2 { // the second time the lists are cached
+		if _, err := one.Search(queries[0], SearchOptions{N: 10, NoSnippets: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blocks, slots := 0, 0
+	for i := range one.liveCache {
+		if b := one.liveCache[i].Load(); b != nil {
+			blocks++
+			for j := range b {
+				if b[j].Load() != nil {
+					slots++
+				}
+			}
+		}
+	}
+	if slots == 0 || blocks > slots {
+		t.Errorf("one query: %d of the live cache's %d blocks allocated for %d slots used", blocks, liveBlocks, slots)
+	}
+
 	merged := forceMerged(t, dir)
 	for name, opt := range searches {
 		if got := resultBits(t, merged, queries, opt, true); got != want[name] {
