@@ -15,12 +15,21 @@ import (
 )
 
 // A segment's .inv file is checked a block at a time: seg-N.sums holds
-// the CRC-32C of each block of invBlock bytes, and a walk of a list
-// checks each block as it reaches it (lookupInv, below), once per open
-// index. The sections' checksums of the ptrs file cost a query that
-// reads a few lists of a barrel the whole barrel's bytes: on an index
-// opened for one query, half the CPU of the query. Merges and Verify,
-// which read the sections whole, check all their blocks.
+// the CRC-32C of each block, and a walk of a list checks each block as it
+// reaches it (lookupInv, below), once per open index. The sections'
+// checksums of the ptrs file cost a query that reads a few lists of a
+// barrel the whole barrel's bytes: on an index opened for one query, half
+// the CPU of the query. Merges and Verify, which read the sections whole,
+// check all their blocks.
+//
+// The blocks are of invBlockSmall bytes where the sums stay small
+// (invSmallBlocks of them at most), of invBlock bytes in a larger
+// segment: a query's first read of a short list checks the block it lies
+// in, so the smaller the block the fewer bytes checked for it (one query
+// on an index opened for it checks several megabytes of blocks); but an
+// open checks the sums whole, so a segment of hundreds of megabytes keeps
+// the larger blocks. The size is written in the sums, so a reader takes
+// either.
 //
 // seg-N.sums: magic, the block size (uint32, a power of two), the
 // CRC-32C of each block of the .inv file in order (the last may be
@@ -29,30 +38,53 @@ import (
 // writes them, reading each .inv file once against its checksum in the
 // manifest.
 const (
-	invSumsMagic = "BSUM1\n\x00\x00"
-	invBlock     = 16 << 10
+	invSumsMagic   = "BSUM1\n\x00\x00"
+	invBlock       = 16 << 10
+	invBlockSmall  = 4 << 10
+	invSmallBlocks = 16 << 10 // 64 KiB of sums, for 64 MiB of lists
 )
 
 // blockSummer passes what a segWriter writes to the .inv file on,
-// summing each block.
+// summing each block of both sizes (the size is chosen at the end, when
+// the file's size is known).
 type blockSummer struct {
-	out  sectionOut
+	out          sectionOut
+	large, small blockSums
+}
+
+// blockSums is the running sums of blocks of one size.
+type blockSums struct {
 	sums []uint32
 	cur  uint32
 	fill int
 }
 
+func (s *blockSums) add(p []byte, block int) {
+	for len(p) > 0 {
+		k := min(len(p), block-s.fill)
+		s.cur = crc32.Update(s.cur, castagnoli, p[:k])
+		s.fill += k
+		p = p[k:]
+		if s.fill == block {
+			s.sums = append(s.sums, s.cur)
+			s.cur, s.fill = 0, 0
+		}
+	}
+}
+
+// all returns the sums, the last block's included.
+func (s *blockSums) all() []uint32 {
+	if s.fill > 0 {
+		return append(s.sums[:len(s.sums):len(s.sums)], s.cur)
+	}
+	return s.sums
+}
+
 func (b *blockSummer) Write(p []byte) (int, error) {
 	n, err := b.out.Write(p)
-	for len(p) > 0 {
-		k := min(len(p), invBlock-b.fill)
-		b.cur = crc32.Update(b.cur, castagnoli, p[:k])
-		b.fill += k
-		p = p[k:]
-		if b.fill == invBlock {
-			b.sums = append(b.sums, b.cur)
-			b.cur, b.fill = 0, 0
-		}
+	b.large.add(p, invBlock)
+	if len(b.small.sums) <= invSmallBlocks { // past it the large blocks are taken
+		b.small.add(p, invBlockSmall)
 	}
 	return n, err
 }
@@ -61,11 +93,10 @@ func (b *blockSummer) size() int64 { return b.out.size() }
 
 // file returns the sums file of the bytes written.
 func (b *blockSummer) file() []byte {
-	sums := b.sums
-	if b.fill > 0 {
-		sums = append(sums[:len(sums):len(sums)], b.cur)
+	if small := b.small.all(); len(small) <= invSmallBlocks {
+		return encodeInvSums(small, invBlockSmall)
 	}
-	return encodeInvSums(sums, invBlock)
+	return encodeInvSums(b.large.all(), invBlock)
 }
 
 func encodeInvSums(sums []uint32, block int) []byte {

@@ -1,9 +1,11 @@
 package barrel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -395,6 +397,49 @@ func TestBlockSumsConcurrent(t *testing.T) {
 	for range 8 {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestBlockSummerSizes: a segment's lists are summed by blocks of 4 KiB
+// up to 64 MiB of them and of 16 KiB past that, each sum the CRC-32C of
+// its block however the writes split the bytes, and the file says the
+// size.
+func TestBlockSummerSizes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	limit := invSmallBlocks * invBlockSmall
+	for _, n := range []int{0, 1, invBlockSmall - 1, invBlockSmall, 5*invBlockSmall + 7, limit, limit + 1, limit + 3*invBlock + 5} {
+		data := make([]byte, n)
+		for i := 0; i+8 <= n; i += 8 {
+			binary.LittleEndian.PutUint64(data[i:], rng.Uint64())
+		}
+		for _, split := range []string{"random", "blocks"} { // writes of any size, and of a block each
+			bs := &blockSummer{out: &countOut{}}
+			for p := data; len(p) > 0; {
+				k := min(len(p), 1+rng.IntN(3*invBlock))
+				if split == "blocks" {
+					k = min(len(p), invBlockSmall)
+				}
+				bs.Write(p[:k])
+				p = p[k:]
+			}
+			want := invBlockSmall
+			if n > limit {
+				want = invBlock
+			}
+			s, err := decodeInvSums(bs.file(), "t.sums", int64(n))
+			if err != nil {
+				t.Fatalf("%d bytes, %s writes: %v", n, split, err)
+			}
+			if 1<<s.shift != want {
+				t.Fatalf("%d bytes, %s writes: blocks of %d, want %d", n, split, 1<<s.shift, want)
+			}
+			for k := range s.sums.len() {
+				lo := k * want
+				if crc(data[lo:min(lo+want, n)]) != s.sums.at(k) {
+					t.Fatalf("%d bytes, %s writes: block %d's sum is not its CRC", n, split, k)
+				}
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package barrel
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -48,6 +49,26 @@ func TestTableSearch(t *testing.T) {
 		}
 		if n != want[k] {
 			t.Errorf("key %d: %d records, want %d", k, n, want[k])
+		}
+	}
+	// search gives the first record at or past a key whatever the order
+	// of the keys asked (a search starts at the block of the last one).
+	first := func(k uint64) int {
+		for i, r := range recs {
+			if binary.LittleEndian.Uint64(r) >= k {
+				return i
+			}
+		}
+		return len(recs)
+	}
+	rng := rand.New(rand.NewPCG(3, 9))
+	for n := range 2000 {
+		k := uint64(rng.IntN(125))
+		if n%3 == 0 {
+			k = uint64(124 - n/3%125) // descending runs
+		}
+		if i, err := tab.search(k); err != nil || i != first(k) {
+			t.Fatalf("search %d: %d, %v; want %d", k, i, err, first(k))
 		}
 	}
 	if err := tab.verify(); err != nil {
