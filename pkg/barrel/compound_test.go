@@ -56,8 +56,8 @@ func TestFormat10Index(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Format != formatCompound {
-		t.Errorf("after a batch: format %d, want %d", m.Format, formatCompound)
+	if m.Format != formatNumber {
+		t.Errorf("after a batch: format %d, want %d", m.Format, formatNumber)
 	}
 	for _, si := range m.Segments {
 		want := []string{"seg"}
@@ -210,5 +210,79 @@ func TestReaderAcrossMerge(t *testing.T) {
 			t.Errorf("compound: %v, %v", r, err)
 		}
 		idx.Close()
+	}
+}
+
+// tableMagics counts dir's .tab files by the magic that ends them.
+func tableMagics(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.tab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[strings.TrimRight(string(b[len(b)-8:]), "\n\x00")]++
+	}
+	return got
+}
+
+// A format 11 index (every table in blocks of 4 KiB, no block size in
+// their footers) opens as it is; its next batch makes it format 12,
+// writing its new tables with their block size while the older ones are
+// read as they are, and answers as the same batches built at format 12.
+func TestFormat11Index(t *testing.T) {
+	dir := t.TempDir()
+	smallTableBlocks = false
+	t.Cleanup(func() { smallTableBlocks = true })
+	build(t, dir, Options{}, sumsPages(0, 200))
+	build(t, dir, Options{}, sumsPages(200, 100))
+	smallTableBlocks = true
+	asFormat(t, dir, formatBigTableBlock)
+	if got := tableMagics(t, dir); got["BTAB3"] == 0 || got["BTAB4"] != 0 {
+		t.Fatalf("format 11 tables: %v", got)
+	}
+	idx := open(t, dir)
+	before := resultURLs(t, idx, "uniq250x filler3", 10)
+	if len(before) == 0 || idx.Manifest().Format != formatBigTableBlock {
+		t.Fatalf("format %d, results %v", idx.Manifest().Format, before)
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	idx.Close()
+
+	build(t, dir, Options{}, sumsPages(300, 10))
+	m, err := readManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Format != formatNumber {
+		t.Errorf("after a batch: format %d, want %d", m.Format, formatNumber)
+	}
+	if got := tableMagics(t, dir); got["BTAB3"] == 0 || got["BTAB4"] == 0 {
+		t.Errorf("after a batch, old and new tables: %v", got)
+	}
+	fresh := t.TempDir()
+	build(t, fresh, Options{}, sumsPages(0, 200))
+	build(t, fresh, Options{}, sumsPages(200, 100))
+	build(t, fresh, Options{}, sumsPages(300, 10))
+	idx = open(t, dir)
+	defer idx.Close()
+	want := open(t, fresh)
+	defer want.Close()
+	for _, q := range []string{"uniq250x filler3", "uniq305x", "filler7 word3", "page"} {
+		if got, w := resultURLs(t, idx, q, 10), resultURLs(t, want, q, 10); !slices.Equal(got, w) || len(got) == 0 {
+			t.Errorf("%q: mixed tables answer %q, new ones %q", q, got, w)
+		}
+	}
+	for _, x := range []*Index{idx, want} {
+		if err := x.Verify(); err != nil {
+			t.Error(err)
+		}
 	}
 }

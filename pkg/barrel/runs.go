@@ -13,22 +13,39 @@ import (
 )
 
 // A table is an immutable file of fixed-width records sorted by a 64-bit
-// key (the first 8 bytes of a record, little-endian), in blocks of about
-// 4 KiB. Its trailer holds each block's first key and CRC-32C, so that an
-// open reads only the trailer (a 1/340th of the file), a lookup reads the
-// one block its key falls in, and each block's checksum is checked the
-// first time it is read: opening and querying an index read what a query
-// needs, not whole files of the index's size.
+// key (the first 8 bytes of a record, little-endian), in blocks. Its
+// trailer holds each block's first key and CRC-32C, so that an open reads
+// only the trailer, a lookup reads the one block its key falls in, and
+// each block's checksum is checked the first time it is read: opening and
+// querying an index read what a query needs, not whole files of the
+// index's size.
 //
 //	records  count × size bytes
 //	trailer  per block: first key (8), CRC-32C (4)
-//	footer   count (8), record size (4), blocks (4), CRC-32C of trailer and
-//	         footer so far (4), magic (8)
+//	footer   count (8), record size (4), blocks (4), block size (4),
+//	         CRC-32C of trailer and footer so far (4), magic (8)
+//
+// The blocks are of tableBlockSmall bytes where the trailer stays small
+// (tableSmallTrailer), of tableBlock bytes in a larger table: a query
+// bounds and scores pages spread over a segment's documents table, and
+// each lookup checks the block it falls in, so the smaller the block the
+// fewer bytes checked for it (4 KiB blocks were a third of the bytes one
+// query on an index opened for it checked); but an open checks the
+// trailer whole. A table of index format 11 and before (tableMagic3) has
+// no block size in its footer: its blocks are of tableBlock bytes.
 const (
-	tableMagic  = "BTAB3\n\x00\x00"
-	tableFooter = 8 + 4 + 4 + 4 + 8
-	tableBlock  = 4096
+	tableMagic        = "BTAB4\n\x00\x00"
+	tableMagic3       = "BTAB3\n\x00\x00"
+	tableFooter       = 8 + 4 + 4 + 4 + 4 + 8
+	tableFooter3      = 8 + 4 + 4 + 4 + 8
+	tableBlock        = 4096
+	tableBlockSmall   = 1024
+	tableSmallTrailer = 64 << 10
 )
+
+// smallTableBlocks makes new tables of tableBlockSmall bytes where small
+// (off only in the tests that write an index of format 11).
+var smallTableBlocks = true
 
 type table struct {
 	name    string
@@ -62,16 +79,22 @@ func openTable(dir, name string, want FileSum) (*table, error) {
 
 func (t *table) parse() error {
 	b := t.data
-	if len(b) < tableFooter || string(b[len(b)-8:]) != tableMagic {
+	footer, block := tableFooter, 0
+	switch {
+	case len(b) >= tableFooter && string(b[len(b)-8:]) == tableMagic:
+		block = int(binary.LittleEndian.Uint32(b[len(b)-tableFooter+16:]))
+	case len(b) >= tableFooter3 && string(b[len(b)-8:]) == tableMagic3:
+		footer, block = tableFooter3, tableBlock
+	default:
 		return corrupt("%s: bad footer", t.name)
 	}
-	f := b[len(b)-tableFooter:]
+	f := b[len(b)-footer:]
 	count, size, nb := binary.LittleEndian.Uint64(f), int(binary.LittleEndian.Uint32(f[8:])), int(binary.LittleEndian.Uint32(f[12:]))
-	if size < 4 || size > tableBlock || count > uint64(len(b))/uint64(size) {
+	if block < 64 || block > 1<<20 || block&(block-1) != 0 || size < 4 || size > block || count > uint64(len(b))/uint64(size) {
 		return corrupt("%s: bad footer", t.name)
 	}
-	t.size, t.count, t.perBlk = size, int(count), tableBlock/size
-	if nb != (t.count+t.perBlk-1)/t.perBlk || t.count*size+12*nb+tableFooter != len(b) {
+	t.size, t.count, t.perBlk = size, int(count), block/size
+	if nb != (t.count+t.perBlk-1)/t.perBlk || t.count*size+12*nb+footer != len(b) {
 		return corrupt("%s: %d bytes do not hold %d records", t.name, len(b), count)
 	}
 	tr := b[t.count*size : len(b)-8]
@@ -188,36 +211,53 @@ func (t *table) verify() error {
 	return nil
 }
 
-// tableWriter streams records into a new table file.
+// tableWriter streams records into a new table file, its trailer kept
+// for blocks of both sizes until the end, when the table's size decides.
 type tableWriter struct {
-	g       io.Writer
-	size    int
-	n       int
+	g            io.Writer
+	size         int
+	n            int
+	large, small tableTrailer
+}
+
+// tableTrailer is a table's trailer for blocks of per records.
+type tableTrailer struct {
+	per     int
 	blk     uint32
 	trailer []byte
 }
 
+func (t *tableTrailer) add(rec []byte, n, size int) {
+	if n%t.per == 0 {
+		if n > 0 {
+			t.trailer = binary.LittleEndian.AppendUint32(t.trailer, t.blk)
+		}
+		var k uint64
+		if size >= 8 {
+			k = binary.LittleEndian.Uint64(rec)
+		}
+		t.trailer = binary.LittleEndian.AppendUint64(t.trailer, k)
+		t.blk = 0
+	}
+	t.blk = crc32.Update(t.blk, castagnoli, rec)
+}
+
 func newTableWriter(g io.Writer, size int) *tableWriter {
-	return &tableWriter{g: g, size: size}
+	w := &tableWriter{g: g, size: size, large: tableTrailer{per: tableBlock / size}}
+	if smallTableBlocks && size <= tableBlockSmall/4 {
+		w.small.per = tableBlockSmall / size
+	}
+	return w
 }
 
 func (w *tableWriter) add(rec []byte) {
 	if len(rec) != w.size {
 		panic(fmt.Sprintf("table record of %d bytes, want %d", len(rec), w.size))
 	}
-	per := tableBlock / w.size
-	if w.n%per == 0 {
-		if w.n > 0 {
-			w.trailer = binary.LittleEndian.AppendUint32(w.trailer, w.blk)
-		}
-		var k uint64
-		if w.size >= 8 {
-			k = binary.LittleEndian.Uint64(rec)
-		}
-		w.trailer = binary.LittleEndian.AppendUint64(w.trailer, k)
-		w.blk = 0
+	w.large.add(rec, w.n, w.size)
+	if w.small.per > 0 && len(w.small.trailer) <= tableSmallTrailer { // past it the large blocks are taken
+		w.small.add(rec, w.n, w.size)
 	}
-	w.blk = crc32.Update(w.blk, castagnoli, rec)
 	w.g.Write(rec)
 	w.n++
 }
@@ -232,17 +272,25 @@ func (w *tableWriter) finish() (FileSum, error) {
 }
 
 func (w *tableWriter) end() {
-	per := tableBlock / w.size
-	if w.n > 0 {
-		w.trailer = binary.LittleEndian.AppendUint32(w.trailer, w.blk)
+	tt, block := &w.large, tableBlock
+	if w.small.per > 0 && len(w.small.trailer) <= tableSmallTrailer {
+		tt, block = &w.small, tableBlockSmall
 	}
-	nb := (w.n + per - 1) / per
-	t := w.trailer
+	if w.n > 0 {
+		tt.trailer = binary.LittleEndian.AppendUint32(tt.trailer, tt.blk)
+	}
+	nb := (w.n + tt.per - 1) / tt.per
+	t := tt.trailer
 	t = binary.LittleEndian.AppendUint64(t, uint64(w.n))
 	t = binary.LittleEndian.AppendUint32(t, uint32(w.size))
 	t = binary.LittleEndian.AppendUint32(t, uint32(nb))
+	magic := tableMagic3
+	if smallTableBlocks {
+		t = binary.LittleEndian.AppendUint32(t, uint32(block))
+		magic = tableMagic
+	}
 	t = binary.LittleEndian.AppendUint32(t, crc(t))
-	t = append(t, tableMagic...)
+	t = append(t, magic...)
 	w.g.Write(t)
 }
 

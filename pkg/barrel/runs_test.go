@@ -2,6 +2,7 @@ package barrel
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ func TestTableSearch(t *testing.T) {
 	var recs [][]byte
 	want := map[uint64]int{}
 	for k := uint64(0); k < 40; k++ {
-		n := 1 + int(k%7)*60 // keys repeated past a block (256 records)
+		n := 1 + int(k%7)*60 // keys repeated past a block (64 records)
 		for i := range n {
 			r := make([]byte, runRec)
 			binary.LittleEndian.PutUint64(r, 3*k)
@@ -33,7 +34,7 @@ func TestTableSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tab.close()
-	if tab.count != len(recs) || tab.blocks < 10 {
+	if tab.count != len(recs) || tab.blocks < 10 || tab.perBlk*tab.size != tableBlockSmall {
 		t.Fatalf("%d records in %d blocks", tab.count, tab.blocks)
 	}
 	for k := uint64(0); k < 121; k++ {
@@ -76,7 +77,7 @@ func TestTableSearch(t *testing.T) {
 	}
 	// A flipped byte in a block is found when the block is read.
 	bad := append([]byte(nil), data...)
-	bad[5*tableBlock+100] ^= 1
+	bad[5*tab.perBlk*tab.size+100] ^= 1
 	if err := os.WriteFile(filepath.Join(dir, "bad.tab"), bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -90,5 +91,63 @@ func TestTableSearch(t *testing.T) {
 	}
 	if err := bt.verify(); err == nil {
 		t.Error("damaged table verified")
+	}
+}
+
+// TestTableBlockSizes: a table is written in blocks of 1 KiB while its
+// trailer stays within 64 KiB, in blocks of 4 KiB past that and for
+// records of more than 256 bytes, and says which in its footer; either
+// is read back whole, and so is a table of the format 11 footer.
+func TestTableBlockSizes(t *testing.T) {
+	dir := t.TempDir()
+	small := tableSmallTrailer / 12 * (tableBlockSmall / 16) // 16-byte records at the trailer's limit
+	for _, c := range []struct {
+		size, n, block int
+		old            bool
+	}{
+		{16, 0, tableBlockSmall, false},
+		{16, 1, tableBlockSmall, false},
+		{40, 3000, tableBlockSmall, false},
+		{16, small - 200, tableBlockSmall, false},
+		{16, small + 200, tableBlock, false},
+		{400, 500, tableBlock, false},
+		{40, 3000, tableBlock, true},
+	} {
+		smallTableBlocks = !c.old
+		var recs [][]byte
+		for i := range c.n {
+			r := make([]byte, c.size)
+			binary.LittleEndian.PutUint64(r, uint64(2*i))
+			binary.LittleEndian.PutUint32(r[8:], uint32(i))
+			recs = append(recs, r)
+		}
+		data := encodeTable(c.size, recs)
+		smallTableBlocks = true
+		name := fmt.Sprintf("t%d-%d-%v.tab", c.size, c.n, c.old)
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tab, err := openTable(dir, name, FileSum{Size: int64(len(data))})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := tab.perBlk * c.size; got > c.block || got <= c.block-c.size {
+			t.Errorf("%s: blocks of %d bytes, want %d", name, got, c.block)
+		}
+		if magic := string(data[len(data)-8:]); c.old != (magic == tableMagic3) {
+			t.Errorf("%s: magic %q", name, magic)
+		}
+		for _, i := range []int{0, c.n / 3, c.n - 1} {
+			if i < 0 {
+				continue
+			}
+			if j, err := tab.search(uint64(2 * i)); err != nil || j != i {
+				t.Errorf("%s: key %d at %d, %v; want %d", name, 2*i, j, err, i)
+			}
+		}
+		if err := tab.verify(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		tab.close()
 	}
 }

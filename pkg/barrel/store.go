@@ -158,7 +158,12 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 11: a new segment is one compound file (seg-N.seg:
+	// formatNumber 12: a new table (a segment's documents, the runs, the
+	// ranks) says its block size in its footer, and one of up to about 5
+	// MB is checked by blocks of 1 KiB where it was 4 KiB (runs.go); a
+	// format 11 index opens as it is, its tables read by blocks of 4 KiB
+	// until rewritten, and becomes format 12 at its next commit.
+	// Format 11: a new segment is one compound file (seg-N.seg:
 	// its lists, word pointers, documents table and block sums) besides
 	// its deletion list, where format 10 wrote four files; a format 10
 	// index opens as it is, its segments read from their four files until
@@ -194,7 +199,8 @@ const (
 	// format at their next commit, keeping zlib. Formats 1 (one set of
 	// barrels rewritten per batch) and 2 (segments without live document
 	// frequencies) are read only by rebuild.
-	formatNumber        = 11
+	formatNumber        = 12
+	formatBigTableBlock = 11
 	formatCompound      = 11
 	formatBlockSums     = 10
 	formatNoSums        = 9
@@ -272,7 +278,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatBlockSums && m.Format != formatNoSums && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatBigTableBlock && m.Format != formatBlockSums && m.Format != formatNoSums && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {
