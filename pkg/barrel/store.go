@@ -200,8 +200,7 @@ const (
 	// barrels rewritten per batch) and 2 (segments without live document
 	// frequencies) are read only by rebuild.
 	formatNumber        = 12
-	formatBigTableBlock = 11
-	formatCompound      = 11
+	formatBigTableBlock = 11 // and the first with compound segments
 	formatBlockSums     = 10
 	formatNoSums        = 9
 	formatNoEmph        = 8
@@ -244,8 +243,11 @@ const Format = formatNumber
 
 // CommitCompletes reports whether an index of format f, once committed by
 // this barrel (a batch, or Expunge), holds what this barrel's build of
-// the same batches writes: the formats since f add only what a commit
-// writes for the whole index (format 10: the segments' block sums).
+// the same batches writes, its older files in their own layout: the
+// formats since f add what a commit writes for the whole index (format
+// 10: the segments' block sums) or a layout its new files take (11: a
+// segment in one file; 12: a table's block size in its footer), which a
+// reader takes either way, answering the same.
 func CommitCompletes(f int) bool { return f >= formatNoSums && f <= formatNumber }
 
 func genName(name string, gen int) string { return name + "." + strconv.Itoa(gen) }

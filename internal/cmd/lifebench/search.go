@@ -60,7 +60,8 @@ func searchOneBatch(snaps string, cfg crawlsim.Config, age int) (string, error) 
 	for f := 1; err == nil && f < barrel.Format; f++ {
 		if mark == oneBatchKeyOf(f) && barrel.CommitCompletes(f) {
 			// A commit writes what the build of the current format
-			// would add: the same index as built again.
+			// would add: the same index as built again, but for the
+			// layout of its older files (barrel.CommitCompletes).
 			if err := upgradeKept(dir); err != nil {
 				return "", err
 			}
