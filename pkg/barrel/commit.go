@@ -263,6 +263,9 @@ func (b *Builder) commitFiles(dirty bitset) error {
 			return err
 		}
 	}
+	if err := b.commitDocStats(&m, owned, ranks, create, newID); err != nil {
+		return err
+	}
 	if b.rankOnly {
 		m.RankedAt = m.Batches
 	}
@@ -284,6 +287,9 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		return err
 	}
 	m.Format = formatNumber
+	if !writeDocStats {
+		m.Format = formatNoDocStats
+	}
 	if !maintenance {
 		m.Batches++
 		if b.opts.Batch != "" {

@@ -69,7 +69,10 @@ type Index struct {
 	segs  []*segment
 	urls  *runSet
 	ranks *table // nil before the first ranking
-	info  *logView
+	// dstats is the document statistics table (docstats.go), nil in an
+	// index of format 12 and before.
+	dstats *table
+	info   *logView
 
 	// The repository's and the text's views are opened by views, the
 	// first time a page or a snippet is read: a query without snippets
@@ -139,6 +142,9 @@ func openManifest(dir string, m *Manifest) (*Index, error) {
 			return nil, corrupt("%s: %d ranks, manifest says %d", name, idx.ranks.count, m.RankedDocs)
 		}
 	}
+	if err := idx.openDocStats(); err != nil {
+		return nil, err
+	}
 	for _, si := range m.Segments {
 		s, err := openSegment(dir, si, m)
 		if err != nil {
@@ -182,6 +188,7 @@ func (idx *Index) Close() error {
 	}
 	idx.urls.close()
 	idx.ranks.close()
+	idx.dstats.close()
 	idx.lex.close()
 	idx.df.close()
 	return nil
@@ -553,6 +560,9 @@ func (idx *Index) Verify() error {
 				return err
 			}
 		}
+	}
+	if err := idx.verifyDocStats(); err != nil {
+		return err
 	}
 	// The maps of each reclaimed file, and of a copy under way.
 	for _, s := range idx.m.spaces() {

@@ -925,7 +925,9 @@ const (
 // much; the matches of a segment are spread over the docIDs, so each is
 // mostly a cache line of its own, and the smaller the entry the more of
 // them the processor's caches hold. An open index does not change, so
-// the cache never goes stale. Damage is reported by tableErr.
+// the cache never goes stale. A miss reads the document statistics table
+// (docstats.go), or in an index of format 12 the page's entry in its
+// segment and its rank. Damage is reported by tableErr.
 func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 	idx.statsOnce.Do(func() {
 		idx.stats = make([]atomic.Pointer[statChunk], int(idx.m.Docs)/statChunkDocs+1)
@@ -942,10 +944,18 @@ func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 				titleWords: uint16(a>>(32+statWordBits)) & (1<<statTitleBits - 1)}
 		}
 	}
-	e, _, _ := sg.entry(doc)
-	rank, _ := idx.rank(doc)
-	st := docStat{words: e.Words, titleWords: e.TitleWords,
-		prior: float32(priorOf(math.Log2(1 + float64(rank)*float64(idx.m.Docs))))}
+	var st docStat
+	if t := idx.dstats; t != nil {
+		if int(doc) < t.count {
+			if r, err := t.rec(int(doc)); err == nil {
+				st = decodeDocStat(r)
+			}
+		}
+	} else {
+		e, _, _ := sg.entry(doc)
+		rank, _ := idx.rank(doc)
+		st = statOf(e, rank, idx.m.Docs)
+	}
 	if c != nil && st.words < 1<<statWordBits && st.titleWords < 1<<statTitleBits {
 		c[doc%statChunkDocs].Store(uint64(math.Float32bits(st.prior)) | uint64(st.words)<<32 | uint64(st.titleWords)<<(32+statWordBits) | statSet)
 	}
@@ -955,6 +965,9 @@ func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 // tableErr returns the first damage found in the tables read by scoring.
 func (idx *Index) tableErr() error {
 	if err := idx.ranks.failed(); err != nil {
+		return err
+	}
+	if err := idx.dstats.failed(); err != nil {
 		return err
 	}
 	for _, s := range idx.segs {

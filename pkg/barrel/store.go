@@ -108,6 +108,10 @@ type Manifest struct {
 	// RankedDocs); documents after it have the rank of an unlinked page.
 	Ranks      int    `json:"ranks,omitempty"`
 	RankedDocs uint32 `json:"ranked_docs"`
+	// DocStats is the ID of the document statistics table (docstats.go:
+	// one record per docID below Docs, rewritten by every commit); 0 in
+	// an index of format 12 and before.
+	DocStats int `json:"doc_stats,omitempty"`
 	// URLRuns and AnchorRuns are the runs of the URL map and of the
 	// anchors by target, oldest first.
 	URLRuns    []RunInfo `json:"url_runs"`
@@ -158,7 +162,13 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 12: a new table (a segment's documents, the runs, the
+	// formatNumber 13: a table of every document's length, title length
+	// and prior (docstats.go), so that a query reads a page's statistics
+	// at its docID instead of searching its segment's documents table; a
+	// format 12 index opens as it is, its statistics read from the
+	// documents tables, and becomes format 13 at its next commit, which
+	// writes the table.
+	// Format 12: a new table (a segment's documents, the runs, the
 	// ranks) says its block size in its footer, and one of up to about 5
 	// MB is checked by blocks of 1 KiB where it was 4 KiB (runs.go); a
 	// format 11 index opens as it is, its tables read by blocks of 4 KiB
@@ -199,7 +209,8 @@ const (
 	// format at their next commit, keeping zlib. Formats 1 (one set of
 	// barrels rewritten per batch) and 2 (segments without live document
 	// frequencies) are read only by rebuild.
-	formatNumber        = 12
+	formatNumber        = 13
+	formatNoDocStats    = 12
 	formatBigTableBlock = 11 // and the first with compound segments
 	formatBlockSums     = 10
 	formatNoSums        = 9
@@ -280,7 +291,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatBigTableBlock && m.Format != formatBlockSums && m.Format != formatNoSums && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatNoDocStats && m.Format != formatBigTableBlock && m.Format != formatBlockSums && m.Format != formatNoSums && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {

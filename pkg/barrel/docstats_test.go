@@ -1,0 +1,218 @@
+package barrel
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
+)
+
+// docStatsSite builds in dir batches [from, to) of a site whose batches
+// re-crawl a few earlier pages with another page's text (so their length
+// changes and their older copies stay, deleted, in older segments), ranked
+// every third batch.
+func docStatsSite(t *testing.T, dir string, from, to int) *synth.Site {
+	t.Helper()
+	site := synth.New(900, 3000, 7)
+	rng := rand.New(rand.NewPCG(7, 13))
+	page := map[string][]byte{}
+	for batch := range to {
+		var urls []string
+		for i := batch * 100; i < (batch+1)*100; i++ {
+			urls = append(urls, site.URL(i))
+			page[site.URL(i)] = site.Page(i)
+		}
+		for i := range batch * 100 {
+			if rng.IntN(12) == 0 {
+				u := site.URL(i)
+				page[u] = site.Page((i + batch*131) % 900)
+				urls = append(urls, u)
+			}
+		}
+		if batch >= from {
+			batchOf(t, dir, Options{MergeFactor: 64, DeletesPct: 100, PageRankEvery: 3}, urls, func(u string) []byte { return page[u] })
+		}
+	}
+	return site
+}
+
+// withoutDocStats opens dir as an index that reads its pages' statistics
+// from the segments' documents tables and the ranks, as format 12 did.
+func withoutDocStats(t *testing.T, dir string) *Index {
+	t.Helper()
+	idx := open(t, dir)
+	idx.dstats.close()
+	idx.dstats = nil
+	return idx
+}
+
+var docStatsSearches = map[string]SearchOptions{
+	"top10":  {N: 10, NoSnippets: true},
+	"deep":   {N: 60, NoSnippets: true},
+	"fields": {N: 10, NoSnippets: true, Explain: true},
+}
+
+// TestDocStats: the document statistics table holds each live page's
+// length, title length and prior as its entry in its segment and its rank
+// give them, on an index whose re-crawled pages changed length (their
+// older copies deleted in older segments); every search answers to the
+// bit as with the statistics read from the segments' tables; Verify
+// passes, and fails on a record changed with its block sums made good.
+func TestDocStats(t *testing.T) {
+	dir := t.TempDir()
+	site := docStatsSite(t, dir, 0, 8)
+	idx := open(t, dir)
+	m := idx.Manifest()
+	if m.Format != formatNumber || m.DocStats == 0 || idx.dstats == nil || idx.dstats.count != int(m.Docs) {
+		t.Fatalf("format %d, docstats table %d", m.Format, m.DocStats)
+	}
+	if m.RankSource != "pagerank" || m.RankedDocs == 0 || m.RankedAt >= m.Batches {
+		t.Fatalf("ranked at batch %d of %d: the test wants a ranking older than the last batch", m.RankedAt, m.Batches)
+	}
+	live := map[uint32]DocEntry{}
+	if err := idx.eachLive(func(d uint32, e DocEntry) error {
+		live[d] = e
+		r, err := idx.dstats.rec(int(d))
+		if err != nil {
+			return err
+		}
+		rank, err := idx.rank(d)
+		if err != nil {
+			return err
+		}
+		if got, want := decodeDocStat(r), statOf(e, rank, m.Docs); got != want || e.Status == StatusFetched && want.words == 0 {
+			t.Errorf("doc %d: %+v, its entry and rank say %+v", d, got, want)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Older copies whose length differs from the live one's: reading a
+	// deleted copy's statistics would show.
+	changed := 0
+	for _, s := range idx.segs {
+		s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
+			if s.del.has(d) && e.Words != live[d].Words {
+				changed++
+			}
+			return nil
+		})
+	}
+	if changed < 20 {
+		t.Fatalf("%d deleted copies of another length: the test wants more", changed)
+	}
+	queries := mixedQueries(site, 17, 200)
+	without := withoutDocStats(t, dir)
+	for name, opt := range docStatsSearches {
+		got := resultBits(t, idx, queries, opt, true)
+		if want := resultBits(t, without, queries, opt, true); got != want {
+			t.Errorf("%s: with the table:\n%s\nfrom the documents tables:\n%s", name, got, want)
+		}
+		if strings.Count(got, " ") < 5*len(queries) {
+			t.Errorf("%s: few results:\n%s", name, got)
+		}
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A record changed, its table written again (block sums good): the
+	// open and the searches cannot tell; Verify does.
+	name := runName(docStatsKind, m.DocStats)
+	var recs [][]byte
+	for i := range idx.dstats.count {
+		r, err := idx.dstats.rec(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, append([]byte(nil), r...))
+	}
+	var doc uint32
+	for d := range live {
+		doc = d
+		break
+	}
+	st := decodeDocStat(recs[doc])
+	st.words++
+	recs[doc] = appendDocStat(nil, st)
+	if err := os.WriteFile(filepath.Join(dir, name), encodeTable(docStatSize, recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := open(t, dir)
+	if err := bad.Verify(); err == nil || !strings.Contains(err.Error(), name) {
+		t.Errorf("a changed record: Verify says %v", err)
+	}
+	bad.Close()
+
+	// A byte flipped: the query that reads its block reports the table.
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < docStatSize*idx.dstats.count; i += 64 {
+		data[i] ^= 0x40
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flipped := open(t, dir)
+	if _, err := flipped.Search(queries[0], SearchOptions{N: 10, NoSnippets: true}); err == nil || !strings.Contains(err.Error(), name) {
+		t.Errorf("a damaged block: the search says %v", err)
+	}
+	if err := flipped.Verify(); err == nil {
+		t.Error("a damaged block: Verify passes")
+	}
+}
+
+// TestFormat12Index: an index of format 12 (no document statistics table)
+// opens and answers as a fresh index of the same batches; its next commit
+// makes it format 13 with the table (made from its segments' entries),
+// which verifies and answers to the bit as a fresh build of the same
+// batches.
+func TestFormat12Index(t *testing.T) {
+	old := t.TempDir()
+	writeDocStats = false
+	docStatsSite(t, old, 0, 5)
+	writeDocStats = true
+	t.Cleanup(func() { writeDocStats = true })
+	fresh := t.TempDir()
+	site := docStatsSite(t, fresh, 0, 5)
+	queries := mixedQueries(site, 19, 150)
+
+	idx := open(t, old)
+	if m := idx.Manifest(); m.Format != formatNoDocStats || m.DocStats != 0 || idx.dstats != nil {
+		t.Fatalf("format %d, docstats table %d", m.Format, m.DocStats)
+	}
+	want := open(t, fresh)
+	for name, opt := range docStatsSearches {
+		if got, w := resultBits(t, idx, queries, opt, true), resultBits(t, want, queries, opt, true); got != w {
+			t.Errorf("%s: format 12 answers\n%s\nformat 13:\n%s", name, got, w)
+		}
+	}
+	if err := idx.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	idx.Close()
+	want.Close()
+
+	docStatsSite(t, old, 5, 7)
+	docStatsSite(t, fresh, 5, 7)
+	idx = open(t, old)
+	if m := idx.Manifest(); m.Format != formatNumber || idx.dstats == nil {
+		t.Fatalf("after two batches: format %d, docstats table %d", m.Format, m.DocStats)
+	}
+	want = open(t, fresh)
+	for name, opt := range docStatsSearches {
+		if got, w := resultBits(t, idx, queries, opt, true), resultBits(t, want, queries, opt, true); got != w {
+			t.Errorf("%s: the upgraded index answers\n%s\na fresh one:\n%s", name, got, w)
+		}
+	}
+	for _, x := range []*Index{idx, want} {
+		if err := x.Verify(); err != nil {
+			t.Error(err)
+		}
+	}
+}
