@@ -263,7 +263,7 @@ func (b *Builder) commitFiles(dirty bitset) error {
 			return err
 		}
 	}
-	if err := b.commitDocStats(&m, owned, ranks, create, newID); err != nil {
+	if err := b.commitDocStats(&m, owned, ranks != nil, create, newID); err != nil {
 		return err
 	}
 	if b.rankOnly {
@@ -480,10 +480,12 @@ func (b *Builder) merge(m *Manifest, ids []int, create func(string) (*genWriter,
 	for _, id := range ids {
 		gone[id] = true
 	}
+	inStats := true // its live documents are its inputs'
 	for _, si := range m.Segments {
 		if !gone[si.ID] {
 			continue
 		}
+		inStats = inStats && si.InDocStats
 		s, err := openSegment(b.dir, si, m)
 		if err != nil {
 			return err
@@ -539,7 +541,7 @@ func (b *Builder) merge(m *Manifest, ids []int, create func(string) (*genWriter,
 			b.Stats.MergedDocs += si.Docs
 		}
 	}
-	m.Segments[pos] = SegmentInfo{ID: id, Docs: owned, Batches: batches}
+	m.Segments[pos] = SegmentInfo{ID: id, Docs: owned, Batches: batches, InDocStats: inStats}
 	m.Segments = slices.DeleteFunc(m.Segments, func(si SegmentInfo) bool { return gone[si.ID] })
 	b.Stats.Merged += len(ids)
 	return nil

@@ -5,71 +5,98 @@ import (
 	"math"
 )
 
-// The document statistics table holds, for every docID, what scoring
-// reads of a page besides its hits (docStat): its length and title length
-// (the entry of its live copy) and its prior (of its rank and the
-// index's document count). Without it a query's first look at a page
-// searched the documents table of the page's segment and then read the
-// ranks: on an index opened for one query, about 7,000 such look-ups
-// were a fifth of the query's CPU time on 100,000 pages in 35 segments.
-// With it a look-up is one record at the docID.
+// The document statistics table holds, for every docID, the length and
+// title length of the page's live copy (what scoring reads of its entry),
+// so that a query's first look at a page reads one record at its docID.
+// Without it the look-up searched the documents table of the page's
+// segment: on an index opened for one query, some 7,000 such searches a
+// query, a fifth of its CPU time on 100,000 pages in 35 segments. The
+// prior still comes from the ranks table (one record at the docID too)
+// and the document count.
 //
-// Every commit writes it anew (docIDs below Docs, 12 bytes each: a
-// year's crawl of 500,000 pages writes 6 MB a turn), since the prior
-// depends on the document count: the lengths of the pages the batch did
-// not re-index come from the table before, the others from their new
-// entries, the ranks from the ranks table. Its records have no key: a
-// table's search is never used on it, and verify skips the key order
-// (keyless).
+// The table is not rewritten by every commit (8 bytes a docID: 35 MB at
+// a year's 4.4 million pages) but when the ranks are, or when the
+// segments it does not cover hold more than a docStatsShare-th of the
+// index's docIDs. It covers the segments the manifest marks InDocStats:
+// those of the commit that wrote it, and a merge of covered segments (its
+// live documents are theirs, and a page re-indexed since lives in a
+// segment written since). A page live in another segment has its lengths
+// read from that segment's documents table, as before. Its records have
+// no key: a table's search is never used on it, and verify skips the key
+// order.
 const (
 	docStatsKind = "docstats"
-	docStatSize  = 12 // prior (float32), words (4), title words (2), 0 (2)
+	docStatSize  = 8 // words (4), title words (2), 0 (2)
 )
+
+// docStatsShare: the table is rewritten once the segments written since
+// hold more than 1/docStatsShare of the docIDs (a variable for the tests).
+var docStatsShare = 8
 
 // writeDocStats makes new indexes write the table; off only in tests that
 // write an index of format 12.
 var writeDocStats = true
 
-func appendDocStat(b []byte, st docStat) []byte {
-	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(st.prior))
-	b = binary.LittleEndian.AppendUint32(b, st.words)
-	b = binary.LittleEndian.AppendUint16(b, st.titleWords)
+func appendDocStat(b []byte, words uint32, titleWords uint16) []byte {
+	b = binary.LittleEndian.AppendUint32(b, words)
+	b = binary.LittleEndian.AppendUint16(b, titleWords)
 	return append(b, 0, 0)
 }
 
-func decodeDocStat(r []byte) docStat {
-	return docStat{prior: math.Float32frombits(binary.LittleEndian.Uint32(r)),
-		words: binary.LittleEndian.Uint32(r[4:]), titleWords: binary.LittleEndian.Uint16(r[8:])}
+func decodeDocStat(r []byte) (words uint32, titleWords uint16) {
+	return binary.LittleEndian.Uint32(r), binary.LittleEndian.Uint16(r[4:])
 }
 
-// priorOfRank is the prior of a page of PageRank rank among docs
-// documents, as scoring weighs it.
-func priorOfRank(rank float32, docs uint32) float32 {
-	return float32(priorOf(math.Log2(1 + float64(rank)*float64(docs))))
+// statOf is the docStat of a page of words and title words and PageRank
+// rank among docs documents, as scoring weighs them.
+func statOf(words uint32, titleWords uint16, rank float32, docs uint32) docStat {
+	return docStat{words: words, titleWords: titleWords,
+		prior: float32(priorOf(math.Log2(1 + float64(rank)*float64(docs))))}
 }
 
-// statOf is the docStat of a page from its entry and rank.
-func statOf(e DocEntry, rank float32, docs uint32) docStat {
-	return docStat{words: e.Words, titleWords: e.TitleWords, prior: priorOfRank(rank, docs)}
-}
-
-// commitDocStats writes the document statistics table of m (whose Docs,
-// ranks and segments are the new generation's): owned are the documents
-// the batch re-indexed (their entries are the builder's), ranks the ranks
-// computed by this commit (nil if none were).
-func (b *Builder) commitDocStats(m *Manifest, owned []uint32, ranks []float32, create func(string) (*genWriter, error), newID func() int) error {
-	if m.DocStats != 0 {
-		delete(m.Files, runName(docStatsKind, m.DocStats))
-		m.DocStats = 0
+// docStatsDue reports whether the commit of m (the new generation's
+// segments and docIDs), ranked or not, writes the table anew.
+func docStatsDue(m *Manifest, ranked bool) bool {
+	if m.DocStats == 0 || ranked {
+		return true
 	}
+	outside := 0
+	for _, si := range m.Segments {
+		if !si.InDocStats {
+			outside += si.Docs
+		}
+	}
+	return outside*docStatsShare > int(m.Docs)
+}
+
+// commitDocStats writes the document statistics table of m (whose Docs
+// and segments are the new generation's) when due: owned are the
+// documents the batch re-indexed (their entries are the builder's). The
+// lengths of the others come from the table before and the segments it
+// did not cover, or (an index of format 12) from every live entry.
+func (b *Builder) commitDocStats(m *Manifest, owned []uint32, ranked bool, create func(string) (*genWriter, error), newID func() int) error {
 	if !writeDocStats {
+		if m.DocStats != 0 {
+			delete(m.Files, runName(docStatsKind, m.DocStats))
+			m.DocStats = 0
+		}
+		for i := range m.Segments {
+			m.Segments[i].InDocStats = false
+		}
+		return nil
+	}
+	if !docStatsDue(m, ranked) {
 		return nil
 	}
 	n := m.Docs
 	words := make([]uint32, n)
 	titles := make([]uint16, n)
-	// The pages the batch left as they were: from the table before, or
-	// (an index of format 12) from the live entries of its segments.
+	set := func(d uint32, e DocEntry) error {
+		if d < n {
+			words[d], titles[d] = e.Words, e.TitleWords
+		}
+		return nil
+	}
 	if old := b.old; old != nil {
 		if t := old.dstats; t != nil {
 			for d := range min(uint32(t.count), n) {
@@ -77,15 +104,22 @@ func (b *Builder) commitDocStats(m *Manifest, owned []uint32, ranks []float32, c
 				if err != nil {
 					return err
 				}
-				st := decodeDocStat(r)
-				words[d], titles[d] = st.words, st.titleWords
+				words[d], titles[d] = decodeDocStat(r)
 			}
-		} else if err := old.eachLive(func(d uint32, e DocEntry) error {
-			if d < n {
-				words[d], titles[d] = e.Words, e.TitleWords
+			for _, s := range old.segs {
+				if s.info.InDocStats {
+					continue
+				}
+				if err := s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
+					if s.del.has(d) {
+						return nil
+					}
+					return set(d, e)
+				}); err != nil {
+					return err
+				}
 			}
-			return nil
-		}); err != nil {
+		} else if err := old.eachLive(set); err != nil {
 			return err
 		}
 	}
@@ -94,42 +128,30 @@ func (b *Builder) commitDocStats(m *Manifest, owned []uint32, ranks []float32, c
 		if err != nil {
 			return err
 		}
-		words[d], titles[d] = e.Words, e.TitleWords
+		set(d, e)
 	}
-	var oldRanks *table
-	if ranks == nil && m.Ranks != 0 && b.old != nil {
-		oldRanks = b.old.ranks // the same table: no ranking in this commit
+	if m.DocStats != 0 {
+		delete(m.Files, runName(docStatsKind, m.DocStats))
 	}
 	id := newID()
-	g, err := create(runName(docStatsKind, id))
+	name := runName(docStatsKind, id)
+	g, err := create(name)
 	if err != nil {
 		return err
 	}
 	tw := newTableWriter(g, docStatSize)
-	unlinked := unlinkedRank(n)
 	var rec []byte
 	for d := range n {
-		rank := unlinked
-		switch {
-		case ranks != nil:
-			if int(d) < len(ranks) {
-				rank = ranks[d]
-			}
-		case oldRanks != nil && d < m.RankedDocs:
-			r, err := oldRanks.rec(int(d))
-			if err != nil {
-				return err
-			}
-			rank = math.Float32frombits(binary.LittleEndian.Uint32(r))
-		}
-		rec = appendDocStat(rec[:0], docStat{words: words[d], titleWords: titles[d], prior: priorOfRank(rank, n)})
+		rec = appendDocStat(rec[:0], words[d], titles[d])
 		tw.add(rec)
 	}
-	name := runName(docStatsKind, id)
 	if m.Files[name], err = tw.finish(); err != nil {
 		return err
 	}
 	m.DocStats = id
+	for i := range m.Segments {
+		m.Segments[i].InDocStats = true
+	}
 	return nil
 }
 
@@ -150,14 +172,21 @@ func (idx *Index) openDocStats() error {
 	}
 	t.keyless = true
 	idx.dstats = t
-	if t.size != docStatSize || t.count != int(m.Docs) {
-		return corrupt("%s: %d records of %d bytes, manifest says %d of %d", name, t.count, t.size, m.Docs, docStatSize)
+	if t.size != docStatSize || t.count > int(m.Docs) {
+		return corrupt("%s: %d records of %d bytes; the manifest says %d docIDs", name, t.count, t.size, m.Docs)
 	}
 	return nil
 }
 
+// coveredBy tells whether the document statistics table holds the
+// lengths of doc, live in segment sg.
+func (idx *Index) coveredBy(sg *segment, doc uint32) bool {
+	t := idx.dstats
+	return t != nil && sg.info.InDocStats && int(doc) < t.count
+}
+
 // verifyDocStats checks the document statistics table against the live
-// entries and the ranks it was made of.
+// entries of the segments it covers.
 func (idx *Index) verifyDocStats() error {
 	t := idx.dstats
 	if t == nil {
@@ -166,21 +195,28 @@ func (idx *Index) verifyDocStats() error {
 	if err := t.verify(); err != nil {
 		return err
 	}
-	return idx.eachLive(func(d uint32, e DocEntry) error {
-		if int(d) >= t.count {
-			return corrupt("%s: no record of doc %d", t.name, d)
+	for _, s := range idx.segs {
+		if !s.info.InDocStats {
+			continue
 		}
-		r, err := t.rec(int(d))
-		if err != nil {
+		if err := s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
+			if s.del.has(d) {
+				return nil
+			}
+			if int(d) >= t.count {
+				return corrupt("%s: no record of doc %d", t.name, d)
+			}
+			r, err := t.rec(int(d))
+			if err != nil {
+				return err
+			}
+			if w, tw := decodeDocStat(r); w != e.Words || tw != e.TitleWords {
+				return corrupt("%s: doc %d: %d words, %d in the title; its entry says %d, %d", t.name, d, w, tw, e.Words, e.TitleWords)
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
-		rank, err := idx.rank(d)
-		if err != nil {
-			return err
-		}
-		if got, want := decodeDocStat(r), statOf(e, rank, idx.m.Docs); got != want {
-			return corrupt("%s: doc %d: %+v, its entry and rank say %+v", t.name, d, got, want)
-		}
-		return nil
-	})
+	}
+	return nil
 }

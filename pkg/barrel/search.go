@@ -925,9 +925,11 @@ const (
 // much; the matches of a segment are spread over the docIDs, so each is
 // mostly a cache line of its own, and the smaller the entry the more of
 // them the processor's caches hold. An open index does not change, so
-// the cache never goes stale. A miss reads the document statistics table
-// (docstats.go), or in an index of format 12 the page's entry in its
-// segment and its rank. Damage is reported by tableErr.
+// the cache never goes stale. A miss reads the page's lengths in the
+// document statistics table (docstats.go), or where it does not cover
+// the page (an index of format 12, a segment written since the table) in
+// the page's entry in its segment, and its rank. Damage is reported by
+// tableErr.
 func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 	idx.statsOnce.Do(func() {
 		idx.stats = make([]atomic.Pointer[statChunk], int(idx.m.Docs)/statChunkDocs+1)
@@ -944,18 +946,18 @@ func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 				titleWords: uint16(a>>(32+statWordBits)) & (1<<statTitleBits - 1)}
 		}
 	}
-	var st docStat
-	if t := idx.dstats; t != nil {
-		if int(doc) < t.count {
-			if r, err := t.rec(int(doc)); err == nil {
-				st = decodeDocStat(r)
-			}
+	var words uint32
+	var titleWords uint16
+	if idx.coveredBy(sg, doc) {
+		if r, err := idx.dstats.rec(int(doc)); err == nil {
+			words, titleWords = decodeDocStat(r)
 		}
 	} else {
 		e, _, _ := sg.entry(doc)
-		rank, _ := idx.rank(doc)
-		st = statOf(e, rank, idx.m.Docs)
+		words, titleWords = e.Words, e.TitleWords
 	}
+	rank, _ := idx.rank(doc)
+	st := statOf(words, titleWords, rank, idx.m.Docs)
 	if c != nil && st.words < 1<<statWordBits && st.titleWords < 1<<statTitleBits {
 		c[doc%statChunkDocs].Store(uint64(math.Float32bits(st.prior)) | uint64(st.words)<<32 | uint64(st.titleWords)<<(32+statWordBits) | statSet)
 	}

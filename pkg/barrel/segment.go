@@ -114,6 +114,9 @@ type SegmentInfo struct {
 	Deleted int    `json:"deleted"`       // of those, superseded by a later segment
 	Del     string `json:"del,omitempty"` // its deletion list file
 	Batches int    `json:"batches"`       // batches merged into it
+	// InDocStats: the document statistics table holds the lengths of its
+	// live documents (docstats.go).
+	InDocStats bool `json:"in_doc_stats,omitempty"`
 }
 
 // Live is the number of documents the segment answers for.

@@ -109,8 +109,8 @@ type Manifest struct {
 	Ranks      int    `json:"ranks,omitempty"`
 	RankedDocs uint32 `json:"ranked_docs"`
 	// DocStats is the ID of the document statistics table (docstats.go:
-	// one record per docID below Docs, rewritten by every commit); 0 in
-	// an index of format 12 and before.
+	// the lengths of each docID's live copy in the segments marked
+	// InDocStats), 0 in an index of format 12 and before.
 	DocStats int `json:"doc_stats,omitempty"`
 	// URLRuns and AnchorRuns are the runs of the URL map and of the
 	// anchors by target, oldest first.
@@ -162,12 +162,11 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 13: a table of every document's length, title length
-	// and prior (docstats.go), so that a query reads a page's statistics
-	// at its docID instead of searching its segment's documents table; a
-	// format 12 index opens as it is, its statistics read from the
-	// documents tables, and becomes format 13 at its next commit, which
-	// writes the table.
+	// formatNumber 13: a table of every document's length and title
+	// length (docstats.go), so that a query reads them at a page's docID
+	// instead of searching its segment's documents table; a format 12
+	// index opens as it is, its lengths read from the documents tables,
+	// and becomes format 13 at its next commit, which writes the table.
 	// Format 12: a new table (a segment's documents, the runs, the
 	// ranks) says its block size in its footer, and one of up to about 5
 	// MB is checked by blocks of 1 KiB where it was 4 KiB (runs.go); a
