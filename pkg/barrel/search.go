@@ -926,10 +926,9 @@ const (
 // mostly a cache line of its own, and the smaller the entry the more of
 // them the processor's caches hold. An open index does not change, so
 // the cache never goes stale. A miss reads the page's lengths in the
-// document statistics table (docstats.go), or where it does not cover
-// the page (an index of format 12, a segment written since the table) in
-// the page's entry in its segment, and its rank. Damage is reported by
-// tableErr.
+// document statistics table (docstats.go), or for a page of a segment the
+// table does not cover (or of an index of format 12) in its entry in its
+// segment, and then its rank. Damage is reported by tableErr.
 func (idx *Index) docStats(sg *segment, doc uint32) docStat {
 	idx.statsOnce.Do(func() {
 		idx.stats = make([]atomic.Pointer[statChunk], int(idx.m.Docs)/statChunkDocs+1)
