@@ -593,26 +593,50 @@ func warcPairs(t *testing.T, journal, dir string) (orphans, dangling int) {
 			pointed[loc{filepath.Clean(wf), int64(off)}] = true
 		}
 	}
-	archived := map[loc]bool{}
+	archived := map[loc]string{} // the URL of each response
 	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 	for _, f := range files {
 		eachWARCRecord(t, f, func(rec *warc.Record) {
 			if (rec.Type() == warc.TypeResponse || rec.Type() == warc.TypeRevisit) && !strings.HasSuffix(rec.TargetURI(), "/robots.txt") {
-				archived[loc{filepath.Clean(f), rec.Offset}] = true
+				archived[loc{filepath.Clean(f), rec.Offset}] = rec.TargetURI()
 			}
 		})
 	}
-	for l := range archived {
+	for l, u := range archived {
 		if !pointed[l] {
 			orphans++
+			// What a failure needs to be read: the response, and the
+			// records of its URL.
+			t.Logf("orphan: %s at %s offset %d; its URL's records: %s", u, filepath.Base(l.file), l.off, recordsOf(journal, u))
 		}
 	}
 	for l := range pointed {
-		if !archived[l] {
+		if _, ok := archived[l]; !ok {
 			dangling++
 		}
 	}
 	return orphans, dangling
+}
+
+// recordsOf lists the records of journal (NDJSON) for url, each as its
+// WARC file and offset and its error.
+func recordsOf(journal, url string) string {
+	var out []string
+	for _, line := range strings.Split(journal, "\n") {
+		rec, err := record.Parse([]byte(line))
+		if err != nil || strings.TrimSpace(rec.URL()) != url {
+			continue
+		}
+		wf, _ := rec.String("warc_file")
+		off, _, _ := rec.Float("warc_offset")
+		msg, _ := rec.String("error")
+		rc, _, _ := rec.Bool("recovered")
+		out = append(out, fmt.Sprintf("[%s %d recovered=%v error=%q]", filepath.Base(wf), int64(off), rc, msg))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, " ")
 }
 
 func sum(m map[string]int) int {
