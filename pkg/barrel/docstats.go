@@ -110,12 +110,7 @@ func (b *Builder) commitDocStats(m *Manifest, owned []uint32, ranked bool, creat
 				if s.info.InDocStats {
 					continue
 				}
-				if err := s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
-					if s.del.has(d) {
-						return nil
-					}
-					return set(d, e)
-				}); err != nil {
+				if err := s.eachLive(set); err != nil {
 					return err
 				}
 			}
@@ -199,10 +194,7 @@ func (idx *Index) verifyDocStats() error {
 		if !s.info.InDocStats {
 			continue
 		}
-		if err := s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
-			if s.del.has(d) {
-				return nil
-			}
+		if err := s.eachLive(func(d uint32, e DocEntry) error {
 			if int(d) >= t.count {
 				return corrupt("%s: no record of doc %d", t.name, d)
 			}

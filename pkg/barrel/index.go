@@ -305,12 +305,7 @@ func lookupURL(rs *runSet, u string, urlOf func(uint32) (string, error)) (uint32
 // segment order: each live document once, with its entry.
 func (idx *Index) eachLive(fn func(d uint32, e DocEntry) error) error {
 	for _, s := range idx.segs {
-		if err := s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
-			if s.del.has(d) {
-				return nil
-			}
-			return fn(d, e)
-		}); err != nil {
+		if err := s.eachLive(fn); err != nil {
 			return err
 		}
 	}

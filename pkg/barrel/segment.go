@@ -698,6 +698,17 @@ func (s *segment) entry(d uint32) (DocEntry, bool, error) {
 	return e, err == nil, err
 }
 
+// eachLive calls fn for every live document of the segment (not deleted
+// by its deletion list), in docID order.
+func (s *segment) eachLive(fn func(d uint32, e DocEntry) error) error {
+	return s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
+		if s.del.has(d) {
+			return nil
+		}
+		return fn(d, e)
+	})
+}
+
 // eachDoc calls fn for every document of the segment, in docID order.
 func (s *segment) eachDoc(fn func(d uint32, e DocEntry, rec []byte) error) error {
 	for i := range s.dt.count {
