@@ -29,8 +29,9 @@ const (
 	docStatSize  = 8 // words (4), title words (2), 0 (2)
 )
 
-// docStatsShare: the table is rewritten once the segments written since
-// hold more than 1/docStatsShare of the docIDs (a variable for the tests).
+// docStatsShare: the table is written anew once the segments it does not
+// cover hold more than 1/docStatsShare of the docIDs (a variable for the
+// tests).
 var docStatsShare = 8
 
 // writeDocStats makes new indexes write the table; off only in tests that
