@@ -79,10 +79,7 @@ func TestDocStats(t *testing.T) {
 	live := map[uint32]DocEntry{}
 	covered, newer := 0, 0
 	for _, s := range idx.segs {
-		s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
-			if s.del.has(d) {
-				return nil
-			}
+		err := s.eachLive(func(d uint32, e DocEntry) error {
 			live[d] = e
 			if !idx.coveredBy(s, d) {
 				newer++
@@ -98,6 +95,9 @@ func TestDocStats(t *testing.T) {
 			}
 			return nil
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if covered < 100 || newer < 50 {
 		t.Fatalf("%d live pages the table covers, %d in segments it does not: the test wants both", covered, newer)
@@ -145,12 +145,12 @@ func TestDocStats(t *testing.T) {
 	var doc uint32
 	for _, s := range idx.segs {
 		if s.info.InDocStats {
-			s.eachDoc(func(d uint32, e DocEntry, _ []byte) error {
-				if !s.del.has(d) {
-					doc = d
-				}
+			if err := s.eachLive(func(d uint32, _ DocEntry) error {
+				doc = d
 				return nil
-			})
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	w, tw := decodeDocStat(recs[doc])
