@@ -280,3 +280,48 @@ func TestFormat12Index(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstSearchUncached: the first search on an index reads its pages'
+// statistics from the tables without the cache (none of it allocated),
+// and answers to the bit as a search of the same query whose statistics
+// come from the cache (filled by the same queries before), on an index of
+// pages both in and out of the statistics table; from the second search
+// on, the cache is used.
+func TestFirstSearchUncached(t *testing.T) {
+	dir := t.TempDir()
+	site := docStatsSite(t, dir, 0, 8)
+	queries := mixedQueries(site, 17, 60)
+	warm := open(t, dir)
+	for name, opt := range docStatsSearches {
+		resultBits(t, warm, queries, opt, true) // fills the cache
+		want := resultBits(t, warm, queries, opt, true)
+		var got strings.Builder
+		for _, q := range queries {
+			idx, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.WriteString(resultBits(t, idx, []string{q}, opt, true))
+			if idx.stats != nil {
+				t.Fatalf("%s: %q: the first search on an index allocated the statistics cache", name, q)
+			}
+			idx.Close()
+		}
+		if got.String() != want {
+			t.Errorf("%s: first searches:\n%s\nfrom the cache:\n%s", name, got.String(), want)
+		}
+	}
+	cached := 0
+	for i := range warm.stats {
+		if c := warm.stats[i].Load(); c != nil {
+			for j := range c {
+				if c[j].Load()&statSet != 0 {
+					cached++
+				}
+			}
+		}
+	}
+	if cached < 100 {
+		t.Errorf("%d documents in the cache after the searches: want it used from the second search on", cached)
+	}
+}
