@@ -17,29 +17,7 @@ const (
 	liveCacheBits  = 16
 	liveCacheBytes = 32 << 20 // the docIDs held at most, in bytes
 	liveCacheMax   = 1 << 14  // the live postings of a list cached at most
-
-	// The slots are allocated a block at a time, when a search first
-	// meets one of the block's: an index opened for one query touches a
-	// few blocks, where the whole table (512 KiB of pointers) would be
-	// cleared and then scanned by each collection while the index is open.
-	liveBlockBits = 8
-	liveBlocks    = 1 << (liveCacheBits - liveBlockBits)
 )
-
-// liveBlock is a block of the live cache's slots.
-type liveBlock [1 << liveBlockBits]atomic.Pointer[liveEntry]
-
-// liveSlot returns the slot of hash h (liveCacheBits bits), allocating
-// its block the first time.
-func (idx *Index) liveSlot(h uint32) *atomic.Pointer[liveEntry] {
-	bp := &idx.liveCache[h>>liveBlockBits]
-	b := bp.Load()
-	if b == nil {
-		bp.CompareAndSwap(nil, new(liveBlock)) // searches may allocate it at once: the first kept
-		b = bp.Load()
-	}
-	return &b[h&(1<<liveBlockBits-1)]
-}
 
 // liveEntry is the live documents of word id's list in sg (with titled,
 // of its short list, those with a title hit), or a mark that the list was
@@ -83,7 +61,7 @@ func (idx *Index) liveDocs(sg *segment, id uint32, list []byte, titled bool) (do
 	if titled {
 		h ^= 0xc2b2ae35
 	}
-	slot := idx.liveSlot(h >> (32 - liveCacheBits))
+	slot := idx.liveCache.slot(h>>(32-liveCacheBits), liveCacheBits)
 	e := slot.Load()
 	switch {
 	case e == nil || e.sg != sg || e.id != id || e.titled != titled:

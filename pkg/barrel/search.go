@@ -837,21 +837,19 @@ type avgState struct {
 	statsOnce sync.Once
 	stats     []atomic.Pointer[statChunk] // by docID / statChunkDocs, allocated when first met
 
-	dfOnce  sync.Once
-	dfCache []atomic.Uint64 // docFreq's cache: (wordID+1)<<32 | df, by a hash of the wordID
+	dfCache slotTable[atomic.Uint64] // docFreq's cache: (wordID+1)<<32 | df, by a hash of the wordID
 
 	lexOnce  sync.Once
 	lexSeed  maphash.Seed
-	lexCache []atomic.Pointer[lexEntry] // lookupWord's cache, by a hash of the word
+	lexCache slotTable[atomic.Pointer[lexEntry]] // lookupWord's cache, by a hash of the word
 
-	wlOnce  sync.Once
-	wlCache []atomic.Pointer[wordLists] // wordLists' cache, by a hash of the wordID
+	wlCache slotTable[atomic.Pointer[wordLists]] // wordLists' cache, by a hash of the wordID
 	// denseBytes is the bytes of the lists decoded (denseOf) that
 	// wlCache holds.
 	denseBytes atomic.Int64
 
-	liveCache [liveBlocks]atomic.Pointer[liveBlock] // liveDocs' cache, by a hash of the segment and wordID
-	liveBytes atomic.Int64                          // the docIDs it holds, in bytes
+	liveCache slotTable[atomic.Pointer[liveEntry]] // liveDocs' cache, by a hash of the segment and wordID
+	liveBytes atomic.Int64                         // the docIDs it holds, in bytes
 }
 
 // lexEntry is a word's lookup in the lexicon, cached.
@@ -870,11 +868,8 @@ func (idx *Index) lookupWord(w string) (uint32, bool, error) {
 	if idx.lex.batch != nil {
 		return idx.lex.Lookup([]byte(w))
 	}
-	idx.lexOnce.Do(func() {
-		idx.lexSeed = maphash.MakeSeed()
-		idx.lexCache = make([]atomic.Pointer[lexEntry], lexCacheSize)
-	})
-	slot := &idx.lexCache[maphash.String(idx.lexSeed, w)&(lexCacheSize-1)]
+	idx.lexOnce.Do(func() { idx.lexSeed = maphash.MakeSeed() })
+	slot := idx.lexCache.slot(uint32(maphash.String(idx.lexSeed, w))&(1<<lexCacheBits-1), lexCacheBits)
 	if e := slot.Load(); e != nil && e.word == w {
 		return e.id, e.ok, nil
 	}
@@ -885,17 +880,15 @@ func (idx *Index) lookupWord(w string) (uint32, bool, error) {
 	return id, ok, err
 }
 
-// lexCacheSize is the entries of lookupWord's cache: the words of the
-// queries met, a word's entry taken over by the next word of the slot.
-const lexCacheSize = 1 << 12
-
-// dfCacheSize is the entries of docFreq's cache (8 bytes each): the
+// lexCacheBits sizes lookupWord's cache: 1<<lexCacheBits entries, the
 // words of the queries met, a word's entry taken over by the next word of
-// the same slot.
-const (
-	dfCacheBits = 14
-	dfCacheSize = 1 << dfCacheBits
-)
+// the slot.
+const lexCacheBits = 12
+
+// dfCacheBits sizes docFreq's cache: 1<<dfCacheBits entries (8 bytes
+// each), the words of the queries met, a word's entry taken over by the
+// next word of the same slot.
+const dfCacheBits = 14
 
 // docStat is what scoring reads of a document besides its hits.
 type docStat struct {
@@ -1011,8 +1004,7 @@ func (t *table) failed() error {
 // binary search per run, and an index that merges seldom has many), so
 // the frequencies read are cached: an open index does not change.
 func (idx *Index) docFreq(id uint32) (int, error) {
-	idx.dfOnce.Do(func() { idx.dfCache = make([]atomic.Uint64, dfCacheSize) })
-	slot := &idx.dfCache[(id*0x9e3779b1)>>(32-dfCacheBits)] // a wordID's low bits are its place in its barrel: mixed
+	slot := idx.dfCache.slot((id*0x9e3779b1)>>(32-dfCacheBits), dfCacheBits) // a wordID's low bits are its place in its barrel: mixed
 	if v := slot.Load(); v>>32 == uint64(id)+1 {
 		return int(uint32(v)), nil
 	}

@@ -1012,8 +1012,7 @@ func (idx *Index) wordLists(id uint32) (*wordLists, error) {
 
 // wlSlot is the slot of word id in wordLists' cache.
 func (idx *Index) wlSlot(id uint32) *atomic.Pointer[wordLists] {
-	idx.wlOnce.Do(func() { idx.wlCache = make([]atomic.Pointer[wordLists], 1<<wordListsBits) })
-	return &idx.wlCache[(id*0x9e3779b1)>>(32-wordListsBits)] // a wordID's low bits are its place in its barrel: mixed
+	return idx.wlCache.slot((id*0x9e3779b1)>>(32-wordListsBits), wordListsBits) // a wordID's low bits are its place in its barrel: mixed
 }
 
 // liveCount is the number of postings of a list whose document is not

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sekitei/crawlkit/pkg/barrel/internal/synth"
@@ -413,19 +414,14 @@ func TestMostlyDeletedExact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	blocks, slots := 0, 0
-	for i := range one.liveCache {
-		if b := one.liveCache[i].Load(); b != nil {
-			blocks++
-			for j := range b {
-				if b[j].Load() != nil {
-					slots++
-				}
-			}
+	slots := 0
+	blocks := eachSlot(&one.liveCache, func(p *atomic.Pointer[liveEntry]) {
+		if p.Load() != nil {
+			slots++
 		}
-	}
+	})
 	if slots == 0 || blocks > slots {
-		t.Errorf("one query: %d of the live cache's %d blocks allocated for %d slots used", blocks, liveBlocks, slots)
+		t.Errorf("one query: %d of the live cache's %d blocks allocated for %d slots used", blocks, len(one.liveCache.blocks), slots)
 	}
 
 	merged := forceMerged(t, dir)
@@ -522,8 +518,8 @@ func TestDenseListsExact(t *testing.T) {
 	// The budget counts the decoded lists the cache holds: those of the
 	// words taken over in their slot have left it.
 	held, words := int64(0), 0
-	for i := range idx.wlCache {
-		if e := idx.wlCache[i].Load(); e != nil {
+	eachSlot(&idx.wlCache, func(p *atomic.Pointer[wordLists]) {
+		if e := p.Load(); e != nil {
 			words++
 			if d := e.dense.Load(); d != nil {
 				for k, dl := range d.segs {
@@ -533,7 +529,7 @@ func TestDenseListsExact(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 	if got := idx.denseBytes.Load(); got != held || held == 0 {
 		t.Errorf("the budget counts %d bytes of decoded lists, the cache (%d words) holds %d", got, words, held)
 	}
