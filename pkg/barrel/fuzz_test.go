@@ -84,7 +84,7 @@ func FuzzDecoders(f *testing.F) {
 			}
 		}
 		var secs [lexicon.Barrels]secBounds
-		if p, err := parsePtrs(b, 10, &secs); err == nil {
+		if p, err := parsePtrs(b, nil, 10, &secs); err == nil {
 			for bb := range lexicon.Barrels {
 				s := &secs[bb]
 				if s.fullStart+s.fullLen > 10 || s.shortStart+s.shortLen > 10 {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"math/bits"
 	"os"
@@ -212,20 +213,29 @@ type ptrsFile struct {
 	sum     [lexicon.Barrels]uint32
 }
 
+// ptrsHeaderLen is the length of a ptrs file's headers, their checksum
+// included.
+const ptrsHeaderLen = len(segPtrsMagic) + ptrsHeader*lexicon.Barrels + 4
+
 // parsePtrs checks a ptrs file's headers and fills each section's place in
-// the .inv file; the word arrays are left for loadBarrel.
-func parsePtrs(b []byte, invSize int64, secs *[lexicon.Barrels]secBounds) (*ptrsFile, error) {
-	hdr := len(segPtrsMagic) + ptrsHeader*lexicon.Barrels
-	if len(b) < hdr+4 || string(b[:len(segPtrsMagic)]) != segPtrsMagic {
+// the .inv file; the word arrays are left for loadBarrel. head is a copy
+// of b's first ptrsHeaderLen bytes (or as many as b has), or nil to read
+// them in b.
+func parsePtrs(b, head []byte, invSize int64, secs *[lexicon.Barrels]secBounds) (*ptrsFile, error) {
+	hdr := ptrsHeaderLen - 4
+	if head == nil {
+		head = b[:min(len(b), ptrsHeaderLen)]
+	}
+	if len(b) < hdr+4 || len(head) < hdr+4 || string(head[:len(segPtrsMagic)]) != segPtrsMagic {
 		return nil, corrupt("ptrs: bad header")
 	}
-	if crc(b[len(segPtrsMagic):hdr]) != binary.LittleEndian.Uint32(b[hdr:]) {
+	if crc(head[len(segPtrsMagic):hdr]) != binary.LittleEndian.Uint32(head[hdr:]) {
 		return nil, corrupt("ptrs: header checksum mismatch")
 	}
 	p := &ptrsFile{data: b, invSize: invSize}
 	end := uint64(hdr + 4)
 	for i := range secs {
-		s, x := &secs[i], b[len(segPtrsMagic)+ptrsHeader*i:]
+		s, x := &secs[i], head[len(segPtrsMagic)+ptrsHeader*i:]
 		n := int(binary.LittleEndian.Uint32(x))
 		s.fullStart, s.fullLen = int64(binary.LittleEndian.Uint64(x[4:])), int64(binary.LittleEndian.Uint64(x[12:]))
 		s.fullCRC = binary.LittleEndian.Uint32(x[20:])
@@ -259,8 +269,16 @@ func (p *ptrsFile) loadBarrel(i int, s *secBounds) (wordArrays, error) {
 	if n == 0 {
 		return wordArrays{}, nil
 	}
-	need := 4*n + 2*8*(n+1) + 2*4*n
-	rest := p.data[p.off[i] : p.off[i]+uint64(need)]
+	return p.arraysOf(i, s, p.data[p.off[i]:p.off[i]+uint64(arraysLen(n))])
+}
+
+// arraysLen is the length of the word arrays of a barrel of n words.
+func arraysLen(n int) int { return 4*n + 2*8*(n+1) + 2*4*n }
+
+// arraysOf checks rest, the arrays of barrel i (of section s), and
+// returns them, read in place in rest.
+func (p *ptrsFile) arraysOf(i int, s *secBounds, rest []byte) (wordArrays, error) {
+	n, need := p.n[i], len(rest)
 	if crc(rest) != p.sum[i] {
 		return wordArrays{}, corrupt("ptrs: barrel %d checksum mismatch", i)
 	}
@@ -309,6 +327,10 @@ type segment struct {
 	path     string // of the compound file, or of the .inv file
 	ptrsName string // the file of its word pointers, for messages
 	whole    []byte // the mapped compound file (its parts are in place in it)
+	fd       int    // the compound file, kept open when mapped (fdOpen): some parts are read by pread
+	fdOpen   bool
+	ptrsAt   int64         // where the ptrs part lies in the compound file
+	asked    atomic.Uint64 // a bit per barrel a word was looked up in (find)
 	invSize  int64
 	secs     *[lexicon.Barrels]secBounds
 	ptrs     *ptrsFile
@@ -372,7 +394,7 @@ func unmap(b []byte) {
 // the first time a query touches the barrel, and its lists by the blocks
 // its walks read.
 func openSegment(dir string, info SegmentInfo, m *Manifest) (_ *segment, err error) {
-	s := &segment{info: info}
+	s := &segment{info: info, fd: -1}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -409,18 +431,29 @@ func openSegment(dir string, info SegmentInfo, m *Manifest) (_ *segment, err err
 // and checks the headers of its parts.
 func (s *segment) openCompound(dir, name string, sum FileSum) error {
 	s.path, s.ptrsName = filepath.Join(dir, name), name
-	b, err := mapFile(s.path, sum.Size)
+	b, fd, err := openFile(s.path, sum.Size, true)
 	if err != nil {
 		return err
 	}
 	s.whole = b
+	s.fd, s.fdOpen = fd, fd >= 0
 	p, err := parseCompound(b, name)
 	if err != nil {
 		return err
 	}
 	s.inv, s.invSize = b[:p.ptrs:p.ptrs], p.ptrs
 	s.secs = &[lexicon.Barrels]secBounds{}
-	if s.ptrs, err = parsePtrs(b[p.ptrs:p.docs:p.docs], s.invSize, s.secs); err != nil {
+	s.ptrsAt = p.ptrs
+	ptrs := b[p.ptrs:p.docs:p.docs]
+	var head []byte
+	if s.fdOpen { // the headers read, not their page touched: an index opened for one query touches few pages of each segment
+		buf := scratchBuf(min(len(ptrs), ptrsHeaderLen))
+		defer scratchPool.Put(buf)
+		if head = *buf; preadFull(s.fd, head, p.ptrs) != nil {
+			head = nil // read in place: the mapping reports what is wrong
+		}
+	}
+	if s.ptrs, err = parsePtrs(ptrs, head, s.invSize, s.secs); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if s.sums, err = decodeInvSums(b[p.sums:p.end:p.end], name, s.invSize); err != nil {
@@ -457,7 +490,7 @@ func (s *segment) openFiles(dir string, m *Manifest) (err error) {
 		return err
 	}
 	s.secs = &[lexicon.Barrels]secBounds{}
-	if s.ptrs, err = parsePtrs(s.ptrsMap, s.invSize, s.secs); err != nil {
+	if s.ptrs, err = parsePtrs(s.ptrsMap, nil, s.invSize, s.secs); err != nil {
 		return fmt.Errorf("%s: %w", pn, err)
 	}
 	if sn := segName(info.ID, "sums"); hasFile(m, sn) {
@@ -740,6 +773,10 @@ func (s *segment) close() {
 	s.invReady.Store(false)
 	s.barReady.Store(0)
 	s.dt.close()
+	if s.fdOpen {
+		syscall.Close(s.fd)
+		s.fd, s.fdOpen = -1, false
+	}
 	// The word arrays, deletion list and sums are read in place: gone
 	// with their files' mappings.
 	unmap(s.whole)
@@ -844,12 +881,8 @@ func (s *segment) sec(bb int) (*secBounds, *wordArrays, error) {
 	}
 	if s.words[bb] == nil {
 		a, err := s.ptrs.loadBarrel(bb, &s.secs[bb])
-		if n := a.rels.len(); err == nil && n > 0 && a.rels.at(n-1) >= s.maxRel[bb] {
-			err = corrupt("barrel %d holds a word the lexicon does not", bb)
-		}
-		if err != nil {
-			s.pErr = fmt.Errorf("%s: %w", s.ptrsName, err)
-			return nil, nil, s.pErr
+		if err = s.arraysErr(bb, a, err); err != nil {
+			return nil, nil, err
 		}
 		s.words[bb] = &a
 		s.secReady.Or(1 << (bb % 64))
@@ -857,45 +890,131 @@ func (s *segment) sec(bb int) (*secBounds, *wordArrays, error) {
 	return &s.secs[bb], s.words[bb], nil
 }
 
-// list returns the list of wordID id in the short or full barrels of the
-// segment, and its posting count (deleted documents included).
-func (s *segment) list(id uint32, short bool) ([]byte, uint32, error) {
-	bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
-	sec, a, err := s.sec(bb)
+// arraysErr is the damage of barrel bb's word arrays a, read with err:
+// kept, so that every later lookup in the segment reports it.
+func (s *segment) arraysErr(bb int, a wordArrays, err error) error {
+	if n := a.rels.len(); err == nil && n > 0 && a.rels.at(n-1) >= s.maxRel[bb] {
+		err = corrupt("barrel %d holds a word the lexicon does not", bb)
+	}
 	if err != nil {
-		return nil, 0, err
+		s.pErr = fmt.Errorf("%s: %w", s.ptrsName, err)
+	}
+	return s.pErr
+}
+
+// wordEntry is where a word's lists lie in their barrel's sections, and
+// their posting counts.
+type wordEntry struct {
+	fullLo, fullHi, shortLo, shortHi int64
+	nf, ns                           uint32
+}
+
+func (a *wordArrays) entry(i int) wordEntry {
+	return wordEntry{
+		fullLo: int64(a.fullOff.at(i)), fullHi: int64(a.fullOff.at(i + 1)),
+		shortLo: int64(a.shortOff.at(i)), shortHi: int64(a.shortOff.at(i + 1)),
+		nf: a.fullN.at(i), ns: a.shortN.at(i),
+	}
+}
+
+// find returns the entry of the word of relative ID rel in barrel bb. The
+// first lookup in a barrel reads its word arrays by pread into a buffer
+// it reuses (lookupOnce); the second loads them in place in the mapping
+// and keeps them (sec). One query on an index opened for it looks a word
+// up once in each segment, and the page faults of the arrays read in
+// place, each mapping the pages around it, and their unmapping at close,
+// cost more than the reads.
+func (s *segment) find(bb int, rel uint32) (wordEntry, bool, error) {
+	bit := uint64(1) << (bb % 64)
+	if s.fdOpen && s.secReady.Load()&bit == 0 && s.asked.Or(bit)&bit == 0 {
+		return s.lookupOnce(bb, rel)
+	}
+	_, a, err := s.sec(bb)
+	if err != nil {
+		return wordEntry{}, false, err
 	}
 	i, found := a.rels.search(rel)
 	if !found {
-		return nil, 0, nil
+		return wordEntry{}, false, nil
 	}
+	return a.entry(i), true, nil
+}
+
+// lookupOnce looks rel up in barrel bb's word arrays read into a buffer
+// and checked as loadBarrel checks them.
+func (s *segment) lookupOnce(bb int, rel uint32) (wordEntry, bool, error) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if s.pErr != nil {
+		return wordEntry{}, false, s.pErr
+	}
+	n := s.ptrs.n[bb]
+	if n == 0 {
+		return wordEntry{}, false, nil
+	}
+	buf := scratchBuf(arraysLen(n))
+	defer scratchPool.Put(buf)
+	if err := preadFull(s.fd, *buf, s.ptrsAt+int64(s.ptrs.off[bb])); err != nil {
+		return wordEntry{}, false, fileReadErr(s.path, err)
+	}
+	a, err := s.ptrs.arraysOf(bb, &s.secs[bb], *buf)
+	if err = s.arraysErr(bb, a, err); err != nil {
+		return wordEntry{}, false, err
+	}
+	i, found := a.rels.search(rel)
+	if !found {
+		return wordEntry{}, false, nil
+	}
+	return a.entry(i), true, nil
+}
+
+// scratchPool holds buffers for bytes read and used at once (the ptrs
+// headers, lookupOnce).
+var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// scratchBuf returns a buffer of n bytes from scratchPool, to be put back.
+func scratchBuf(n int) *[]byte {
+	p := scratchPool.Get().(*[]byte)
+	if cap(*p) < n {
+		*p = make([]byte, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+// list returns the list of wordID id in the short or full barrels of the
+// segment, and its posting count (deleted documents included).
+func (s *segment) list(id uint32, short bool) ([]byte, uint32, error) {
+	bb := lexicon.BarrelOf(id)
+	e, found, err := s.find(bb, lexicon.Rel(id))
+	if err != nil || !found {
+		return nil, 0, err
+	}
+	sec := &s.secs[bb]
 	if short {
-		l, err := s.listBytes(bb, sec.shortStart+int64(a.shortOff.at(i)), sec.shortStart+int64(a.shortOff.at(i+1)))
-		return l, a.shortN.at(i), err
+		l, err := s.listBytes(bb, sec.shortStart+e.shortLo, sec.shortStart+e.shortHi)
+		return l, e.ns, err
 	}
-	l, err := s.listBytes(bb, sec.fullStart+int64(a.fullOff.at(i)), sec.fullStart+int64(a.fullOff.at(i+1)))
-	return l, a.fullN.at(i), err
+	l, err := s.listBytes(bb, sec.fullStart+e.fullLo, sec.fullStart+e.fullHi)
+	return l, e.nf, err
 }
 
 // lists returns the full and short lists of wordID id in the segment,
 // and their posting counts (one lookup for both).
 func (s *segment) lists(id uint32) (full, short []byte, nf, ns uint32, err error) {
-	bb, rel := lexicon.BarrelOf(id), lexicon.Rel(id)
-	sec, a, err := s.sec(bb)
-	if err != nil {
+	bb := lexicon.BarrelOf(id)
+	e, found, err := s.find(bb, lexicon.Rel(id))
+	if err != nil || !found {
 		return nil, nil, 0, 0, err
 	}
-	i, found := a.rels.search(rel)
-	if !found {
-		return nil, nil, 0, 0, nil
-	}
-	if full, err = s.listBytes(bb, sec.fullStart+int64(a.fullOff.at(i)), sec.fullStart+int64(a.fullOff.at(i+1))); err != nil {
+	sec := &s.secs[bb]
+	if full, err = s.listBytes(bb, sec.fullStart+e.fullLo, sec.fullStart+e.fullHi); err != nil {
 		return nil, nil, 0, 0, err
 	}
-	if short, err = s.listBytes(bb, sec.shortStart+int64(a.shortOff.at(i)), sec.shortStart+int64(a.shortOff.at(i+1))); err != nil {
+	if short, err = s.listBytes(bb, sec.shortStart+e.shortLo, sec.shortStart+e.shortHi); err != nil {
 		return nil, nil, 0, 0, err
 	}
-	return full, short, a.fullN.at(i), a.shortN.at(i), nil
+	return full, short, e.nf, e.ns, nil
 }
 
 // segList is a word's full and short lists in one segment and their
@@ -1066,41 +1185,78 @@ const smallFile = 64 << 10
 // registers with the runtime's poller and sets its descriptor's mode,
 // three system calls more a file.
 func mapFile(path string, size int64) ([]byte, error) {
+	b, _, err := openFile(path, size, false)
+	return b, err
+}
+
+// openFile is mapFile that, with keep, leaves the file open when it maps
+// it and returns its descriptor (else -1): a segment reads some of its
+// parts by pread rather than touching their pages (readPtrsHeader,
+// lookupOnce).
+func openFile(path string, size int64, keep bool) ([]byte, int, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	for err == syscall.EINTR {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	}
 	if err != nil {
-		return nil, corrupt("%s: %v", filepath.Base(path), &os.PathError{Op: "open", Path: path, Err: err})
+		return nil, -1, corrupt("%s: %v", filepath.Base(path), &os.PathError{Op: "open", Path: path, Err: err})
 	}
-	defer syscall.Close(fd)
+	kept := false
+	defer func() {
+		if !kept {
+			syscall.Close(fd)
+		}
+	}()
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+		return nil, -1, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Size != size {
-		return nil, corrupt("%s: %d bytes, manifest says %d (truncated?)", filepath.Base(path), st.Size, size)
+		return nil, -1, corrupt("%s: %d bytes, manifest says %d (truncated?)", filepath.Base(path), st.Size, size)
 	}
 	if size == 0 {
-		return nil, nil
+		return nil, -1, nil
 	}
 	if size > smallFile {
-		return syscall.Mmap(fd, 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+		b, err := syscall.Mmap(fd, 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+		if err != nil || !keep {
+			return b, -1, err
+		}
+		kept = true
+		return b, fd, nil
 	}
 	b := make([]byte, size)
+	if err := preadFull(fd, b, 0); err != nil {
+		return nil, -1, fileReadErr(path, err)
+	}
+	return b, -1, nil
+}
+
+// preadFull reads len(b) bytes of fd at off; io.ErrUnexpectedEOF where the
+// file ends before.
+func preadFull(fd int, b []byte, off int64) error {
 	for n := 0; n < len(b); {
-		k, err := syscall.Pread(fd, b[n:], int64(n))
+		k, err := syscall.Pread(fd, b[n:], off+int64(n))
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err != nil:
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+			return err
 		case k == 0:
-			return nil, corrupt("%s: %d bytes, manifest says %d (truncated?)", filepath.Base(path), n, size)
+			return io.ErrUnexpectedEOF
 		}
 		n += k
 	}
-	return b, nil
+	return nil
+}
+
+// fileReadErr is err of a read of the file at path: a file shorter than
+// its manifest says is damage.
+func fileReadErr(path string, err error) error {
+	if err == io.ErrUnexpectedEOF {
+		return corrupt("%s: shorter than the manifest says (truncated?)", filepath.Base(path))
+	}
+	return &os.PathError{Op: "read", Path: path, Err: err}
 }
 
 // segWriter writes a segment's .inv file barrel by barrel: full lists are

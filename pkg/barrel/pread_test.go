@@ -1,0 +1,185 @@
+package barrel
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sekitei/crawlkit/pkg/barrel/lexicon"
+)
+
+// TestFirstLookupRead: on segments large enough to be mapped, a word's
+// first lookup in a barrel of a segment reads the barrel's word arrays by
+// pread (the arrays not loaded in place), a second word of the barrel
+// loads them; the first searches on indexes opened for them answer to
+// the bit as the same searches on an index whose arrays are loaded; the
+// open index keeps one descriptor a mapped segment, and Close gives them
+// all back.
+func TestFirstLookupRead(t *testing.T) {
+	dir := t.TempDir()
+	site := docStatsSite(t, dir, 0, 6)
+	queries := mixedQueries(site, 23, 40)
+	fds := openFDs(t)
+	warm := open(t, dir)
+	mapped := 0
+	for _, s := range warm.segs {
+		if s.fdOpen {
+			mapped++
+		}
+	}
+	if mapped < 2 {
+		t.Fatalf("%d of %d segments mapped: the test wants larger segments", mapped, len(warm.segs))
+	}
+	if got := openFDs(t); got < fds+mapped {
+		t.Errorf("an open index of %d mapped segments holds %d descriptors more", mapped, got-fds)
+	}
+	opt := SearchOptions{N: 10, NoSnippets: true, Explain: true}
+	for range 2 {
+		resultBits(t, warm, queries, opt, true)
+	}
+	// Every barrel of the queries' words loaded in place: looked up a
+	// second time in each segment.
+	loaded := 0
+	for _, q := range queries {
+		for _, w := range strings.Fields(q) {
+			id, ok, err := warm.lookupWord(w)
+			if err != nil || !ok {
+				continue
+			}
+			for _, s := range warm.segs {
+				if _, _, _, _, err := s.lists(id); err != nil {
+					t.Fatal(err)
+				}
+				if s.fdOpen && s.words[lexicon.BarrelOf(id)] != nil {
+					loaded++
+				}
+			}
+		}
+	}
+	if loaded == 0 {
+		t.Fatal("no word arrays loaded in place after the second lookups")
+	}
+	want := resultBits(t, warm, queries, opt, true)
+	var got strings.Builder
+	read := 0
+	for _, q := range queries {
+		idx, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.WriteString(resultBits(t, idx, []string{q}, opt, true))
+		words := map[int]int{} // the words looked up (each in every segment), by barrel
+		eachSlot(&idx.wlCache, func(p *atomic.Pointer[wordLists]) {
+			if e := p.Load(); e != nil {
+				words[lexicon.BarrelOf(e.id)]++
+			}
+		})
+		for _, s := range idx.segs {
+			for bb := range lexicon.Barrels {
+				if s.asked.Load()&(1<<bb) != 0 {
+					read++
+					if s.fdOpen && s.words[bb] != nil && words[bb] == 1 {
+						t.Fatalf("%q: segment %d barrel %d: the first lookup loaded the arrays in place", q, s.info.ID, bb)
+					}
+				}
+			}
+		}
+		idx.Close()
+	}
+	if got.String() != want {
+		t.Errorf("first lookups read:\n%s\nfrom the arrays loaded:\n%s", got.String(), want)
+	}
+	if read == 0 {
+		t.Error("no barrel asked by the first searches")
+	}
+	warm.Close()
+	if got := openFDs(t); got != fds {
+		t.Errorf("%d descriptors open after the indexes closed, %d before", got, fds)
+	}
+}
+
+// TestFirstLookupDamage: a flipped byte in the word pointers' headers of
+// a mapped segment (read by pread at open) fails the open; one in a
+// barrel's word arrays (in a
+// posting count, which only their checksum tells) of a
+// mapped segment fails the first lookup in it (read by pread) as it fails
+// the lookup that loads the arrays in place, naming the segment and the
+// barrel, and every later lookup in the segment.
+func TestFirstLookupDamage(t *testing.T) {
+	dir := t.TempDir()
+	site := docStatsSite(t, dir, 0, 6)
+	idx := open(t, dir)
+	var word string
+	var id uint32
+	var sg *segment
+	for _, q := range site.Queries(50) {
+		for _, w := range strings.Fields(q) {
+			i, ok, err := idx.lookupWord(w)
+			if err != nil || !ok {
+				continue
+			}
+			for _, s := range idx.segs {
+				if _, _, nf, _, err := s.lists(i); err == nil && nf > 0 && s.fdOpen {
+					word, id, sg = w, i, s
+				}
+			}
+		}
+	}
+	if sg == nil {
+		t.Fatal("no word found in a mapped segment")
+	}
+	bb := lexicon.BarrelOf(id)
+	n := sg.ptrs.n[bb]
+	at := sg.ptrsAt + int64(sg.ptrs.off[bb]) + int64(4*n+2*8*(n+1)) + 1 // a posting count: only the checksum tells
+	path, name, head := sg.path, sg.ptrsName, sg.ptrsAt+int64(len(segPtrsMagic))+ptrsHeader*int64(bb)+12
+	idx.Close()
+
+	// The headers, read by pread at open: a flipped byte fails the open.
+	other := t.TempDir()
+	if err := os.CopyFS(other, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	flipByte(t, filepath.Join(other, filepath.Base(path)), head, 0x10)
+	if _, err := Open(other); err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "ptrs: header checksum mismatch") {
+		t.Errorf("open with a flipped byte in the word pointers' headers: %v", err)
+	}
+
+	flipByte(t, path, at, 0x10)
+
+	var errs []string
+	for _, first := range []bool{true, false} {
+		idx, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range idx.segs {
+			if !first {
+				s.asked.Store(^uint64(0)) // as if asked before: the arrays loaded in place
+			}
+		}
+		_, err = idx.Search(word, SearchOptions{N: 10, NoSnippets: true})
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "barrel") {
+			t.Fatalf("first lookup %v: search of %q: %v, want the damage of %s", first, word, err, name)
+		}
+		errs = append(errs, err.Error())
+		if _, err2 := idx.Search(word+" "+word, SearchOptions{N: 10, NoSnippets: true}); err2 == nil {
+			t.Errorf("first lookup %v: the second search passes the damage", first)
+		}
+		idx.Close()
+	}
+	if errs[0] != errs[1] {
+		t.Errorf("the damage read by pread: %s\nread in place: %s", errs[0], errs[1])
+	}
+}
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
