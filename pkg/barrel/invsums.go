@@ -185,6 +185,21 @@ func (s *invSums) check(inv []byte, name string, lo, hi int64) error {
 	return nil
 }
 
+// checkRead checks b, whole blocks of the file read from offset start (a
+// block's), against their sums, and marks them checked: they are the
+// file's bytes as its mapping reads them.
+func (s *invSums) checkRead(b []byte, name string, start int64) error {
+	for off := int64(0); off < int64(len(b)); off += 1 << s.shift {
+		k := (start + off) >> s.shift
+		end := min(off+1<<s.shift, int64(len(b)))
+		if crc(b[off:end]) != s.sums.at(int(k)) {
+			return corrupt("%s: bytes %d to %d: checksum mismatch", name, start+off, start+end)
+		}
+		atomic.OrUint64(&s.ok[k/64], uint64(1)<<(k%64))
+	}
+	return nil
+}
+
 // A walk of an inverted list checks the blocks of the list as it reaches
 // them: the list is found among the mapped .inv files with block sums by
 // its address (lookupInv), so that every walk checks what it reads

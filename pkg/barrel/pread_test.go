@@ -1,6 +1,7 @@
 package barrel
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +13,8 @@ import (
 
 // TestFirstLookupRead: on segments large enough to be mapped, a word's
 // first lookup in a barrel of a segment reads the barrel's word arrays by
-// pread (the arrays not loaded in place), a second word of the barrel
-// loads them; the first searches on indexes opened for them answer to
+// pread (the arrays not loaded in place), and its short lists (copies of
+// the lists in place), a second word of the barrel loads them; the first searches on indexes opened for them answer to
 // the bit as the same searches on an index whose arrays are loaded; the
 // open index keeps one descriptor a mapped segment, and Close gives them
 // all back.
@@ -63,7 +64,7 @@ func TestFirstLookupRead(t *testing.T) {
 	}
 	want := resultBits(t, warm, queries, opt, true)
 	var got strings.Builder
-	read := 0
+	read, copied := 0, 0
 	for _, q := range queries {
 		idx, err := Open(dir)
 		if err != nil {
@@ -74,6 +75,27 @@ func TestFirstLookupRead(t *testing.T) {
 		eachSlot(&idx.wlCache, func(p *atomic.Pointer[wordLists]) {
 			if e := p.Load(); e != nil {
 				words[lexicon.BarrelOf(e.id)]++
+			}
+		})
+		// The lists read by pread are copies of the lists in place.
+		eachSlot(&idx.wlCache, func(p *atomic.Pointer[wordLists]) {
+			e := p.Load()
+			if e == nil {
+				return
+			}
+			w, err := warm.wordLists(e.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, l := range e.segs {
+				for _, x := range [][2][]byte{{l.full, w.segs[k].full}, {l.short, w.segs[k].short}} {
+					if chk, _ := lookupInv(x[0]); chk == nil && len(x[0]) > 0 && idx.segs[k].fdOpen {
+						copied++
+					}
+					if !bytes.Equal(x[0], x[1]) {
+						t.Fatalf("%q: word %d segment %d: the list read differs from the list in place", q, e.id, idx.segs[k].info.ID)
+					}
+				}
 			}
 		})
 		for _, s := range idx.segs {
@@ -91,8 +113,8 @@ func TestFirstLookupRead(t *testing.T) {
 	if got.String() != want {
 		t.Errorf("first lookups read:\n%s\nfrom the arrays loaded:\n%s", got.String(), want)
 	}
-	if read == 0 {
-		t.Error("no barrel asked by the first searches")
+	if read == 0 || copied == 0 {
+		t.Errorf("the first searches asked %d barrels and read %d lists by pread: the test wants both", read, copied)
 	}
 	warm.Close()
 	if got := openFDs(t); got != fds {
@@ -102,6 +124,8 @@ func TestFirstLookupRead(t *testing.T) {
 
 // TestFirstLookupDamage: a flipped byte in the word pointers' headers of
 // a mapped segment (read by pread at open) fails the open; one in a
+// word's short list fails its first search (the list read by pread) as
+// it fails a walk of the list in place; one in a
 // barrel's word arrays (in a
 // posting count, which only their checksum tells) of a
 // mapped segment fails the first lookup in it (read by pread) as it fails
@@ -121,7 +145,7 @@ func TestFirstLookupDamage(t *testing.T) {
 				continue
 			}
 			for _, s := range idx.segs {
-				if _, _, nf, _, err := s.lists(i); err == nil && nf > 0 && s.fdOpen {
+				if full, _, nf, _, err := s.lists(i); err == nil && nf > 0 && len(full) <= listReadMax && s.fdOpen {
 					word, id, sg = w, i, s
 				}
 			}
@@ -134,7 +158,41 @@ func TestFirstLookupDamage(t *testing.T) {
 	n := sg.ptrs.n[bb]
 	at := sg.ptrsAt + int64(sg.ptrs.off[bb]) + int64(4*n+2*8*(n+1)) + 1 // a posting count: only the checksum tells
 	path, name, head := sg.path, sg.ptrsName, sg.ptrsAt+int64(len(segPtrsMagic))+ptrsHeader*int64(bb)+12
+	e, _, _, err := sg.find(bb, lexicon.Rel(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inList := sg.secs[bb].fullStart + (e.fullLo+e.fullHi)/2
 	idx.Close()
+
+	// A short list, read by pread at the word's first lookup: a flipped
+	// byte fails the search as it fails the walk of the list in place.
+	var listErrs []string
+	listDir := t.TempDir()
+	if err := os.CopyFS(listDir, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	flipByte(t, filepath.Join(listDir, filepath.Base(path)), inList, 0x10)
+	for _, first := range []bool{true, false} {
+		idx, err := Open(listDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !first {
+			for _, s := range idx.segs {
+				s.asked.Store(^uint64(0))
+			}
+		}
+		_, err = idx.Search(word, SearchOptions{N: 10, NoSnippets: true})
+		if err == nil || !strings.Contains(err.Error(), name+": bytes") || !strings.Contains(err.Error(), "checksum mismatch") {
+			t.Fatalf("first lookup %v: search of %q with a flipped byte in its list: %v", first, word, err)
+		}
+		listErrs = append(listErrs, err.Error())
+		idx.Close()
+	}
+	if listErrs[0] != listErrs[1] {
+		t.Errorf("the damage of a list read by pread: %s\nin place: %s", listErrs[0], listErrs[1])
+	}
 
 	// The headers, read by pread at open: a flipped byte fails the open.
 	other := t.TempDir()

@@ -924,20 +924,24 @@ func (a *wordArrays) entry(i int) wordEntry {
 // up once in each segment, and the page faults of the arrays read in
 // place, each mapping the pages around it, and their unmapping at close,
 // cost more than the reads.
-func (s *segment) find(bb int, rel uint32) (wordEntry, bool, error) {
+//
+// first reports a lookup by pread: lists reads the word's lists the same
+// way.
+func (s *segment) find(bb int, rel uint32) (e wordEntry, found, first bool, err error) {
 	bit := uint64(1) << (bb % 64)
 	if s.fdOpen && s.secReady.Load()&bit == 0 && s.asked.Or(bit)&bit == 0 {
-		return s.lookupOnce(bb, rel)
+		e, found, err = s.lookupOnce(bb, rel)
+		return e, found, true, err
 	}
 	_, a, err := s.sec(bb)
 	if err != nil {
-		return wordEntry{}, false, err
+		return wordEntry{}, false, false, err
 	}
 	i, found := a.rels.search(rel)
 	if !found {
-		return wordEntry{}, false, nil
+		return wordEntry{}, false, false, nil
 	}
-	return a.entry(i), true, nil
+	return a.entry(i), true, false, nil
 }
 
 // lookupOnce looks rel up in barrel bb's word arrays read into a buffer
@@ -986,7 +990,7 @@ func scratchBuf(n int) *[]byte {
 // segment, and its posting count (deleted documents included).
 func (s *segment) list(id uint32, short bool) ([]byte, uint32, error) {
 	bb := lexicon.BarrelOf(id)
-	e, found, err := s.find(bb, lexicon.Rel(id))
+	e, found, _, err := s.find(bb, lexicon.Rel(id))
 	if err != nil || !found {
 		return nil, 0, err
 	}
@@ -1003,18 +1007,50 @@ func (s *segment) list(id uint32, short bool) ([]byte, uint32, error) {
 // and their posting counts (one lookup for both).
 func (s *segment) lists(id uint32) (full, short []byte, nf, ns uint32, err error) {
 	bb := lexicon.BarrelOf(id)
-	e, found, err := s.find(bb, lexicon.Rel(id))
+	e, found, first, err := s.find(bb, lexicon.Rel(id))
 	if err != nil || !found {
 		return nil, nil, 0, 0, err
 	}
 	sec := &s.secs[bb]
-	if full, err = s.listBytes(bb, sec.fullStart+e.fullLo, sec.fullStart+e.fullHi); err != nil {
+	read := s.listBytes
+	if first {
+		read = s.listRead
+	}
+	if full, err = read(bb, sec.fullStart+e.fullLo, sec.fullStart+e.fullHi); err != nil {
 		return nil, nil, 0, 0, err
 	}
-	if short, err = s.listBytes(bb, sec.shortStart+e.shortLo, sec.shortStart+e.shortHi); err != nil {
+	if short, err = read(bb, sec.shortStart+e.shortLo, sec.shortStart+e.shortHi); err != nil {
 		return nil, nil, 0, 0, err
 	}
 	return full, short, e.nf, e.ns, nil
+}
+
+// listReadMax is the length up to which listRead copies a list.
+const listReadMax = 4 << 10
+
+// listRead is listBytes for the lists of a word looked up by pread
+// (find): a list of up to listReadMax bytes is read by pread, its blocks
+// checked, and copied, so that its pages are not touched (a short list
+// costs the fault of the pages around it and their unmapping at close,
+// more than the read). A segment copies the lists of the first word it
+// looks up in each barrel only: an index kept open (barrel serve) caches
+// the lists of its words (wordLists), each a copy at most 64 times a
+// segment.
+func (s *segment) listRead(bb int, lo, hi int64) ([]byte, error) {
+	if hi-lo > listReadMax || hi <= lo || s.sums == nil || s.barReady.Load()&(1<<(bb%64)) != 0 {
+		return s.listBytes(bb, lo, hi)
+	}
+	shift := s.sums.shift
+	start, end := lo>>shift<<shift, min(((hi-1)>>shift+1)<<shift, s.invSize)
+	buf := scratchBuf(int(end - start))
+	defer scratchPool.Put(buf)
+	if err := preadFull(s.fd, *buf, start); err != nil { // the .inv part starts the compound file
+		return nil, fileReadErr(s.path, err)
+	}
+	if err := s.sums.checkRead(*buf, s.ptrsName, start); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), (*buf)[lo-start:hi-start]...), nil
 }
 
 // segList is a word's full and short lists in one segment and their
