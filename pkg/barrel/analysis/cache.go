@@ -48,7 +48,7 @@ func (c *wordCache) lookup(word []byte, fn func([]byte) entry) (term []byte, sto
 		return []byte(en.term), en.stop
 	}
 	if c.slots == nil {
-		c.slots = make([]slot, 1024) // grown as needed: a query needs few
+		c.slots = make([]slot, 64) // 4 KiB, grown as needed: a query needs few, and one command analyses one
 	}
 	h := uint32(maphash.Bytes(c.seed, word)) | 1
 	mask := uint32(len(c.slots) - 1)
