@@ -1034,8 +1034,8 @@ const listReadMax = 4 << 10
 // costs the fault of the pages around it and their unmapping at close,
 // more than the read). A segment copies the lists of the first word it
 // looks up in each barrel only: an index kept open (barrel serve) caches
-// the lists of its words (wordLists), each a copy at most 64 times a
-// segment.
+// the lists of its words (wordLists), of which those of one word a barrel
+// at most, in each segment, are copies.
 func (s *segment) listRead(bb int, lo, hi int64) ([]byte, error) {
 	if hi-lo > listReadMax || hi <= lo || s.sums == nil || s.barReady.Load()&(1<<(bb%64)) != 0 {
 		return s.listBytes(bb, lo, hi)
@@ -1227,8 +1227,8 @@ func mapFile(path string, size int64) ([]byte, error) {
 
 // openFile is mapFile that, with keep, leaves the file open when it maps
 // it and returns its descriptor (else -1): a segment reads some of its
-// parts by pread rather than touching their pages (readPtrsHeader,
-// lookupOnce).
+// parts by pread rather than touching their pages (its word pointers'
+// headers, lookupOnce, listRead).
 func openFile(path string, size int64, keep bool) ([]byte, int, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	for err == syscall.EINTR {
