@@ -13,11 +13,11 @@ import (
 
 // TestFirstLookupRead: on segments large enough to be mapped, a word's
 // first lookup in a barrel of a segment reads the barrel's word arrays by
-// pread (the arrays not loaded in place), and its short lists (copies of
-// the lists in place), a second word of the barrel loads them; the first searches on indexes opened for them answer to
-// the bit as the same searches on an index whose arrays are loaded; the
-// open index keeps one descriptor a mapped segment, and Close gives them
-// all back.
+// pread (the arrays not loaded in place) and its short lists (copies of
+// the lists in place), and a second word of the barrel loads the arrays;
+// the first searches on indexes opened for them answer to the bit as the
+// same searches on an index whose arrays are loaded; the open index
+// keeps one descriptor a mapped segment, and Close gives them all back.
 func TestFirstLookupRead(t *testing.T) {
 	dir := t.TempDir()
 	site := docStatsSite(t, dir, 0, 6)
@@ -40,8 +40,8 @@ func TestFirstLookupRead(t *testing.T) {
 	for range 2 {
 		resultBits(t, warm, queries, opt, true)
 	}
-	// Every barrel of the queries' words loaded in place: looked up a
-	// second time in each segment.
+	// A barrel's arrays are loaded in place by its second lookup: the
+	// queries' words looked up again in each segment.
 	loaded := 0
 	for _, q := range queries {
 		for _, w := range strings.Fields(q) {
