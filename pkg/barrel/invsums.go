@@ -167,6 +167,13 @@ func (c *countOut) size() int64                 { return c.n }
 // check checks the blocks of inv (the mapped .inv file named name)
 // holding bytes lo to hi, those not checked before.
 func (s *invSums) check(inv []byte, name string, lo, hi int64) error {
+	return s.checkAt(inv, 0, name, lo, hi)
+}
+
+// checkAt is check where b holds the file's bytes from offset base (a
+// block's) on, as a read of the file gives them (listRead): the blocks it
+// checks are marked checked for the mapping too, whose bytes they are.
+func (s *invSums) checkAt(b []byte, base int64, name string, lo, hi int64) error {
 	if lo >= hi {
 		return nil
 	}
@@ -176,26 +183,11 @@ func (s *invSums) check(inv []byte, name string, lo, hi int64) error {
 			continue
 		}
 		start := k << s.shift
-		end := min(start+1<<s.shift, int64(len(inv)))
-		if crc(inv[start:end]) != s.sums.at(int(k)) {
+		end := min(start+1<<s.shift, base+int64(len(b)))
+		if crc(b[start-base:end-base]) != s.sums.at(int(k)) {
 			return corrupt("%s: bytes %d to %d: checksum mismatch", name, start, end)
 		}
 		atomic.OrUint64(w, bit)
-	}
-	return nil
-}
-
-// checkRead checks b, whole blocks of the file read from offset start (a
-// block's), against their sums, and marks them checked: they are the
-// file's bytes as its mapping reads them.
-func (s *invSums) checkRead(b []byte, name string, start int64) error {
-	for off := int64(0); off < int64(len(b)); off += 1 << s.shift {
-		k := (start + off) >> s.shift
-		end := min(off+1<<s.shift, int64(len(b)))
-		if crc(b[off:end]) != s.sums.at(int(k)) {
-			return corrupt("%s: bytes %d to %d: checksum mismatch", name, start+off, start+end)
-		}
-		atomic.OrUint64(&s.ok[k/64], uint64(1)<<(k%64))
 	}
 	return nil
 }

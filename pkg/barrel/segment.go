@@ -1047,7 +1047,7 @@ func (s *segment) listRead(bb int, lo, hi int64) ([]byte, error) {
 	if err := preadFull(s.fd, *buf, start); err != nil { // the .inv part starts the compound file
 		return nil, fileReadErr(s.path, err)
 	}
-	if err := s.sums.checkRead(*buf, s.ptrsName, start); err != nil {
+	if err := s.sums.checkAt(*buf, start, s.ptrsName, lo, hi); err != nil {
 		return nil, err
 	}
 	return append([]byte(nil), (*buf)[lo-start:hi-start]...), nil
