@@ -1101,8 +1101,7 @@ type segCursor struct {
 	live  bool       // the segment is mostly deleted: its cached lists jump to their live documents (cursor.live)
 	skip  *skipState // with the counted scan: the matches that cannot enter
 	tpos  int        // nextTarget's place in skip.targets
-	dw    uint32     // the window of docIDs of dwin (math.MaxUint32: none yet)
-	dwin  *liveWin   // the segment's deletions in window dw (deleted)
+	del   delCursor  // the segment's deletions
 	// With short: the short lists are opened (openShort), from q.wl's
 	// lookups in the k-th segment of idx.
 	shortOpen bool
@@ -1143,7 +1142,7 @@ type skipState struct {
 // from ord (len(ids)). find moves it to the first match.
 func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
 	ids, drive, neg := q.ids, q.driver, q.neg
-	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg), k: k, q: q, idx: idx, dw: math.MaxUint32}
+	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg), k: k, q: q, idx: idx, del: newDelCursor(sg.del)}
 	any := false
 	for i := range ids {
 		if !drive[i] {
@@ -1267,20 +1266,8 @@ func (c *segCursor) openShort() {
 	}
 }
 
-// deleted reports whether the segment has deleted doc, from the window
-// of its deletions the cursor holds (delWindow): asked once a posting,
-// where delSet.has, not inlined, was a twentieth of a query's CPU (find
-// has it inlined by hand).
-func (c *segCursor) deleted(doc uint32) bool {
-	if doc>>liveWinShift != c.dw {
-		c.delWindow(doc)
-	}
-	return c.dwin[doc>>6&(liveWinDocs/64-1)]>>(doc&63)&1 != 0
-}
-
-func (c *segCursor) delWindow(doc uint32) {
-	c.dw, c.dwin = doc>>liveWinShift, c.sg.del.win(doc)
-}
+// deleted reports whether the segment has deleted doc.
+func (c *segCursor) deleted(doc uint32) bool { return c.del.deleted(doc) }
 
 // find moves to the first live document at or after the driving lists'
 // positions.
@@ -1291,10 +1278,7 @@ func (c *segCursor) find() error {
 		if !any {
 			break
 		}
-		if doc>>liveWinShift != c.dw { // deleted, inlined
-			c.delWindow(doc)
-		}
-		if c.dwin[doc>>6&(liveWinDocs/64-1)]>>(doc&63)&1 != 0 { // superseded by a later segment
+		if c.del.deleted(doc) { // superseded by a later segment
 			if c.live {
 				// Each driving list on it jumps to its next live
 				// document: a segment mostly deleted holds few.
@@ -2084,13 +2068,14 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	live, cached := cb.live[:n], cb.cached[:n] // with cached: the list's live documents
 	pos := cb.pos[:n]                          // the place in live
 	cb.dels = grown(cb.dels, n)
-	dels := cb.dels[:n] // with cached, of a list decoded: the segment's deleted documents
+	dels := cb.dels[:n] // the segment's deleted documents, but for a list of live ones
 	for i, l := range lists {
+		dels[i] = newDelCursor(segs[i].del)
 		if !cachesLive(segs[i]) && segShortcuts {
 			if d := xs[i].it.dd; d != nil {
 				// Its docIDs decoded (denseOf), the deleted ones
 				// passed.
-				live[i], cached[i], oks[i], dels[i] = d.docs, true, len(d.docs) > 0, segs[i].del
+				live[i], cached[i], oks[i] = d.docs, true, len(d.docs) > 0
 				continue
 			}
 			// Where its cursor stands: at the first posting.
@@ -2103,7 +2088,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 				return 0, 0, err
 			}
 			if ok {
-				live[i], cached[i], oks[i] = d, true, len(d) > 0
+				live[i], cached[i], oks[i], dels[i] = d, true, len(d) > 0, newDelCursor(nil)
 				continue
 			}
 		}
@@ -2130,9 +2115,9 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 		more := false
 		for i := range its {
 			if cached[i] {
-				d, j, del := live[i], pos[i], dels[i]
+				d, j, del := live[i], pos[i], &dels[i]
 				for ; j < len(d) && uint64(d[j]) < lo+window; j++ {
-					if del.has(d[j]) {
+					if del.deleted(d[j]) {
 						continue
 					}
 					k := uint64(d[j]) - lo
@@ -2147,12 +2132,8 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 				continue
 			}
 			it := &its[i]
-			del, dw, dwin := segs[i].del, uint32(math.MaxUint32), &emptyLiveWindow
 			for oks[i] && uint64(it.doc) < lo+window {
-				if it.doc>>liveWinShift != dw { // del.has, inlined
-					dw, dwin = it.doc>>liveWinShift, del.win(it.doc)
-				}
-				if dwin[it.doc>>6&(liveWinDocs/64-1)]>>(it.doc&63)&1 != 0 {
+				if dels[i].deleted(it.doc) {
 					// Passed: in a segment mostly deleted, with its run
 					// of deleted documents, by the skip table to the
 					// segment's next live one (passDeleted).
@@ -2370,7 +2351,7 @@ type countBuf struct {
 	its    []postingIter
 	oks    []bool
 	live   [][]uint32
-	dels   []docBits
+	dels   []delCursor
 	cached []bool
 	pos    []int
 }

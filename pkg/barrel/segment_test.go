@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -667,13 +668,46 @@ func TestDeletedWindows(t *testing.T) {
 			if b.has(d) != in[d] {
 				t.Errorf("%d: deleted %v, want %v", d, b.has(d), in[d])
 			}
-			if w := b.win(d); (w[d>>6&(liveWinDocs/64-1)]>>(d&63)&1 != 0) != in[d] {
-				t.Errorf("%d: its window says deleted %v, want %v", d, !in[d], in[d])
-			}
 		}
 	}
-	if bitsOf(nil) != nil || bitsOf(nil).has(1) || bitsOf(nil).win(1) != &emptyLiveWindow {
+	if bitsOf(nil) != nil || bitsOf(nil).has(1) {
 		t.Error("no deletions: a set, or 1 deleted")
+	}
+}
+
+// A walk's deletion cursor answers every docID as the list does, asked
+// in increasing order with steps and jumps of any length (its gallop),
+// and in any order at all.
+func TestDelCursor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 28))
+	for trial := range 300 {
+		span := 1 + rng.IntN(5000)
+		in := map[uint32]bool{}
+		var ds []uint32
+		for d := range span {
+			if rng.IntN(100) < []int{0, 1, 10, 50, 95}[trial%5] {
+				in[uint32(d)] = true
+				ds = append(ds, uint32(d))
+			}
+		}
+		c := newDelCursor(bitsOf(ds))
+		ask := func(d uint32, how string) {
+			if got := c.deleted(d); got != in[d] {
+				t.Fatalf("trial %d (%d deletions), %s: %d deleted %v, want %v", trial, len(ds), how, d, got, in[d])
+			}
+		}
+		for d := uint32(0); d < uint32(span)+10; d += uint32(1 + rng.IntN([]int{1, 3, 300}[trial%3])) {
+			ask(d, "increasing")
+			if rng.IntN(10) == 0 {
+				ask(d, "again")
+			}
+		}
+		for range 200 {
+			ask(uint32(rng.IntN(span+10)), "any order")
+		}
+	}
+	if c := newDelCursor(nil); c.deleted(0) || c.deleted(1<<20) {
+		t.Error("no deletions: deleted")
 	}
 }
 
