@@ -287,6 +287,9 @@ func (b *Builder) commitFiles(dirty bitset) error {
 		return err
 	}
 	m.Format = formatNumber
+	if !writeWordBlocks {
+		m.Format = formatNoWordBlocks
+	}
 	if !writeDocStats {
 		m.Format = formatNoDocStats
 	}

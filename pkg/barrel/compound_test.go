@@ -232,9 +232,10 @@ func tableMagics(t *testing.T, dir string) map[string]int {
 }
 
 // A format 11 index (every table in blocks of 4 KiB, no block size in
-// their footers) opens as it is; its next batch makes it format 13,
-// writing its new tables with their block size while the older ones are
-// read as they are, and answers as the same batches built at format 13.
+// their footers) opens as it is; its next batch makes it the current
+// format, writing its new tables with their block size while the older
+// ones are read as they are, and answers as the same batches built at the
+// current format.
 func TestFormat11Index(t *testing.T) {
 	dir := t.TempDir()
 	smallTableBlocks = false

@@ -233,9 +233,9 @@ func TestDocStatsDue(t *testing.T) {
 
 // TestFormat12Index: an index of format 12 (no document statistics table)
 // opens and answers as a fresh index of the same batches; its next commit
-// makes it format 13 with the table (made from its segments' entries),
-// which verifies and answers to the bit as a fresh build of the same
-// batches.
+// makes it the current format with the table (made from its segments'
+// entries), which verifies and answers to the bit as a fresh build of the
+// same batches.
 func TestFormat12Index(t *testing.T) {
 	old := t.TempDir()
 	writeDocStats = false
@@ -253,7 +253,7 @@ func TestFormat12Index(t *testing.T) {
 	want := open(t, fresh)
 	for name, opt := range docStatsSearches {
 		if got, w := resultBits(t, idx, queries, opt, true), resultBits(t, want, queries, opt, true); got != w {
-			t.Errorf("%s: format 12 answers\n%s\nformat 13:\n%s", name, got, w)
+			t.Errorf("%s: format 12 answers\n%s\nthe current format:\n%s", name, got, w)
 		}
 	}
 	if err := idx.Verify(); err != nil {

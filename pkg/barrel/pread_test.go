@@ -155,8 +155,7 @@ func TestFirstLookupDamage(t *testing.T) {
 		t.Fatal("no word found in a mapped segment")
 	}
 	bb := lexicon.BarrelOf(id)
-	n := sg.ptrs.n[bb]
-	at := sg.ptrsAt + int64(sg.ptrs.off[bb]) + int64(4*n+2*8*(n+1)) + 1 // a posting count: only the checksum tells
+	at := countAt(t, sg, bb, lexicon.Rel(id)) + 1 // a posting count: only the checksum tells
 	path, name, head := sg.path, sg.ptrsName, sg.ptrsAt+int64(len(segPtrsMagic))+ptrsHeader*int64(bb)+12
 	e, _, _, err := sg.find(bb, lexicon.Rel(id))
 	if err != nil {
@@ -240,4 +239,97 @@ func openFDs(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(ents)
+}
+
+// countAt is where the full posting count of the word of relative ID rel
+// in barrel bb lies in sg's compound file: in its barrel's arrays, or in
+// its block of them.
+func countAt(t *testing.T, sg *segment, bb int, rel uint32) int64 {
+	t.Helper()
+	a, err := sg.ptrs.loadBarrel(bb, &sg.secs[bb])
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, found := a.rels.search(rel)
+	if !found {
+		t.Fatalf("word %d not in barrel %d", rel, bb)
+	}
+	n, at := sg.ptrs.n[bb], sg.ptrsAt+int64(sg.ptrs.off[bb])
+	if !sg.ptrs.blocks {
+		return at + int64(4*n+2*8*(n+1)+4*j)
+	}
+	return at + int64(blockAt(n, j/wordBlockWords)+wordEntryLen*(j%wordBlockWords)+4+8+8)
+}
+
+// TestFormat13Index: an index of format 13 (its word arrays checked
+// whole, not in blocks) opens and answers as a fresh index of the same
+// batches, its first lookups by pread and its arrays loaded in place
+// alike; its next commits make it format 14, its new segments in blocks
+// beside the old ones, and it answers to the bit as a fresh build, by
+// first lookups and by loaded arrays, and verifies.
+func TestFormat13Index(t *testing.T) {
+	old := t.TempDir()
+	writeWordBlocks = false
+	docStatsSite(t, old, 0, 5)
+	writeWordBlocks = true
+	t.Cleanup(func() { writeWordBlocks = true })
+	fresh := t.TempDir()
+	site := docStatsSite(t, fresh, 0, 5)
+	queries := mixedQueries(site, 29, 80)
+	opt := SearchOptions{N: 10, NoSnippets: true, Explain: true}
+
+	// Each query's first search on the index opened for it (its lookups
+	// by pread), then every query on one index (loaded in place).
+	answers := func(dir string) string {
+		var sb strings.Builder
+		for _, q := range queries {
+			idx := open(t, dir)
+			sb.WriteString(resultBits(t, idx, []string{q}, opt, true))
+			idx.Close()
+		}
+		idx := open(t, dir)
+		defer idx.Close()
+		for range 2 {
+			sb.WriteString(resultBits(t, idx, queries, opt, true))
+		}
+		if err := idx.Verify(); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		return sb.String()
+	}
+	kinds := func(dir string) (blocks, whole int) {
+		idx := open(t, dir)
+		defer idx.Close()
+		for _, s := range idx.segs {
+			switch {
+			case !s.fdOpen: // too small to be mapped: no lookup by pread
+			case s.ptrs.blocks:
+				blocks++
+			default:
+				whole++
+			}
+		}
+		return blocks, whole
+	}
+	if m := open(t, old).Manifest(); m.Format != formatNoWordBlocks {
+		t.Fatalf("format %d, want %d", m.Format, formatNoWordBlocks)
+	}
+	if b, w := kinds(old); b != 0 || w == 0 {
+		t.Fatalf("format 13: %d mapped segments in blocks, %d not", b, w)
+	}
+	if got, want := answers(old), answers(fresh); got != want {
+		t.Errorf("format 13 answers\n%s\nformat 14:\n%s", got, want)
+	}
+
+	docStatsSite(t, old, 5, 7)
+	docStatsSite(t, fresh, 5, 7)
+	if m := open(t, old).Manifest(); m.Format != formatNumber {
+		t.Fatalf("after two batches: format %d", m.Format)
+	}
+	if b, w := kinds(old); b == 0 || w == 0 {
+		t.Fatalf("after two batches: %d mapped segments in blocks, %d not: the test wants both", b, w)
+	}
+	if got, want := answers(old), answers(fresh); got != want {
+		t.Errorf("the upgraded index answers\n%s\na fresh one:\n%s", got, want)
+	}
 }

@@ -552,7 +552,7 @@ func TestFormat6Index(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := strings.Replace(string(data), fmt.Sprintf(`"format": %d,`, formatNumber), fmt.Sprintf(`"format": %d,`, formatNoReclaim), 1)
-	if old == string(data) || formatNoReclaim != 6 || formatNumber != 13 {
+	if old == string(data) || formatNoReclaim != 6 || formatNumber != 14 {
 		t.Fatal("no format field in the manifest, or the formats moved on")
 	}
 	asFormat(t, dir, formatNoReclaim)
@@ -781,15 +781,15 @@ func TestFormat8Index(t *testing.T) {
 	}
 	cur := fmt.Sprintf(`"format": %d,`, formatNumber)
 	old := strings.Replace(string(data), cur, fmt.Sprintf(`"format": %d,`, formatNoEmph), 1)
-	if old == string(data) || formatNoEmph != 8 || formatNumber != 13 {
+	if old == string(data) || formatNoEmph != 8 || formatNumber != 14 {
 		t.Fatal("no format field in the manifest, or the formats moved on")
 	}
-	newer := strings.Replace(string(data), cur, `"format": 14,`, 1)
+	newer := strings.Replace(string(data), cur, `"format": 15,`, 1)
 	if err := os.WriteFile(p, []byte(newer), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "index format 14, this barrel reads 13") {
-		t.Errorf("a format 14 index: %v", err)
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "index format 15, this barrel reads 14") {
+		t.Errorf("a format 15 index: %v", err)
 	}
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)

@@ -162,7 +162,13 @@ const (
 	docInfoName  = "docinfo"
 	anchorsName  = "anchors"
 	textName     = "text"
-	// formatNumber 13: a table of every document's length and title
+	// formatNumber 14: a segment's word arrays, a barrel's, are in blocks
+	// of 64 words, each with its checksum, after a fence a block
+	// (segBlocksMagic), so that a word's first lookup reads one block
+	// instead of its barrel's arrays whole; a format 13 index opens as it
+	// is, its segments read as they were written, and becomes format 14
+	// at its next commit (its new segments in blocks).
+	// Format 13: a table of every document's length and title
 	// length (docstats.go), so that a query reads them at a page's docID
 	// instead of searching its segment's documents table; a format 12
 	// index opens as it is, its lengths read from the documents tables,
@@ -208,7 +214,8 @@ const (
 	// format at their next commit, keeping zlib. Formats 1 (one set of
 	// barrels rewritten per batch) and 2 (segments without live document
 	// frequencies) are read only by rebuild.
-	formatNumber        = 13
+	formatNumber        = 14
+	formatNoWordBlocks  = 13
 	formatNoDocStats    = 12
 	formatBigTableBlock = 11 // and the first with compound segments
 	formatBlockSums     = 10
@@ -290,7 +297,7 @@ func readManifestFormat(dir string, anyFormat bool) (*Manifest, error) {
 	if m.Format < formatNumber && m.RepoCodec == "" {
 		m.RepoCodec = CodecZlib
 	}
-	if m.Format != formatNumber && m.Format != formatNoDocStats && m.Format != formatBigTableBlock && m.Format != formatBlockSums && m.Format != formatNoSums && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
+	if m.Format != formatNumber && m.Format != formatNoWordBlocks && m.Format != formatNoDocStats && m.Format != formatBigTableBlock && m.Format != formatBlockSums && m.Format != formatNoSums && m.Format != formatNoEmph && m.Format != formatNoInfoReclaim && m.Format != formatNoReclaim && m.Format != formatNoAnchors && m.Format != formatZlib && m.Format != formatNoText && !(anyFormat && m.Format >= 1 && m.Format < formatNumber) {
 		return nil, fmt.Errorf("%s: index format %d, this barrel reads %d (barrel rebuild converts an older index)", dir, m.Format, formatNumber)
 	}
 	if err := checkCodec(m.RepoCodec); err != nil {
