@@ -1142,7 +1142,7 @@ type skipState struct {
 // from ord (len(ids)). find moves it to the first match.
 func (idx *Index) newSegCursor(c *segCursor, sg *segment, k int, q *parsedQuery, all, short bool, skip *skipState, slab []cursor, lists [][]byte, ord []int32) error {
 	ids, drive, neg := q.ids, q.driver, q.neg
-	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg), k: k, q: q, idx: idx, del: newDelCursor(sg.del)}
+	*c = segCursor{sg: sg, drive: drive, neg: neg, all: all, skip: skip, live: cachesLive(sg), k: k, q: q, idx: idx, del: newDelCursor(sg.del, idx.searches.Load() >= 2)}
 	any := false
 	for i := range ids {
 		if !drive[i] {
@@ -2069,8 +2069,9 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 	pos := cb.pos[:n]                          // the place in live
 	cb.dels = grown(cb.dels, n)
 	dels := cb.dels[:n] // the segment's deleted documents, but for a list of live ones
+	wins := idx.searches.Load() >= 2
 	for i, l := range lists {
-		dels[i] = newDelCursor(segs[i].del)
+		dels[i] = newDelCursor(segs[i].del, wins)
 		if !cachesLive(segs[i]) && segShortcuts {
 			if d := xs[i].it.dd; d != nil {
 				// Its docIDs decoded (denseOf), the deleted ones
@@ -2088,7 +2089,7 @@ func (idx *Index) countMatches(cs []*segCursor, q *parsedQuery, limit int, tc *t
 				return 0, 0, err
 			}
 			if ok {
-				live[i], cached[i], oks[i], dels[i] = d, true, len(d) > 0, newDelCursor(nil)
+				live[i], cached[i], oks[i], dels[i] = d, true, len(d) > 0, newDelCursor(nil, false)
 				continue
 			}
 		}

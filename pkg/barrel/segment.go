@@ -787,42 +787,58 @@ func (b *delSet) window(w int) *liveWin {
 }
 
 // delCursor tells a walk which of the docIDs it meets a segment has
-// deleted, from the sorted deletion list itself: a walk asks its docIDs
-// in increasing order, so each answer is a comparison or a step along
-// the list (a gallop where the walk jumps), and it allocates nothing.
-// The windows of bits (delSet) cost an index opened for one query 8 KiB
+// deleted. A walk asks its docIDs in increasing order, so the cursor
+// keeps a run [lo, next) of docIDs none of which is deleted, and most
+// answers are one comparison; past the run it finds the next deletion.
+// The first search on an index finds it in the sorted deletion list
+// itself (a step along it, or a gallop where the walk jumps), allocating
+// nothing: the windows of bits cost an index opened for one query 8 KiB
 // for each 65,536 docIDs its segments' walks reached, a third of the
-// memory the query allocated.
+// memory the query allocated. Later searches find it in the windows of
+// the segment's delSet, set once and kept by the open index: a walk of
+// the list from its start in every search cost an open index's queries
+// a seventh more.
 type delCursor struct {
-	list u32le  // strictly increasing
-	i    int    // the first deletion at or above lo
-	lo   uint32 // no deletion in [lo, next)
-	next uint32 // list[i]; past the last, math.MaxUint32, never a docID
+	list u32le   // strictly increasing
+	bits docBits // with windows: the segment's set
+	i    int     // without: the first deletion at or above lo
+	lo   uint32  // no deletion in [lo, next)
+	next uint32
+	del  bool // next is deleted (else the end of a window, or of the list: math.MaxUint32)
 }
 
-func newDelCursor(b docBits) delCursor {
-	c := delCursor{next: math.MaxUint32}
+// newDelCursor is a cursor over b's deletions, read from its windows of
+// bits with wins.
+func newDelCursor(b docBits, wins bool) delCursor {
+	var c delCursor
 	if b != nil {
 		c.list = b.list
-		c.seek(0)
+		if wins {
+			c.bits = b
+		}
 	}
 	return c
 }
 
 // deleted reports whether d is deleted; asked in increasing order it
-// costs a comparison or two, in any other order a binary search.
+// mostly costs a comparison, in any other order a search.
 func (c *delCursor) deleted(d uint32) bool {
-	if d-c.lo < c.next-c.lo { // lo <= d < next
-		return false
-	}
-	return d == c.next || c.seek(d)
+	return d-c.lo >= c.next-c.lo && c.seek(d) // past [lo, next)
 }
 
 // seek moves the cursor to d and reports whether d is deleted.
 func (c *delCursor) seek(d uint32) bool {
+	if d == c.next && c.del {
+		return true
+	}
+	back := d < c.lo
+	c.lo = d
+	if c.bits != nil {
+		return c.seekWindow(d)
+	}
 	n := c.list.len()
-	i := 0
-	if d >= c.lo {
+	var i int
+	if !back {
 		// Gallop from i: 1, 2, 4, ... deletions ahead, then search the
 		// last step.
 		lo, step := c.i, 1
@@ -836,11 +852,40 @@ func (c *delCursor) seek(d uint32) bool {
 	} else {
 		i, _ = c.list.search(d)
 	}
-	c.i, c.lo, c.next = i, d, math.MaxUint32
-	if i < n {
+	c.i, c.next, c.del = i, math.MaxUint32, i < n
+	if c.del {
 		c.next = c.list.at(i)
 	}
-	return c.next == d
+	return c.del && c.next == d
+}
+
+// seekWindow finds the first deletion at or above d in d's window of
+// bits, or else ends the run at the window's end.
+func (c *delCursor) seekWindow(d uint32) bool {
+	w := int(d >> liveWinShift)
+	if w >= len(c.bits.wins) { // past the last deletion
+		c.next, c.del = math.MaxUint32, false
+		return false
+	}
+	p := c.bits.wins[w].Load()
+	if p == nil {
+		p = c.bits.window(w)
+	}
+	k := d & (liveWinDocs - 1)
+	base := d &^ (liveWinDocs - 1)
+	word := p[k/64] &^ (1<<(k%64) - 1)
+	for x := k / 64; ; {
+		if word != 0 {
+			c.next, c.del = base+x*64+uint32(bits.TrailingZeros64(word)), true
+			return c.next == d
+		}
+		if x++; x == liveWinDocs/64 {
+			break
+		}
+		word = p[x]
+	}
+	c.next, c.del = base+liveWinDocs, false
+	return false
 }
 
 // mostlyDeleted reports whether at least half of the segment's documents

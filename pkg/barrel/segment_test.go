@@ -675,28 +675,30 @@ func TestDeletedWindows(t *testing.T) {
 	}
 }
 
-// A walk's deletion cursor answers every docID as the list does, asked
-// in increasing order with steps and jumps of any length (its gallop),
-// and in any order at all.
+// A walk's deletion cursor answers every docID as the list does, from
+// the list and from the windows of bits, asked in increasing order with
+// steps and jumps of any length (its gallop, runs across windows), and
+// in any order at all.
 func TestDelCursor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 28))
-	for trial := range 300 {
-		span := 1 + rng.IntN(5000)
+	for trial := range 400 {
+		span := 1 + rng.IntN([]int{5000, 4 * liveWinDocs}[trial%2])
 		in := map[uint32]bool{}
 		var ds []uint32
 		for d := range span {
-			if rng.IntN(100) < []int{0, 1, 10, 50, 95}[trial%5] {
+			if rng.IntN(1000) < []int{0, 1, 100, 500, 950}[trial%5] {
 				in[uint32(d)] = true
 				ds = append(ds, uint32(d))
 			}
 		}
-		c := newDelCursor(bitsOf(ds))
+		wins := trial%3 == 0
+		c := newDelCursor(bitsOf(ds), wins)
 		ask := func(d uint32, how string) {
 			if got := c.deleted(d); got != in[d] {
-				t.Fatalf("trial %d (%d deletions), %s: %d deleted %v, want %v", trial, len(ds), how, d, got, in[d])
+				t.Fatalf("trial %d (%d deletions, windows %v), %s: %d deleted %v, want %v", trial, len(ds), wins, how, d, got, in[d])
 			}
 		}
-		for d := uint32(0); d < uint32(span)+10; d += uint32(1 + rng.IntN([]int{1, 3, 300}[trial%3])) {
+		for d := uint32(0); d < uint32(span)+10; d += uint32(1 + rng.IntN([]int{1, 3, 300, 70000}[trial%4])) {
 			ask(d, "increasing")
 			if rng.IntN(10) == 0 {
 				ask(d, "again")
@@ -706,8 +708,10 @@ func TestDelCursor(t *testing.T) {
 			ask(uint32(rng.IntN(span+10)), "any order")
 		}
 	}
-	if c := newDelCursor(nil); c.deleted(0) || c.deleted(1<<20) {
-		t.Error("no deletions: deleted")
+	for _, wins := range []bool{false, true} {
+		if c := newDelCursor(nil, wins); c.deleted(0) || c.deleted(1<<20) {
+			t.Error("no deletions: deleted")
+		}
 	}
 }
 
