@@ -432,24 +432,23 @@ func blockOf(fences []byte, rel uint32) int {
 	return sort.Search(len(fences)/8, func(k int) bool { return binary.LittleEndian.Uint32(fences[8*k:]) > rel }) - 1
 }
 
-// blockEntry finds rel in block k of barrel i (of section s), read into
-// blk, after checking the block as decodeBlocks and arraysErr check the
-// arrays, as far as one block tells: its checksum and fence, its words
-// in order, below the next block's fence and below maxRel (the
-// lexicon's), its offsets in order and within the sections.
-func (p *ptrsFile) blockEntry(i int, s *secBounds, fences []byte, k int, blk []byte, rel, maxRel uint32) (wordEntry, bool, error) {
+// checkBlock checks block k of barrel i (of section s), read into blk,
+// as decodeBlocks and arraysErr check the arrays, as far as one block
+// tells: its checksum and fence, its words in order, below the next
+// block's fence and below maxRel (the lexicon's), its offsets in order
+// and within the sections.
+func (p *ptrsFile) checkBlock(i int, s *secBounds, fences []byte, k int, blk []byte, maxRel uint32) error {
 	if len(blk) != blockLen(p.n[i], k) || crc(blk) != binary.LittleEndian.Uint32(fences[8*k+4:]) {
-		return wordEntry{}, false, corrupt("ptrs: barrel %d checksum mismatch", i)
+		return corrupt("ptrs: barrel %d checksum mismatch", i)
 	}
 	if binary.LittleEndian.Uint32(blk) != binary.LittleEndian.Uint32(fences[8*k:]) {
-		return wordEntry{}, false, corrupt("ptrs: barrel %d words out of order", i)
+		return corrupt("ptrs: barrel %d words out of order", i)
 	}
 	limit := uint32(lexicon.MaxPerBarrel)
 	if k+1 < len(fences)/8 {
 		limit = binary.LittleEndian.Uint32(fences[8*(k+1):])
 	}
 	m := (len(blk) - wordBlockEnd) / wordEntryLen
-	found := -1
 	var prevRel uint32
 	var prevFull, prevShort uint64
 	for j := range m + 1 {
@@ -459,37 +458,41 @@ func (p *ptrsFile) blockEntry(i int, s *secBounds, fences []byte, k int, blk []b
 			full, short = binary.LittleEndian.Uint64(e[4:]), binary.LittleEndian.Uint64(e[12:])
 			r := binary.LittleEndian.Uint32(e)
 			if j > 0 && r <= prevRel || r >= limit {
-				return wordEntry{}, false, corrupt("ptrs: barrel %d words out of order", i)
+				return corrupt("ptrs: barrel %d words out of order", i)
 			}
 			if r >= maxRel {
-				return wordEntry{}, false, lexiconErr(i)
-			}
-			if r == rel {
-				found = j
+				return lexiconErr(i)
 			}
 			prevRel = r
 		} else {
 			full, short = binary.LittleEndian.Uint64(e), binary.LittleEndian.Uint64(e[8:]) // the block's end
 		}
 		if full < prevFull || short < prevShort || full > uint64(s.fullLen) || short > uint64(s.shortLen) {
-			return wordEntry{}, false, corrupt("ptrs: barrel %d offsets out of range", i)
+			return corrupt("ptrs: barrel %d offsets out of range", i)
 		}
 		prevFull, prevShort = full, short
 	}
-	if found < 0 {
-		return wordEntry{}, false, nil
+	return nil
+}
+
+// blockFind finds rel in a checked block.
+func blockFind(blk []byte, rel uint32) (wordEntry, bool) {
+	m := (len(blk) - wordBlockEnd) / wordEntryLen
+	j := sort.Search(m, func(j int) bool { return binary.LittleEndian.Uint32(blk[wordEntryLen*j:]) >= rel })
+	if j == m || binary.LittleEndian.Uint32(blk[wordEntryLen*j:]) != rel {
+		return wordEntry{}, false
 	}
 	// Its lists end where the next word's begin, or at the block's end
 	// offsets after its last word.
-	e, next := blk[wordEntryLen*found:], blk[wordEntryLen*(found+1):]
-	if found+1 < m {
+	e, next := blk[wordEntryLen*j:], blk[wordEntryLen*(j+1):]
+	if j+1 < m {
 		next = next[4:]
 	}
 	return wordEntry{
 		fullLo: int64(binary.LittleEndian.Uint64(e[4:])), fullHi: int64(binary.LittleEndian.Uint64(next)),
 		shortLo: int64(binary.LittleEndian.Uint64(e[12:])), shortHi: int64(binary.LittleEndian.Uint64(next[8:])),
 		nf: binary.LittleEndian.Uint32(e[20:]), ns: binary.LittleEndian.Uint32(e[24:]),
-	}, true, nil
+	}, true
 }
 
 // arraysOf checks rest, the arrays of barrel i (of section s), and
@@ -578,6 +581,10 @@ type segment struct {
 	// barrel already read take no lock (one lookup per query word and
 	// segment).
 	secReady, barReady atomic.Uint64
+	// Word arrays in blocks (format 14): a bit per barrel whose fences
+	// are checked (blkReady), and per barrel a bit per block checked.
+	blkReady atomic.Uint64
+	blkOK    *[lexicon.Barrels][]atomic.Uint64
 }
 
 // mapChecked maps manifest file name from dir and checks it whole.
@@ -735,9 +742,9 @@ func hasFile(m *Manifest, name string) bool {
 }
 
 // docBits is a segment's deleted documents, a bit a docID, asked once
-// per posting by merges and by the walks that fill the live caches (in
-// constant time where the sorted list costs a binary search; a query's
-// walk asks a delCursor); nil holds none. The bits are set from the
+// per posting by merges and queries (in constant time where the sorted
+// list costs a binary search; the first search on an index asks a
+// delCursor instead); nil holds none. The bits are set from the
 // sorted list a window of liveWinDocs docIDs at a time, the first time a
 // docID of the window is asked (setting every segment's whole at open
 // was a seventh of the CPU of one query on a year's index opened for
@@ -770,6 +777,19 @@ func (b *delSet) has(d uint32) bool {
 	return p[d>>6&(liveWinDocs/64-1)]&(1<<(d&63)) != 0
 }
 
+// win returns the window of deletions holding d (the empty one past the
+// last deletion, or without any).
+func (b *delSet) win(d uint32) *liveWin {
+	w := int(d >> liveWinShift)
+	if b == nil || w >= len(b.wins) {
+		return &emptyLiveWindow
+	}
+	if p := b.wins[w].Load(); p != nil {
+		return p
+	}
+	return b.window(w)
+}
+
 // window sets and returns window w's bits, the first time.
 func (b *delSet) window(w int) *liveWin {
 	i, _ := b.list.search(uint32(w) << liveWinShift)
@@ -787,41 +807,33 @@ func (b *delSet) window(w int) *liveWin {
 }
 
 // delCursor tells a walk which of the docIDs it meets a segment has
-// deleted. A walk asks its docIDs in increasing order, so the cursor
-// keeps a run [lo, next) of docIDs none of which is deleted, and most
-// answers are one comparison; past the run it finds the next deletion.
-// The first search on an index finds it in the sorted deletion list
-// itself (a step along it, or a gallop where the walk jumps), allocating
-// nothing: the windows of bits cost an index opened for one query 8 KiB
-// for each 65,536 docIDs its segments' walks reached, a third of the
-// memory the query allocated. Later searches find it in the windows of
-// the segment's delSet, set once and kept by the open index: a walk of
-// the list from its start in every search cost an open index's queries
-// a seventh more.
+// deleted, from the sorted deletion list itself, for the first search on
+// an index (later ones read the windows of bits of the segment's delSet,
+// kept by the open index). A walk asks its docIDs in increasing order,
+// so the cursor keeps a run [lo, next) of docIDs none of which is
+// deleted, and most answers are one comparison; past the run it steps
+// along the list, or gallops where the walk jumps. It allocates nothing:
+// the windows cost an index opened for one query 8 KiB for each 65,536
+// docIDs its segments' walks reached, a third of the memory the query
+// allocated.
 type delCursor struct {
-	list u32le   // strictly increasing
-	bits docBits // with windows: the segment's set
-	i    int     // without: the first deletion at or above lo
-	lo   uint32  // no deletion in [lo, next)
+	list u32le  // strictly increasing
+	i    int    // the first deletion at or above lo
+	lo   uint32 // no deletion in [lo, next)
 	next uint32
-	del  bool // next is deleted (else the end of a window, or of the list: math.MaxUint32)
+	del  bool // next is deleted (else past the last deletion: math.MaxUint32)
 }
 
-// newDelCursor is a cursor over b's deletions, read from its windows of
-// bits with wins.
-func newDelCursor(b docBits, wins bool) delCursor {
+func newDelCursor(b docBits) delCursor {
 	var c delCursor
 	if b != nil {
 		c.list = b.list
-		if wins {
-			c.bits = b
-		}
 	}
 	return c
 }
 
 // deleted reports whether d is deleted; asked in increasing order it
-// mostly costs a comparison, in any other order a search.
+// mostly costs a comparison, in any other order a binary search.
 func (c *delCursor) deleted(d uint32) bool {
 	return d-c.lo >= c.next-c.lo && c.seek(d) // past [lo, next)
 }
@@ -833,9 +845,6 @@ func (c *delCursor) seek(d uint32) bool {
 	}
 	back := d < c.lo
 	c.lo = d
-	if c.bits != nil {
-		return c.seekWindow(d)
-	}
 	n := c.list.len()
 	var i int
 	if !back {
@@ -857,35 +866,6 @@ func (c *delCursor) seek(d uint32) bool {
 		c.next = c.list.at(i)
 	}
 	return c.del && c.next == d
-}
-
-// seekWindow finds the first deletion at or above d in d's window of
-// bits, or else ends the run at the window's end.
-func (c *delCursor) seekWindow(d uint32) bool {
-	w := int(d >> liveWinShift)
-	if w >= len(c.bits.wins) { // past the last deletion
-		c.next, c.del = math.MaxUint32, false
-		return false
-	}
-	p := c.bits.wins[w].Load()
-	if p == nil {
-		p = c.bits.window(w)
-	}
-	k := d & (liveWinDocs - 1)
-	base := d &^ (liveWinDocs - 1)
-	word := p[k/64] &^ (1<<(k%64) - 1)
-	for x := k / 64; ; {
-		if word != 0 {
-			c.next, c.del = base+x*64+uint32(bits.TrailingZeros64(word)), true
-			return c.next == d
-		}
-		if x++; x == liveWinDocs/64 {
-			break
-		}
-		word = p[x]
-	}
-	c.next, c.del = base+liveWinDocs, false
-	return false
 }
 
 // mostlyDeleted reports whether at least half of the segment's documents
@@ -1248,6 +1228,10 @@ func (s *segment) find(bb int, rel uint32) (e wordEntry, found, first bool, err 
 		e, found, err = s.lookupOnce(bb, rel)
 		return e, found, true, err
 	}
+	if s.ptrs.blocks {
+		e, found, err = s.findInBlocks(bb, rel)
+		return e, found, false, err
+	}
 	_, a, err := s.sec(bb)
 	if err != nil {
 		return wordEntry{}, false, false, err
@@ -1314,10 +1298,64 @@ func (s *segment) lookupBlock(bb int, rel uint32, at int64) (wordEntry, bool, er
 	if err := preadFull(s.fd, blk, at+int64(blockAt(n, k))); err != nil {
 		return wordEntry{}, false, fileReadErr(s.path, err)
 	}
-	e, found, err := s.ptrs.blockEntry(bb, &s.secs[bb], fences, k, blk, rel, s.maxRel[bb])
-	if err != nil {
+	if err := s.ptrs.checkBlock(bb, &s.secs[bb], fences, k, blk, s.maxRel[bb]); err != nil {
 		return wordEntry{}, false, s.ptrsErr(err)
 	}
+	e, found := blockFind(blk, rel)
+	return e, found, nil
+}
+
+// findInBlocks looks rel up in barrel bb's word arrays in blocks, in
+// place in the mapping: the barrel's fences checked the first time, and
+// each block the first time a lookup reads it. An open index keeps no
+// copy of them (decoded, they would hold 28 bytes a word of each segment
+// in memory).
+func (s *segment) findInBlocks(bb int, rel uint32) (wordEntry, bool, error) {
+	bit := uint64(1) << (bb % 64)
+	n := s.ptrs.n[bb]
+	if n == 0 {
+		return wordEntry{}, false, nil
+	}
+	arrays := s.ptrs.data[s.ptrs.off[bb]:][:blocksLen(n)]
+	fences := arrays[:8*wordBlocks(n)]
+	if s.blkReady.Load()&bit == 0 {
+		s.pmu.Lock()
+		if s.pErr != nil {
+			s.pmu.Unlock()
+			return wordEntry{}, false, s.pErr
+		}
+		if s.blkReady.Load()&bit == 0 {
+			if err := s.ptrs.checkFences(bb, fences); err != nil {
+				err = s.ptrsErr(err)
+				s.pmu.Unlock()
+				return wordEntry{}, false, err
+			}
+			if s.blkOK == nil {
+				s.blkOK = new([lexicon.Barrels][]atomic.Uint64)
+			}
+			s.blkOK[bb] = make([]atomic.Uint64, (wordBlocks(n)+63)/64)
+			s.blkReady.Or(bit)
+		}
+		s.pmu.Unlock()
+	}
+	k := blockOf(fences, rel)
+	if k < 0 {
+		return wordEntry{}, false, nil
+	}
+	blk := arrays[blockAt(n, k):][:blockLen(n, k)]
+	ok, kb := &s.blkOK[bb][k/64], uint64(1)<<(k%64)
+	if ok.Load()&kb == 0 {
+		s.pmu.Lock()
+		defer s.pmu.Unlock()
+		if s.pErr != nil {
+			return wordEntry{}, false, s.pErr
+		}
+		if err := s.ptrs.checkBlock(bb, &s.secs[bb], fences, k, blk, s.maxRel[bb]); err != nil {
+			return wordEntry{}, false, s.ptrsErr(err)
+		}
+		ok.Or(kb)
+	}
+	e, found := blockFind(blk, rel)
 	return e, found, nil
 }
 

@@ -668,17 +668,19 @@ func TestDeletedWindows(t *testing.T) {
 			if b.has(d) != in[d] {
 				t.Errorf("%d: deleted %v, want %v", d, b.has(d), in[d])
 			}
+			if w := b.win(d); (w[d>>6&(liveWinDocs/64-1)]>>(d&63)&1 != 0) != in[d] {
+				t.Errorf("%d: its window says deleted %v, want %v", d, !in[d], in[d])
+			}
 		}
 	}
-	if bitsOf(nil) != nil || bitsOf(nil).has(1) {
+	if bitsOf(nil) != nil || bitsOf(nil).has(1) || bitsOf(nil).win(1) != &emptyLiveWindow {
 		t.Error("no deletions: a set, or 1 deleted")
 	}
 }
 
-// A walk's deletion cursor answers every docID as the list does, from
-// the list and from the windows of bits, asked in increasing order with
-// steps and jumps of any length (its gallop, runs across windows), and
-// in any order at all.
+// A walk's deletion cursor answers every docID as the list does, asked
+// in increasing order with steps and jumps of any length (its gallop),
+// and in any order at all.
 func TestDelCursor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 28))
 	for trial := range 400 {
@@ -691,11 +693,10 @@ func TestDelCursor(t *testing.T) {
 				ds = append(ds, uint32(d))
 			}
 		}
-		wins := trial%3 == 0
-		c := newDelCursor(bitsOf(ds), wins)
+		c := newDelCursor(bitsOf(ds))
 		ask := func(d uint32, how string) {
 			if got := c.deleted(d); got != in[d] {
-				t.Fatalf("trial %d (%d deletions, windows %v), %s: %d deleted %v, want %v", trial, len(ds), wins, how, d, got, in[d])
+				t.Fatalf("trial %d (%d deletions), %s: %d deleted %v, want %v", trial, len(ds), how, d, got, in[d])
 			}
 		}
 		for d := uint32(0); d < uint32(span)+10; d += uint32(1 + rng.IntN([]int{1, 3, 300, 70000}[trial%4])) {
@@ -708,10 +709,8 @@ func TestDelCursor(t *testing.T) {
 			ask(uint32(rng.IntN(span+10)), "any order")
 		}
 	}
-	for _, wins := range []bool{false, true} {
-		if c := newDelCursor(nil, wins); c.deleted(0) || c.deleted(1<<20) {
-			t.Error("no deletions: deleted")
-		}
+	if c := newDelCursor(nil); c.deleted(0) || c.deleted(1<<20) {
+		t.Error("no deletions: deleted")
 	}
 }
 
