@@ -33,8 +33,8 @@ CRAWLKIT_TEST_REPORT=$report go test -count=1 -timeout 25m "$@" ./...
 echo "== figures the tests report"
 sort "$report"
 
-# Run the bleve comparison's benchmark once on a small synthetic site
-# (BenchmarkQueriesOnPages needs the Python docs and a query file:
-# scripts/barrel-batch-bench.sh runs it).
+# Run the bleve comparison's benchmark once on a small synthetic site,
+# its one-query-a-command forms included (BenchmarkQueriesOnPages needs the
+# Python docs and a query file: scripts/barrel-batch-bench.sh runs it).
 (cd pkg/barrel/blevebench &&
-  go test -count=1 -run '^$' -bench '^BenchmarkVsBleve$' -benchtime 1x -barrel.docs 200 -barrel.queries 50 ./...)
+  go test -count=1 -run '^$' -bench '^BenchmarkVsBleve$' -benchtime 1x -barrel.docs 200 -barrel.queries 50 -barrel.opened 5 -barrel.commands 5 ./...)

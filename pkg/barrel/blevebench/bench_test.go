@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -28,23 +29,24 @@ import (
 )
 
 var (
-	benchDocs    = flag.Int("barrel.docs", 2000, "synthetic pages in the bleve comparison")
-	benchQueries = flag.Int("barrel.queries", 2000, "queries timed in the bleve comparison")
-	benchCodec   = flag.String("barrel.codec", "", "barrel's repository codec: s2 (the default) or zlib (the paper's)")
-	benchBatches = flag.Int("barrel.batches", 1, "batches barrel indexes the pages in, one after the other with the default merge policy (1: one segment)")
-	benchMerge   = flag.Int("barrel.mergefactor", 0, "barrel's merge factor for -barrel.batches (0: the default); a factor above the batches keeps one segment per batch")
-	benchDeletes = flag.Int("barrel.deletespct", 0, "barrel's deleted share (percent) before merges reclaim it, for -barrel.batches (0: the default)")
-	benchMaxDocs = flag.Int("barrel.maxmergedocs", 0, "barrel's MaxMergeDocs for -barrel.batches (0: the default): the size cap scaled down to the pages, for the segment count of a larger index")
-	benchPasses  = flag.Int("barrel.passes", 1, "passes of barrel over the queries on the open index: the first is timed as always (each query's first time, as a barrel search command meets it), the later ones are printed apart (as barrel serve and a batch of queries meet a query again)")
-	benchOpened  = flag.Int("barrel.opened", 0, "then time the first N queries each on its index opened for it and closed after, for both engines, as one search command costs (process CPU time: opening starts goroutines)")
-	benchSlowest = flag.Int("barrel.slowest", 0, "then print the N queries of the highest CPU time in barrel's first pass, each with its CPU time in barrel and in bleve: what the p99 is made of")
-	benchProfile = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run again after the timed runs, on the index opened afresh, until the profile holds 5 s)")
-	buildProfile = flag.String("barrel.buildcpuprofile", "", "write a CPU profile of barrel's build (the timed one) to this file")
-	bleveBatch   = flag.Int("bleve.batchdocs", 1000, "pages in each of bleve's batches")
-	bleveReindex = flag.Bool("bleve.reindex", false, "with -barrel.batches: bleve indexes the pages in barrel's batches, and in each batch indexes again the earlier pages the batch's pages link to, as barrel re-indexes them for their new anchors (bleve replaces each: a deletion in its older segments), so that both indexes carry deleted documents")
-	bleveForce   = flag.Bool("bleve.forcemerge", false, "merge bleve's index into one segment (scorch's ForceMerge) once it is built, as barrel's one batch is one segment")
-	bleveFill    = flag.Bool("bleve.fill", false, "bleve fills its top 10 as barrel does: where its AND finds fewer than 10 pages, the pages holding all the words but one follow, then all but two (a disjunction of the words with its minimum), as barrel ranks the pages holding most of the words first; timed with the AND")
-	bleveMaxDocs = flag.Int64("bleve.maxsegmentdocs", 0, "bleve's MaxSegmentSize, the documents of a segment its merges make at most (0: bleve's default, 5,000,000): the size cap scaled down to the pages, as -barrel.maxmergedocs for barrel, for bleve's segment count of a larger index")
+	benchDocs     = flag.Int("barrel.docs", 2000, "synthetic pages in the bleve comparison")
+	benchQueries  = flag.Int("barrel.queries", 2000, "queries timed in the bleve comparison")
+	benchCodec    = flag.String("barrel.codec", "", "barrel's repository codec: s2 (the default) or zlib (the paper's)")
+	benchBatches  = flag.Int("barrel.batches", 1, "batches barrel indexes the pages in, one after the other with the default merge policy (1: one segment)")
+	benchMerge    = flag.Int("barrel.mergefactor", 0, "barrel's merge factor for -barrel.batches (0: the default); a factor above the batches keeps one segment per batch")
+	benchDeletes  = flag.Int("barrel.deletespct", 0, "barrel's deleted share (percent) before merges reclaim it, for -barrel.batches (0: the default)")
+	benchMaxDocs  = flag.Int("barrel.maxmergedocs", 0, "barrel's MaxMergeDocs for -barrel.batches (0: the default): the size cap scaled down to the pages, for the segment count of a larger index")
+	benchPasses   = flag.Int("barrel.passes", 1, "passes of barrel over the queries on the open index: the first is timed as always (each query's first time, as a barrel search command meets it), the later ones are printed apart (as barrel serve and a batch of queries meet a query again)")
+	benchOpened   = flag.Int("barrel.opened", 0, "then time the first N queries each on its index opened for it and closed after, for both engines, as one search command costs (process CPU time: opening starts goroutines)")
+	benchCommands = flag.Int("barrel.commands", 0, "then time the first N queries each as its own command: this test binary run again, opening the index, running the query, closing the index and exiting, for both engines and for an empty command, whose CPU time is taken off")
+	benchSlowest  = flag.Int("barrel.slowest", 0, "then print the N queries of the highest CPU time in barrel's first pass, each with its CPU time in barrel and in bleve: what the p99 is made of")
+	benchProfile  = flag.String("barrel.cpuprofile", "", "write a CPU profile of barrel's queries to this file (run again after the timed runs, on the index opened afresh, until the profile holds 5 s)")
+	buildProfile  = flag.String("barrel.buildcpuprofile", "", "write a CPU profile of barrel's build (the timed one) to this file")
+	bleveBatch    = flag.Int("bleve.batchdocs", 1000, "pages in each of bleve's batches")
+	bleveReindex  = flag.Bool("bleve.reindex", false, "with -barrel.batches: bleve indexes the pages in barrel's batches, and in each batch indexes again the earlier pages the batch's pages link to, as barrel re-indexes them for their new anchors (bleve replaces each: a deletion in its older segments), so that both indexes carry deleted documents")
+	bleveForce    = flag.Bool("bleve.forcemerge", false, "merge bleve's index into one segment (scorch's ForceMerge) once it is built, as barrel's one batch is one segment")
+	bleveFill     = flag.Bool("bleve.fill", false, "bleve fills its top 10 as barrel does: where its AND finds fewer than 10 pages, the pages holding all the words but one follow, then all but two (a disjunction of the words with its minimum), as barrel ranks the pages holding most of the words first; timed with the AND")
+	bleveMaxDocs  = flag.Int64("bleve.maxsegmentdocs", 0, "bleve's MaxSegmentSize, the documents of a segment its merges make at most (0: bleve's default, 5,000,000): the size cap scaled down to the pages, as -barrel.maxmergedocs for barrel, for bleve's segment count of a larger index")
 )
 
 func dirSize(dir string) int64 {
@@ -316,6 +318,9 @@ func BenchmarkVsBleve(b *testing.B) {
 		if *benchOpened > 0 {
 			opened = openedQueries(b, bdir, vdir, queries[:min(len(queries), *benchOpened)])
 		}
+		if *benchCommands > 0 {
+			opened += commandQueries(b, bdir, vdir, queries[:min(len(queries), *benchCommands)])
+		}
 
 		n := float64(len(pages))
 		b.ReportMetric(n/barrelTime.Seconds(), "barrel-docs/s")
@@ -392,6 +397,86 @@ func openedQueries(b *testing.B, bdir, vdir string, queries []string) string {
 	}
 	return fmt.Sprintf("one query on the index opened for it, %d queries, CPU time (process): barrel p50 %v p99 %v | bleve p50 %v p99 %v\n",
 		len(queries), percentile(bcpu, 0.5), percentile(bcpu, 0.99), percentile(vcpu, 0.5), percentile(vcpu, 0.99))
+}
+
+// The environment of this test binary run again as one search command
+// (commandQueries): the engine (barrel, bleve, or none for the empty
+// command), its index and the query.
+const (
+	commandEngineEnv = "BLEVEBENCH_COMMAND"
+	commandDirEnv    = "BLEVEBENCH_COMMAND_INDEX"
+	commandQueryEnv  = "BLEVEBENCH_COMMAND_QUERY"
+)
+
+// TestMain runs one search command, when the environment names one,
+// instead of the tests and benchmarks.
+func TestMain(m *testing.M) {
+	if engine := os.Getenv(commandEngineEnv); engine != "" {
+		if err := searchCommand(engine, os.Getenv(commandDirEnv), os.Getenv(commandQueryEnv)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// searchCommand opens the index of engine in dir, runs query q on it and
+// closes it, as one search command does.
+func searchCommand(engine, dir, q string) error {
+	switch engine {
+	case "barrel":
+		idx, err := barrel.Open(dir)
+		if err != nil {
+			return err
+		}
+		if _, err := idx.Search(q, barrel.SearchOptions{N: 10, NoSnippets: true, Literal: true}); err != nil {
+			return err
+		}
+		return idx.Close()
+	case "bleve":
+		vi, err := bleve.Open(dir)
+		if err != nil {
+			return err
+		}
+		if _, err := bleveSearch(vi, q); err != nil {
+			return err
+		}
+		return vi.Close()
+	case "none":
+		return nil
+	}
+	return fmt.Errorf("%s=%s: no such engine", commandEngineEnv, engine)
+}
+
+// commandQueries times each query as its own command, a process of this
+// test binary run again (searchCommand), barrel's, bleve's and an empty
+// command's alternated: the CPU time of the process (user and system,
+// its exit included) less the empty command's median is what the query
+// costs beside starting the program. Unlike openedQueries, each command
+// starts with a heap of its own, as a real one does, and no collection
+// of the other engine's garbage lands in its time.
+func commandQueries(b *testing.B, bdir, vdir string, queries []string) string {
+	run := func(engine, dir, q string) time.Duration {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), commandEngineEnv+"="+engine, commandDirEnv+"="+dir, commandQueryEnv+"="+q)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("%s command for %q: %v", engine, q, err)
+		}
+		return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	bcpu := make([]time.Duration, len(queries))
+	vcpu := make([]time.Duration, len(queries))
+	empty := make([]time.Duration, len(queries))
+	for i, q := range queries {
+		bcpu[i] = run("barrel", bdir, q)
+		vcpu[i] = run("bleve", vdir, q)
+		empty[i] = run("none", "", "")
+	}
+	base := percentile(empty, 0.5)
+	return fmt.Sprintf("one query a command, %d queries, each its own process, CPU time less the empty command's %v: barrel p50 %v p99 %v | bleve p50 %v p99 %v\n",
+		len(queries), base, percentile(bcpu, 0.5)-base, percentile(bcpu, 0.99)-base, percentile(vcpu, 0.5)-base, percentile(vcpu, 0.99)-base)
 }
 
 // bleveSearch runs query q on bleve for the top 10: a match query with
