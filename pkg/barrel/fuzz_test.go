@@ -36,6 +36,7 @@ func FuzzDecoders(f *testing.F) {
 	secs[0] = barrelSection{secBounds: secBounds{fullLen: 6, shortStart: 6, shortLen: 4}, rels: []uint32{3},
 		fullOff: []uint64{0, 6}, shortOff: []uint64{0, 4}, fullN: []uint32{1}, shortN: []uint32{1}}
 	f.Add(encodeSegPtrs(&secs))
+	f.Add(encodeSegPtrs13(&secs))
 	f.Add(encodeDocList([]uint32{1, 4, 7}))
 	f.Add(appendDocInfo(nil, "http://x.test/", "T", 7))
 	var d htmldoc.Doc
@@ -89,6 +90,25 @@ func FuzzDecoders(f *testing.F) {
 				s := &secs[bb]
 				if s.fullStart+s.fullLen > 10 || s.shortStart+s.shortLen > 10 {
 					t.Fatal("section out of range accepted")
+				}
+				if p.blocks && p.n[bb] > 0 {
+					// A block checked alone finds each of its words
+					// where the barrel's arrays have them.
+					arrays := p.data[p.off[bb]:][:blocksLen(p.n[bb])]
+					fences := arrays[:8*wordBlocks(p.n[bb])]
+					for k := range len(fences) / 8 {
+						blk := arrays[blockAt(p.n[bb], k):][:blockLen(p.n[bb], k)]
+						if p.checkBlock(bb, s, fences, k, blk, lexicon.MaxPerBarrel) != nil {
+							continue
+						}
+						for j := range (len(blk) - wordBlockEnd) / wordEntryLen {
+							rel := binary.LittleEndian.Uint32(blk[wordEntryLen*j:])
+							e, ok := blockFind(blk, rel)
+							if !ok || e.fullLo > e.fullHi || e.fullHi > s.fullLen || e.shortLo > e.shortHi || e.shortHi > s.shortLen {
+								t.Fatalf("word %d of a checked block: %+v, found %v", rel, e, ok)
+							}
+						}
+					}
 				}
 				a, err := p.loadBarrel(bb, s)
 				if err != nil {

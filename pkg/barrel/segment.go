@@ -1213,12 +1213,13 @@ func (a *wordArrays) entry(i int) wordEntry {
 }
 
 // find returns the entry of the word of relative ID rel in barrel bb. The
-// first lookup in a barrel reads its word arrays by pread into a buffer
-// it reuses (lookupOnce); the second loads them in place in the mapping
-// and keeps them (sec). One query on an index opened for it looks a word
-// up once in each segment, and the page faults of the arrays read in
-// place, each mapping the pages around it, and their unmapping at close,
-// cost more than the reads.
+// first lookup in a barrel reads its word arrays (in blocks, its fences
+// and one block) by pread into a buffer it reuses (lookupOnce); the
+// second reads them in place in the mapping: their blocks, each checked
+// once (findInBlocks), or the arrays loaded and kept (sec). One query on
+// an index opened for it looks a word up once in each segment, and the
+// page faults of the arrays read in place, each mapping the pages around
+// it, and their unmapping at close, cost more than the reads.
 //
 // first reports a lookup by pread: lists reads the word's lists the same
 // way.
@@ -1244,7 +1245,7 @@ func (s *segment) find(bb int, rel uint32) (e wordEntry, found, first bool, err 
 }
 
 // lookupOnce looks rel up in barrel bb's word arrays read into a buffer
-// and checked as loadBarrel checks them.
+// and checked as loadBarrel checks them (in blocks: lookupBlock).
 func (s *segment) lookupOnce(bb int, rel uint32) (wordEntry, bool, error) {
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
