@@ -237,13 +237,7 @@ func TestDocStatsDue(t *testing.T) {
 // entries), which verifies and answers to the bit as a fresh build of the
 // same batches.
 func TestFormat12Index(t *testing.T) {
-	old := t.TempDir()
-	writeDocStats = false
-	docStatsSite(t, old, 0, 5)
-	writeDocStats = true
-	t.Cleanup(func() { writeDocStats = true })
-	fresh := t.TempDir()
-	site := docStatsSite(t, fresh, 0, 5)
+	old, fresh, site := olderAndFresh(t, &writeDocStats)
 	queries := mixedQueries(site, 19, 150)
 
 	idx := open(t, old)
@@ -279,6 +273,19 @@ func TestFormat12Index(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// olderAndFresh builds the same five batches of docStatsSite twice: in
+// old with the writer's switch *off turned off (an index of an older
+// format), in fresh as the current format writes them.
+func olderAndFresh(t *testing.T, off *bool) (old, fresh string, site *synth.Site) {
+	old = t.TempDir()
+	*off = false
+	docStatsSite(t, old, 0, 5)
+	*off = true
+	t.Cleanup(func() { *off = true })
+	fresh = t.TempDir()
+	return old, fresh, docStatsSite(t, fresh, 0, 5)
 }
 
 // TestFirstSearchUncached: the first search on an index reads its pages'

@@ -275,13 +275,7 @@ func countAt(t *testing.T, sg *segment, bb int, rel uint32) int64 {
 // beside the old ones, and it answers to the bit as a fresh build, by
 // first lookups and by loaded arrays, and verifies.
 func TestFormat13Index(t *testing.T) {
-	old := t.TempDir()
-	writeWordBlocks = false
-	docStatsSite(t, old, 0, 5)
-	writeWordBlocks = true
-	t.Cleanup(func() { writeWordBlocks = true })
-	fresh := t.TempDir()
-	site := docStatsSite(t, fresh, 0, 5)
+	old, fresh, site := olderAndFresh(t, &writeWordBlocks)
 	queries := mixedQueries(site, 29, 80)
 	opt := SearchOptions{N: 10, NoSnippets: true, Explain: true}
 
