@@ -160,9 +160,10 @@ type wordArrays struct {
 // short sections' start, length and CRC-32C in the .inv file, and the
 // offset and CRC-32C of the barrel's word arrays in this file), the
 // headers' CRC-32C, then per barrel its arrays: sorted relative wordIDs,
-// full and short list offsets, full and short posting counts. An open
-// reads the headers; a barrel's arrays are read and checked the first
-// time a query touches the barrel.
+// full and short list offsets, full and short posting counts (from format
+// 14 in blocks, encodeWordBlocks, the header's CRC-32C that of their
+// fences). An open reads the headers; a barrel's arrays are read and
+// checked the first time a query touches the barrel.
 const ptrsHeader = 4 + 8 + 8 + 4 + 8 + 8 + 4 + 8 + 4
 
 func encodeSegPtrs(secs *[lexicon.Barrels]barrelSection) []byte {
@@ -186,7 +187,7 @@ var writeWordBlocks = true
 // wordBlockWords words' entries (relative wordID, full and short list
 // offsets, full and short posting counts) and the full and short offsets
 // where its last word's lists end. A word's first lookup in a barrel
-// reads the fences and one block (lookupOnce), where the arrays of
+// reads the fences and one block (lookupBlock), where the arrays of
 // format 13, checked whole, were read whole: 13 KB a barrel on 100,000
 // pages in 35 segments, and for one query a command a tenth of its CPU.
 const (
@@ -206,6 +207,7 @@ func blockLen(n, k int) int {
 	return wordEntryLen*min(wordBlockWords, n-k*wordBlockWords) + wordBlockEnd
 }
 
+// encodeWordBlocks writes the word arrays of s in blocks.
 func encodeWordBlocks(s *barrelSection) []byte {
 	n := len(s.rels)
 	if n == 0 {
