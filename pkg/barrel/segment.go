@@ -373,24 +373,23 @@ func (p *ptrsFile) arraysLen(n int) int {
 }
 
 // decodeBlocks checks rest, the arrays in blocks of barrel i (of section
-// s), and returns them decoded: the blocks agree with their fences and
-// with each other where one ends and the next begins, and the arrays are
-// checked as arraysOf checks them.
+// s), and returns them decoded: each block checked as a lookup checks it
+// (checkBlock; the lexicon's bound is arraysErr's), and each beginning
+// where the one before ends, so that the words are in order and the
+// offsets too, over the barrel.
 func (p *ptrsFile) decodeBlocks(i int, s *secBounds, rest []byte) (wordArrays, error) {
 	n := p.n[i]
 	nb := wordBlocks(n)
-	if err := p.checkFences(i, rest[:8*nb]); err != nil {
+	fences := rest[:8*nb]
+	if err := p.checkFences(i, fences); err != nil {
 		return wordArrays{}, err
 	}
 	rels, fullN, shortN := make(u32le, 0, 4*n), make(u32le, 0, 4*n), make(u32le, 0, 4*n)
 	fullOff, shortOff := make(u64le, 0, 8*(n+1)), make(u64le, 0, 8*(n+1))
 	for k := range nb {
 		blk := rest[blockAt(n, k):][:blockLen(n, k)]
-		if crc(blk) != binary.LittleEndian.Uint32(rest[8*k+4:]) {
-			return wordArrays{}, corrupt("ptrs: barrel %d checksum mismatch", i)
-		}
-		if binary.LittleEndian.Uint32(blk) != binary.LittleEndian.Uint32(rest[8*k:]) {
-			return wordArrays{}, corrupt("ptrs: barrel %d words out of order", i)
+		if err := p.checkBlock(i, s, fences, k, blk, lexicon.MaxPerBarrel); err != nil {
+			return wordArrays{}, err
 		}
 		m := (len(blk) - wordBlockEnd) / wordEntryLen
 		for j := range m {
@@ -409,14 +408,7 @@ func (p *ptrsFile) decodeBlocks(i int, s *secBounds, rest []byte) (wordArrays, e
 		end := blk[wordEntryLen*m:]
 		fullOff, shortOff = append(fullOff, end[:8]...), append(shortOff, end[8:16]...)
 	}
-	a := wordArrays{rels: rels, fullOff: fullOff, shortOff: shortOff, fullN: fullN, shortN: shortN}
-	if !a.rels.increasing(lexicon.MaxPerBarrel) {
-		return wordArrays{}, corrupt("ptrs: barrel %d words out of order", i)
-	}
-	if !monotone(a.fullOff, s.fullLen) || !monotone(a.shortOff, s.shortLen) {
-		return wordArrays{}, corrupt("ptrs: barrel %d offsets out of range", i)
-	}
-	return a, nil
+	return wordArrays{rels: rels, fullOff: fullOff, shortOff: shortOff, fullN: fullN, shortN: shortN}, nil
 }
 
 // checkFences checks b, the fences of barrel i.
@@ -435,8 +427,7 @@ func blockOf(fences []byte, rel uint32) int {
 }
 
 // checkBlock checks block k of barrel i (of section s), read into blk,
-// as decodeBlocks and arraysErr check the arrays, as far as one block
-// tells: its checksum and fence, its words in order, below the next
+// as far as one block tells: its checksum and fence, its words in order, below the next
 // block's fence and below maxRel (the lexicon's), its offsets in order
 // and within the sections.
 func (p *ptrsFile) checkBlock(i int, s *secBounds, fences []byte, k int, blk []byte, maxRel uint32) error {
