@@ -131,7 +131,7 @@ func TestFirstLookupRead(t *testing.T) {
 // posting count, which only their checksum tells) of a
 // mapped segment fails the first lookup in it (read by pread) as it fails
 // the lookup that loads the arrays in place, naming the segment and the
-// barrel, and every later lookup in the segment.
+// barrel, and every later lookup in the segment; Verify reports it too.
 func TestFirstLookupDamage(t *testing.T) {
 	dir := t.TempDir()
 	site := docStatsSite(t, dir, 0, 6)
@@ -229,6 +229,11 @@ func TestFirstLookupDamage(t *testing.T) {
 	}
 	if errs[0] != errs[1] {
 		t.Errorf("the damage read by pread: %s\nread in place: %s", errs[0], errs[1])
+	}
+	// Verify decodes every barrel whole: it reports the damage too.
+	idx = open(t, dir)
+	if err := idx.Verify(); err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Errorf("Verify with a flipped posting count: %v", err)
 	}
 }
 
